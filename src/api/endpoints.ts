@@ -1,0 +1,56 @@
+// The endpoint table: every operation of api.md section 4 (and the stack routes of
+// platform-facts.md), shared by the client, the embedded cloud, the CLI and the metrics labels.
+import { z } from 'zod';
+import { ReversePrivateEndpoint } from './schemas/endpoint.js';
+import { EmptyEnvelope, envelope } from './schemas/envelope.js';
+import { Pipe, ScalingRequest } from './schemas/pipe.js';
+import { Service } from './schemas/service.js';
+import { Alert, AlertInput, Dashboard, DashboardInput, Source } from './schemas/stack.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface EndpointDef {
+  readonly method: HttpMethod;
+  /** Path template; `{name}` segments are path parameters. */
+  readonly path: string;
+  /** Schema of the JSON body, for the methods that take one. */
+  readonly body?: z.ZodType;
+  /** Schema of the whole success response (the envelope). */
+  readonly response: z.ZodType;
+}
+
+const SERVICE = '/v1/organizations/{organizationId}/services/{serviceId}';
+const STACK = `${SERVICE}/stack`;
+
+export const ENDPOINTS = {
+  scalePipe: { method: 'PATCH', path: `${SERVICE}/pipes/{pipeId}/scaling`, body: ScalingRequest, response: envelope(Pipe) },
+  listServices: { method: 'GET', path: '/v1/organizations/{organizationId}/services', response: envelope(z.array(Service)) },
+  getReversePrivateEndpoint: {
+    method: 'GET',
+    path: `${SERVICE}/pipesReversePrivateEndpoints/{reversePrivateEndpointId}`,
+    response: envelope(ReversePrivateEndpoint),
+  },
+  listDashboards: { method: 'GET', path: `${STACK}/dashboards`, response: envelope(z.array(Dashboard)) },
+  createDashboard: { method: 'POST', path: `${STACK}/dashboards`, body: DashboardInput, response: envelope(Dashboard) },
+  getDashboard: { method: 'GET', path: `${STACK}/dashboards/{dashboardId}`, response: envelope(Dashboard) },
+  updateDashboard: { method: 'PUT', path: `${STACK}/dashboards/{dashboardId}`, body: DashboardInput, response: envelope(Dashboard) },
+  deleteDashboard: { method: 'DELETE', path: `${STACK}/dashboards/{dashboardId}`, response: EmptyEnvelope },
+  listAlerts: { method: 'GET', path: `${STACK}/alerts`, response: envelope(z.array(Alert)) },
+  createAlert: { method: 'POST', path: `${STACK}/alerts`, body: AlertInput, response: envelope(Alert) },
+  getAlert: { method: 'GET', path: `${STACK}/alerts/{alertId}`, response: envelope(Alert) },
+  updateAlert: { method: 'PUT', path: `${STACK}/alerts/{alertId}`, body: AlertInput, response: envelope(Alert) },
+  deleteAlert: { method: 'DELETE', path: `${STACK}/alerts/{alertId}`, response: EmptyEnvelope },
+  listSources: { method: 'GET', path: `${STACK}/sources`, response: envelope(z.array(Source)) },
+} as const satisfies Record<string, EndpointDef>;
+
+export type Operation = keyof typeof ENDPOINTS;
+export const OPERATIONS = Object.keys(ENDPOINTS) as readonly Operation[];
+
+/** Fill a path template; every value is URI-encoded. */
+export function buildPath(template: string, params: Readonly<Record<string, string>>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = params[name];
+    if (v === undefined) throw new Error(`missing path parameter ${name}`);
+    return encodeURIComponent(v);
+  });
+}

@@ -1,0 +1,64 @@
+// One error type for every failure of an API call, with a stable code to branch on (the undici
+// model: callers test `code`, never the message).
+
+export const API_ERROR_CODES = [
+  'API_BAD_REQUEST', 'API_UNAUTHORIZED', 'API_FORBIDDEN', 'API_NOT_FOUND', 'API_FAILED_DEPENDENCY',
+  'API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK', 'API_BAD_RESPONSE',
+] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+export interface ApiErrorDetails {
+  /** HTTP status, when a response arrived. */
+  status?: number | undefined;
+  /** The platform's error text, e.g. "BAD_REQUEST: replicas must be between 1 and 10". */
+  platformError?: string | undefined;
+  requestId?: string | undefined;
+  operation?: string | undefined;
+  /** Seconds until the rate-limit window resets (429 only). */
+  retryAfterSeconds?: number | undefined;
+  /** How many attempts were made before giving up. */
+  attempts?: number | undefined;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly code: ApiErrorCode;
+  readonly status: number | undefined;
+  readonly platformError: string | undefined;
+  readonly requestId: string | undefined;
+  readonly operation: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly attempts: number | undefined;
+
+  constructor(code: ApiErrorCode, message: string, details: ApiErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = code;
+    this.status = details.status;
+    this.platformError = details.platformError;
+    this.requestId = details.requestId;
+    this.operation = details.operation;
+    this.retryAfterSeconds = details.retryAfterSeconds;
+    this.attempts = details.attempts;
+  }
+
+  /** Worth another attempt: rate limit, server errors, timeouts and network failures. */
+  get retriable(): boolean {
+    return ['API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK'].includes(this.code);
+  }
+}
+
+/** The stable code for an HTTP error status. */
+export function codeForStatus(status: number): ApiErrorCode {
+  switch (status) {
+    case 400: return 'API_BAD_REQUEST';
+    case 401: return 'API_UNAUTHORIZED';
+    case 403: return 'API_FORBIDDEN';
+    case 404: return 'API_NOT_FOUND';
+    case 424: return 'API_FAILED_DEPENDENCY';
+    case 429: return 'API_RATE_LIMITED';
+    default: return status >= 500 ? 'API_SERVER_ERROR' : 'API_BAD_REQUEST';
+  }
+}
+
+export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;

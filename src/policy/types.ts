@@ -1,0 +1,116 @@
+// The normalized shapes the policy engine works on. The config loader (config-schema.ts) turns
+// YAML into these; decide() and the windows read only these. All times are epoch milliseconds;
+// nothing here reads a clock.
+import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingField, ScalingValues } from '../api/index.js';
+
+export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+
+/** A field's target: a fixed value, or bounds that keep the applied value when it fits. */
+export type FieldTarget = { readonly value: number } | { readonly min: number; readonly max: number };
+export type Target = Partial<Record<ScalingField, FieldTarget>>;
+
+/** Per-field bounds of a pipe (config `pipes[].bounds`), applied after the window target. */
+export type Bounds = Partial<Record<ScalingField, { readonly min?: number; readonly max?: number }>>;
+
+export interface LocalTime {
+  readonly hour: number;
+  readonly minute: number;
+}
+
+interface WindowBase {
+  readonly name: string;
+  /** Higher wins on overlap; equal priorities combine field by field with max. Default 0. */
+  readonly priority: number;
+  readonly target: Target;
+}
+
+/** Repeats on `days` at local wall-clock `start` in `timezone`; ends at `end` (wall clock,
+ *  before or equal... wraps past midnight when end <= start) or after `durationMs` of elapsed time. */
+export interface RecurringWindow extends WindowBase {
+  readonly kind: 'recurring';
+  readonly days: readonly Weekday[];
+  readonly start: LocalTime;
+  readonly end?: LocalTime;
+  readonly durationMs?: number;
+  readonly timezone: string;
+  /** Local dates (YYYY-MM-DD, in `timezone`) on which this window does not start. */
+  readonly exclude: readonly string[];
+}
+
+/** Active from `from` (inclusive) to `to` (exclusive), absolute instants. */
+export interface OneOffWindow extends WindowBase {
+  readonly kind: 'oneOff';
+  readonly from: number;
+  readonly to: number;
+}
+
+export type Window = RecurringWindow | OneOffWindow;
+
+export interface DirectionBehavior {
+  /** Largest change per decision, per field; absent = unlimited. */
+  readonly maxStep: ScalingValues;
+  /** Minimum time since the last change in this direction. */
+  readonly cooldownMs: number;
+}
+
+export interface Behavior {
+  readonly scaleUp: DirectionBehavior;
+  readonly scaleDown: DirectionBehavior & {
+    /** A scale-down goes no lower than the highest recommendation of this trailing window. */
+    readonly stabilizationMs: number;
+  };
+}
+
+export interface Policy {
+  readonly name: string;
+  /** Target outside every window. */
+  readonly baseline: Target;
+  readonly windows: readonly Window[];
+  readonly behavior: Behavior;
+}
+
+/** What the daemon knows of one pipe (Redis), and what plan/simulate assume. */
+export interface PipeView {
+  /** null until first contact has read the pipe. */
+  readonly kind: PipeKind | null;
+  readonly state: PipeState | null;
+  /** The scaling the platform last reported (fields it reported as unknown are absent). */
+  readonly applied: ScalingValues;
+  /** Pipe bounds from the config. */
+  readonly bounds: Bounds;
+  /** Epoch ms of the last applied change per direction. */
+  readonly lastChange: { readonly up?: number; readonly down?: number };
+  /** Recent recommendations (the pre-behavior targets), newest last, for stabilization. */
+  readonly recommendations: readonly { readonly at: number; readonly values: ScalingValues }[];
+  /** Status of each reverse private endpoint the pipe's Kafka source uses. */
+  readonly endpoints: Readonly<Record<string, ReversePrivateEndpointStatus>>;
+  readonly paused?: { readonly reason: string; readonly until?: number };
+}
+
+export type ReasonCode =
+  | 'window' | 'baseline' | 'pipe_bound' | 'platform_range' | 'cooldown' | 'max_step' | 'stabilization'
+  | 'kind' | 'pipe_state' | 'endpoint_not_ready' | 'paused' | 'unknown_pipe' | 'unchanged';
+
+export interface Reason {
+  readonly code: ReasonCode;
+  readonly field?: ScalingField;
+  /** One readable sentence, e.g. "business-hours (Europe/Berlin) sets replicas 6". */
+  readonly message: string;
+}
+
+export type Direction = 'up' | 'down' | 'none';
+
+export interface Decision {
+  /** change: `changes` should be sent; none: nothing to do; skip: the pipe must not be scaled now. */
+  readonly action: 'change' | 'none' | 'skip';
+  readonly direction: Direction;
+  /** Names of the windows that won (empty: baseline). */
+  readonly windows: readonly string[];
+  /** The target after window, bounds and platform ranges, before behavior (for stabilization). */
+  readonly recommendation: ScalingValues;
+  /** What the pipe should have after behavior, only the fields of its kind. */
+  readonly desired: ScalingValues;
+  /** Only the fields of `desired` that differ from `applied`: the PATCH body. */
+  readonly changes: ScalingValues;
+  readonly reasons: readonly Reason[];
+}
