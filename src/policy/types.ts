@@ -114,3 +114,43 @@ export interface Decision {
   readonly changes: ScalingValues;
   readonly reasons: readonly Reason[];
 }
+
+/** A pipe of the config (`pipes[]`). */
+export interface PipeConfig {
+  /** Unique, lower-case; the label in metrics and logs. */
+  readonly name: string;
+  readonly organizationId: string;
+  readonly serviceId: string;
+  readonly pipeId: string;
+  /** Name of a policy in `policies`. */
+  readonly policy: string;
+  /** Name of an API key in `api.keys`; `default` is the key of `api.keyId`/`api.keySecret`. */
+  readonly key: string;
+  readonly bounds: Bounds;
+}
+
+export interface ApiKeyConfig {
+  readonly keyId: string;
+  /** Resolved from the environment or `keySecretFile`; never logged. */
+  readonly keySecret: string;
+  /** The platform's limit for this key (default 10 per 10 s). */
+  readonly rateLimit: { readonly requests: number; readonly perMs: number };
+}
+
+/** The loaded, validated, normalized config (config/pipescaler.yaml). */
+export interface Config {
+  readonly api: {
+    /** 'embedded' runs the embedded cloud in-process from `fixtures`. */
+    readonly baseUrl: string;
+    readonly fixtures: string;
+    readonly timeoutMs: number;
+    /** `default` plus every entry of `api.keys`. */
+    readonly keys: Readonly<Record<string, ApiKeyConfig>>;
+  };
+  readonly redis: { readonly url: string; readonly prefix: string };
+  readonly evaluate: { readonly cron: string; readonly reconcileMs: number; readonly concurrency: number };
+  readonly telemetry: { readonly listen: string; readonly logLevel: string };
+  readonly dryRun: boolean;
+  readonly pipes: readonly PipeConfig[];
+  readonly policies: Readonly<Record<string, Policy>>;
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// The `pipescaler` command. Each family of subcommands lives in its own file under commands/.
+import { Command } from 'commander';
+import { registerApiCommands } from './commands/api.js';
+import { registerCloudCommand } from './commands/cloud.js';
+import { registerPolicyCommands } from './commands/policy.js';
+import { registerDaemonCommands } from './commands/daemon.js';
+import { runCli } from './run-cli.js';
+
+const program = new Command('pipescaler')
+  .description('Schedule- and policy-driven autoscaler for data pipes')
+  .showHelpAfterError();
+
+registerApiCommands(program);
+registerCloudCommand(program);
+registerPolicyCommands(program);
+registerDaemonCommands(program);
+
+await runCli(program, process.argv);
