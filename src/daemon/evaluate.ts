@@ -1,0 +1,92 @@
+// The evaluate job: read the pipe's state from Redis, decide(), record, and enqueue an apply only
+// when something changes. No API call happens here; first contact and reconcile reads are
+// enqueued on the key's apply queue so they share its limiter.
+import type { Job } from 'bullmq';
+import type { ScalingValues } from '../api/index.js';
+import { decide } from '../policy/index.js';
+import type { Decision, Policy } from '../policy/types.js';
+import { pipeByName, type DaemonContext } from './context.js';
+import type { EvaluateJob } from './queues.js';
+import { toView, type PipeRecord } from './state-store.js';
+
+/** Recommendations older than the policy's stabilization window are of no further use. */
+const MAX_RECOMMENDATIONS = 2_000;
+
+export function createEvaluateProcessor(ctx: DaemonContext) {
+  return async function evaluate(job: Job<EvaluateJob>): Promise<string> {
+    const started = performance.now();
+    const { pipe: name, tickAt } = job.data;
+    const config = ctx.config();
+    const pipe = pipeByName(config, name);
+    if (!pipe) return 'unknown-pipe';
+    const policy = config.policies[pipe.policy];
+    if (!policy) return 'unknown-policy';
+    const [rec, pause] = await Promise.all([ctx.store.read(name), ctx.store.pause(name)]);
+
+    if (rec.parked) return 'parked';
+    if (rec.kind === null) {
+      await ctx.enqueueApply(pipe, 'read', 'none', tickAt, 'contact');
+      return 'contact';
+    }
+
+    const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause));
+    const recommendations = [...rec.recommendations, { at: tickAt, values: decision.recommendation }]
+      .filter((r) => r.at > tickAt - keepRecommendationsMs(policy))
+      .slice(-MAX_RECOMMENDATIONS);
+    const willApply = decision.action === 'change' && !config.dryRun;
+    await ctx.store.write(name, {
+      recommendations,
+      lastDecision: {
+        at: tickAt, action: decision.action, direction: decision.direction, windows: decision.windows,
+        desired: decision.desired, changes: decision.changes, reasons: decision.reasons,
+        ...(config.dryRun ? { dryRun: true } : {}),
+      },
+      // A skip withdraws any pending desire: a paused or stopped pipe must not be sent one.
+      desired: decision.action === 'skip' ? null : decision.desired,
+      desiredDirection: decision.direction,
+    });
+
+    ctx.emitter.emit('evaluation', {
+      pipe: name, policy: pipe.policy, tickAt, durationMs: performance.now() - started,
+      lagMs: Math.max(0, ctx.now() - tickAt), decision,
+    });
+    ctx.emitter.emit('window', { pipe: name, windows: decision.windows });
+    if (decision.action !== 'skip') ctx.emitter.emit('desired', { pipe: name, values: decision.desired });
+    emitOutcome(ctx, name, rec, decision, config.dryRun);
+
+    if (willApply) await ctx.enqueueApply(pipe, 'apply', decision.direction, tickAt);
+    if (rec.lastReadAt === null || tickAt - rec.lastReadAt >= config.evaluate.reconcileMs) {
+      await ctx.enqueueApply(pipe, 'read', 'none', tickAt, 'reconcile');
+    }
+    return decision.action;
+  };
+}
+
+function keepRecommendationsMs(policy: Policy): number {
+  return Math.max(policy.behavior.scaleDown.stabilizationMs, 1);
+}
+
+function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decision, dryRun: boolean): void {
+  if (d.action === 'none') return;
+  if (d.action === 'change' && !dryRun) return; // the apply job reports the outcome
+  const after: ScalingValues = d.action === 'change' ? { ...rec.applied, ...d.changes } : rec.applied;
+  ctx.emitter.emit('decision', {
+    pipe,
+    direction: d.direction,
+    result: d.action === 'skip' ? 'skipped' : 'dry_run',
+    reason: reasonLabel(d),
+    windows: d.windows,
+    before: rec.applied,
+    after,
+    reasons: d.reasons,
+  });
+}
+
+/** The short machine reason for a metric label. */
+export function reasonLabel(d: Pick<Decision, 'action' | 'reasons' | 'windows'>): string {
+  if (d.action === 'skip') {
+    const skip = d.reasons.find((r) => ['paused', 'pipe_state', 'endpoint_not_ready', 'unknown_pipe', 'kind'].includes(r.code));
+    return skip?.code ?? d.reasons[0]?.code ?? 'skip';
+  }
+  return d.windows.length > 0 ? 'window' : 'baseline';
+}
