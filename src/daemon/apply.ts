@@ -4,11 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { pipeKind, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
-import type { PipeConfig } from '../policy/types.js';
+import { changeDirections } from '../policy/index.js';
+import type { Direction, PipeConfig } from '../policy/types.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure } from './apply-failure.js';
 import type { ApplyJob } from './queues.js';
-import { changesFor, directionOf, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
+import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
 import type { PipeRecord } from './state-store.js';
 
 interface ApplyJobData extends ApplyJob {
@@ -42,7 +43,8 @@ async function apply(
     if (job.data.sentBody) idempotencyKey = randomUUID();
     await job.updateData({ ...job.data, idempotencyKey, sentBody: body });
   }
-  const direction = rec.desiredDirection !== 'none' ? rec.desiredDirection : directionOf(body, rec.applied);
+  const moves = changeDirections(rec.applied, body);
+  const direction: Direction = moves.up ? 'up' : moves.down ? 'down' : 'none';
   ctx.emitter.emit('apply:start', { pipe: pipe.name, key: lane.keyName, queueWaitMs: Math.max(0, Date.now() - job.timestamp) });
   const last = rec.lastDecision;
   const outcome = { pipe: pipe.name, direction, windows: last?.windows ?? [], before: rec.applied, reasons: last?.reasons ?? [] };
@@ -56,7 +58,8 @@ async function apply(
       lastApplied: applied,
       state: res.result.state,
       kind: pipeKind(res.result.source) ?? kind,
-      lastChange: direction === 'none' ? rec.lastChange : { ...rec.lastChange, [direction]: now },
+      // Both directions are stamped when one PATCH moves fields both ways (as decide() expects).
+      lastChange: { ...rec.lastChange, ...(moves.up ? { up: now } : {}), ...(moves.down ? { down: now } : {}) },
       lastError: null,
       authFailures: 0,
     });

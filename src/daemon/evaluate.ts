@@ -31,7 +31,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
 
     const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause));
     const recommendations = [...rec.recommendations, { at: tickAt, values: decision.recommendation }]
-      .filter((r) => r.at > tickAt - keepRecommendationsMs(policy))
+      .filter((r) => r.at >= tickAt - keepRecommendationsMs(policy))
       .slice(-MAX_RECOMMENDATIONS);
     const willApply = decision.action === 'change' && !config.dryRun;
     await ctx.store.write(name, {

@@ -1,6 +1,5 @@
 // Small pure helpers over ScalingValues: what to send, what the platform now has, what drifted.
 import { KIND_FIELDS, SCALING_FIELDS, type PipeKind, type PipeScaling, type ScalingValues } from '../api/index.js';
-import type { Direction } from '../policy/types.js';
 
 /** The fields of `desired` that fit the pipe's kind and differ from `applied`: the PATCH body. */
 export function changesFor(kind: PipeKind, desired: ScalingValues, applied: ScalingValues): ScalingValues {
@@ -34,17 +33,6 @@ export function driftOf(kind: PipeKind, expected: ScalingValues, actual: Scaling
     if (e !== undefined && a !== undefined && e !== a) out[f] = a;
   }
   return Object.keys(out).length > 0 ? out : null;
-}
-
-/** Up when any field grows; a body that only shrinks is down. */
-export function directionOf(body: ScalingValues, applied: ScalingValues): Direction {
-  let down = false;
-  for (const [f, v] of Object.entries(body) as [keyof ScalingValues, number][]) {
-    const before = applied[f];
-    if (before === undefined || v > before) return 'up';
-    if (v < before) down = true;
-  }
-  return down ? 'down' : 'none';
 }
 
 export function isEmpty(v: ScalingValues): boolean {
