@@ -18,16 +18,20 @@ interface ApplyJobData extends ApplyJob {
 }
 
 export function createApplyProcessor(ctx: DaemonContext) {
-  return async function applyOrRead(job: Job<ApplyJobData>): Promise<string> {
+  // A job is a turn to work on one pipe, not a frozen request: the intent (a read that is due,
+  // the newest desire) lives in the state store, and BullMQ's deduplication keeps at most one
+  // active and one waiting job per pipe, so a pipe's reads and applies never overlap.
+  return async function work(job: Job<ApplyJobData>): Promise<string> {
     const pipe = pipeByName(ctx.config(), job.data.pipe);
     if (!pipe) return 'unknown-pipe';
     const lane = ctx.laneFor(pipe);
     if (!lane) return 'no-key';
     const [rec, pause] = await Promise.all([ctx.store.read(pipe.name), ctx.store.pause(pipe.name)]);
     if (rec.parked) return 'parked';
-    if (job.name === 'read') return read(ctx, job, pipe, lane, rec);
+    if (rec.kind === null || rec.readDue) return read(ctx, job, pipe, lane, rec);
     if (pause) return 'paused';
-    if (!rec.desired || !rec.kind) return 'nothing';
+    if (ctx.config().dryRun) return 'dry-run';
+    if (!rec.desired) return 'nothing';
     return apply(ctx, job, pipe, lane, rec, rec.kind, rec.desired);
   };
 }
@@ -88,24 +92,27 @@ async function read(ctx: DaemonContext, job: Job<ApplyJobData>, pipe: PipeConfig
     }
     const applied = mergeReported(rec.applied, p.scaling);
     await ctx.store.write(pipe.name, {
-      kind, state: p.state, applied, endpoints, lastReadAt: ctx.now(), lastError: null, authFailures: 0,
+      kind, state: p.state, applied, endpoints, lastReadAt: ctx.now(), readDue: false, lastError: null, authFailures: 0,
     });
     ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
-    if (job.data.purpose === 'contact') {
-      // Decide right away at the same tick instant instead of waiting a whole cron period.
+    if (rec.kind === null) {
+      // First contact: decide right away at the same tick instant instead of a cron period later.
       await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-contact');
       return 'contact';
     }
     const drift = kind && rec.lastApplied ? driftOf(kind, rec.lastApplied, applied) : null;
-    if (drift && kind) {
+    if (drift) {
       await ctx.store.increment(pipe.name, 'drifts');
       ctx.emitter.emit('drift', { pipe: pipe.name, expected: rec.lastApplied ?? {}, actual: applied });
       ctx.logger.warn({ pipe: pipe.name, expected: rec.lastApplied, actual: applied }, 'scaling drifted from what pipescaler applied; applying it again');
       if (!rec.desired) await ctx.store.write(pipe.name, { desired: rec.lastApplied, desiredDirection: 'none' });
-      await ctx.enqueueApply(pipe, 'apply', 'none', job.data.tickAt, 'drift');
-      return 'drift';
     }
-    return 'read';
+    const desired = rec.desired ?? (drift ? rec.lastApplied : null);
+    if (kind && desired && !ctx.config().dryRun && !isEmpty(changesFor(kind, desired, applied))) {
+      // An apply that waited behind this read (or the drift's correction) gets its own turn.
+      await ctx.enqueueApply(pipe, changeDirections(applied, changesFor(kind, desired, applied)).up ? 'up' : 'down', job.data.tickAt);
+    }
+    return drift ? 'drift' : 'read';
   } catch (err) {
     return handleApiFailure(ctx, job, pipe, lane, err, null);
   }

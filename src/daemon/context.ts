@@ -36,7 +36,8 @@ export interface DaemonContext {
   readonly parkAfter: number;
   laneFor(pipe: PipeConfig): KeyLane | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
-  enqueueApply(pipe: PipeConfig, name: ApplyJobName, direction: Direction, tickAt: number, purpose?: 'contact' | 'reconcile' | 'drift'): Promise<void>;
+  /** A turn on the pipe's key queue: name 'read' when only a read is due. */
+  enqueueApply(pipe: PipeConfig, direction: Direction, tickAt: number, name?: ApplyJobName): Promise<void>;
 }
 
 export function pipeByName(config: Config, name: string): PipeConfig | undefined {

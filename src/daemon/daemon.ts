@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { loadConfig } from '../policy/index.js';
+import { loadConfig } from '../policy/load-config.js';
 import type { Config, Direction, PipeConfig } from '../policy/types.js';
 import { createApplyProcessor } from './apply.js';
 import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
@@ -108,13 +108,13 @@ export function createDaemon(options: DaemonOptions): Daemon {
     async enqueueEvaluate(pipe, tickAt, suffix = '') {
       await evaluateQueue?.add('evaluate', { pipe, tickAt }, evaluateJobOptions(evaluateJobId(pipe, tickAt, suffix)));
     },
-    async enqueueApply(pipe: PipeConfig, name: ApplyJobName, direction: Direction, tickAt: number, purpose?) {
+    async enqueueApply(pipe: PipeConfig, direction: Direction, tickAt: number, name: ApplyJobName = 'apply') {
       const lane = lanes?.get(pipe.key);
       if (!lane) {
         logger.error({ pipe: pipe.name, key: pipe.key }, 'pipe names an API key that is not configured');
         return;
       }
-      const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction, ...(purpose ? { purpose } : {}) };
+      const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
       await lane.queue.add(name, data, applyJobOptions(name, pipe.name, direction));
     },
   };

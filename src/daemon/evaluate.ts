@@ -25,7 +25,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
 
     if (rec.parked) return 'parked';
     if (rec.kind === null) {
-      await ctx.enqueueApply(pipe, 'read', 'none', tickAt, 'contact');
+      await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
       return 'contact';
     }
 
@@ -54,10 +54,10 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     if (decision.action !== 'skip') ctx.emitter.emit('desired', { pipe: name, values: decision.desired });
     emitOutcome(ctx, name, rec, decision, config.dryRun);
 
-    if (willApply) await ctx.enqueueApply(pipe, 'apply', decision.direction, tickAt);
-    if (rec.lastReadAt === null || tickAt - rec.lastReadAt >= config.evaluate.reconcileMs) {
-      await ctx.enqueueApply(pipe, 'read', 'none', tickAt, 'reconcile');
-    }
+    const readDue = rec.lastReadAt === null || tickAt - rec.lastReadAt >= config.evaluate.reconcileMs;
+    if (readDue) await ctx.store.write(name, { readDue: true });
+    if (willApply) await ctx.enqueueApply(pipe, decision.direction, tickAt);
+    else if (readDue) await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
     return decision.action;
   };
 }

@@ -16,7 +16,8 @@ export interface EvaluateJob {
   readonly tickAt: number;
 }
 
-/** `apply` sends the pipe's newest stored desire; `read` is an empty PATCH (first contact, reconcile). */
+/** A turn on the key's queue for one pipe: it reads the pipe when a read is due (first contact,
+ *  reconcile), else sends the pipe's newest stored desire. The name is for queue listings. */
 export type ApplyJobName = 'apply' | 'read';
 
 export interface ApplyJob {
@@ -25,8 +26,6 @@ export interface ApplyJob {
   /** Made once per job, so every retry of the same change carries the same key. */
   readonly idempotencyKey: string;
   readonly direction: Direction;
-  /** read jobs: why the pipe is read. */
-  readonly purpose?: 'contact' | 'reconcile' | 'drift';
 }
 
 /** Deterministic per pipe and tick: every replica enqueues the same id and BullMQ keeps one. */
@@ -53,9 +52,10 @@ export const APPLY_ATTEMPTS = 6;
 export function applyJobOptions(name: ApplyJobName, pipe: string, direction: Direction): JobsOptions {
   return {
     priority: PRIORITY[name === 'read' ? 'read' : direction],
-    // One pending apply per pipe: at most one active and one waiting, and the waiting job reads
-    // the newest stored desire when it runs, so a newer decision always wins.
-    deduplication: { id: `${name}-${safeName(pipe)}`, keepLastIfActive: true },
+    // One pending turn per pipe: at most one active and one waiting, and the waiting job reads
+    // the newest stored desire when it runs, so a newer decision always wins and a pipe's
+    // requests never overlap.
+    deduplication: { id: safeName(pipe), keepLastIfActive: true },
     attempts: APPLY_ATTEMPTS,
     backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 },
     removeOnComplete: { age: EVALUATE_KEEP_S, count: 1_000 },

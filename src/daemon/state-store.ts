@@ -41,6 +41,8 @@ export interface PipeRecord {
   readonly lastError: StoredError | null;
   /** Epoch ms of the last read of the pipe (first contact or reconcile). */
   readonly lastReadAt: number | null;
+  /** A reconcile read is due: the pipe's next apply-queue turn reads it first. */
+  readonly readDue: boolean;
   readonly authFailures: number;
   readonly parked: StoredError | null;
   readonly drifts: number;
@@ -49,7 +51,7 @@ export interface PipeRecord {
 const EMPTY: PipeRecord = {
   kind: null, state: null, applied: {}, lastApplied: null, desired: null, desiredDirection: 'none',
   endpoints: {}, lastChange: {}, recommendations: [], lastDecision: null, lastError: null,
-  lastReadAt: null, authFailures: 0, parked: null, drifts: 0,
+  lastReadAt: null, readDue: false, authFailures: 0, parked: null, drifts: 0,
 };
 
 export interface PauseFlag {
