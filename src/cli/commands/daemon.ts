@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, StateStore, connectRedisOnce } from '../../daemon/index.js';
 import type { PipeStatus } from '../../daemon/index.js';
-import { loadConfig } from '../../policy/index.js';
+import { loadConfig } from '../../policy/load-config.js';
 import { parseDuration } from '../../policy/durations.js';
 import type { Config } from '../../policy/types.js';
 import { UserError } from '../run-cli.js';
