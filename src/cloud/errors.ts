@@ -28,17 +28,20 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-const sizeUnit = (origin: unknown): string =>
-  origin === 'string' ? ' characters' : origin === 'array' || origin === 'set' ? ' items' : '';
+function bound(word: 'most' | 'least', n: unknown, origin: unknown): string {
+  if (origin === 'string') return `must be at ${word} ${String(n)} characters`;
+  if (origin === 'array' || origin === 'set') return `must have at ${word} ${String(n)} items`;
+  return `must be at ${word} ${String(n)}`;
+}
 
 // Short messages for zod's built-in issues; schema-level messages (the scaling ranges, the alert
 // rules of src/api) take precedence over this map, so they reach the client unchanged.
 export const issueMessages: z.core.$ZodErrorMap = (iss) => {
   switch (iss.code) {
     case 'too_big':
-      return `must be at most ${String(iss.maximum)}${sizeUnit(iss.origin)}`;
+      return bound('most', iss.maximum, iss.origin);
     case 'too_small':
-      return `must be at least ${String(iss.minimum)}${sizeUnit(iss.origin)}`;
+      return bound('least', iss.minimum, iss.origin);
     case 'invalid_type':
       return iss.input === undefined ? 'is required' : `must be ${iss.expected === 'int' ? 'an integer' : `a ${iss.expected}`}`;
     case 'invalid_value':
