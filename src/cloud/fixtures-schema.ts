@@ -15,7 +15,9 @@ export const FixtureApiKey = z.strictObject({
   organizationId: Uuid,
 });
 
-export const FixturePipe = Pipe.extend({
+// Strict at the level a person writes, so a misspelt member is an error, not silently served.
+export const FixturePipe = z.strictObject({
+  ...Pipe.shape,
   serviceId: Uuid.optional(),
   state: Pipe.shape.state.default('Running'),
   // Stored scaling is the request shape (numbers within the ranges of section 8); the quirks
@@ -27,7 +29,8 @@ export const FixturePipe = Pipe.extend({
   updatedAt: z.string().default(FIXTURE_EPOCH),
 });
 
-export const FixtureReversePrivateEndpoint = ReversePrivateEndpoint.extend({
+export const FixtureReversePrivateEndpoint = z.strictObject({
+  ...ReversePrivateEndpoint.shape,
   serviceId: Uuid.optional(),
   description: ReversePrivateEndpoint.shape.description.default(''),
   dnsNames: z.array(z.string()).default([]),
@@ -45,7 +48,8 @@ export const FixtureStack = z.strictObject({
   sources: z.array(Source).default([]),
 });
 
-export const FixtureService = Service.extend({
+export const FixtureService = z.strictObject({
+  ...Service.shape,
   state: ServiceState.default('running'),
   tags: z.array(Tag).default([]),
   createdAt: z.iso.datetime({ offset: true }).default(FIXTURE_EPOCH),
