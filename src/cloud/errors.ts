@@ -43,7 +43,8 @@ export const issueMessages: z.core.$ZodErrorMap = (iss) => {
     case 'too_small':
       return bound('least', iss.minimum, iss.origin);
     case 'invalid_type':
-      return iss.input === undefined ? 'is required' : `must be ${iss.expected === 'int' ? 'an integer' : `a ${iss.expected}`}`;
+      if (iss.input === undefined) return 'is required';
+      return `must be ${iss.expected === 'int' ? 'an integer' : /^[aeiou]/.test(iss.expected) ? `an ${iss.expected}` : `a ${iss.expected}`}`;
     case 'invalid_value':
       return `must be one of ${iss.values.map((v) => String(v)).join(', ')}`;
     case 'unrecognized_keys':
@@ -60,6 +61,7 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .map((iss) => {
       const path = formatPath(iss.path);
+      if (path === '' && iss.code === 'invalid_type') return `body ${iss.message}`;
       if (path === '' || iss.message.startsWith(path)) return iss.message;
       return `${path}: ${iss.message}`;
     })

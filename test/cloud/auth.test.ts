@@ -18,9 +18,13 @@ describe('authentication (HTTP Basic against the fixtures keys)', () => {
     ['wrong secret', basic('pipescaler-demo-key', 'demo-secret-change-mf')],
     ['secret of another length', basic('pipescaler-demo-key', 'x')],
     ['unknown key', basic('nobody', 'demo-secret-change-me')],
-  ])('%s credentials answer 401 in the envelope', async (_name, auth) => {
+  ])('%s credentials answer 401 in the envelope', async (name, auth) => {
     const a = await op(cloud, 'listServices', {}, { auth });
     expectError(a, 401, /^UNAUTHORIZED: /);
+    if (name === 'bad base64') expect(a.json.error).toBe('UNAUTHORIZED: Malformed Basic credentials: not base64');
+    if (name === 'Bearer scheme') expect(a.json.error).toBe('UNAUTHORIZED: Authorization must use the Basic scheme');
+    // Nothing of the secret comes back.
+    expect(a.text).not.toContain('demo-secret');
   });
 
   it('accepts the demo key', async () => {

@@ -48,7 +48,8 @@ describe('PATCH .../pipes/{pipeId}/scaling: ranges of api.md section 8', () => {
   });
 
   it('refuses a body that is not an object', async () => {
-    expectError(await scale(PIPE.orders, [1, 2]), 400, /^BAD_REQUEST: /);
+    expectError(await scale(PIPE.orders, [1, 2]), 400, 'BAD_REQUEST: body must be an object');
+    expectError(await scale(PIPE.orders, null), 400, 'BAD_REQUEST: body must be an object');
   });
 });
 
