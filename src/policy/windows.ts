@@ -159,7 +159,8 @@ export function describeWindow(window: Window): string {
   const span = window.end !== undefined
     ? `${hhmm(window.start)}-${hhmm(window.end)}`
     : `${hhmm(window.start)} for ${formatDuration(window.durationMs ?? 0)}`;
-  return `${window.name} (${window.timezone}, ${window.days.join(',')} ${span})`;
+  const days = window.days.length === 7 ? 'daily' : window.days.join(',');
+  return `${window.name} (${window.timezone}, ${days} ${span})`;
 }
 
 /** 90_000 -> "1m30s"; 0 -> "0s". */
