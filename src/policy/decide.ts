@@ -42,15 +42,15 @@ function skipReason(view: PipeView, now: number): Reason | null {
 }
 
 /** Pipe bounds, then platform range; each clamp that moves the value says so. */
-function clampHard(field: ScalingField, value: number, bounds: Bounds, reasons: Reason[], after: string): number {
+function clampHard(field: ScalingField, value: number, bounds: Bounds, reasons: Reason[], note: string): number {
   let v = value;
   const b = bounds[field];
   if (b !== undefined) {
     if (b.max !== undefined && v > b.max) {
-      reasons.push({ code: 'pipe_bound', field, message: `${field} ${after}${v} -> ${b.max}: pipe bound max ${b.max}` });
+      reasons.push({ code: 'pipe_bound', field, message: `${field} ${v} -> ${b.max}: pipe bound max ${b.max}${note}` });
       v = b.max;
     } else if (b.min !== undefined && v < b.min) {
-      reasons.push({ code: 'pipe_bound', field, message: `${field} ${after}${v} -> ${b.min}: pipe bound min ${b.min}` });
+      reasons.push({ code: 'pipe_bound', field, message: `${field} ${v} -> ${b.min}: pipe bound min ${b.min}${note}` });
       v = b.min;
     }
   }
@@ -60,7 +60,7 @@ function clampHard(field: ScalingField, value: number, bounds: Bounds, reasons: 
     const integer = limit.integer && !Number.isInteger(v) ? ', whole numbers' : '';
     reasons.push({
       code: 'platform_range', field,
-      message: `${field} ${after}${v} -> ${clamped}: platform range ${limit.min}..${limit.max}${integer}`,
+      message: `${field} ${v} -> ${clamped}: platform range ${limit.min}..${limit.max}${integer}${note}`,
     });
   }
   return clamped;
@@ -115,7 +115,7 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   const desired: ScalingValues = {};
   for (const field of fields) {
     const value = behavior.desired[field];
-    if (value !== undefined) desired[field] = clampHard(field, value, view.bounds, reasons, 'held at ');
+    if (value !== undefined) desired[field] = clampHard(field, value, view.bounds, reasons, ' (limits outrank behavior)');
   }
 
   const ignored = SCALING_FIELDS.filter((f) => resolved.values[f] !== undefined && !fields.includes(f));
