@@ -19,6 +19,8 @@ export interface Occurrence {
 }
 
 const zones = new Map<string, IANAZone>();
+const instants = new Map<string, number>();
+const MAX_MEMO = 50_000;
 
 function zoneOf(window: RecurringWindow): IANAZone {
   let zone = zones.get(window.timezone);
@@ -54,9 +56,26 @@ function minutesOf(time: LocalTime): number {
 /** The instant of local wall time `minutes` on local `day`: the first occurrence when the wall time
  *  repeats (fall-back), the first instant after the gap when it does not exist (spring-forward). */
 export function wallToInstant(zone: IANAZone, day: number, minutes: number): number {
+  const key = `${zone.name}|${day}|${minutes}`;
+  let instant = instants.get(key);
+  if (instant === undefined) {
+    // Bounded memo of a pure function (zone offsets cost a formatToParts each): daemon ticks and
+    // simulate steps ask for the same few days over and over.
+    if (instants.size >= MAX_MEMO) instants.clear();
+    instant = computeWallToInstant(zone, day, minutes);
+    instants.set(key, instant);
+  }
+  return instant;
+}
+
+function computeWallToInstant(zone: IANAZone, day: number, minutes: number): number {
   const wall = day * DAY_MS + minutes * MINUTE_MS;
+  const before = offsetMs(zone, wall - DAY_MS);
+  const after = offsetMs(zone, wall + DAY_MS);
+  // No transition within a day either side: one reading only (the common case).
+  if (before === after && offsetMs(zone, wall - before) === before) return wall - before;
   // A day either side sees every offset that can be in effect at this wall time.
-  const offsets = new Set([offsetMs(zone, wall - DAY_MS), offsetMs(zone, wall), offsetMs(zone, wall + DAY_MS)]);
+  const offsets = new Set([before, offsetMs(zone, wall), after]);
   let first: number | null = null;
   for (const offset of offsets) {
     const instant = wall - offset;
@@ -66,10 +85,10 @@ export function wallToInstant(zone: IANAZone, day: number, minutes: number): num
   // In a gap: the transition lies between the two readings; find it to the millisecond.
   let lo = wall - Math.max(...offsets);
   let hi = wall - Math.min(...offsets);
-  const before = offsetMs(zone, lo);
+  const earlier = offsetMs(zone, lo);
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
-    if (offsetMs(zone, mid) === before) lo = mid;
+    if (offsetMs(zone, mid) === earlier) lo = mid;
     else hi = mid;
   }
   return hi;

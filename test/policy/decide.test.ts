@@ -204,3 +204,49 @@ describe('windows through decide()', () => {
     expect(decide(p, at(now), view()).windows).toEqual(windows);
   });
 });
+
+describe('every step together, reasons in decision order', () => {
+  it('window, baseline, pipe bound, platform range, stabilization, max step, kind', () => {
+    const behavior: Behavior = {
+      scaleUp: { maxStep: { replicaCpuMillicores: 250 }, cooldownMs: 0 },
+      scaleDown: { maxStep: { replicas: 1 }, cooldownMs: 0, stabilizationMs: 10 * M },
+    };
+    const quiet = recurring({
+      name: 'quiet', timezone: 'America/New_York', days: ['mon'], start: '04:00', end: '07:00',
+      target: { replicas: { value: 1 }, replicaCpuMillicores: { value: 4000 }, concurrency: { value: 3 } },
+    });
+    const p = policy({ baseline: { replicas: { value: 4 }, replicaMemoryGb: { min: 1, max: 3 } }, windows: [quiet], behavior });
+    const now = at('2026-11-23T10:00Z'); // 05:00 in New York
+    const d = decide(p, now, view({
+      applied: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 4 },
+      bounds: { replicas: { min: 2 } },
+      recommendations: [{ at: now - 5 * M, values: { replicas: 4 } }],
+    }));
+    expect(d.windows).toEqual(['quiet']);
+    expect(d.recommendation).toEqual({ replicas: 2, replicaCpuMillicores: 2000, replicaMemoryGb: 3 });
+    expect(d.desired).toEqual({ replicas: 5, replicaCpuMillicores: 750, replicaMemoryGb: 3 });
+    expect(d.changes).toEqual(d.desired);
+    expect(d.direction).toBe('up');
+    expect(d.reasons.map((r) => r.message)).toEqual([
+      'quiet (America/New_York, mon 04:00-07:00) is active (priority 0): sets replicas 1, concurrency 3, replicaCpuMillicores 4000',
+      'replicaMemoryGb 1..3 from the baseline: no winning window sets it',
+      'replicaMemoryGb between 1 and 3: applied 4 moves to 3',
+      'replicas 1 -> 2: pipe bound min 2',
+      'replicaCpuMillicores 4000 -> 2000: platform range 125..2000',
+      'replicas goes down to 4, not 2: highest recommendation in the last 10m is 4',
+      'replicas scale-down 6 -> 4 limited to 5: scale-down maxStep 1',
+      'replicaCpuMillicores scale-up 500 -> 2000 limited to 750: scale-up maxStep 250',
+      'stream pipes take only replicas, replicaCpuMillicores, replicaMemoryGb: ignoring concurrency',
+    ]);
+  });
+});
+
+describe('cost', () => {
+  it('a thousand decisions over DST-zoned windows stay cheap', () => {
+    const p = policy({ windows: [biz, recurring({ name: 'ny', timezone: 'America/New_York', start: '22:00', durationMs: 30 * 3_600_000 })] });
+    const t0 = performance.now();
+    for (let i = 0; i < 1000; i++) decide(p, NOW + i * 60_000, view());
+    // generous: a guard against pathological regressions (e.g. walking years of days), not a benchmark
+    expect(performance.now() - t0).toBeLessThan(10_000);
+  });
+});
