@@ -3,7 +3,9 @@
 // rules of our own are the two the design asks for: a wall time in a spring-forward gap means the
 // first instant after the gap, and a wall time in a fall-back hour means its first occurrence.
 // (luxon's own DateTime.fromObject picks between the two readings of an ambiguous time from the
-// offset in effect at the real current time, which would make decide() depend on the machine's clock.)
+// offset in effect at the real current time (Settings.now()), which would make decide() depend on
+// the machine's clock, and moves a gap time forward by the gap's length (02:30 -> 03:30), not to
+// the end of the gap.)
 import { IANAZone } from 'luxon';
 import type { LocalTime, RecurringWindow, Weekday, Window } from './types.js';
 
@@ -55,7 +57,7 @@ function minutesOf(time: LocalTime): number {
 
 /** The instant of local wall time `minutes` on local `day`: the first occurrence when the wall time
  *  repeats (fall-back), the first instant after the gap when it does not exist (spring-forward). */
-export function wallToInstant(zone: IANAZone, day: number, minutes: number): number {
+function wallToInstant(zone: IANAZone, day: number, minutes: number): number {
   const key = `${zone.name}|${day}|${minutes}`;
   let instant = instants.get(key);
   if (instant === undefined) {
