@@ -4,12 +4,12 @@
 import type { Job } from 'bullmq';
 import type { ScalingValues } from '../api/index.js';
 import { decide } from '../policy/index.js';
-import type { Decision, Policy } from '../policy/types.js';
+import type { Decision } from '../policy/types.js';
 import { pipeByName, type DaemonContext } from './context.js';
 import type { EvaluateJob } from './queues.js';
 import { toView, type PipeRecord } from './state-store.js';
 
-/** Recommendations older than the policy's stabilization window are of no further use. */
+/** A bound on the stored list whatever the stabilization window (one per tick adds up). */
 const MAX_RECOMMENDATIONS = 2_000;
 
 export function createEvaluateProcessor(ctx: DaemonContext) {
@@ -30,9 +30,14 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     }
 
     const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause));
-    const recommendations = [...rec.recommendations, { at: tickAt, values: decision.recommendation }]
-      .filter((r) => r.at >= tickAt - keepRecommendationsMs(policy))
-      .slice(-MAX_RECOMMENDATIONS);
+    // Kept exactly as simulate() keeps them, so a simulated timeline is the daemon's timeline.
+    const keepFrom = tickAt - policy.behavior.scaleDown.stabilizationMs;
+    const recent = rec.recommendations.filter((r) => r.at >= keepFrom);
+    const recommendations = decision.action === 'skip'
+      ? rec.recommendations
+      : Object.keys(decision.recommendation).length > 0
+        ? [...recent, { at: tickAt, values: decision.recommendation }].slice(-MAX_RECOMMENDATIONS)
+        : recent;
     const willApply = decision.action === 'change' && !config.dryRun;
     await ctx.store.write(name, {
       recommendations,
@@ -60,10 +65,6 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     else if (readDue) await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
     return decision.action;
   };
-}
-
-function keepRecommendationsMs(policy: Policy): number {
-  return Math.max(policy.behavior.scaleDown.stabilizationMs, 1);
 }
 
 function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decision, dryRun: boolean): void {
