@@ -29,9 +29,12 @@ export function createApplyProcessor(ctx: DaemonContext) {
     const [rec, pause] = await Promise.all([ctx.store.read(pipe.name), ctx.store.pause(pipe.name)]);
     if (rec.parked) return 'parked';
     if (rec.kind === null || rec.readDue) return read(ctx, job, pipe, lane, rec);
+    if (rec.endpointsDue.length > 0) return readEndpoint(ctx, job, pipe, lane, rec);
     if (pause) return 'paused';
     if (ctx.config().dryRun) return 'dry-run';
     if (!rec.desired) return 'nothing';
+    // The desire may predate an endpoint read that found it not Ready: decide() would skip now.
+    if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint-not-ready';
     return apply(ctx, job, pipe, lane, rec, rec.kind, rec.desired);
   };
 }
@@ -84,38 +87,67 @@ async function read(ctx: DaemonContext, job: Job<ApplyJobData>, pipe: PipeConfig
     ctx.emitter.emit('api:contact', { at: ctx.now() });
     const p = res.result;
     const kind = pipeKind(p.source);
-    const endpoints: Record<string, ReversePrivateEndpointStatus> = {};
-    for (const id of p.source.kafka?.reversePrivateEndpointIds ?? []) {
-      const ep = await lane.client.getReversePrivateEndpoint(
-        { organizationId: pipe.organizationId, serviceId: pipe.serviceId, reversePrivateEndpointId: id }, { retry: false });
-      endpoints[id] = ep.result.status;
-    }
+    const endpointIds = p.source.kafka?.reversePrivateEndpointIds ?? [];
+    // Statuses of endpoints the pipe no longer uses are dropped; the others are refreshed, each
+    // in a turn of its own so the key's limiter counts every request.
+    const endpoints = Object.fromEntries(
+      endpointIds.filter((id) => rec.endpoints[id] !== undefined).map((id) => [id, rec.endpoints[id]!]),
+    ) as Record<string, ReversePrivateEndpointStatus>;
+    const contact = rec.kind === null;
     const applied = mergeReported(rec.applied, p.scaling);
     await ctx.store.write(pipe.name, {
-      kind, state: p.state, applied, endpoints, lastReadAt: ctx.now(), readDue: false, lastError: null, authFailures: 0,
+      kind, state: p.state, applied, endpoints, endpointsDue: endpointIds, lastReadAt: ctx.now(), readDue: false,
+      lastError: null, authFailures: 0, ...(contact && endpointIds.length > 0 ? { contactTickAt: job.data.tickAt } : {}),
     });
     ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
-    if (rec.kind === null) {
-      // First contact: decide right away at the same tick instant instead of a cron period later.
-      await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-contact');
-      return 'contact';
-    }
-    const drift = kind && rec.lastApplied ? driftOf(kind, rec.lastApplied, applied) : null;
+    const drift = !contact && kind && rec.lastApplied ? driftOf(kind, rec.lastApplied, applied) : null;
     if (drift) {
       await ctx.store.increment(pipe.name, 'drifts');
       ctx.emitter.emit('drift', { pipe: pipe.name, expected: rec.lastApplied ?? {}, actual: applied });
       ctx.logger.warn({ pipe: pipe.name, expected: rec.lastApplied, actual: applied }, 'scaling drifted from what pipescaler applied; applying it again');
       if (!rec.desired) await ctx.store.write(pipe.name, { desired: rec.lastApplied, desiredDirection: 'none' });
     }
-    const desired = rec.desired ?? (drift ? rec.lastApplied : null);
-    if (kind && desired && !ctx.config().dryRun && !isEmpty(changesFor(kind, desired, applied))) {
-      // An apply that waited behind this read (or the drift's correction) gets its own turn.
-      await ctx.enqueueApply(pipe, changeDirections(applied, changesFor(kind, desired, applied)).up ? 'up' : 'down', job.data.tickAt);
+    if (endpointIds.length > 0) {
+      await ctx.enqueueApply(pipe, 'none', job.data.tickAt, 'read');
+    } else if (contact) {
+      // First contact: decide right away at the same tick instant instead of a cron period later.
+      await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-contact');
+    } else {
+      await followUp(ctx, pipe, kind, rec.desired ?? (drift ? rec.lastApplied : null), applied, job.data.tickAt);
     }
-    return drift ? 'drift' : 'read';
+    return contact ? 'contact' : drift ? 'drift' : 'read';
   } catch (err) {
     return handleApiFailure(ctx, job, pipe, lane, err, null);
   }
+}
+
+async function readEndpoint(ctx: DaemonContext, job: Job<ApplyJobData>, pipe: PipeConfig, lane: KeyLane, rec: PipeRecord): Promise<string> {
+  const [id, ...rest] = rec.endpointsDue as [string, ...string[]];
+  try {
+    const ep = await lane.client.getReversePrivateEndpoint(
+      { organizationId: pipe.organizationId, serviceId: pipe.serviceId, reversePrivateEndpointId: id }, { retry: false });
+    ctx.emitter.emit('api:contact', { at: ctx.now() });
+    const done = rest.length === 0;
+    await ctx.store.write(pipe.name, {
+      endpoints: { ...rec.endpoints, [id]: ep.result.status }, endpointsDue: rest, ...(done ? { contactTickAt: null } : {}),
+    });
+    if (!done) await ctx.enqueueApply(pipe, 'none', job.data.tickAt, 'read');
+    else if (rec.contactTickAt !== null) await ctx.enqueueEvaluate(pipe.name, rec.contactTickAt, '-contact');
+    else await followUp(ctx, pipe, rec.kind, rec.desired, rec.applied, job.data.tickAt);
+    return 'endpoint';
+  } catch (err) {
+    return handleApiFailure(ctx, job, pipe, lane, err, null);
+  }
+}
+
+/** A desire that waited behind a read (or a drift's correction) gets its own turn. */
+async function followUp(
+  ctx: DaemonContext, pipe: PipeConfig, kind: PipeKind | null, desired: ScalingValues | null, applied: ScalingValues, tickAt: number,
+): Promise<void> {
+  if (!kind || !desired || ctx.config().dryRun) return;
+  const body = changesFor(kind, desired, applied);
+  if (isEmpty(body)) return;
+  await ctx.enqueueApply(pipe, changeDirections(applied, body).up ? 'up' : 'down', tickAt);
 }
 
 const ids = (p: PipeConfig) => ({ organizationId: p.organizationId, serviceId: p.serviceId, pipeId: p.pipeId });

@@ -79,8 +79,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const now = options.now ?? Date.now;
   const prefix = options.prefix ?? current.redis.prefix;
   let redisReady = false;
+  let stopping = false;
   const onRedisStatus = (ready: boolean) => {
     redisReady = ready;
+    if (stopping) return; // our own quit, not an outage
     emitter.emit('redis:status', { ready });
     if (ready) logger.info({}, 'redis ready');
     else logger.warn({}, 'redis not ready; reconnecting');
@@ -91,7 +93,6 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const store = new StateStore(redis, prefix);
 
   let running = false;
-  let stopping = false;
   let scheduler: Scheduler | null = null;
   let unwatch: (() => void) | null = null;
   let embedded: EmbeddedCloud | null = null;

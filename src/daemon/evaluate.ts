@@ -24,7 +24,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     const [rec, pause] = await Promise.all([ctx.store.read(name), ctx.store.pause(name)]);
 
     if (rec.parked) return 'parked';
-    if (rec.kind === null) {
+    if (rec.kind === null || rec.contactTickAt !== null) {
       await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
       return 'contact';
     }

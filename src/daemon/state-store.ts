@@ -43,6 +43,10 @@ export interface PipeRecord {
   readonly lastReadAt: number | null;
   /** A reconcile read is due: the pipe's next apply-queue turn reads it first. */
   readonly readDue: boolean;
+  /** Reverse private endpoints still to read after a read of the pipe (one request per turn). */
+  readonly endpointsDue: readonly string[];
+  /** First contact waits for its endpoints' statuses before deciding, at this tick instant. */
+  readonly contactTickAt: number | null;
   readonly authFailures: number;
   readonly parked: StoredError | null;
   readonly drifts: number;
@@ -51,7 +55,7 @@ export interface PipeRecord {
 const EMPTY: PipeRecord = {
   kind: null, state: null, applied: {}, lastApplied: null, desired: null, desiredDirection: 'none',
   endpoints: {}, lastChange: {}, recommendations: [], lastDecision: null, lastError: null,
-  lastReadAt: null, readDue: false, authFailures: 0, parked: null, drifts: 0,
+  lastReadAt: null, readDue: false, endpointsDue: [], contactTickAt: null, authFailures: 0, parked: null, drifts: 0,
 };
 
 export interface PauseFlag {

@@ -199,3 +199,22 @@ describe('the daemon against the embedded cloud', () => {
     expect((await daemon.status()).pipes[0]!.drifts).toBe(1);
   });
 });
+
+describe('pipes behind reverse private endpoints', () => {
+  it('reads each endpoint in a turn of its own, then scales only the pipe whose endpoint is Ready', async () => {
+    const config = baseConfig();
+    await startDaemon({
+      ...config,
+      pipes: [
+        demoPipe('payments-msk', 'streams'),
+        { ...demoPipe('payments-msk', 'streams'), name: 'audit-stream', serviceId: DEMO.staging, pipeId: 'b1000000-0000-4000-8000-000000000004' },
+      ],
+    });
+    const decisions = collect(emitter, 'decision');
+    await tickAt(T0);
+    expect(cloud.stats().requests.getReversePrivateEndpoint).toEqual({ 200: 2 });
+    expect(scaling(DEMO.pipes['payments-msk']).replicas).toBe(3);
+    expect(scaling('b1000000-0000-4000-8000-000000000004').replicas).toBe(1);
+    expect(decisions.find((d) => d.pipe === 'audit-stream')).toMatchObject({ result: 'skipped', reason: 'endpoint_not_ready' });
+  });
+});
