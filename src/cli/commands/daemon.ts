@@ -145,6 +145,8 @@ async function run(path: string): Promise<void> {
       logger,
       exit: (code) => {
         process.exitCode = code;
+        // Everything is closed by now; should a stray handle keep the loop alive, do not hang.
+        setTimeout(() => process.exit(code), 2_000).unref();
         resolve();
       },
     });
