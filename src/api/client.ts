@@ -8,7 +8,7 @@ import { ApiClientEmitter } from './client-events.js';
 import { buildPath, ENDPOINTS, type EndpointDef, type Operation } from './endpoints.js';
 import { ApiError } from './errors.js';
 import { acquirePool, releasePool, sendOnce } from './http.js';
-import { parseResponse, transportError } from './response.js';
+import { parseResponse } from './response.js';
 import { resolveRetry, NO_RETRY, retryDelay, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 import type { ReversePrivateEndpoint } from './schemas/endpoint.js';
 import type { Pipe, ScalingRequest } from './schemas/pipe.js';
@@ -123,28 +123,19 @@ export class ApiClient {
     for (let attempt = 1; ; attempt++) {
       opts.signal?.throwIfAborted();
       const attemptStart = this.#now();
-      const timeout = AbortSignal.timeout(this.#timeoutMs);
       try {
-        let envelope: { requestId: string };
-        try {
-          const raw = await sendOnce({
-            dispatcher: this.#dispatcher, origin: this.#origin, path: `${this.#prefix}${path}${query}`,
-            method: def.method, headers, body: payload, timeoutMs: this.#timeoutMs,
-            signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
-          });
-          envelope = parseResponse(raw, { operation, route, schema: def.response }) as { requestId: string };
-          this.events.emit('request', {
-            operation, method: def.method, status: raw.status, durationMs: this.#now() - attemptStart, attempt,
-            requestId: envelope.requestId,
-          });
-          return { ...(envelope as { result?: unknown }), requestId: envelope.requestId, status: raw.status } as ApiResponse<ResultOf<Op>>;
-        } catch (err) {
-          if (opts.signal?.aborted) throw opts.signal.reason;
-          if (err instanceof ApiError) throw err;
-          throw transportError(err, { operation, timedOut: timeout.aborted, timeoutMs: this.#timeoutMs });
-        }
+        const raw = await sendOnce({
+          operation, dispatcher: this.#dispatcher, origin: this.#origin, path: `${this.#prefix}${path}${query}`,
+          method: def.method, headers, body: payload, timeoutMs: this.#timeoutMs, signal: opts.signal,
+        });
+        const envelope = parseResponse(raw, { operation, route, schema: def.response }) as { requestId: string; result?: unknown };
+        this.events.emit('request', {
+          operation, method: def.method, status: raw.status, durationMs: this.#now() - attemptStart, attempt,
+          requestId: envelope.requestId,
+        });
+        return { result: envelope.result, requestId: envelope.requestId, status: raw.status } as ApiResponse<ResultOf<Op>>;
       } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
+        if (!(err instanceof ApiError)) throw err; // the caller's abort
         this.#emitFailure(operation, def, err, attempt, attemptStart);
         const delay = retryDelay(err, { policy, attempt, elapsedMs: this.#now() - started, idempotent, random: this.#random });
         if (delay === null) throw withAttempts(err, attempt);

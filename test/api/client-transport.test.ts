@@ -1,5 +1,6 @@
 // The client's error and retry machinery against raw HTTP servers, for the answers the embedded
 // cloud cannot give on purpose (HTML, truncated JSON, stalls, dropped connections).
+import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient, ApiError, type ApiClientEvents, type ClientOptions } from '../../src/api/index.js';
@@ -247,6 +248,23 @@ describe('ApiClient: retries', () => {
     });
     await expect(h.client.listServices(ORG, undefined, { signal: controller.signal })).rejects.toThrow('shutting down');
     expect(h.server.requests).toHaveLength(1);
+  });
+});
+
+describe('ApiClient: cancellation', () => {
+  it('an abort during a request rejects with the caller\'s reason, not an ApiError, and is not retried', async () => {
+    const controller = new AbortController();
+    const h = await harness([(_req) => { controller.abort(new Error('operator cancelled')); }]);
+    await expect(h.client.listServices(ORG, undefined, { signal: controller.signal })).rejects.toThrow('operator cancelled');
+    expect(h.server.requests).toHaveLength(1);
+    expect(h.events.request).toEqual([]);
+  });
+
+  it('leaves no listener on a long-lived caller signal', async () => {
+    const controller = new AbortController();
+    const h = await harness([platformError(500, 'INTERNAL_SERVER_ERROR: a'), ok([])]);
+    for (let i = 0; i < 3; i++) await h.client.listServices(ORG, undefined, { signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 
