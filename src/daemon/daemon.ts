@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { ApiClient } from '../api/client.js';
 import { loadConfig } from '../policy/load-config.js';
 import type { Config, Direction, PipeConfig } from '../policy/types.js';
 import { createApplyProcessor } from './apply.js';
@@ -44,6 +45,8 @@ export interface DaemonOptions {
   readonly workerOptions?: Partial<WorkerOptions>;
   /** 401/403 in a row after which a pipe is parked. Default 3. */
   readonly parkAfter?: number;
+  /** Called with each API client the daemon makes (one per key), e.g. to bind its metrics. */
+  readonly onClient?: (client: ApiClient, keyName: string) => void;
 }
 
 export interface DaemonStatus {
@@ -184,7 +187,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     const workerOptions = { connection: redis, prefix, ...options.workerOptions };
     lanes = new Lanes({
       redis, prefix, baseUrl, timeoutMs: current.api.timeoutMs, processor: createApplyProcessor(ctx),
-      workerOptions, onWorkerError: onBullError,
+      workerOptions, onWorkerError: onBullError, onClient: options.onClient,
     });
     lanes.sync(options.api?.keys ?? effectiveKeys(current, embedded?.demoKey ?? null));
     evaluateQueue = new Queue(EVALUATE_QUEUE, { connection: redis, prefix });

@@ -24,6 +24,13 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     const [rec, pause] = await Promise.all([ctx.store.read(name), ctx.store.pause(name)]);
 
     if (rec.parked) return 'parked';
+    if (Boolean(pause) !== rec.pausedSeen) {
+      await ctx.store.write(name, { pausedSeen: Boolean(pause) });
+      ctx.emitter.emit('paused', {
+        pipe: name, paused: Boolean(pause),
+        ...(pause ? { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } : {}),
+      });
+    }
     if (rec.kind === null || rec.contactTickAt !== null) {
       await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
       return 'contact';

@@ -22,6 +22,8 @@ export interface LaneOptions {
   readonly processor: Processor;
   readonly workerOptions: Partial<WorkerOptions>;
   readonly onWorkerError: (err: Error) => void;
+  /** Called with every client made, so telemetry can subscribe to its events. */
+  readonly onClient?: ((client: ApiClient, keyName: string) => void) | undefined;
 }
 
 interface LaneEntry extends KeyLane {
@@ -43,7 +45,7 @@ export class Lanes {
       let lane = this.byQueue.get(name);
       if (lane && lane.secret !== key.keySecret) {
         void lane.client.close();
-        lane = { ...lane, client: this.client(key), secret: key.keySecret };
+        lane = { ...lane, client: this.client(keyName, key), secret: key.keySecret };
         this.byQueue.set(name, lane);
       }
       if (!lane) lane = this.create(keyName, key, name);
@@ -67,10 +69,13 @@ export class Lanes {
     await Promise.allSettled([...this.byQueue.values()].map((l) => l.client.close()));
   }
 
-  private client(key: ApiKeyConfig): ApiClient {
-    return new ApiClient({
+  private client(keyName: string, key: ApiKeyConfig): ApiClient {
+    // retry: false: BullMQ owns retries (attempts, backoff, and the 429 pause of the queue).
+    const client = new ApiClient({
       baseUrl: this.opts.baseUrl, keyId: key.keyId, keySecret: key.keySecret, timeoutMs: this.opts.timeoutMs, retry: false,
     });
+    this.opts.onClient?.(client, keyName);
+    return client;
   }
 
   private create(keyName: string, key: ApiKeyConfig, name: string): LaneEntry {
@@ -85,7 +90,7 @@ export class Lanes {
       ...this.opts.workerOptions,
     });
     worker.on('error', this.opts.onWorkerError);
-    const lane: LaneEntry = { keyName, keyId: key.keyId, client: this.client(key), queue, worker, secret: key.keySecret };
+    const lane: LaneEntry = { keyName, keyId: key.keyId, client: this.client(keyName, key), queue, worker, secret: key.keySecret };
     this.byQueue.set(name, lane);
     return lane;
   }

@@ -50,12 +50,14 @@ export interface PipeRecord {
   readonly authFailures: number;
   readonly parked: StoredError | null;
   readonly drifts: number;
+  /** Whether the last evaluation found the pipe paused, to emit 'paused' on each change only. */
+  readonly pausedSeen: boolean;
 }
 
 const EMPTY: PipeRecord = {
   kind: null, state: null, applied: {}, lastApplied: null, desired: null, desiredDirection: 'none',
   endpoints: {}, lastChange: {}, recommendations: [], lastDecision: null, lastError: null,
-  lastReadAt: null, readDue: false, endpointsDue: [], contactTickAt: null, authFailures: 0, parked: null, drifts: 0,
+  lastReadAt: null, readDue: false, endpointsDue: [], contactTickAt: null, authFailures: 0, parked: null, drifts: 0, pausedSeen: false,
 };
 
 export interface PauseFlag {

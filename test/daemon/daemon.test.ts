@@ -8,6 +8,7 @@ import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index
 import type { Config } from '../../src/policy/types.js';
 import {
   DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix,
+  waitForEvent,
 } from './helpers.js';
 
 const prefix = uniquePrefix('daemon');
@@ -115,6 +116,7 @@ describe('the daemon against the embedded cloud', () => {
     await tickAt(T0);
     await daemon.store.setPause('orders-events', { reason: 'maintenance' });
     const decisions = collect(emitter, 'decision');
+    const pauses = collect(emitter, 'paused');
     await tickAt(T0 + 10 * MIN);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
     expect(decisions.find((d) => d.pipe === 'orders-events')).toMatchObject({ result: 'skipped', reason: 'paused' });
@@ -122,6 +124,10 @@ describe('the daemon against the embedded cloud', () => {
     await daemon.store.clearPause('orders-events');
     await tickAt(T0 + 11 * MIN);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
+    expect(pauses).toEqual([
+      { pipe: 'orders-events', paused: true, reason: 'maintenance' },
+      { pipe: 'orders-events', paused: false },
+    ]);
 
     await daemon.store.setPause(null, { reason: 'freeze', until: T0 + 60 * MIN });
     await tickAt(T0 + 20 * MIN);
@@ -197,6 +203,40 @@ describe('the daemon against the embedded cloud', () => {
     // The window is open now, so the pipe ends at the window's 6 rather than the baseline's 3.
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
     expect((await daemon.status()).pipes[0]!.drifts).toBe(1);
+  });
+});
+
+describe('server errors and shutdown', () => {
+  it('retries a 5xx with backoff, spending an attempt, and converges; the job carries one Idempotency-Key', async () => {
+    await startDaemon(baseConfig());
+    await tickAt(T0);
+    cloud.setFaults({ scalePipe: { error503: 1 } });
+    const retry = waitForEvent(emitter, 'apply:retry');
+    clock = T0 + 10 * MIN;
+    await daemon.tick(clock);
+    expect(await retry).toMatchObject({ pipe: 'orders-events', code: 'API_SERVER_ERROR', attempt: 1 });
+    cloud.setFaults({});
+    await drained([daemon]);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
+    const [lane] = daemon.queues().filter((q) => q.name.startsWith('apply-'));
+    const jobs = (await lane!.getJobs(['completed'], 0, -1)).filter((j) => j.data.tickAt === clock);
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]!.attemptsMade).toBe(2);
+    expect(jobs[0]!.data.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('stop() lets an in-flight apply finish before closing', async () => {
+    await startDaemon(baseConfig());
+    await tickAt(T0);
+    cloud.setFaults({ scalePipe: { latency: { probability: 1, minMs: 800, maxMs: 800 } } });
+    const started = waitForEvent(emitter, 'apply:start');
+    const decisions = collect(emitter, 'decision');
+    clock = T0 + 10 * MIN;
+    await daemon.tick(clock);
+    await started;
+    await daemon.stop({ timeoutMs: 5_000 });
+    expect(decisions.filter((d) => d.result === 'applied').map((d) => d.pipe)).toEqual(['orders-events']);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
   });
 });
 

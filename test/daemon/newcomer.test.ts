@@ -41,7 +41,7 @@ describe('npm start on the shipped config', () => {
             } catch {
               continue;
             }
-            if (entry.msg === 'decision' && entry.result === 'applied') {
+            if (entry.result === 'applied' && typeof entry.pipe === 'string') {
               clearTimeout(timer);
               resolve(entry);
             }
