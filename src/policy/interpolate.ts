@@ -56,6 +56,8 @@ export interface DocumentInterpolation {
   readonly problems: InterpolationProblem[];
   /** Source text of every scalar that held an interpolation, by formatted path. */
   readonly raw: Map<string, string>;
+  /** The subset of `raw` written in quotes: their values stay text. */
+  readonly quoted: Map<string, string>;
 }
 
 /**
@@ -65,6 +67,7 @@ export interface DocumentInterpolation {
 export function interpolateDocument(doc: Document, env: Env): DocumentInterpolation {
   const problems: InterpolationProblem[] = [];
   const rawByPath = new Map<string, string>();
+  const quoted = new Map<string, string>();
   const walk = (node: unknown, path: (string | number)[]): void => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -82,11 +85,12 @@ export function interpolateDocument(doc: Document, env: Env): DocumentInterpolat
       }
       if (r.value === raw) return;
       if (r.interpolated) rawByPath.set(formatPath(path), raw);
+      if (r.interpolated && node.type !== 'PLAIN') quoted.set(formatPath(path), raw);
       node.value = r.interpolated && node.type === 'PLAIN' ? retype(r.value) : r.value;
     }
   };
   walk(doc.contents, []);
-  return { problems, raw: rawByPath };
+  return { problems, raw: rawByPath, quoted };
 }
 
 function retype(text: string): string | number | boolean {

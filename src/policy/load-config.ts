@@ -45,7 +45,11 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     // yaml's own messages can quote the source line (which may hold a secret): use position and code only
-    throw new ConfigError('CONFIG_INVALID', file, doc.errors.map((e) => syntaxIssue(e, lc)));
+    // after the first syntax error the parser mostly reports the same mistake again: keep the first
+    const first = syntaxIssue(doc.errors[0]!, lc);
+    const more = doc.errors.length - 1;
+    const message = more > 0 ? `${first.message} (then ${more} more syntax error${more > 1 ? 's' : ''} that may follow from it)` : first.message;
+    throw new ConfigError('CONFIG_INVALID', file, [{ ...first, message }]);
   }
   const env = opts.env ?? process.env;
   const interpolation = interpolateDocument(doc, env);
@@ -58,7 +62,12 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     throw toError(file, doc, lc, rawIssues, []);
   }
   const parsed = configSchema.safeParse(raw);
-  if (!parsed.success) rawIssues.push(...parsed.error.issues.flatMap((i) => fromZod(i, raw)));
+  if (!parsed.success) {
+    // a value whose interpolation failed is already reported; its leftover text is no second issue
+    const failed = new Set(interpolation.problems.map((p) => formatPath(p.path)));
+    rawIssues.push(...parsed.error.issues.flatMap((i) => fromZod(i, raw, interpolation.quoted))
+      .filter((i) => !failed.has(formatPath(i.path))));
+  }
   rawIssues.push(...crossCheck(raw));
   const secrets = resolveSecrets({
     raw, interpolated: interpolation.raw, dir, readFile: opts.readFile ?? ((p) => readFileSync(p, 'utf8')),
@@ -121,8 +130,12 @@ function describe(v: unknown): string {
 
 const EXPECTED: Record<string, string> = { object: 'a mapping', record: 'a mapping', array: 'a list', string: 'a string', number: 'a number', boolean: 'true or false', int: 'an integer' };
 
-function fromZod(issue: z.core.$ZodIssue, raw: unknown): RawIssue[] {
+function fromZod(issue: z.core.$ZodIssue, raw: unknown, quoted: ReadonlyMap<string, string>): RawIssue[] {
   const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
+  const source = quoted.get(formatPath(path));
+  if (source !== undefined && typeof valueAt(raw, path) === 'string' && /number|integer|true or false/.test(issue.message)) {
+    return [{ path, message: `${issue.message} (${source}: a quoted value stays text; write it unquoted, in block style)` }];
+  }
   if (issue.code === 'unrecognized_keys') {
     const messages = issue.message.split('\n');
     return issue.keys.map((k, i) => ({ path: [...path, k], atKey: true, message: messages[i] ?? `unknown key "${k}"` }));
@@ -141,7 +154,7 @@ function toError(file: string, doc: Parameters<typeof locate>[0], lc: LineCounte
   const scrub = (s: string): string => secrets.filter((x) => x.length >= 3).reduce((acc, x) => acc.replaceAll(x, '[redacted]'), s);
   const seen = new Set<string>();
   const out: ConfigIssue[] = [];
-  for (const i of issues) {
+  for (const i of withoutEchoes(issues)) {
     const pos = locate(doc, lc, i.path, i.atKey);
     const issue = { path: formatPath(i.path), line: pos.line, column: pos.column, message: scrub(i.message) };
     const id = `${issue.line}:${issue.column}:${issue.path}:${issue.message}`;
@@ -152,4 +165,20 @@ function toError(file: string, doc: Parameters<typeof locate>[0], lc: LineCounte
   }
   out.sort((a, b) => a.line - b.line || a.column - b.column);
   return new ConfigError('CONFIG_INVALID', file, out);
+}
+
+/**
+ * Drop what an unknown key already explains: the object it sits in ("sets no field") and the
+ * required key it was probably meant to be ("needs timezone" next to `tmezone`).
+ */
+function withoutEchoes(issues: readonly RawIssue[]): RawIssue[] {
+  const explained = new Set<string>();
+  for (const i of issues) {
+    if (!i.atKey) continue;
+    const parent = i.path.slice(0, -1);
+    explained.add(formatPath(parent));
+    const meant = /did you mean "([^"]+)"/.exec(i.message)?.[1];
+    if (meant !== undefined) explained.add(formatPath([...parent, meant]));
+  }
+  return issues.filter((i) => i.atKey || !explained.has(formatPath(i.path)));
 }
