@@ -3,9 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError, formatDuration, interpolate, isDemoKey, loadConfig, parseConfig, parseDuration,
-} from '../../src/policy/index.js';
+import type { ConfigError } from '../../src/policy/config-errors.js';
+import { formatDuration, parseDuration } from '../../src/policy/durations.js';
+import { interpolate } from '../../src/policy/interpolate.js';
+import { isDemoKey, loadConfig, parseConfig } from '../../src/policy/load-config.js';
 import { BASE, breakBase } from './config-fixture.js';
 
 const parse = (text: string, env: Record<string, string> = {}, files: Record<string, string> = {}) =>
