@@ -16,18 +16,3 @@ export function parseDuration(text: string): number | null {
   }
   return Math.round(ms);
 }
-
-/** A short readable form, for messages: 90000 -> "1m30s". */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  let rest = ms;
-  let out = '';
-  for (const [unit, size] of [['d', UNIT_MS.d], ['h', UNIT_MS.h], ['m', UNIT_MS.m], ['s', UNIT_MS.s]] as const) {
-    const n = Math.floor(rest / size);
-    if (n > 0) {
-      out += `${n}${unit}`;
-      rest -= n * size;
-    }
-  }
-  return rest > 0 ? `${out}${rest}ms` : out;
-}

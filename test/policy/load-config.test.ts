@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ConfigError } from '../../src/policy/config-errors.js';
-import { formatDuration, parseDuration } from '../../src/policy/durations.js';
+import { parseDuration } from '../../src/policy/durations.js';
 import { interpolate } from '../../src/policy/interpolate.js';
 import { isDemoKey, loadConfig, parseConfig } from '../../src/policy/load-config.js';
 import { BASE, breakBase } from './config-fixture.js';
@@ -145,7 +145,6 @@ describe('durations', () => {
   it.each([['30s', 30_000], ['5m', 300_000], ['1h30m', 5_400_000], ['2h', 7_200_000], ['500ms', 500], ['1d', 86_400_000], ['0', 0], ['1.5h', 5_400_000]])(
     '%s is %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
   it.each(['10', '5 m', 'm5', '', '-1s', '1x'])('%j is not a duration', (text) => expect(parseDuration(text)).toBeNull());
-  it('formats for messages', () => expect(formatDuration(5_430_500)).toBe('1h30m30s500ms'));
 });
 
 describe('loadConfig', () => {
