@@ -82,11 +82,16 @@ export function formatPlan(at: number, entries: readonly PlanEntry[], views: Pip
   return out.join('\n');
 }
 
+/**
+ * `atStart` is plan() at the start of the period: a pipe that never changes says why (skipped,
+ * database pipe...) from its first decision.
+ */
 export function formatSimulation(
-  config: Config, from: number, to: number, stepMs: string, changes: readonly SimulatedChange[], views: PipeViews,
+  config: Config, from: number, to: number, step: string, changes: readonly SimulatedChange[], views: PipeViews,
+  atStart: readonly PlanEntry[],
 ): string {
   const out = [
-    `simulate ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${stepMs}: ` +
+    `simulate ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${step}: ` +
       `${changes.length} change${changes.length === 1 ? '' : 's'} = ${changes.length} scaling API call${changes.length === 1 ? '' : 's'}`,
   ];
   for (const pipe of config.pipes) {
@@ -96,7 +101,10 @@ export function formatSimulation(
       out.push('', `${pipe.name}: not simulated, pipe unknown${read?.note ? ` (${read.note})` : ''}`);
       continue;
     }
-    out.push('', `${pipe.name}: ${mine.length} change${mine.length === 1 ? '' : 's'}${read.note ? ` (note: ${read.note})` : ''}`);
+    const first = atStart.find((e) => e.pipe.name === pipe.name)?.decision;
+    const why = mine.length === 0 && first && first.action !== 'change' && first.reasons[0]
+      ? ` (${first.reasons.at(-1)!.code}: ${first.reasons.at(-1)!.message})` : '';
+    out.push('', `${pipe.name}: ${mine.length} change${mine.length === 1 ? '' : 's'}${why}`);
     for (const c of mine) {
       const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
       out.push(`  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${windows}]`);

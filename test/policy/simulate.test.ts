@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScalingValues } from '../../src/api/index.js';
 import { loadConfig } from '../../src/policy/load-config.js';
+import { plan } from '../../src/policy/plan.js';
 import { simulate } from '../../src/policy/simulate.js';
 import type { PipeView } from '../../src/policy/types.js';
 
@@ -118,5 +119,17 @@ describe('simulate over the shipped example', () => {
       previous: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
     });
     expect(first!.reasons.map((r) => r.code)).toEqual(['window', 'max_step']);
+  });
+});
+
+describe('the newcomer demo', () => {
+  it('the first tick after `npm start` changes at least one pipe, at any time of any day', () => {
+    // every 7 minutes over two weeks (covering the Black Friday window and both weekends)
+    const start = Date.parse('2026-11-22T00:00:00Z');
+    for (let t = start; t < start + 14 * 86_400_000; t += 7 * MINUTE) {
+      const changed = plan(config, views, t).filter((e) => e.decision.action === 'change').map((e) => e.pipe.name);
+      expect(changed.length, new Date(t).toISOString()).toBeGreaterThan(0);
+      expect(changed).toContain('clickstream');
+    }
   });
 });

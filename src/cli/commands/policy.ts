@@ -82,6 +82,6 @@ export function registerPolicyCommands(program: Command): void {
       const changes = simulate(config, knownViews(views), from, to, step);
       process.stdout.write(opts.json
         ? `${JSON.stringify(simulationJson(changes), null, 2)}\n`
-        : `${formatSimulation(config, from, to, opts.step, changes, views)}\n`);
+        : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from))}\n`);
     });
 }

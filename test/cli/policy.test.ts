@@ -1,0 +1,138 @@
+// validate, plan and simulate through the built bin (`npx tsc -p .` first), as an operator runs them.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = 'dist/cli/main.js';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin', ...env }, timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function noStack(text: string): void {
+  expect(text).not.toMatch(/\n\s+at /);
+}
+
+describe('pipescaler validate', () => {
+  it('says ok and lists each pipe with its policy, key and windows', () => {
+    const r = run(['validate']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('ok: config/pipescaler.yaml: 9 pipes, 3 policies, api embedded');
+    expect(lines).toHaveLength(10);
+    expect(lines[1]).toMatch(/^ {2}orders-events +policy weekday-business-hours, key default, 1 window$/);
+    expect(lines[3]).toMatch(/^ {2}clickstream +policy clickstream-launch, key default, 2 windows$/);
+  });
+
+  it('prints every problem with its line and exits 1, without a stack or the secret', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-'));
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, [
+      'api:',
+      '  baseUrl: https://api.example.com',
+      '  keyId: k',
+      '  keySecret: literal-secret-value',
+      'pipes:',
+      '  - name: orders',
+      '    organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b',
+      '    serviceId: a1000000-0000-4000-8000-000000000001',
+      '    pipeId: b1000000-0000-4000-8000-000000000001',
+      '    policy: nightly',
+      'policies:',
+      '  weekday:',
+      '    windows:',
+      '      - { days: [mon], start: "08:00", end: "20:00", timezone: Europe/Berln, set: { replicas: 6 } }',
+      '',
+    ].join('\n'));
+    const r = run(['validate', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    noStack(r.stderr);
+    expect(r.stderr).not.toContain('literal-secret-value');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `error: ${file} is not valid (3 problems):`,
+      `${file}:4:14 api.keySecret: a secret must not be written in the config file: use keySecret: \${ENV_VAR} or keySecretFile: /path/to/file`,
+      `${file}:10:13 pipes[0].policy: unknown policy "nightly"; known: weekday`,
+      `${file}:14:64 policies.weekday.windows[0].timezone: unknown time zone "Europe/Berln"; did you mean "Europe/Berlin"?`,
+    ]);
+  });
+
+  it('a missing file is one line and exit 1', () => {
+    const r = run(['validate', 'config/missing.yaml']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('error: config/missing.yaml is not valid (1 problem):\nconfig/missing.yaml:1:1 cannot read the config file (ENOENT)');
+  });
+});
+
+describe('pipescaler plan', () => {
+  const r = run(['plan', '--at', '2026-11-23T09:00:00+01:00']);
+  const section = (pipe: string): string => r.stdout.split('\n\n').find((s) => s.startsWith(`${pipe}  `)) ?? '';
+
+  it('shows per pipe the windows, the target, what would be sent and why', () => {
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('plan at Mon 2026-11-23 09:00 +01:00 (2026-11-23T08:00Z)');
+    const orders = section('orders-events');
+    expect(orders).toContain('windows  business-hours (Europe/Berlin, mon,tue,wed,thu,fri 08:00-20:00)');
+    expect(orders).toContain('target   replicas 6, cpu 1000m, memory 4GB');
+    expect(orders).toContain('send     replicas 4, cpu 1000m, memory 4GB (up)');
+    expect(orders).toContain('max_step: replicas scale-up 2 -> 6 limited to 4: scale-up maxStep 2');
+    expect(section('payments-msk')).toContain('pipe_bound: replicas 6 -> 4: pipe bound max 4');
+  });
+
+  it('says why each left-alone pipe is skipped', () => {
+    expect(section('audit-stream')).toMatch(/send +nothing: skipped\n.*endpoint_not_ready: reverse private endpoint not Ready: e1000000-0000-4000-8000-000000000002 is Provisioning/);
+    expect(section('backfill-gcs')).toContain('pipe_state: pipe is Completed');
+    expect(section('legacy-events')).toContain('pipe_state: pipe is Stopped');
+    expect(section('users-cdc')).toContain('kind: database pipes are scaled service-wide');
+    expect(section('archive-events')).toContain('note     service archive is idle: the platform answers 424 to scaling');
+    expect(section('archive-events')).toContain('unknown_pipe');
+  });
+
+  it('refuses a bad --at with one line', () => {
+    const bad = run(['plan', '--at', 'tomorrow']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim()).toBe('error: --at: "tomorrow" is not an ISO 8601 time (e.g. 2026-11-23T09:00:00+01:00)');
+  });
+});
+
+describe('pipescaler simulate', () => {
+  it('--json: one object per change with pipe, UTC time and the fields sent', () => {
+    const r = run(['simulate', '--from', '2026-11-23T00:00:00Z', '--to', '2026-11-30T00:00:00Z', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const changes = JSON.parse(r.stdout) as { pipe: string; at: string; scaling: Record<string, number> }[];
+    expect(changes).toHaveLength(54);
+    expect(changes[0]).toMatchObject({
+      pipe: 'clickstream', at: '2026-11-23T00:00:00.000Z', scaling: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+    });
+    expect(changes.filter((c) => c.pipe === 'orders-events').map((c) => c.at).slice(0, 4)).toEqual([
+      '2026-11-23T07:00:00.000Z', '2026-11-23T07:01:00.000Z', '2026-11-23T19:10:00.000Z', '2026-11-23T19:15:00.000Z',
+    ]);
+  });
+
+  it('text: the timeline per pipe in local and UTC time, and the number of API calls', () => {
+    const r = run(['simulate', '--from', '2026-11-23T00:00:00+01:00', '--to', '2026-11-24T00:00:00+01:00', '--step', '30s']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('simulate 2026-11-22T23:00:00.000Z .. 2026-11-23T23:00:00.000Z, every 30s: 11 changes = 11 scaling API calls');
+    expect(r.stdout).toContain('  Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 2->4, cpu 500m->1000m, memory 2GB->4GB  [business-hours]');
+    expect(r.stdout).toContain('backfill-gcs: 0 changes (pipe_state: pipe is Completed');
+    expect(r.stdout).toContain('archive-events: not simulated, pipe unknown (service archive is idle');
+  });
+
+  it('refuses a bad step or an empty period', () => {
+    const step = run(['simulate', '--from', '2026-11-23T00:00:00Z', '--to', '2026-11-24T00:00:00Z', '--step', 'often']);
+    expect(step.code).toBe(1);
+    expect(step.stderr.trim()).toBe('error: --step: "often" is not a duration above 0 (e.g. 30s, 1m)');
+    const empty = run(['simulate', '--from', '2026-11-24T00:00:00Z', '--to', '2026-11-23T00:00:00Z']);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr.trim()).toBe('error: --to must be after --from');
+    noStack(step.stderr + empty.stderr);
+  });
+});
