@@ -2,13 +2,8 @@
 // Embedded: from the fixtures file the embedded cloud would serve. A URL: from the platform, with
 // the same empty scaling PATCH the daemon uses (it changes nothing and answers the pipe).
 // A pipe that cannot be read gets a null view and a note saying why.
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
-import { z } from 'zod';
-import {
-  PipeScaling, PipeSource, PipeState, ReversePrivateEndpointStatus, SCALING_FIELDS, ServiceState, pipeKind,
-  type ScalingValues,
-} from '../api/index.js';
+import { SCALING_FIELDS, pipeKind, type ScalingValues } from '../api/index.js';
+import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
 import type { Config, PipeConfig, PipeView } from '../policy/types.js';
 import { UserError } from './run-cli.js';
 
@@ -16,28 +11,13 @@ export interface PipeViewRead {
   readonly view: PipeView | null;
   /** Something plan should say about the pipe (why it is unknown, an idle service...). */
   readonly note?: string;
+  /** The platform reads the pipe but refuses any change (424: its service is idle or stopped). */
+  readonly refused?: boolean;
 }
 export type PipeViews = Record<string, PipeViewRead>;
 
-// The part of the fixtures a view needs; the embedded cloud validates the whole file itself.
-const FixtureView = z.looseObject({
-  organizations: z.array(z.looseObject({
-    id: z.string(),
-    services: z.array(z.looseObject({
-      id: z.string(),
-      name: z.string().optional(),
-      state: ServiceState.default('running'),
-      reversePrivateEndpoints: z.array(z.looseObject({ id: z.string(), status: ReversePrivateEndpointStatus })).default([]),
-      pipes: z.array(z.looseObject({
-        id: z.string(),
-        state: PipeState.default('Running'),
-        scaling: PipeScaling.default({ replicas: null, concurrency: null, replicaCpuMillicores: null, replicaMemoryGb: null }),
-        source: PipeSource,
-      })).default([]),
-    })).default([]),
-  })).default([]),
-});
-type FixtureView = z.output<typeof FixtureView>;
+/** Service states in which the platform refuses scaling with 424 (platform-facts.md, the embedded cloud). */
+const NOT_RUNNING: ReadonlySet<string> = new Set(['idle', 'stopped']);
 
 export function appliedOf(scaling: Readonly<Record<string, unknown>>): ScalingValues {
   const out: ScalingValues = {};
@@ -52,7 +32,7 @@ function view(pipe: PipeConfig, kind: PipeView['kind'], state: PipeView['state']
   return { kind, state, applied, bounds: pipe.bounds, lastChange: {}, recommendations: [], endpoints };
 }
 
-export function viewsFromFixtures(config: Config, fixtures: FixtureView, file: string): PipeViews {
+export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file: string): PipeViews {
   const out: PipeViews = {};
   for (const pipe of config.pipes) {
     const org = fixtures.organizations.find((o) => o.id.toLowerCase() === pipe.organizationId);
@@ -63,31 +43,27 @@ export function viewsFromFixtures(config: Config, fixtures: FixtureView, file: s
       out[pipe.name] = { view: null, note: `${what} not found in ${file} (the API would answer 404)` };
       continue;
     }
-    const endpoints: Record<string, z.output<typeof ReversePrivateEndpointStatus>> = {};
+    const endpoints: Record<string, PipeView['endpoints'][string]> = {};
     for (const id of found.source.kafka?.reversePrivateEndpointIds ?? []) {
       endpoints[id] = service.reversePrivateEndpoints.find((e) => e.id === id)?.status ?? 'Unknown';
     }
-    if (service.state !== 'running') {
-      // the daemon reads a pipe with an empty scaling PATCH, which a stopped or idle service refuses
-      out[pipe.name] = { view: null, note: `service ${service.name ?? service.id} is ${service.state}: the platform answers 424 to scaling` };
-      continue;
-    }
-    out[pipe.name] = { view: view(pipe, pipeKind(found.source), found.state, appliedOf(found.scaling), endpoints) };
+    const read = view(pipe, pipeKind(found.source), found.state, appliedOf(found.scaling), endpoints);
+    // an empty PATCH still reads the pipe; a change is what an idle or stopped service refuses
+    out[pipe.name] = NOT_RUNNING.has(service.state)
+      ? { view: read, refused: true, note: `service ${service.name ?? service.id} is ${service.state}: the platform answers 424 to a change` }
+      : { view: read };
   }
   return out;
 }
 
 export async function readPipeViews(config: Config): Promise<PipeViews> {
   if (config.api.baseUrl === 'embedded') {
-    let raw: unknown;
     try {
-      raw = parse(readFileSync(config.api.fixtures, 'utf8'));
+      return viewsFromFixtures(config, loadFixtures(config.api.fixtures), config.api.fixtures);
     } catch (err) {
-      throw new UserError(`cannot read the fixtures ${config.api.fixtures}: ${(err as Error).message.split('\n')[0]}`);
+      if (err instanceof FixturesError) throw new UserError(err.message);
+      throw err;
     }
-    const fixtures = FixtureView.safeParse(raw);
-    if (!fixtures.success) throw new UserError(`${config.api.fixtures}: not a fixtures file (${z.prettifyError(fixtures.error).split('\n')[0]})`);
-    return viewsFromFixtures(config, fixtures.data, config.api.fixtures);
   }
   throw new UserError('reading pipes from a platform URL needs the API client (not merged yet)');
 }

@@ -91,8 +91,9 @@ describe('pipescaler plan', () => {
     expect(section('backfill-gcs')).toContain('pipe_state: pipe is Completed');
     expect(section('legacy-events')).toContain('pipe_state: pipe is Stopped');
     expect(section('users-cdc')).toContain('kind: database pipes are scaled service-wide');
-    expect(section('archive-events')).toContain('note     service archive is idle: the platform answers 424 to scaling');
-    expect(section('archive-events')).toContain('unknown_pipe');
+    // its service is idle: the pipe reads fine, every change is a 424
+    expect(section('archive-events')).toContain('note     service archive is idle: the platform answers 424 to a change');
+    expect(section('archive-events')).toContain('send     replicas 3, cpu 1000m, memory 4GB (up)');
   });
 
   it('refuses a bad --at with one line', () => {
@@ -123,7 +124,7 @@ describe('pipescaler simulate', () => {
     expect(r.stdout).toContain('simulate 2026-11-22T23:00:00.000Z .. 2026-11-23T23:00:00.000Z, every 30s: 11 changes = 11 scaling API calls');
     expect(r.stdout).toContain('  Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 2->4, cpu 500m->1000m, memory 2GB->4GB  [business-hours]');
     expect(r.stdout).toContain('backfill-gcs: 0 changes (pipe_state: pipe is Completed');
-    expect(r.stdout).toContain('archive-events: not simulated, pipe unknown (service archive is idle');
+    expect(r.stdout).toContain('archive-events: not simulated, every change would fail (service archive is idle: the platform answers 424 to a change)');
   });
 
   it('refuses a bad step or an empty period', () => {

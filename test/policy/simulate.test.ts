@@ -15,8 +15,8 @@ const stream = (applied: ScalingValues, extra: Partial<PipeView> = {}): PipeView
   kind: 'stream', state: 'Running', applied, bounds: {}, lastChange: {}, recommendations: [], endpoints: {}, ...extra,
 });
 
-// The demo pipes as config/cloud.yaml has them (notes/DEMO-IDS.md); archive-events is left out:
-// its service is idle, so the daemon cannot read it.
+// The demo pipes as config/cloud.yaml has them (notes/DEMO-IDS.md); archive-events is left out as
+// the simulate command leaves it out: its service is idle, so every change would be a 424.
 const views: Record<string, PipeView> = {
   'orders-events': stream({ replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
   clickstream: stream({ replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 }),

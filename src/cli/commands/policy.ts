@@ -8,7 +8,7 @@ import { loadConfig } from '../../policy/load-config.js';
 import { plan } from '../../policy/plan.js';
 import { simulate } from '../../policy/simulate.js';
 import type { Config, PipeView } from '../../policy/types.js';
-import { readPipeViews } from '../pipe-views.js';
+import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { formatPlan, formatSimulation, formatValidate, simulationJson } from '../policy-output.js';
 import { UserError } from '../run-cli.js';
 
@@ -33,9 +33,12 @@ function instant(flag: string, text: string): number {
   return t.toMillis();
 }
 
-function knownViews(views: Awaited<ReturnType<typeof readPipeViews>>): Record<string, PipeView> {
+/** The views decide() can work on; for simulate, without pipes whose every change is refused. */
+function knownViews(views: PipeViews, simulating = false): Record<string, PipeView> {
   const out: Record<string, PipeView> = {};
-  for (const [name, read] of Object.entries(views)) if (read.view) out[name] = read.view;
+  for (const [name, read] of Object.entries(views)) {
+    if (read.view && !(simulating && read.refused)) out[name] = read.view;
+  }
   return out;
 }
 
@@ -79,7 +82,7 @@ export function registerPolicyCommands(program: Command): void {
         throw new UserError('the period is too long for this step: shorten it or use a larger --step');
       }
       const views = await readPipeViews(config);
-      const changes = simulate(config, knownViews(views), from, to, step);
+      const changes = simulate(config, knownViews(views, true), from, to, step);
       process.stdout.write(opts.json
         ? `${JSON.stringify(simulationJson(changes), null, 2)}\n`
         : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from))}\n`);
