@@ -239,7 +239,7 @@ export type ParsedConfig = z.output<typeof configSchema>;
 
 export const DEFAULTS = {
   baseUrl: 'embedded',
-  fixturesName: 'cloud.yaml',
+  fixtures: 'config/cloud.yaml',
   timeoutMs: 30_000,
   rateLimit: { requests: 10, perMs: 10_000 },
   redisUrl: 'redis://127.0.0.1:6379',

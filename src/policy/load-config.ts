@@ -42,7 +42,8 @@ export function isDemoKey(key: Pick<ApiKeyConfig, 'keyId'>): boolean {
 export function parseConfig(text: string, opts: ParseOptions): Config {
   const { file } = opts;
   const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  // merge keys (`<<: *defaults`) let policies share a behavior block
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true });
   if (doc.errors.length > 0) {
     // yaml's own messages can quote the source line (which may hold a secret): use position and code only
     // after the first syntax error the parser mostly reports the same mistake again: keep the first
@@ -87,8 +88,10 @@ function assemble(c: ParsedConfig, resolved: Record<string, ResolvedKey>, dir: s
     const creds = resolved[name];
     if (creds) keys[name] = { ...creds, rateLimit: spec.rateLimit ?? defaultRate };
   }
+  // the default is the repository's demo fixtures (from the working folder, as `npm start` runs);
+  // a path written in the config is relative to the config, like keySecretFile
   const fixtures = api.fixtures === undefined
-    ? join(dir, DEFAULTS.fixturesName)
+    ? DEFAULTS.fixtures
     : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
   return {
     api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys },
@@ -107,7 +110,10 @@ function assemble(c: ParsedConfig, resolved: Record<string, ResolvedKey>, dir: s
 
 function syntaxIssue(e: YAMLError, lc: LineCounter): ConfigIssue {
   const { line, col } = lc.linePos(e.pos[0]);
-  const text = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, '');
+  // yaml quotes the offending token; a long one may be a value (a secret), so only short ones stay
+  const text = e.message.split('\n')[0]!
+    .replace(/ at line \d+, column \d+.*$/, '')
+    .replace(/: "(.{3,})"$/, '');
   return { path: '', line, column: col, message: `YAML syntax: ${text}` };
 }
 

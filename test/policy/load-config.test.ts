@@ -141,6 +141,23 @@ describe('messages', () => {
   });
 });
 
+describe('YAML', () => {
+  it('merge keys let policies share a block', () => {
+    const c = parse(`${BASE}  weekend:\n    <<: *shared\n    windows: []\n`.replace('  weekday:\n', '  weekday: &shared\n'));
+    expect(c.policies.weekend!.baseline).toEqual({ replicas: { value: 2 } });
+    expect(c.policies.weekend!.windows).toEqual([]);
+  });
+
+  it('a syntax error does not quote a long token (it may be a secret)', () => {
+    expect(() => parse('api:\n  keySecret: hunter2secret: x\n')).toThrow(/^conf\/pipescaler.yaml:2:14 YAML syntax: Nested mappings/);
+    try {
+      parse('api:\n  keyId: k\n  keySecret: hunter2secret\n    more: x\n');
+    } catch (err) {
+      expect((err as Error).message).not.toContain('hunter2secret');
+    }
+  });
+});
+
 describe('durations', () => {
   it.each([['30s', 30_000], ['5m', 300_000], ['1h30m', 5_400_000], ['2h', 7_200_000], ['500ms', 500], ['1d', 86_400_000], ['0', 0], ['1.5h', 5_400_000]])(
     '%s is %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
@@ -148,6 +165,14 @@ describe('durations', () => {
 });
 
 describe('loadConfig', () => {
+  it('defaults the fixtures to config/cloud.yaml from the working folder; a written path is relative to the config', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-config-'));
+    writeFileSync(join(dir, 'a.yaml'), BASE);
+    expect(loadConfig(join(dir, 'a.yaml'), {}).api.fixtures).toBe('config/cloud.yaml');
+    writeFileSync(join(dir, 'b.yaml'), breakBase('baseUrl: embedded', 'baseUrl: embedded\n  fixtures: f.yaml'));
+    expect(loadConfig(join(dir, 'b.yaml'), {}).api.fixtures).toBe(join(dir, 'f.yaml'));
+  });
+
   it('reads keySecretFile relative to the config file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-config-'));
     writeFileSync(join(dir, 'key'), 'from-file\n');
