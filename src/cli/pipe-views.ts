@@ -2,7 +2,7 @@
 // Embedded: from the fixtures file the embedded cloud would serve. A URL: from the platform, with
 // the same empty scaling PATCH the daemon uses (it changes nothing and answers the pipe).
 // A pipe that cannot be read gets a null view and a note saying why.
-import { SCALING_FIELDS, pipeKind, type ScalingValues } from '../api/index.js';
+import { ApiClient, SCALING_FIELDS, isApiError, pipeKind, type ScalingValues } from '../api/index.js';
 import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
 import type { Config, PipeConfig, PipeView } from '../policy/types.js';
 import { UserError } from './run-cli.js';
@@ -65,5 +65,41 @@ export async function readPipeViews(config: Config): Promise<PipeViews> {
       throw err;
     }
   }
-  throw new UserError('reading pipes from a platform URL needs the API client (not merged yet)');
+  return viewsFromApi(config);
+}
+
+/** One empty scaling PATCH per pipe (and a GET per reverse private endpoint), one client per key. */
+async function viewsFromApi(config: Config): Promise<PipeViews> {
+  const clients = new Map<string, ApiClient>();
+  const out: PipeViews = {};
+  try {
+    for (const pipe of config.pipes) {
+      const key = config.api.keys[pipe.key]!;
+      let client = clients.get(pipe.key);
+      if (client === undefined) {
+        client = new ApiClient({ baseUrl: config.api.baseUrl, keyId: key.keyId, keySecret: key.keySecret, timeoutMs: config.api.timeoutMs });
+        clients.set(pipe.key, client);
+      }
+      out[pipe.name] = await readOne(client, pipe);
+    }
+  } finally {
+    await Promise.all([...clients.values()].map((c) => c.close()));
+  }
+  return out;
+}
+
+async function readOne(client: ApiClient, pipe: PipeConfig): Promise<PipeViewRead> {
+  const ref = { organizationId: pipe.organizationId, serviceId: pipe.serviceId };
+  try {
+    const { result } = await client.scalePipe({ ...ref, pipeId: pipe.pipeId }, {});
+    const endpoints: Record<string, PipeView['endpoints'][string]> = {};
+    for (const id of result.source.kafka?.reversePrivateEndpointIds ?? []) {
+      const { result: endpoint } = await client.getReversePrivateEndpoint({ ...ref, reversePrivateEndpointId: id });
+      endpoints[id] = endpoint.status;
+    }
+    return { view: view(pipe, pipeKind(result.source), result.state, appliedOf(result.scaling), endpoints) };
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    return { view: null, note: `cannot read the pipe: ${err.code}: ${err.platformError ?? err.message}` };
+  }
 }

@@ -94,6 +94,7 @@ export function formatSimulation(
     `simulate ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${step}: ` +
       `${changes.length} change${changes.length === 1 ? '' : 's'} = ${changes.length} scaling API call${changes.length === 1 ? '' : 's'}`,
   ];
+  out.push(...rateLimitNotes(config, changes));
   for (const pipe of config.pipes) {
     const read = views[pipe.name];
     const mine = changes.filter((c) => c.pipe === pipe.name);
@@ -111,6 +112,25 @@ export function formatSimulation(
     }
   }
   return out.join('\n');
+}
+
+/** A line per API key whose changes would exceed its rate limit in some window. */
+function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): string[] {
+  const keyOf = new Map(config.pipes.map((p) => [p.name, p.key]));
+  const notes: string[] = [];
+  for (const [name, key] of Object.entries(config.api.keys)) {
+    const times = changes.filter((c) => keyOf.get(c.pipe) === name).map((c) => c.at).sort((a, b) => a - b);
+    let peak = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i]! - times[j]! >= key.rateLimit.perMs) j++;
+      peak = Math.max(peak, i - j + 1);
+    }
+    if (peak > key.rateLimit.requests) {
+      notes.push(`key ${name}: up to ${peak} calls within ${key.rateLimit.perMs / 1000}s, above its limit of ${key.rateLimit.requests}: ` +
+        'the daemon queues the rest (scale-ups first), so some land later than shown');
+    }
+  }
+  return notes;
 }
 
 /** --json: one object per change. */

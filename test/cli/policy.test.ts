@@ -1,9 +1,10 @@
 // validate, plan and simulate through the built bin (`npx tsc -p .` first), as an operator runs them.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 
 const BIN = 'dist/cli/main.js';
 
@@ -127,6 +128,18 @@ describe('pipescaler simulate', () => {
     expect(r.stdout).toContain('archive-events: not simulated, every change would fail (service archive is idle: the platform answers 424 to a change)');
   });
 
+  it('says when the changes would exceed a key\'s rate limit', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-rate-'));
+    const file = join(dir, 'pipescaler.yaml');
+    writeFileSync(file, readFileSync('config/pipescaler.yaml', 'utf8')
+      .replace('fixtures: cloud.yaml', `fixtures: ${join(process.cwd(), 'config/cloud.yaml')}`)
+      .replace('rateLimit: { requests: 10, per: 10s }', 'rateLimit: { requests: 1, per: 10s }'));
+    const r = run(['simulate', file, '--from', '2026-11-23T07:00:00Z', '--to', '2026-11-23T07:02:00Z']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[1]).toBe(
+      'key default: up to 3 calls within 10s, above its limit of 1: the daemon queues the rest (scale-ups first), so some land later than shown');
+  });
+
   it('refuses a bad step or an empty period', () => {
     const step = run(['simulate', '--from', '2026-11-23T00:00:00Z', '--to', '2026-11-24T00:00:00Z', '--step', 'often']);
     expect(step.code).toBe(1);
@@ -135,5 +148,46 @@ describe('pipescaler simulate', () => {
     expect(empty.code).toBe(1);
     expect(empty.stderr.trim()).toBe('error: --to must be after --from');
     noStack(step.stderr + empty.stderr);
+  });
+});
+
+describe('plan against a platform URL reads each pipe with an empty scaling PATCH', () => {
+  let cloud: EmbeddedCloud;
+  let file: string;
+  beforeAll(async () => {
+    cloud = await startCloud({ fixtures: 'config/cloud.yaml', rateLimit: false });
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-url-'));
+    file = join(dir, 'pipescaler.yaml');
+    const shipped = readFileSync('config/pipescaler.yaml', 'utf8')
+      .replace('  fixtures: cloud.yaml', '  keyId: ${PIPESCALER_KEY_ID}\n  keySecret: ${PIPESCALER_KEY_SECRET}')
+      // one pipe the platform does not know
+      .replace('pipeId: b1000000-0000-4000-8000-000000000009', 'pipeId: b1000000-0000-4000-8000-0000000000ff');
+    writeFileSync(file, shipped);
+  });
+  afterAll(async () => cloud.close());
+
+  it('shows the same decisions as the fixtures, and a pipe it cannot read as unknown', async () => {
+    // async: the cloud answers from this process while the bin runs
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, [BIN, 'plan', file, '--at', '2026-11-23T09:00:00+01:00'], {
+        env: {
+          ...process.env, TZ: 'Europe/Berlin', PIPESCALER_BASE_URL: cloud.url,
+          PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
+        },
+      }, (err, out, errOut) => (err ? reject(Object.assign(err, { stderr: errOut })) : resolve({ stdout: out, stderr: errOut })));
+    });
+    expect(stderr).toBe('');
+    const section = (pipe: string): string => stdout.split('\n\n').find((s) => s.startsWith(`${pipe}  `)) ?? '';
+    expect(section('orders-events')).toContain('send     replicas 4, cpu 1000m, memory 4GB (up)');
+    expect(section('payments-msk')).toContain('endpoint e1000000-0000-4000-8000-000000000001 Ready');
+    expect(section('audit-stream')).toContain('endpoint_not_ready');
+    expect(section('backfill-gcs')).toContain('pipe is Completed');
+    expect(section('archive-events')).toContain('note     cannot read the pipe: API_NOT_FOUND');
+    expect(section('archive-events')).toContain('unknown_pipe');
+    expect(stdout).not.toContain('demo-secret-change-me');
+    // one read per pipe, one per endpoint of a Kafka pipe, and nothing scaled
+    const requests = cloud.stats().requests;
+    expect(requests.scalePipe).toEqual({ 200: 8, 404: 1 });
+    expect(requests.getReversePrivateEndpoint).toEqual({ 200: 2 });
   });
 });
