@@ -14,6 +14,12 @@ export function crossCheck(raw: unknown): RawIssue[] {
   const extraKeys = isRecord(api.keys) ? Object.keys(api.keys) : [];
   const keyNames = ['default', ...extraKeys.filter((k) => k !== 'default')];
 
+  for (const name of extraKeys) {
+    // key names name the apply queue of each key (and its metrics label)
+    if (name !== 'default' && !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) {
+      issues.push({ path: ['api', 'keys', name], atKey: true, message: `key name "${name}" must be lower-case letters, digits and "-"` });
+    }
+  }
   if (extraKeys.includes('default')) {
     issues.push({ path: ['api', 'keys', 'default'], atKey: true, message: '"default" is the key of api.keyId/api.keySecret; give this key another name' });
   }
