@@ -133,7 +133,28 @@ function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): st
   return notes;
 }
 
-/** --json: one object per change. */
+/** plan --json: one object per pipe. */
+export function planJson(at: number, entries: readonly PlanEntry[], views: PipeViews): unknown[] {
+  return entries.map(({ pipe, view, active, decision }) => ({
+    pipe: pipe.name,
+    at: new Date(at).toISOString(),
+    policy: pipe.policy,
+    key: pipe.key,
+    kind: view?.kind ?? null,
+    state: view?.state ?? null,
+    applied: view?.applied ?? null,
+    ...(views[pipe.name]?.note ? { note: views[pipe.name]!.note } : {}),
+    activeWindows: active.map((w) => w.name),
+    action: decision.action,
+    direction: decision.direction,
+    windows: decision.windows,
+    recommendation: decision.recommendation,
+    changes: decision.changes,
+    reasons: decision.reasons,
+  }));
+}
+
+/** simulate --json: one object per change. */
 export function simulationJson(changes: readonly SimulatedChange[]): unknown[] {
   return changes.map((c) => ({
     pipe: c.pipe,

@@ -97,6 +97,16 @@ describe('pipescaler plan', () => {
     expect(section('archive-events')).toContain('send     replicas 3, cpu 1000m, memory 4GB (up)');
   });
 
+  it('--json: one object per pipe with the decision and its reasons', () => {
+    const j = run(['plan', '--at', '2026-11-27T12:00:00Z', '--json']);
+    expect(j.code).toBe(0);
+    const entries = JSON.parse(j.stdout) as { pipe: string; action: string; windows: string[]; changes: object; reasons: { code: string }[] }[];
+    expect(entries.map((e) => e.pipe)).toHaveLength(9);
+    const click = entries.find((e) => e.pipe === 'clickstream')!;
+    expect(click).toMatchObject({ action: 'change', windows: ['black-friday'], changes: { replicas: 8, replicaCpuMillicores: 2000, replicaMemoryGb: 4 } });
+    expect(entries.find((e) => e.pipe === 'legacy-events')!.reasons.map((r) => r.code)).toEqual(['pipe_state']);
+  });
+
   it('refuses a bad --at with one line', () => {
     const bad = run(['plan', '--at', 'tomorrow']);
     expect(bad.code).toBe(1);

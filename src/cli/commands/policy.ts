@@ -9,7 +9,7 @@ import { plan } from '../../policy/plan.js';
 import { simulate } from '../../policy/simulate.js';
 import type { Config, PipeView } from '../../policy/types.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
-import { formatPlan, formatSimulation, formatValidate, simulationJson } from '../policy-output.js';
+import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { UserError } from '../run-cli.js';
 
 const DEFAULT_CONFIG = 'config/pipescaler.yaml';
@@ -56,11 +56,15 @@ export function registerPolicyCommands(program: Command): void {
     .description('what the policies decide for every pipe at one instant, and why')
     .argument('[config]', 'config file', DEFAULT_CONFIG)
     .option('--at <time>', 'ISO 8601 instant (default: now)')
-    .action(async (file: string, opts: { at?: string }) => {
+    .option('--json', 'one JSON object per pipe')
+    .action(async (file: string, opts: { at?: string; json?: boolean }) => {
       const config = load(file);
       const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
       const views = await readPipeViews(config);
-      process.stdout.write(`${formatPlan(at, plan(config, knownViews(views), at), views)}\n`);
+      const entries = plan(config, knownViews(views), at);
+      process.stdout.write(opts.json
+        ? `${JSON.stringify(planJson(at, entries, views), null, 2)}\n`
+        : `${formatPlan(at, entries, views)}\n`);
     });
 
   program
