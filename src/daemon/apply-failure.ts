@@ -59,11 +59,8 @@ export async function handleApiFailure(
     const failures = await ctx.store.increment(pipe.name, 'authFailures');
     if (failures >= ctx.parkAfter) {
       await ctx.store.write(pipe.name, { parked: lastError });
+      // The log line ("pipe parked: ... fix the key and reload") is written from this event.
       ctx.emitter.emit('parked', { pipe: pipe.name, code: err.code, message: lastError.message });
-      ctx.logger.error(
-        { pipe: pipe.name, key: lane.keyName, code: err.code, failures },
-        `pipe parked: its API key keeps failing (${err.code}); fix the key and reload the config`,
-      );
     }
   }
   reportFailed(ctx, outcome, err.code, err.requestId);

@@ -104,7 +104,6 @@ async function read(ctx: DaemonContext, job: Job<ApplyJobData>, pipe: PipeConfig
     if (drift) {
       await ctx.store.increment(pipe.name, 'drifts');
       ctx.emitter.emit('drift', { pipe: pipe.name, expected: rec.lastApplied ?? {}, actual: applied });
-      ctx.logger.warn({ pipe: pipe.name, expected: rec.lastApplied, actual: applied }, 'scaling drifted from what pipescaler applied; applying it again');
       if (!rec.desired) await ctx.store.write(pipe.name, { desired: rec.lastApplied, desiredDirection: 'none' });
     }
     if (endpointIds.length > 0) {

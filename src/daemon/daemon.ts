@@ -87,8 +87,6 @@ export function createDaemon(options: DaemonOptions): Daemon {
     redisReady = ready;
     if (stopping) return; // our own quit, not an outage
     emitter.emit('redis:status', { ready });
-    if (ready) logger.info({}, 'redis ready');
-    else logger.warn({}, 'redis not ready; reconnecting');
   };
   const ownRedis = !options.redis;
   const redis = options.redis ?? connectRedis(options.redisUrl ?? current.redis.url, onRedisStatus);
@@ -151,7 +149,6 @@ export function createDaemon(options: DaemonOptions): Daemon {
     } catch (err) {
       const errors = err instanceof Error ? err.message.split('\n') : [String(err)];
       emitter.emit('config:reload', { result: 'failure', errors });
-      logger.error({ errors }, 'config reload refused; the last good config keeps running');
       return false;
     }
     const previous = current;
@@ -171,7 +168,6 @@ export function createDaemon(options: DaemonOptions): Daemon {
       logger.warn({ err: (err as Error).message }, 'could not clear parked pipes');
     }
     emitter.emit('config:reload', { result: 'success' });
-    logger.info({ pipes: config.pipes.length }, 'config reloaded');
     return true;
   }
 

@@ -77,6 +77,9 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
 function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decision, dryRun: boolean): void {
   if (d.action === 'none') return;
   if (d.action === 'change' && !dryRun) return; // the apply job reports the outcome
+  // A pipe that stays skipped for the same reason is reported once, not at every tick.
+  const last = rec.lastDecision;
+  if (d.action === 'skip' && last?.action === 'skip' && reasonLabel(last) === reasonLabel(d)) return;
   const after: ScalingValues = d.action === 'change' ? { ...rec.applied, ...d.changes } : rec.applied;
   ctx.emitter.emit('decision', {
     pipe,

@@ -20,7 +20,7 @@ describe('npm start on the shipped config', () => {
   it('applies a decision within 60 s and exits 0 on SIGTERM', async () => {
     expect(existsSync('dist/cli/main.js'), 'build first: npx tsc -p .').toBe(true);
     const child = spawn(process.execPath, ['dist/cli/main.js', 'run', 'config/pipescaler.yaml'], {
-      env: { ...process.env, PIPESCALER_REDIS_PREFIX: prefix },
+      env: { ...process.env, PIPESCALER_REDIS_PREFIX: prefix, PIPESCALER_TELEMETRY_LISTEN: '127.0.0.1:0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
