@@ -3,7 +3,7 @@
 // failures that come back at a later tick, drift.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { loadFixtures, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { Config } from '../../src/policy/types.js';
 import {
@@ -237,6 +237,26 @@ describe('server errors and shutdown', () => {
     await daemon.stop({ timeoutMs: 5_000 });
     expect(decisions.filter((d) => d.result === 'applied').map((d) => d.pipe)).toEqual(['orders-events']);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
+  });
+});
+
+describe('the live API\'s quirks', () => {
+  it('quantity strings and the transient 0/null after a change neither re-send nor count as drift', async () => {
+    await cloud.close();
+    const fixtures = loadFixtures('config/cloud.yaml');
+    cloud = await startCloud({
+      fixtures: { ...fixtures, quirks: { quantityStrings: true, transientZeroMs: 60 * MIN } }, port: 0, rateLimit: false,
+    });
+    await startDaemon(baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 5 * MIN, concurrency: 4 } }));
+    const drifts = collect(emitter, 'drift');
+    await tickAt(T0);
+    const after = patches();
+    await tickAt(T0 + MIN);
+    await tickAt(T0 + 6 * MIN); // a reconcile read inside the transient window
+    expect(patches()).toBe(after + 2); // one reconcile read per pipe, nothing re-sent
+    expect(drifts).toHaveLength(0);
+    const orders = (await daemon.status()).pipes.find((p) => p.pipe === 'orders-events')!;
+    expect(orders.applied).toEqual({ replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 });
   });
 });
 
