@@ -204,10 +204,12 @@ export function createDaemon(options: DaemonOptions): Daemon {
     unwatch?.();
     await scheduler?.stop();
     const workers = [...(lanes?.workers() ?? []), ...(evaluateWorker ? [evaluateWorker] : [])];
-    // worker.close() waits for active jobs with no limit of its own.
-    const graceful = await settleWithin(Promise.all(workers.map((w) => w.close())), timeoutMs);
+    // worker.close() waits for active jobs with no limit of its own. Without Redis no job can
+    // finish anyway (nor would close() return), so there is no point waiting the full grace.
+    const graceMs = redisReady ? timeoutMs : Math.min(timeoutMs, 1_000);
+    const graceful = await settleWithin(Promise.all(workers.map((w) => w.close())), graceMs);
     if (!graceful) {
-      logger.warn({ timeoutMs }, 'in-flight jobs did not finish in time; closing workers by force');
+      logger.warn({ timeoutMs: graceMs, redisReady }, 'in-flight jobs did not finish in time; closing workers by force');
       await settleWithin(Promise.all(workers.map((w) => w.close(true))), 2_000);
     }
     const queues = [...(lanes?.queues() ?? []), ...(evaluateQueue ? [evaluateQueue] : [])];
