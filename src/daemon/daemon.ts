@@ -2,7 +2,7 @@
 // wired together. Everything outside (clock, Redis, config, emitter, logger) is injectable so
 // tests run it in-process and drive ticks with chosen instants.
 import { randomUUID } from 'node:crypto';
-import { Queue, Worker, type WorkerOptions } from 'bullmq';
+import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ApiClient } from '../api/client.js';
 import { loadConfig } from '../policy/load-config.js';
@@ -180,7 +180,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
       baseUrl = embedded.url;
       logger.info({ url: embedded.url, fixtures: current.api.fixtures }, 'embedded cloud started');
     }
-    const workerOptions = { connection: redis, prefix, ...options.workerOptions };
+    // metrics: BullMQ's completed/failed totals (queue.exportPrometheusMetrics) need them on.
+    const workerOptions = {
+      connection: redis, prefix, metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 }, ...options.workerOptions,
+    };
     lanes = new Lanes({
       redis, prefix, baseUrl, timeoutMs: current.api.timeoutMs, processor: createApplyProcessor(ctx),
       workerOptions, onWorkerError: onBullError, onClient: options.onClient,

@@ -98,6 +98,9 @@ describe('the daemon against the embedded cloud', () => {
     const orders = status.pipes.find((p) => p.pipe === 'orders-events')!;
     expect(orders).toMatchObject({ kind: 'stream', state: 'Running', windows: ['peak'], desired: { replicas: 6 } });
     expect(orders.applied).toMatchObject({ replicas: 6 });
+    // Workers keep BullMQ's metrics, so the queues' Prometheus text carries the totals.
+    const text = (await Promise.all(daemon.queues().map((q) => q.exportPrometheusMetrics()))).join('\n');
+    expect(text).toMatch(/bullmq_job_completed_total\{queue="apply-pipescaler-demo-key"[^}]*\} [1-9]/);
   });
 
   it('dry run decides and records but never sends a change', async () => {
