@@ -1,0 +1,117 @@
+// A key secret never reaches a log line or /metrics, over a run with errors, retries, 429s, a
+// parked pipe and a failed reload, even where a careless caller puts it: an error message, a
+// logged config object, an Authorization header, a Redis URL, a free-text reason.
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonEmitter } from '../../src/daemon/events.js';
+import {
+  Registry, bindAuditLog, bindClientEvents, bindClientLog, bindDaemonEvents, createLogger, createMetrics,
+  secretForms, startTelemetry, type TelemetryServer,
+} from '../../src/telemetry/index.js';
+import { scrape } from './exposition-parse.js';
+import { emitClientRun, emitDaemonRun } from './run-events.js';
+
+const MARKER = 'MaRkEr-s3cr3t+7f3a/9c';
+const KEY_ID = 'pipescaler-demo-key';
+const BASIC = Buffer.from(`${KEY_ID}:${MARKER}`).toString('base64');
+/** Every spelling of the secret that must not appear. */
+const FORBIDDEN = [MARKER, encodeURIComponent(MARKER), BASIC, 's3cr3t+7f3a'];
+
+function collector(): { stream: Writable; lines: string[] } {
+  const lines: string[] = [];
+  let pending = '';
+  const stream = new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      pending += chunk.toString();
+      const parts = pending.split('\n');
+      pending = parts.pop() ?? '';
+      lines.push(...parts.filter((l) => l !== ''));
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+/** What a careless caller might log directly, beside what the bindings log. */
+function carelessLogging(logger: ReturnType<typeof createLogger>): void {
+  logger.info({ config: { api: { baseUrl: 'http://cloud:8123', keys: { default: { keyId: KEY_ID, keySecret: MARKER } } }, redis: { url: `redis://:${encodeURIComponent(MARKER)}@redis:6379` } } }, 'config loaded');
+  logger.info({ api: { keyId: KEY_ID, keySecret: MARKER } }, 'api key');
+  logger.info({ keySecret: MARKER, password: MARKER }, 'flat secrets');
+  logger.error({ err: new Error(`request failed; sent Authorization: Basic ${BASIC}`) }, 'apply failed');
+  logger.error({ err: new Error(`upstream echoed the secret ${MARKER}`) }, 'apply failed');
+  logger.warn({ req: { method: 'PATCH', headers: { authorization: `Basic ${BASIC}`, 'content-type': 'application/json' } } }, 'request');
+  logger.warn({ headers: { Authorization: `Bearer ${MARKER}` } }, 'headers');
+  logger.warn({ redisUrl: `redis://default:${encodeURIComponent(MARKER)}@redis:6379/0` }, 'redis url');
+  logger.info(`a message that interpolates the secret ${MARKER}`);
+  logger.child({ keySecret: MARKER, pipe: 'orders-events' }).info('child with secret bindings');
+}
+
+describe.each([
+  { mode: 'JSON', pretty: false },
+  { mode: 'pretty', pretty: true },
+])('secrets stay out ($mode logs and /metrics)', ({ pretty }) => {
+  const out = collector();
+  let server: TelemetryServer;
+  let metricsText = '';
+
+  beforeAll(async () => {
+    const logger = createLogger({ level: 'debug', pretty, destination: out.stream, secrets: secretForms(MARKER, KEY_ID) });
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { version: '0.1.0' });
+    const emitter = new DaemonEmitter();
+    const clientEvents = new EventEmitter();
+    bindDaemonEvents(emitter, metrics);
+    bindAuditLog(emitter, logger);
+    bindClientEvents(clientEvents, metrics);
+    bindClientLog(clientEvents, logger);
+    server = await startTelemetry({ listen: '127.0.0.1:0', registry, readiness: () => ({ redis: true, config: true, api: true }) });
+    emitDaemonRun(emitter, MARKER);
+    emitClientRun(clientEvents);
+    carelessLogging(logger);
+    logger.flush();
+    metricsText = (await scrape(server.url)).text;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('logged the run (the check below is not vacuous)', () => {
+    const all = out.lines.join('\n');
+    expect(out.lines.length).toBeGreaterThan(20);
+    for (const msg of ['scaling applied', 'scaling failed', 'decision skipped', 'pipe parked', 'config reload failed', 'api request retried', 'config loaded', 'apply failed']) {
+      expect(all).toContain(msg);
+    }
+    expect(all).toContain('[redacted]');
+    expect(all).toContain(KEY_ID); // the key id is not secret, and stays readable
+  });
+
+  it('no log line holds the secret in any spelling', () => {
+    for (const line of out.lines) for (const f of FORBIDDEN) expect(line).not.toContain(f);
+  });
+
+  it('no /metrics line holds the secret', () => {
+    expect(metricsText).toContain('pipescaler_decisions_total');
+    for (const f of FORBIDDEN) expect(metricsText).not.toContain(f);
+  });
+});
+
+describe('redaction without the secret values configured', () => {
+  it('censors secret-bearing keys, Authorization headers and URL credentials by their place alone', () => {
+    const out = collector();
+    const logger = createLogger({ level: 'info', pretty: false, destination: out.stream });
+    carelessLogging(logger);
+    const byMsg = (msg: string) => out.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+    const [config] = byMsg('config loaded');
+    expect(config).toMatchObject({
+      config: { api: { keys: { default: { keyId: KEY_ID, keySecret: '[redacted]' } } }, redis: { url: 'redis://[redacted]@redis:6379' } },
+    });
+    expect(byMsg('request')[0]).toMatchObject({ req: { headers: { authorization: '[redacted]', 'content-type': 'application/json' } } });
+    expect(byMsg('headers')[0]).toMatchObject({ headers: { Authorization: '[redacted]' } });
+    expect(byMsg('flat secrets')[0]).toMatchObject({ keySecret: '[redacted]', password: '[redacted]' });
+    expect(byMsg('child with secret bindings')[0]).toMatchObject({ keySecret: '[redacted]', pipe: 'orders-events' });
+    // Text the paths cannot reach: Basic credentials in an error message.
+    expect(out.lines.join('\n')).not.toContain(BASIC);
+  });
+});
