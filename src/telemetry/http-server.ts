@@ -88,20 +88,24 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
       for (const check of READINESS_CHECKS) this.set({ check }, report?.[check] === true ? 1 : 0);
     },
   });
-  const extraUp = new Gauge({
-    name: OWN_METRICS[2],
-    help: '1 when the appended exporters (BullMQ queue metrics) answered the last scrape in time',
-    registers,
-  });
+  // Only with something appended: a constant 0 would read as a broken exporter.
+  const extraUp =
+    options.extraMetrics === undefined
+      ? undefined
+      : new Gauge({
+          name: OWN_METRICS[2],
+          help: 'Whether the appended exporters (BullMQ queue metrics) answered the last scrape in time (1) or not (0)',
+          registers,
+        });
 
   const metrics = async (res: ServerResponse): Promise<void> => {
     let extra = '';
     if (options.extraMetrics !== undefined) {
       try {
         extra = mergeExpositions([await withTimeout(options.extraMetrics(), extraTimeoutMs)]);
-        extraUp.set(1);
+        extraUp?.set(1);
       } catch {
-        extraUp.set(0);
+        extraUp?.set(0);
       }
     }
     const own = await registry.metrics();
@@ -150,7 +154,7 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
   return {
     url: `http://${urlHost}:${address.port}`,
     close: async () => {
-      for (const name of OWN_METRICS) registry.removeSingleMetric(name);
+      for (const name of OWN_METRICS) if (registry.getSingleMetric(name) !== undefined) registry.removeSingleMetric(name);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
