@@ -1,0 +1,9 @@
+// The policy engine's public face: pure functions over the normalized shapes of types.ts.
+export * from './types.js';
+export { activeWindows, nextBoundary, occurrenceAt, describeWindow, formatDuration } from './windows.js';
+export type { Occurrence } from './windows.js';
+export { combineTargets, resolveFieldTarget, resolveTarget, describeTarget, describeFieldTarget } from './target.js';
+export type { ResolvedTarget } from './target.js';
+export { applyBehavior, cooldownRemaining, stabilizationFloor } from './behavior.js';
+export type { BehaviorResult, BehaviorView } from './behavior.js';
+export { decide, changeDirections } from './decide.js';

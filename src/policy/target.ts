@@ -1,0 +1,121 @@
+// From the winning windows (or the baseline) to one number per field.
+// Equal-priority winners combine field by field with max. A fixed value counts as the bounds
+// {value, value}, so bounds combine as (max of mins, max of maxes): for any applied value a,
+// clamp(a, max(l1, l2), max(h1, h2)) = max(clamp(a, l1, h1), clamp(a, l2, h2)), i.e. the combined
+// target always resolves to the largest of what each winner alone would resolve to.
+// A field no winner sets falls back to the baseline: a window that only raises replicas keeps the
+// baseline CPU and memory rather than freezing whatever happens to be applied.
+import { SCALING_FIELDS } from '../api/index.js';
+import type { ScalingField, ScalingValues } from '../api/index.js';
+import type { FieldTarget, Policy, Reason, Target, Window } from './types.js';
+import { describeWindow } from './windows.js';
+
+export interface ResolvedTarget {
+  /** The per-field targets in force: winners combined, the baseline for the rest. */
+  readonly target: Target;
+  /** Each targeted field resolved against the applied value. */
+  readonly values: ScalingValues;
+  readonly reasons: Reason[];
+}
+
+function bounds(t: FieldTarget): { min: number; max: number } {
+  return 'value' in t ? { min: t.value, max: t.value } : { min: t.min, max: t.max };
+}
+
+/** Field-by-field max of several targets (see the header for fixed vs bounds). */
+export function combineTargets(targets: readonly Target[]): Target {
+  const out: Partial<Record<ScalingField, FieldTarget>> = {};
+  for (const field of SCALING_FIELDS) {
+    const set = targets.map((t) => t[field]).filter((t): t is FieldTarget => t !== undefined);
+    if (set.length === 0) continue;
+    if (set.every((t) => 'value' in t)) {
+      out[field] = { value: Math.max(...set.map((t) => (t as { value: number }).value)) };
+    } else {
+      const b = set.map(bounds);
+      out[field] = { min: Math.max(...b.map((x) => x.min)), max: Math.max(...b.map((x) => x.max)) };
+    }
+  }
+  return out;
+}
+
+/** A fixed value is itself; bounds keep the applied value when it fits, else clamp it (min if unknown). */
+export function resolveFieldTarget(t: FieldTarget, applied: number | undefined): number {
+  if ('value' in t) return t.value;
+  if (applied === undefined) return t.min;
+  return Math.min(t.max, Math.max(t.min, applied));
+}
+
+export function describeFieldTarget(t: FieldTarget): string {
+  return 'value' in t ? String(t.value) : `${t.min}..${t.max}`;
+}
+
+export function describeTarget(t: Target): string {
+  const parts = SCALING_FIELDS.filter((f) => t[f] !== undefined).map((f) => `${f} ${describeFieldTarget(t[f]!)}`);
+  return parts.length > 0 ? parts.join(', ') : 'nothing';
+}
+
+function boundsReason(field: ScalingField, t: { min: number; max: number }, applied: number | undefined, value: number): string {
+  const range = `${field} between ${t.min} and ${t.max}`;
+  if (applied === undefined) return `${range}: nothing applied is known, taking the minimum ${value}`;
+  if (applied === value) return `${range}: keeps the applied ${applied}`;
+  return `${range}: applied ${applied} moves to ${value}`;
+}
+
+/** The target at `now`: the winners' combined target, the baseline for fields they leave unset. */
+export function resolveTarget(
+  policy: Policy,
+  active: readonly Window[],
+  winners: readonly Window[],
+  applied: ScalingValues,
+): ResolvedTarget {
+  const reasons: Reason[] = [];
+  const fromWindows = combineTargets(winners.map((w) => w.target));
+  const target: Partial<Record<ScalingField, FieldTarget>> = {};
+
+  if (winners.length === 0) {
+    reasons.push({ code: 'baseline', message: `no window is active: baseline sets ${describeTarget(policy.baseline)}` });
+  } else {
+    const top = winners[0]!.priority;
+    for (const w of active) {
+      const message = winners.includes(w)
+        ? `${describeWindow(w)} is active (priority ${w.priority}): sets ${describeTarget(w.target)}`
+        : `${describeWindow(w)} is active but outranked (priority ${w.priority} < ${top})`;
+      reasons.push({ code: 'window', message });
+    }
+  }
+
+  const codeOf = new Map<ScalingField, 'window' | 'baseline'>();
+  for (const field of SCALING_FIELDS) {
+    const own = fromWindows[field];
+    if (own !== undefined) {
+      target[field] = own;
+      codeOf.set(field, 'window');
+      const setters = winners.filter((w) => w.target[field] !== undefined);
+      if (setters.length > 1) {
+        const each = setters.map((w) => `${w.name} ${describeFieldTarget(w.target[field]!)}`).join(', ');
+        reasons.push({ code: 'window', field, message: `${field}: max of ${each} = ${describeFieldTarget(own)}` });
+      }
+    } else if (policy.baseline[field] !== undefined) {
+      target[field] = policy.baseline[field];
+      codeOf.set(field, 'baseline');
+      if (winners.length > 0) {
+        reasons.push({
+          code: 'baseline', field,
+          message: `${field} ${describeFieldTarget(policy.baseline[field])} from the baseline: no winning window sets it`,
+        });
+      }
+    }
+  }
+
+  const values: ScalingValues = {};
+  for (const field of SCALING_FIELDS) {
+    const t = target[field];
+    if (t === undefined) continue;
+    const value = resolveFieldTarget(t, applied[field]);
+    values[field] = value;
+    if ('min' in t) {
+      reasons.push({ code: codeOf.get(field)!, field, message: boundsReason(field, t, applied[field], value) });
+    }
+  }
+  return { target, values, reasons };
+}

@@ -1,0 +1,51 @@
+// Builders for the normalized policy shapes, so each test states only what it is about.
+import type { Behavior, OneOffWindow, PipeView, Policy, RecurringWindow, Target, Weekday } from '../../src/policy/types.js';
+
+export const ALL_DAYS: Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+/** `at('2026-03-29T01:00Z')` -> epoch ms. */
+export function at(iso: string): number {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`bad instant ${iso}`);
+  return ms;
+}
+
+function hm(s: string): { hour: number; minute: number } {
+  const [h, m] = s.split(':').map(Number);
+  return { hour: h!, minute: m! };
+}
+
+export function recurring(o: {
+  name?: string; days?: Weekday[]; start: string; end?: string; durationMs?: number; timezone: string;
+  exclude?: string[]; priority?: number; target?: Target;
+}): RecurringWindow {
+  return {
+    kind: 'recurring', name: o.name ?? 'w', priority: o.priority ?? 0, target: o.target ?? { replicas: { value: 5 } },
+    days: o.days ?? ALL_DAYS, start: hm(o.start), timezone: o.timezone, exclude: o.exclude ?? [],
+    ...(o.end !== undefined ? { end: hm(o.end) } : {}),
+    ...(o.durationMs !== undefined ? { durationMs: o.durationMs } : {}),
+  };
+}
+
+export function oneOff(o: { name?: string; from: string; to: string; priority?: number; target?: Target }): OneOffWindow {
+  return {
+    kind: 'oneOff', name: o.name ?? 'once', priority: o.priority ?? 0, target: o.target ?? { replicas: { value: 5 } },
+    from: at(o.from), to: at(o.to),
+  };
+}
+
+export const NO_BEHAVIOR: Behavior = {
+  scaleUp: { maxStep: {}, cooldownMs: 0 },
+  scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
+};
+
+export function policy(o: Partial<Policy> = {}): Policy {
+  return { name: 'p', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR, ...o };
+}
+
+export function view(o: Partial<PipeView> = {}): PipeView {
+  return {
+    kind: 'stream', state: 'Running', applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+    bounds: {}, lastChange: {}, recommendations: [], endpoints: {}, ...o,
+  };
+}
