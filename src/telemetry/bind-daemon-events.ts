@@ -42,6 +42,9 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       metrics.lastEvaluation.set(now() / 1000);
     },
     decision: ({ pipe, direction, result, reason }) => {
+      // A skipped pipe (paused, stopped, endpoint not ready) wants nothing now: its old desire
+      // must not keep the "not at desired scaling" alert going.
+      if (result === 'skipped') setValues(metrics.desired, configName(pipe), {});
       metrics.decisions.inc({
         pipe: configName(pipe),
         direction: DIRECTIONS.has(direction) ? direction : 'none',

@@ -13,7 +13,7 @@ const exhaustive: MissingReason extends never ? true : never = true;
 void exhaustive;
 
 /** Reasons the daemon gives that are not policy reasons (outcomes of the apply path). */
-const DAEMON_REASONS = ['dry_run', 'applied', 'parked', 'rate_limited', 'drift', 'reconcile', 'contact', 'superseded', 'stale'];
+const DAEMON_REASONS = ['skip', 'dry_run', 'applied', 'parked', 'rate_limited', 'drift', 'reconcile', 'contact', 'superseded', 'stale'];
 
 const REASONS: ReadonlySet<string> = new Set<string>([...REASON_CODES, ...DAEMON_REASONS, ...API_ERROR_CODES]);
 const OPERATION_SET: ReadonlySet<string> = new Set<string>(OPERATIONS);

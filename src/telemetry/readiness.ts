@@ -13,6 +13,9 @@ export const READINESS_CHECKS = ['redis', 'config', 'api'] as const satisfies re
 export interface ReadinessOptions {
   /** How recent the last API answer must be; a function when a reload may change it. */
   readonly reconcileMs: number | (() => number);
+  /** Slack past reconcileMs: a read that falls due at the interval lands at a later tick, behind
+   *  the queue (default 60 s); without it a daemon with few pipes would flap at every interval. */
+  readonly graceMs?: number;
   /** True when the daemon loaded its config before subscribing (else the first successful reload counts). */
   readonly configLoaded?: boolean;
   /** True when Redis was already ready before subscribing. */
@@ -30,6 +33,7 @@ export interface Readiness {
 export function createReadiness(emitter: DaemonEmitter, options: ReadinessOptions): Readiness {
   const now = options.now ?? Date.now;
   const reconcileMs = typeof options.reconcileMs === 'function' ? options.reconcileMs : () => options.reconcileMs as number;
+  const graceMs = options.graceMs ?? 60_000;
   let redis = options.redisReady ?? false;
   let config = options.configLoaded ?? false;
   let lastContact: number | undefined;
@@ -49,7 +53,7 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   emitter.on('api:contact', onContact);
 
   return {
-    report: () => ({ redis, config, api: lastContact !== undefined && now() - lastContact <= reconcileMs() }),
+    report: () => ({ redis, config, api: lastContact !== undefined && now() - lastContact <= reconcileMs() + graceMs }),
     close: () => {
       emitter.off('redis:status', onRedis);
       emitter.off('config:reload', onReload);

@@ -36,6 +36,20 @@ describe('bindDaemonEvents', () => {
     expect(sampleValue(s, 'pipescaler_desired_scaling', { pipe: 'orders-events', field: 'replicas' })).toBe(6);
   });
 
+  it('withdraws the desired scaling of a skipped pipe', async () => {
+    const { emitter, read } = setup();
+    emitter.emit('desired', { pipe: 'orders-events', values: { replicas: 6 } });
+    emitter.emit('applied', { pipe: 'orders-events', values: { replicas: 2 } });
+    emitter.emit('decision', {
+      pipe: 'orders-events', direction: 'none', result: 'skipped', reason: 'paused', windows: [],
+      before: { replicas: 2 }, after: { replicas: 2 }, reasons: [{ code: 'paused', message: 'paused by operator' }],
+    });
+    const s = await read();
+    expect(sampleValue(s, 'pipescaler_desired_scaling', { pipe: 'orders-events' })).toBeUndefined();
+    expect(sampleValue(s, 'pipescaler_applied_scaling', { pipe: 'orders-events' })).toBe(2);
+    expect(sampleValue(s, 'pipescaler_decisions_total', { result: 'skipped', reason: 'paused' })).toBe(1);
+  });
+
   it('parks a pipe until a successful reload, not a failed one', async () => {
     const { emitter, read } = setup();
     emitter.emit('parked', { pipe: 'payments-msk', code: 'API_UNAUTHORIZED', message: '401' });
