@@ -2,8 +2,11 @@
 // (config/prometheus/rules.test.yml fires each alert). Skipped only on a machine without promtool
 // outside CI; under CI=true a missing promtool fails (.ci/run installs it).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { dashboardExpressions } from './promql-names.js';
 import { describe, expect, it } from 'vitest';
 
 /** PROMTOOL names another binary (or a missing one, to see the skip). */
@@ -40,6 +43,26 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
     const run = promtool('test', 'rules', 'rules.test.yml');
     expect(run.status, run.output).toBe(0);
     expect(run.output).toContain('SUCCESS');
+  });
+
+  it('parses every query of the Grafana dashboard as PromQL', () => {
+    // Grafana substitutes its variables before Prometheus sees a query; do the same, then let
+    // promtool parse each one as a recording rule.
+    const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as unknown;
+    const exprs = dashboardExpressions(dashboard)
+      .filter((e) => !e.startsWith('label_values('))
+      .map((e) => e.replaceAll('$__rate_interval', '1m').replaceAll('$pipe', '.*'));
+    expect(exprs.length).toBeGreaterThan(15);
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-dashboard-'));
+    try {
+      const file = join(dir, 'dashboard-queries.yml');
+      writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query:${i}`, expr })) }] }));
+      const run = promtool('check', 'rules', file);
+      expect(run.status, run.output).toBe(0);
+      expect(run.output).toContain(`SUCCESS: ${exprs.length} rules found`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('has a unit test that fires each alert, and every alert has a summary and a description', () => {
