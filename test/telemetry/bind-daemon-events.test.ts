@@ -89,6 +89,30 @@ describe('bindDaemonEvents', () => {
     expect(sampleValue(s, 'pipescaler_window_active', { window: 'other' })).toBe(1);
   });
 
+  it('drops the gauges of a pipe a reload removed, keeping the others', async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultMetrics: false });
+    const emitter = new DaemonEmitter();
+    let pipes = ['orders-events', 'nightly-s3'];
+    bindDaemonEvents(emitter, metrics, { pipes: () => pipes });
+    for (const pipe of pipes) {
+      emitter.emit('desired', { pipe, values: { replicas: 6 } });
+      emitter.emit('applied', { pipe, values: { replicas: 2 } });
+      emitter.emit('window', { pipe, windows: ['business-hours'] });
+      emitter.emit('paused', { pipe, paused: false });
+    }
+    emitter.emit('parked', { pipe: 'nightly-s3', code: 'API_FORBIDDEN', message: '403' });
+    emitter.emit('drift', { pipe: 'nightly-s3', expected: {}, actual: {} });
+    pipes = ['orders-events'];
+    emitter.emit('config:reload', { result: 'success' });
+    const text = await registry.metrics();
+    const gauges = text.split('\n').filter((l) => l.includes('nightly-s3') && !l.startsWith('pipescaler_drift_total'));
+    expect(gauges).toEqual([]);
+    expect(text).toContain('pipescaler_drift_total{pipe="nightly-s3"} 1'); // counters keep their history
+    expect(text).toContain('pipescaler_desired_scaling{pipe="orders-events",field="replicas"} 6');
+    expect(text).toContain('pipescaler_window_active{pipe="orders-events",window="business-hours"} 1');
+  });
+
   it('stops counting once unbound', async () => {
     const { emitter, read, unbind } = setup();
     unbind();
