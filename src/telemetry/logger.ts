@@ -22,8 +22,9 @@ export interface LoggerOptions {
   readonly level?: string;
   /** Human-readable lines; default: only when stdout is a TTY. */
   readonly pretty?: boolean;
-  /** Secret values to scrub from every line (API key secrets, Redis passwords; see secretForms). */
-  readonly secrets?: readonly string[];
+  /** Secret values to scrub from every line (API key secrets, Redis passwords; see secretForms).
+   *  A function is asked again for each line, so keys added by a reload are scrubbed too. */
+  readonly secrets?: readonly string[] | (() => readonly string[]);
   /** Where lines go (default stdout); tests pass a stream they read. */
   readonly destination?: DestinationStream;
 }
@@ -44,10 +45,22 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'/@]+@/gi;
 const AUTH_SCHEME = /\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{6,}/g;
 
-export function createScrubber(secrets: readonly string[] = []): (line: string) => string {
+function secretPattern(secrets: readonly string[]): RegExp | null {
+  // Longest first, so a secret that contains another is replaced whole.
   const forms = [...new Set(secrets.flatMap((s) => secretForms(s)))].sort((a, b) => b.length - a.length);
-  const known = forms.length > 0 ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : null;
+  return forms.length > 0 ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : null;
+}
+
+export function createScrubber(secrets: readonly string[] | (() => readonly string[]) = []): (line: string) => string {
+  const current = typeof secrets === 'function' ? secrets : () => secrets;
+  let last: readonly string[] | undefined;
+  let known: RegExp | null = null;
   return (line) => {
+    const list = current();
+    if (list !== last) {
+      last = list;
+      known = secretPattern(list);
+    }
     let out = line.replace(URL_USERINFO, `$1${CENSOR}@`).replace(AUTH_SCHEME, `$1 ${CENSOR}`);
     if (known !== null) out = out.replace(known, CENSOR);
     return out;

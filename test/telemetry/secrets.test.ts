@@ -115,3 +115,17 @@ describe('redaction without the secret values configured', () => {
     expect(out.lines.join('\n')).not.toContain(BASIC);
   });
 });
+
+describe('secrets given as a function', () => {
+  it('scrubs a secret that a reload added after the logger was made', () => {
+    const out = collector();
+    let secrets: readonly string[] = [];
+    const logger = createLogger({ level: 'info', pretty: false, destination: out.stream, secrets: () => secrets });
+    logger.info(`before the reload: ${MARKER}`);
+    secrets = secretForms(MARKER, KEY_ID);
+    logger.info(`after the reload: ${MARKER}`);
+    expect(out.lines[0]).toContain(MARKER); // not known yet: nothing to scrub it by
+    expect(out.lines[1]).not.toContain(MARKER);
+    expect(out.lines[1]).toContain('after the reload: [redacted]');
+  });
+});
