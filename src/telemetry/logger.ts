@@ -78,6 +78,8 @@ export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
     {
       level: options.level ?? 'info',
       base: { pid: process.pid },
+      // An ISO instant reads in any log tool without conversion.
+      timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: [...REDACT_PATHS], censor: CENSOR },
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
       hooks: { streamWrite: scrub },
