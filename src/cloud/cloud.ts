@@ -1,0 +1,88 @@
+// startCloud: fixtures -> store -> fastify server on host:port, with run-time controls.
+import { FaultConfig as FaultConfigSchema, durationMs, Quirks as QuirksSchema, type FaultConfig, type Fixtures } from './fixtures-schema.js';
+import { loadFixtures, parseFixtures } from './fixtures.js';
+import { KeyRing } from './auth.js';
+import { parseBody } from './errors.js';
+import { DEFAULT_RATE_LIMIT, FixedWindowLimiter, type RateLimit } from './rate-limit.js';
+import { buildServer } from './server.js';
+import { StatsCounter, type CloudStats } from './stats.js';
+import { CloudStore } from './store.js';
+
+export interface CloudOptions {
+  /** Path to a fixtures YAML file, or fixtures already in memory (validated either way). */
+  fixtures: string | Fixtures;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (an ephemeral port). */
+  port?: number;
+  /** Default: the fixtures' setting, else 10 per 10_000 ms. */
+  rateLimit?: RateLimit | false;
+  /** Enables /admin routes; else env PIPESCALER_CLOUD_ADMIN_TOKEN; else they answer 404. */
+  adminToken?: string;
+  /** Clock for timestamps and the rate-limit window. */
+  now?: () => number;
+  /** Source of randomness for fault injection. */
+  random?: () => number;
+}
+
+export interface EmbeddedCloud {
+  readonly url: string;
+  readonly store: CloudStore;
+  setFaults(faults: FaultConfig): void;
+  setRateLimit(limit: RateLimit | false): void;
+  stats(): CloudStats;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> {
+  const fixtures = typeof options.fixtures === 'string' ? loadFixtures(options.fixtures) : parseFixtures(options.fixtures);
+  const now = options.now ?? Date.now;
+  const store = CloudStore.fromFixtures(fixtures);
+  const fromFixtures: RateLimit | false | undefined = fixtures.rateLimit === undefined
+    ? undefined
+    : fixtures.rateLimit === false ? false : { requests: fixtures.rateLimit.requests, windowMs: durationMs(fixtures.rateLimit.per) };
+  const limiter = new FixedWindowLimiter(options.rateLimit ?? fromFixtures ?? DEFAULT_RATE_LIMIT, now);
+  const stats = new StatsCounter();
+  let faults: FaultConfig = fixtures.faults ?? {};
+  const setFaults = (f: FaultConfig) => {
+    faults = parseBody(FaultConfigSchema, f);
+  };
+  const adminToken = options.adminToken ?? process.env.PIPESCALER_CLOUD_ADMIN_TOKEN;
+  const app = buildServer({
+    store,
+    keys: new KeyRing(fixtures.apiKeys),
+    limiter,
+    stats,
+    quirks: QuirksSchema.parse(fixtures.quirks ?? {}),
+    now,
+    random: options.random ?? Math.random,
+    faults: () => faults,
+    admin: adminToken
+      ? {
+        token: adminToken,
+        faults: () => faults,
+        setFaults,
+        rateLimit: () => limiter.current,
+        setRateLimit: (l) => limiter.set(l),
+        stats: () => stats.snapshot(),
+        resetStats: () => stats.reset(),
+      }
+      : null,
+  });
+  await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
+  const addr = app.server.address();
+  if (addr === null || typeof addr === 'string') throw new Error('embedded cloud: no TCP address');
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    store,
+    setFaults,
+    setRateLimit: (l) => limiter.set(l),
+    stats: () => stats.snapshot(),
+    resetStats: () => stats.reset(),
+    close: async () => {
+      await app.close();
+    },
+  };
+}

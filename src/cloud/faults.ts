@@ -1,0 +1,42 @@
+// Fault injection: per operation, a chance of latency and of one failure (reset, 500, 503, 429).
+import type { Operation } from '../api/index.js';
+import type { FaultConfig, FaultRule } from './fixtures-schema.js';
+
+export type FaultKind = 'reset' | 'error500' | 'error503' | 'error429' | 'latency';
+export const FAULT_KINDS: readonly FaultKind[] = ['reset', 'error500', 'error503', 'error429', 'latency'];
+
+export interface FaultPlan {
+  readonly delayMs: number;
+  readonly failure: Exclude<FaultKind, 'latency'> | null;
+}
+
+const NONE: FaultPlan = { delayMs: 0, failure: null };
+const FAILURES = ['reset', 'error500', 'error503', 'error429'] as const;
+
+/**
+ * What to inject for one request. Draws from `random` in a fixed order so a test can script it:
+ * one draw for latency (and one for its length) when the rule has latency, then one draw that
+ * picks at most one failure, the probabilities stacked in the order reset, 500, 503, 429.
+ */
+export function planFaults(faults: FaultConfig, op: Operation, random: () => number): FaultPlan {
+  const rule: FaultRule | undefined = faults[op] ?? faults.default;
+  if (!rule) return NONE;
+  let delayMs = 0;
+  if (rule.latency && random() < rule.latency.probability) {
+    const { minMs, maxMs } = rule.latency;
+    delayMs = minMs + random() * (maxMs - minMs);
+  }
+  let failure: FaultPlan['failure'] = null;
+  if (FAILURES.some((k) => (rule[k] ?? 0) > 0)) {
+    const r = random();
+    let edge = 0;
+    for (const k of FAILURES) {
+      edge += rule[k] ?? 0;
+      if (r < edge) {
+        failure = k;
+        break;
+      }
+    }
+  }
+  return delayMs === 0 && failure === null ? NONE : { delayMs, failure };
+}

@@ -1,0 +1,122 @@
+// The fixtures file of the embedded cloud, in the API's own field names, validated with the
+// schemas of src/api. Fields a reader does not care about (serviceId, timestamps, mappings...)
+// get defaults so a fixtures file stays short.
+import { z } from 'zod';
+import {
+  AlertInput, AlertState, DashboardInput, ObjectId, OPERATIONS, Pipe, ReversePrivateEndpoint, ScalingRequest,
+  Service, ServiceState, Source, Tag, Uuid,
+} from '../api/index.js';
+
+const FIXTURE_EPOCH = '2026-01-01T00:00:00.000Z';
+
+export const FixtureApiKey = z.strictObject({
+  keyId: z.string().min(1),
+  keySecret: z.string().min(1),
+  organizationId: Uuid,
+});
+
+// Strict at the level a person writes, so a misspelt member is an error, not silently served.
+export const FixturePipe = z.strictObject({
+  ...Pipe.shape,
+  serviceId: Uuid.optional(),
+  state: Pipe.shape.state.default('Running'),
+  // Stored scaling is the request shape (numbers within the ranges of section 8); the quirks
+  // decide how it is answered.
+  scaling: ScalingRequest.default({}),
+  destination: Pipe.shape.destination.optional(),
+  fieldMappings: Pipe.shape.fieldMappings.default([]),
+  createdAt: z.string().default(FIXTURE_EPOCH),
+  updatedAt: z.string().default(FIXTURE_EPOCH),
+});
+
+export const FixtureReversePrivateEndpoint = z.strictObject({
+  ...ReversePrivateEndpoint.shape,
+  serviceId: Uuid.optional(),
+  description: ReversePrivateEndpoint.shape.description.default(''),
+  dnsNames: z.array(z.string()).default([]),
+  privateDnsNames: z.array(z.string()).default([]),
+});
+
+const stamps = { createdAt: z.string().default(FIXTURE_EPOCH), updatedAt: z.string().default(FIXTURE_EPOCH) };
+
+export const FixtureDashboard = DashboardInput.safeExtend({ id: ObjectId, ...stamps });
+export const FixtureAlert = AlertInput.safeExtend({ id: ObjectId, state: AlertState.default('OK'), ...stamps });
+
+export const FixtureStack = z.strictObject({
+  dashboards: z.array(FixtureDashboard).default([]),
+  alerts: z.array(FixtureAlert).default([]),
+  sources: z.array(Source).default([]),
+});
+
+export const FixtureService = z.strictObject({
+  ...Service.shape,
+  state: ServiceState.default('running'),
+  tags: z.array(Tag).default([]),
+  createdAt: z.iso.datetime({ offset: true }).default(FIXTURE_EPOCH),
+  pipes: z.array(FixturePipe).default([]),
+  reversePrivateEndpoints: z.array(FixtureReversePrivateEndpoint).default([]),
+  stack: FixtureStack.default({ dashboards: [], alerts: [], sources: [] }),
+});
+
+export const FixtureOrganization = z.strictObject({
+  id: Uuid,
+  name: z.string().optional(),
+  services: z.array(FixtureService).default([]),
+});
+
+/** `{requests: 10, per: 10s}`; `per` is a duration (`500ms`, `10s`, `1m`) or milliseconds. */
+export const FixtureRateLimit = z.union([
+  z.literal(false),
+  z.strictObject({
+    requests: z.number().int().min(1),
+    per: z.union([z.number().int().min(1), z.string().regex(/^\d+(\.\d+)?(ms|s|m)$/, 'must be a duration like 500ms, 10s or 1m')]),
+  }),
+]);
+
+const probability = z.number().min(0).max(1);
+export const FaultRule = z.strictObject({
+  error500: probability.optional(),
+  error503: probability.optional(),
+  error429: probability.optional(),
+  /** Destroy the socket without an answer. */
+  reset: probability.optional(),
+  latency: z.strictObject({
+    probability,
+    minMs: z.number().min(0),
+    maxMs: z.number().min(0),
+  }).refine((l) => l.maxMs >= l.minMs, { error: 'maxMs must be >= minMs', path: ['maxMs'] }).optional(),
+});
+export type FaultRule = z.infer<typeof FaultRule>;
+
+/** Per operation name (a key of ENDPOINTS) or `default`; an operation's rule replaces the default. */
+export const FaultConfig = z.partialRecord(z.enum(['default', ...OPERATIONS]), FaultRule);
+export type FaultConfig = z.infer<typeof FaultConfig>;
+
+export const Quirks = z.strictObject({
+  /** Answer replicaCpuMillicores/replicaMemoryGb as "500m"/"2Gi". */
+  quantityStrings: z.boolean().default(false),
+  /** For this many ms after a change, answer 0 (cpu) and null (memory). */
+  transientZeroMs: z.number().int().min(0).default(0),
+});
+export type Quirks = z.output<typeof Quirks>;
+
+export const FixturesSchema = z.strictObject({
+  apiKeys: z.array(FixtureApiKey).min(1),
+  organizations: z.array(FixtureOrganization).default([]),
+  rateLimit: FixtureRateLimit.optional(),
+  faults: FaultConfig.optional(),
+  quirks: Quirks.optional(),
+});
+
+/** The fixtures as a person writes them (defaults may be left out). */
+export type Fixtures = z.input<typeof FixturesSchema>;
+/** The fixtures after validation, every default filled. */
+export type ParsedFixtures = z.output<typeof FixturesSchema>;
+
+export function durationMs(per: number | string): number {
+  if (typeof per === 'number') return per;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(per);
+  if (!m) throw new Error(`bad duration ${per}`);
+  const n = Number(m[1]);
+  return m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
+}

@@ -1,0 +1,48 @@
+// Run-time control of the cloud, outside /v1: faults, rate limit, stats. Needs the admin token.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { isAdmin } from '../auth.js';
+import { CloudHttpError, parseBody } from '../errors.js';
+import { FaultConfig } from '../fixtures-schema.js';
+import { readBody } from '../body.js';
+import type { RateLimit } from '../rate-limit.js';
+import type { CloudStats } from '../stats.js';
+
+export interface AdminControls {
+  readonly token: string;
+  faults(): FaultConfig;
+  setFaults(f: FaultConfig): void;
+  rateLimit(): RateLimit | false;
+  setRateLimit(l: RateLimit | false): void;
+  stats(): CloudStats;
+  resetStats(): void;
+}
+
+const RateLimitBody = z.union([
+  z.literal(false),
+  z.strictObject({ requests: z.number().int().min(1), windowMs: z.number().int().min(1) }),
+]);
+
+export function adminRoutes(controls: AdminControls) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.addHook('onRequest', async (req) => {
+      if (!isAdmin(req.headers.authorization, controls.token)) throw new CloudHttpError(401, 'Admin routes need Authorization: Bearer <admin token>');
+    });
+    const ok = (requestId: string, result: unknown) => ({ status: 200, requestId, result });
+    app.get('/admin/faults', async (req) => ok(req.id, controls.faults()));
+    app.put('/admin/faults', async (req) => {
+      controls.setFaults(parseBody(FaultConfig, readBody(req)));
+      return ok(req.id, controls.faults());
+    });
+    app.get('/admin/rate-limit', async (req) => ok(req.id, controls.rateLimit()));
+    app.put('/admin/rate-limit', async (req) => {
+      controls.setRateLimit(parseBody(RateLimitBody, readBody(req)));
+      return ok(req.id, controls.rateLimit());
+    });
+    app.get('/admin/stats', async (req) => ok(req.id, controls.stats()));
+    app.delete('/admin/stats', async (req) => {
+      controls.resetStats();
+      return { status: 200, requestId: req.id };
+    });
+  };
+}

@@ -1,0 +1,65 @@
+// PATCH .../pipes/{pipeId}/scaling: the one write of the data-pipe part, and (with an empty body)
+// the way a client reads a pipe.
+import { ENDPOINTS, KIND_FIELDS, pipeKind, SCALING_FIELDS, type ScalingField } from '../../api/index.js';
+import { badRequest, CloudHttpError, parseBody } from '../errors.js';
+import type { StoredPipe } from '../store.js';
+import { findIn, findService, isoNow, type RouteContext } from './context.js';
+
+const NOT_RUNNING = new Set(['idle', 'stopped']);
+
+export function scalePipe(ctx: RouteContext): unknown {
+  const svc = findService(ctx);
+  const pipe = findIn(svc.pipes, ctx.params.pipeId!, 'pipe');
+  const raw = ctx.body();
+  const req = parseBody(ENDPOINTS.scalePipe.body, raw === undefined ? {} : raw);
+  const changes = SCALING_FIELDS.filter((f) => req[f] !== undefined && req[f] !== null);
+  if (changes.length === 0) return served(pipe, ctx);
+
+  const kind = pipeKind(pipe.source);
+  if (kind === 'database' || kind === null) {
+    throw badRequest('Database pipes are scaled service-wide, not per pipe');
+  }
+  const misfit = changes.filter((f) => !KIND_FIELDS[kind].includes(f));
+  if (misfit.length > 0) {
+    const label = kind === 'stream' ? 'a stream' : 'an object-storage';
+    throw badRequest(`${misfit.join(', ')} ${misfit.length > 1 ? 'do' : 'does'} not apply to ${label} pipe (use ${KIND_FIELDS[kind].join(', ')})`);
+  }
+  if (NOT_RUNNING.has(svc.service.state)) {
+    throw new CloudHttpError(424, `Service is not running. Current state: ${svc.service.state}`);
+  }
+  if (pipe.state === 'Completed') throw badRequest('Pipe is Completed and cannot be modified');
+
+  let changed = false;
+  for (const f of changes) {
+    if (pipe.scaling[f] !== req[f]) {
+      pipe.scaling[f] = req[f]!;
+      changed = true;
+    }
+  }
+  if (changed) {
+    pipe.updatedAt = isoNow(ctx);
+    ctx.store.scalingChangedAt.set(pipe.id.toLowerCase(), ctx.now());
+  }
+  return served(pipe, ctx);
+}
+
+// The pipe as the live API answers it, quirks included when the fixtures ask for them.
+function served(pipe: StoredPipe, ctx: RouteContext): unknown {
+  const { quantityStrings, transientZeroMs } = ctx.quirks;
+  if (!quantityStrings && transientZeroMs === 0) return pipe;
+  const scaling: Record<ScalingField, number | string | null> = { ...pipe.scaling };
+  const changedAt = ctx.store.scalingChangedAt.get(pipe.id.toLowerCase());
+  if (transientZeroMs > 0 && changedAt !== undefined && ctx.now() - changedAt < transientZeroMs) {
+    if (scaling.replicaCpuMillicores !== null) scaling.replicaCpuMillicores = 0;
+    if (scaling.replicaMemoryGb !== null) scaling.replicaMemoryGb = null;
+  } else if (quantityStrings) {
+    asQuantities(scaling);
+  }
+  return { ...pipe, scaling };
+}
+
+function asQuantities(s: Record<ScalingField, number | string | null>): void {
+  if (typeof s.replicaCpuMillicores === 'number') s.replicaCpuMillicores = `${s.replicaCpuMillicores}m`;
+  const gb = s.replicaMemoryGb;
+  if (typeof gb === 'number') s.replicaMemoryGb = Number.isInteger(gb) ? `${gb}Gi` : `${Math.round(gb * 1024)}Mi`;
+}

@@ -1,0 +1,26 @@
+// The organization part (services list with tag filters) and the networking part.
+import { matchesTagFilters, parseTagFilter, type TagFilter } from '../../api/index.js';
+import { badRequest } from '../errors.js';
+import { findIn, findOrganization, findService, type RouteContext } from './context.js';
+
+export function listServices(ctx: RouteContext): unknown {
+  const org = findOrganization(ctx);
+  const raw = ctx.query.filter;
+  const entries = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const filters: TagFilter[] = [];
+  for (const entry of entries) {
+    const f = parseTagFilter(entry);
+    if (typeof f === 'string') throw badRequest(f);
+    filters.push(f);
+  }
+  const out = [];
+  for (const svc of org.services.values()) {
+    if (filters.length === 0 || matchesTagFilters(svc.service.tags, filters)) out.push(svc.service);
+  }
+  return out;
+}
+
+export function getReversePrivateEndpoint(ctx: RouteContext): unknown {
+  const svc = findService(ctx);
+  return findIn(svc.reversePrivateEndpoints, ctx.params.reversePrivateEndpointId!, 'reverse private endpoint');
+}

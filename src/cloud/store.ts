@@ -1,0 +1,119 @@
+// The in-memory state of the embedded cloud: Maps by id, so a lookup costs the same with ten
+// pipes or ten thousand. Records are the JSON the API answers; tests may read and alter them.
+import type { z } from 'zod';
+import type {
+  FieldMapping, PipeDestination, PipeSettings, PipeSource, PipeState, ReversePrivateEndpoint, ScalingField, Service, Source,
+} from '../api/index.js';
+import type { FixtureAlert, FixtureDashboard, ParsedFixtures } from './fixtures-schema.js';
+
+export type StoredScaling = Record<ScalingField, number | null>;
+export interface StoredPipe {
+  id: string;
+  serviceId: string;
+  name: string;
+  state: PipeState;
+  scaling: StoredScaling;
+  source: PipeSource;
+  destination: z.output<typeof PipeDestination>;
+  fieldMappings: z.output<typeof FieldMapping>[];
+  settings?: z.output<typeof PipeSettings> | null | undefined;
+  createdAt: string;
+  updatedAt: string;
+  /** Members the fixtures add beyond api.md are answered as given. */
+  [extra: string]: unknown;
+}
+export type StoredDashboard = z.output<typeof FixtureDashboard> & { tags: string[]; tiles: { id: string }[] };
+export type StoredAlert = z.output<typeof FixtureAlert>;
+
+export interface StoredService {
+  readonly organizationId: string;
+  /** The service as the services list answers it (with state and tags). */
+  readonly service: Service & { state: NonNullable<Service['state']>; tags: NonNullable<Service['tags']> };
+  readonly pipes: Map<string, StoredPipe>;
+  readonly reversePrivateEndpoints: Map<string, ReversePrivateEndpoint>;
+  readonly dashboards: Map<string, StoredDashboard>;
+  readonly alerts: Map<string, StoredAlert>;
+  readonly sources: Map<string, Source>;
+}
+
+export interface StoredOrganization {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly services: Map<string, StoredService>;
+}
+
+export interface StoredKey {
+  readonly keyId: string;
+  readonly organizationId: string;
+}
+
+const EMPTY_SCALING: StoredScaling = { replicas: null, concurrency: null, replicaCpuMillicores: null, replicaMemoryGb: null };
+
+export class CloudStore {
+  readonly organizations = new Map<string, StoredOrganization>();
+  readonly services = new Map<string, StoredService>();
+  /** Every pipe by id, across services. */
+  readonly pipes = new Map<string, StoredPipe>();
+  /** When each pipe's scaling last changed (epoch ms), for the transient-zero quirk. */
+  readonly scalingChangedAt = new Map<string, number>();
+
+  static fromFixtures(f: ParsedFixtures): CloudStore {
+    const store = new CloudStore();
+    for (const org of f.organizations) {
+      const services = new Map<string, StoredService>();
+      store.organizations.set(org.id.toLowerCase(), { id: org.id, name: org.name, services });
+      for (const svc of org.services) {
+        const { pipes, reversePrivateEndpoints, stack, ...service } = svc;
+        const rec: StoredService = {
+          organizationId: org.id,
+          service,
+          pipes: new Map(),
+          reversePrivateEndpoints: new Map(reversePrivateEndpoints.map((e) => [e.id.toLowerCase(), { ...e, serviceId: svc.id }])),
+          dashboards: new Map(stack.dashboards.map((d) => [d.id.toLowerCase(), withTileIds({ ...d, tags: d.tags ?? [] })])),
+          alerts: new Map(stack.alerts.map((a) => [a.id.toLowerCase(), a])),
+          sources: new Map(stack.sources.map((s) => [s.id.toLowerCase(), s])),
+        };
+        for (const p of pipes) {
+          const pipe: StoredPipe = {
+            ...p,
+            serviceId: svc.id,
+            scaling: { ...EMPTY_SCALING, ...stripNulls(p.scaling) },
+            destination: p.destination ?? { database: 'default', table: p.name.replace(/[^a-zA-Z0-9_]/g, '_') },
+          };
+          rec.pipes.set(p.id.toLowerCase(), pipe);
+          store.pipes.set(p.id.toLowerCase(), pipe);
+        }
+        services.set(svc.id.toLowerCase(), rec);
+        store.services.set(svc.id.toLowerCase(), rec);
+      }
+    }
+    return store;
+  }
+
+  /** A pipe by id, for tests that read or alter it (e.g. `store.pipe(id)!.state = 'Completed'`). */
+  pipe(id: string): StoredPipe | undefined {
+    return this.pipes.get(id.toLowerCase());
+  }
+
+  service(id: string): StoredService | undefined {
+    return this.services.get(id.toLowerCase());
+  }
+}
+
+function stripNulls(s: Partial<Record<ScalingField, number | null | undefined>>): Partial<StoredScaling> {
+  return Object.fromEntries(Object.entries(s).filter(([, v]) => v !== null && v !== undefined));
+}
+
+/** Tiles without an id get one, as the platform assigns them. */
+export function withTileIds<D extends { tiles: { id?: string | undefined }[] }>(d: D): D & { tiles: { id: string }[] } {
+  return { ...d, tiles: d.tiles.map((t) => ({ ...t, id: t.id ?? newObjectId() })) } as D & { tiles: { id: string }[] };
+}
+
+let counter = Math.floor(Math.random() * 0xffffff);
+/** A 24-hex object id: 4 bytes of seconds, 5 random, 3 of a counter (the familiar shape). */
+export function newObjectId(nowMs = Date.now()): string {
+  counter = (counter + 1) & 0xffffff;
+  const rand = Math.floor(Math.random() * 0xffffffffff);
+  return Math.floor(nowMs / 1000).toString(16).padStart(8, '0').slice(-8)
+    + rand.toString(16).padStart(10, '0') + counter.toString(16).padStart(6, '0');
+}
