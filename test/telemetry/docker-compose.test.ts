@@ -67,7 +67,10 @@ describe('docker-compose.yml', () => {
   it('builds the daemon and the cloud from the Dockerfile and starts the daemon once redis is healthy', () => {
     for (const name of ['pipescaler', 'cloud']) expect(services[name]!.build, name).toMatchObject({ context: '.', dockerfile: 'Dockerfile' });
     expect(services.pipescaler!.depends_on).toMatchObject({ redis: { condition: 'service_healthy' }, cloud: { condition: 'service_healthy' } });
-    expect(services.cloud!.command).toEqual(['cloud', '--host', '0.0.0.0', '--port', '8123']);
+    expect(services.cloud!.command!.slice(0, 5)).toEqual(['cloud', '--host', '0.0.0.0', '--port', '8123']);
+    const fixtures = services.cloud!.command![services.cloud!.command!.indexOf('--fixtures') + 1]!;
+    expect(repoPath(services.cloud!, fixtures)).toBe('config/cloud.yaml');
+    expect(existsSync('config/cloud.yaml')).toBe(true);
     const env = services.pipescaler!.environment!;
     expect(env.PIPESCALER_REDIS_URL).toBe('redis://redis:6379');
     expect(env.PIPESCALER_BASE_URL).toBe('http://cloud:8123');
