@@ -1,7 +1,7 @@
 // /readyz follows Redis: 503 naming the redis check while a (separate, test-owned) redis-server is
 // down, 200 again once ioredis has reconnected. /healthz stays 200 and /metrics keeps answering,
 // with pipescaler_ready 0, even though the BullMQ export cannot reach Redis.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -50,6 +50,9 @@ describe('/readyz follows Redis', () => {
   const emitter = new DaemonEmitter();
 
   beforeAll(async () => {
+    if (spawnSync('redis-server', ['--version']).status !== 0) {
+      throw new Error('redis-server is not installed: this test starts its own on port 6391 (apt-get install redis-server)');
+    }
     redisServer = startRedisServer();
     redis = new Redis({ host: '127.0.0.1', port: PORT, maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: () => 100 });
     redis.on('error', () => {}); // connection errors are the point of this test; 'close' carries them
