@@ -1,30 +1,16 @@
-// API client events -> metrics (and debug/warn log lines). Structural types, so any emitter with
-// the client's event shapes fits (src/api/client-events.ts: ApiClientEmitter).
-import type { ApiErrorCode } from '../api/index.js';
+// API client events -> metrics (and debug/warn log lines). The client emits on `client.events`
+// (src/api/client-events.ts); anything with that `on`/`off` shape fits, one client per API key.
+import type { ApiClientEvents } from '../api/index.js';
 import { codeLabel, operationLabel, statusLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
 import type { TelemetryLogger } from './logger.js';
 
-export interface ClientEventShapes {
-  request: {
-    operation: string;
-    method: string;
-    status: number | null;
-    code?: ApiErrorCode;
-    durationMs: number;
-    attempt: number;
-    requestId?: string;
-  };
-  retry: { operation: string; code: ApiErrorCode; attempt: number; delayMs: number };
-  rateLimited: { operation: string; resetSeconds: number };
-}
-
 export interface ClientEventSource {
-  on<K extends keyof ClientEventShapes>(event: K, listener: (payload: ClientEventShapes[K]) => void): unknown;
-  off<K extends keyof ClientEventShapes>(event: K, listener: (payload: ClientEventShapes[K]) => void): unknown;
+  on<K extends keyof ApiClientEvents>(event: K, listener: (payload: ApiClientEvents[K]) => void): unknown;
+  off<K extends keyof ApiClientEvents>(event: K, listener: (payload: ApiClientEvents[K]) => void): unknown;
 }
 
-type Listeners = { [K in keyof ClientEventShapes]: (payload: ClientEventShapes[K]) => void };
+type Listeners = { [K in keyof ApiClientEvents]: (payload: ApiClientEvents[K]) => void };
 
 function subscribe(events: ClientEventSource, listeners: Listeners): () => void {
   events.on('request', listeners.request);

@@ -2,7 +2,7 @@
 // by the daemon's and the API client's events.
 export { createMetrics, API_DURATION_BUCKETS, type Metrics, type MetricsOptions } from './metrics.js';
 export { bindDaemonEvents, type BindDaemonOptions } from './bind-daemon-events.js';
-export { bindClientEvents, bindClientLog, type ClientEventShapes, type ClientEventSource } from './bind-client-events.js';
+export { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 export { bindAuditLog } from './audit-log.js';
 export { createLogger, createScrubber, secretForms, CENSOR, REDACT_PATHS, type LoggerOptions, type TelemetryLogger } from './logger.js';
 export { createReadiness, failedChecks, READINESS_CHECKS, type Readiness, type ReadinessOptions, type ReadinessReport } from './readiness.js';
