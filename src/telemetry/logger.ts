@@ -39,6 +39,28 @@ export function secretForms(secret: string, keyId?: string): string[] {
   return [...new Set(forms)].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
+/** The parts of the loaded config that hold secrets (src/policy/types.ts Config fits). */
+export interface SecretBearingConfig {
+  readonly api: { readonly keys: Readonly<Record<string, { readonly keyId: string; readonly keySecret: string }>> };
+  readonly redis: { readonly url: string };
+}
+
+const configSecretsCache = new WeakMap<SecretBearingConfig, readonly string[]>();
+
+/** Every secret of a config in every spelling, the same array for the same config object, so
+ *  `secrets: () => configSecrets(daemon.config())` rebuilds the scrubber only after a reload. */
+export function configSecrets(config: SecretBearingConfig): readonly string[] {
+  let secrets = configSecretsCache.get(config);
+  if (secrets === undefined) {
+    const list = Object.values(config.api.keys).flatMap((k) => secretForms(k.keySecret, k.keyId));
+    const password = URL.canParse(config.redis.url) ? new URL(config.redis.url).password : '';
+    if (password !== '') list.push(...secretForms(decodeURIComponent(password)), password);
+    secrets = [...new Set(list)];
+    configSecretsCache.set(config, secrets);
+  }
+  return secrets;
+}
+
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** URL userinfo (redis://user:password@host) and Basic/Bearer credentials in free text. */

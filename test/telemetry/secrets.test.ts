@@ -5,9 +5,10 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
+import type { Config } from '../../src/policy/types.js';
 import {
-  Registry, bindAuditLog, bindClientEvents, bindClientLog, bindDaemonEvents, createLogger, createMetrics,
-  secretForms, startTelemetry, type TelemetryServer,
+  Registry, bindAuditLog, bindClientEvents, bindClientLog, bindDaemonEvents, configSecrets, createLogger, createMetrics,
+  secretForms, startTelemetry, type SecretBearingConfig, type TelemetryServer,
 } from '../../src/telemetry/index.js';
 import { scrape } from './exposition-parse.js';
 import { emitClientRun, emitDaemonRun } from './run-events.js';
@@ -127,5 +128,24 @@ describe('secrets given as a function', () => {
     expect(out.lines[0]).toContain(MARKER); // not known yet: nothing to scrub it by
     expect(out.lines[1]).not.toContain(MARKER);
     expect(out.lines[1]).toContain('after the reload: [redacted]');
+  });
+});
+
+/** The loaded Config is what the daemon passes: it must fit (a compile-time check). */
+export const configFits = (config: Config): SecretBearingConfig => config;
+
+describe('configSecrets', () => {
+  it('lists every key secret (also as HTTP Basic) and the Redis password, once per config object', () => {
+    const config = {
+      api: { keys: { default: { keyId: KEY_ID, keySecret: MARKER }, other: { keyId: 'other-key', keySecret: 'other-s3cret' } } },
+      redis: { url: `redis://:${encodeURIComponent('r3dis pw')}@redis:6379` },
+    };
+    const secrets = configSecrets(config);
+    expect(secrets).toEqual(expect.arrayContaining([MARKER, BASIC, encodeURIComponent(MARKER), 'other-s3cret', 'r3dis pw', 'r3dis%20pw']));
+    expect(configSecrets(config)).toBe(secrets); // same array: the scrubber is not rebuilt per line
+    const out = collector();
+    const logger = createLogger({ level: 'info', pretty: false, destination: out.stream, secrets: () => configSecrets(config) });
+    logger.info({ url: 'redis://redis:6379', note: 'password r3dis pw, other key other-s3cret' }, 'line');
+    expect(out.lines[0]).not.toMatch(/r3dis pw|other-s3cret/);
   });
 });
