@@ -11,4 +11,5 @@ export {
 export { createReadiness, failedChecks, READINESS_CHECKS, type Readiness, type ReadinessOptions, type ReadinessReport } from './readiness.js';
 export { startTelemetry, parseListen, DEFAULT_LISTEN, type TelemetryServer, type TelemetryServerOptions } from './http-server.js';
 export { mergeExpositions, queueMetrics, type PrometheusExporter } from './exposition.js';
+export { startDaemonTelemetry, type DaemonTelemetry, type DaemonTelemetryOptions, type TelemetryConfigView } from './daemon-telemetry.js';
 export { Registry } from 'prom-client';
