@@ -76,12 +76,18 @@ function secretPattern(secrets: readonly string[]): RegExp | null {
 export function createScrubber(secrets: readonly string[] | (() => readonly string[]) = []): (line: string) => string {
   const current = typeof secrets === 'function' ? secrets : () => secrets;
   let last: readonly string[] | undefined;
+  let lastKey = '';
   let known: RegExp | null = null;
   return (line) => {
     const list = current();
     if (list !== last) {
+      // A getter may build a fresh array per line: rebuild the pattern only when the values change.
       last = list;
-      known = secretPattern(list);
+      const key = list.join('\u0000');
+      if (key !== lastKey || known === null) {
+        lastKey = key;
+        known = secretPattern(list);
+      }
     }
     let out = line.replace(URL_USERINFO, `$1${CENSOR}@`).replace(AUTH_SCHEME, `$1 ${CENSOR}`);
     if (known !== null) out = out.replace(known, CENSOR);
