@@ -98,11 +98,19 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
           registers,
         });
 
+  // One export at a time: while Redis is away its commands wait in ioredis' offline queue, and a
+  // scrape every few seconds must not pile more of them up behind the first.
+  let inflight: Promise<string> | undefined;
+  const exportExtra = (extraMetrics: () => Promise<string>): Promise<string> =>
+    (inflight ??= extraMetrics().finally(() => {
+      inflight = undefined;
+    }));
+
   const metrics = async (res: ServerResponse): Promise<void> => {
     let extra = '';
     if (options.extraMetrics !== undefined) {
       try {
-        extra = mergeExpositions([await withTimeout(options.extraMetrics(), extraTimeoutMs)]);
+        extra = mergeExpositions([await withTimeout(exportExtra(options.extraMetrics), extraTimeoutMs)]);
         extraUp?.set(1);
       } catch {
         extraUp?.set(0);

@@ -83,6 +83,16 @@ describe('startTelemetry', () => {
     expect(text).toContain('pipescaler_build_info');
   });
 
+  it('asks a hanging exporter once, not once per scrape', async () => {
+    let calls = 0;
+    const { server } = await start(() => ({ redis: true, config: true, api: true }), () => {
+      calls++;
+      return new Promise<string>(() => {});
+    });
+    for (let i = 0; i < 3; i++) expect(await (await fetch(`${server.url}/metrics`)).text()).toContain('pipescaler_extra_metrics_up 0');
+    expect(calls).toBe(1);
+  });
+
   it('removes its own gauges on close, so the registry can serve again', async () => {
     const { server: first, registry } = await start(() => ({ redis: true, config: true, api: true }));
     await first.close();
