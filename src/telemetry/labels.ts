@@ -1,16 +1,7 @@
 // Label values are kept to closed or config-derived sets: a label never carries an id, a URL or
 // free text, so a careless event payload can neither blow up cardinality nor leak a secret.
 import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS, type ApiErrorCode } from '../api/index.js';
-import type { ReasonCode } from '../policy/types.js';
-
-/** Every ReasonCode; the type below fails to compile when src/policy/types.ts gains one. */
-const REASON_CODES = [
-  'window', 'baseline', 'pipe_bound', 'platform_range', 'cooldown', 'max_step', 'stabilization',
-  'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged',
-] as const satisfies readonly ReasonCode[];
-type MissingReason = Exclude<ReasonCode, (typeof REASON_CODES)[number]>;
-const exhaustive: MissingReason extends never ? true : never = true;
-void exhaustive;
+import { REASON_CODES } from '../policy/types.js';
 
 /** Reasons the daemon gives that are not policy reasons (outcomes of the apply path). */
 const DAEMON_REASONS = ['skip', 'dry_run', 'applied', 'parked', 'rate_limited', 'drift', 'reconcile', 'contact', 'superseded', 'stale'];
