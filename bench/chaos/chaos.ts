@@ -1,0 +1,193 @@
+// runChaos(): one chaos run with real parts only. The embedded cloud runs here (faults on from the
+// first request), behind a recording pass-through; a dedicated redis-server and two daemon
+// replicas run as child processes. Mid-run one replica is SIGKILLed and restarted, later Redis is
+// restarted (empty). After the last boundary the run waits, bounded, until every pipe in the
+// cloud holds its final desired scaling, stops the replicas with SIGTERM and checks what happened.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { startObserver, type Observer } from './observer.js';
+import { freePort, RedisServer, Replicas, tail, type ReplicaRun } from './processes.js';
+import { buildScenario, chaosFixtures, type ChaosParams, type ScenarioPipe } from './scenario.js';
+import { countPatches, realRateLimited, type ChaosSummary } from './summary.js';
+
+export interface ChaosOptions {
+  /** The repository root (dist/cli/main.js is run from here). */
+  readonly cwd: string;
+  /** Progress lines; default none. */
+  readonly log?: (line: string) => void;
+  /** Redis port; default a free one. */
+  readonly redisPort?: number;
+}
+
+export interface ChaosResult {
+  readonly ok: boolean;
+  /** Each failed check, one readable line. */
+  readonly failures: readonly string[];
+  readonly summary: ChaosSummary;
+}
+
+/** How long the harness waits for a replica's graceful stop (the daemon's own grace is 15 s). */
+const STOP_WAIT_MS = 25_000;
+/** Every pipe must hold its final scaling this long before the run counts as converged. */
+const STABLE_MS = 3_000;
+const UNHANDLED = /unhandled ?(promise ?)?rejection|uncaught ?exception/i;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+/** A small seeded generator (mulberry32), so a run's fault dice can be replayed. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function atFinal(cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]): number {
+  let n = 0;
+  for (const p of pipes) {
+    const stored = cloud.store.pipe(p.pipeId);
+    if (stored && Object.entries(p.final).every(([f, v]) => stored.scaling[f as keyof typeof stored.scaling] === v)) n += 1;
+  }
+  return n;
+}
+
+export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise<ChaosResult> {
+  const log = opts.log ?? (() => {});
+  const started = Date.now();
+  const failures: string[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'pipescaler-chaos-'));
+  const redis = new RedisServer(opts.redisPort ?? (await freePort()), dir);
+  let cloud: EmbeddedCloud | null = null;
+  let observer: Observer | null = null;
+  let replicas: Replicas | null = null;
+  const crashes: ReplicaRun[] = [];
+  let convergedAfter: number | null = null;
+  let convergedPipes = 0;
+  let cleanExits = 0;
+  let stopped = 0;
+  let pipeCount = params.pipes;
+  try {
+    await redis.start();
+    log(`redis-server on ${redis.url}`);
+    const fixtures = chaosFixtures(params);
+    cloud = await startCloud({
+      fixtures,
+      rateLimit: { requests: params.rateLimit.requests, windowMs: params.rateLimit.windowMs },
+      random: seeded(params.seed),
+    });
+    cloud.setFaults({ default: params.faults });
+    observer = await startObserver(cloud.url);
+    const scenario = buildScenario(params, fixtures, { apiUrl: observer.url, redisUrl: redis.url, prefix: 'chaos' }, Date.now());
+    pipeCount = scenario.pipes.length;
+    const configPath = join(dir, 'pipescaler.yaml');
+    await writeFile(configPath, scenario.configYaml);
+    log(`cloud ${cloud.url} behind ${observer.url}; ${pipeCount} pipes, first boundary in ${scenario.boundaries[0]! - Date.now()} ms`);
+
+    const reps = new Replicas({ cwd: opts.cwd, configPath, env: scenario.env });
+    replicas = reps;
+    const watch = (run: ReplicaRun) => {
+      run.child.on('exit', () => {
+        if (!run.expected) {
+          crashes.push(run);
+          log(`replica ${run.label} crashed (${String(run.exit)}): ${tail(run)}`);
+        }
+      });
+      return run;
+    };
+    const a = watch(reps.spawn('a'));
+    const b = watch(reps.spawn('b'));
+    await Promise.all([reps.started(a), reps.started(b)]);
+    log('replicas a and b started');
+
+    const B = scenario.boundaries;
+    const last = B.at(-1)!;
+    const killAt = B[Math.floor(B.length * 0.35)]! + 500;
+    const redisAt = B[Math.floor(B.length * 0.65)]! + 700;
+    await sleep(killAt - Date.now());
+    await reps.kill(a);
+    log(`SIGKILL replica a (${atFinal(cloud, scenario.pipes)}/${pipeCount} at final so far)`);
+    await sleep(2_000);
+    const a2 = watch(reps.spawn('a#2'));
+    await reps.started(a2);
+    log('replica a restarted');
+    await sleep(redisAt - Date.now());
+    await redis.restart(1_000);
+    log('redis restarted (empty)');
+    await sleep(last - Date.now());
+    log(`last boundary passed; ${atFinal(cloud, scenario.pipes)}/${pipeCount} at final`);
+
+    const deadline = last + params.convergeTimeoutMs;
+    let since: number | null = null;
+    let lastReport = Date.now();
+    while (Date.now() < deadline) {
+      convergedPipes = atFinal(cloud, scenario.pipes);
+      if (convergedPipes === pipeCount) {
+        since ??= Date.now();
+        if (Date.now() - since >= STABLE_MS) break;
+      } else {
+        since = null;
+      }
+      if (Date.now() - lastReport > 5_000) {
+        log(`converging: ${convergedPipes}/${pipeCount}`);
+        lastReport = Date.now();
+      }
+      await sleep(250);
+    }
+    if (since !== null && convergedPipes === pipeCount) convergedAfter = since - last;
+    else failures.push(`only ${convergedPipes}/${pipeCount} pipes at their final scaling ${params.convergeTimeoutMs} ms after the last boundary`);
+    log(convergedAfter === null ? 'not converged' : `converged ${convergedAfter} ms after the last boundary`);
+
+    const live = reps.runs.filter((r) => r.exit === null);
+    stopped = live.length;
+    const codes = await Promise.all(live.map((r) => reps.stop(r, STOP_WAIT_MS)));
+    live.forEach((r, i) => {
+      if (codes[i] === 0) cleanExits += 1;
+      else failures.push(`replica ${r.label}: SIGTERM ended with ${codes[i] === null ? `no exit within ${STOP_WAIT_MS} ms` : `exit ${String(codes[i])}`}: ${tail(r)}`);
+    });
+    // Nothing may move a pipe away while the replicas shut down.
+    const after = atFinal(cloud, scenario.pipes);
+    if (convergedAfter !== null && after !== pipeCount) failures.push(`after the stop only ${after}/${pipeCount} pipes kept their final scaling`);
+    convergedPipes = Math.min(convergedPipes, after);
+  } catch (err) {
+    failures.push(`harness: ${(err as Error).message}`);
+  } finally {
+    await replicas?.killAll();
+    await observer?.close();
+    await cloud?.close();
+    await redis.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const runs = replicas?.runs ?? [];
+  const unhandled = runs.flatMap((r) => [...r.stderr, ...r.stdout].filter((l) => UNHANDLED.test(l)).map((l) => `${r.label}: ${l}`));
+  if (unhandled.length > 0) failures.push(`unhandled rejections/exceptions:\n  ${unhandled.slice(0, 5).join('\n  ')}`);
+  for (const c of crashes) failures.push(`replica ${c.label} exited on its own (${String(c.exit)}): ${tail(c)}`);
+  const violations = observer?.violations ?? [];
+  if (violations.length > 0) failures.push(`values outside the platform ranges:\n  ${violations.slice(0, 5).join('\n  ')}`);
+  const patches = countPatches(observer?.patches ?? []);
+  const refused = Object.entries(patches.failed).filter(([k]) => /^4\d\d$/.test(k) && k !== '429');
+  if (refused.length > 0) failures.push(`the cloud refused scaling changes: ${refused.map(([k, n]) => `${k} x${n}`).join(', ')}`);
+
+  const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, faults: {} };
+  const summary: ChaosSummary = {
+    params: { pipes: pipeCount, boundaries: params.boundaries, boundaryEveryMs: params.boundaryEveryMs, keys: params.keys, seed: params.seed },
+    faults: stats.faults,
+    realRateLimited: realRateLimited(stats),
+    patches,
+    outOfRange: violations.length,
+    kills: replicas?.kills ?? 0,
+    redisRestarts: redis.restarts,
+    replicaCrashes: crashes.length,
+    unhandled: unhandled.length,
+    cleanExits: { ok: cleanExits, of: stopped },
+    converged: { pipes: convergedPipes, of: pipeCount, afterLastBoundaryMs: convergedAfter },
+    totalMs: Date.now() - started,
+  };
+  return { ok: failures.length === 0, failures, summary };
+}

@@ -1,0 +1,189 @@
+// The child processes of a chaos run: a dedicated redis-server on its own port (never the shared
+// one on 6379) and the daemon replicas (`node dist/cli/main.js run <config>`). Every wait is
+// bounded; output is kept for the checks and for the error message when something fails.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; released just before use). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const addr = srv.address();
+  srv.close();
+  await once(srv, 'close');
+  if (addr === null || typeof addr === 'string') throw new Error('chaos: no free port');
+  return addr.port;
+}
+
+/** Resolves with the exit code (or the signal's name), or null when `ms` passes first. */
+async function exitWithin(child: ChildProcess, ms: number): Promise<number | string | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? child.signalCode;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => (code as number | null) ?? (signal as string));
+  try {
+    return await Promise.race([exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until `pattern` appears in the child's output, bounded; rejects early if it exits. */
+function waitForOutput(child: ChildProcess, pattern: RegExp, ms: number, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => done(new Error(`${what}: not ready within ${ms} ms; output: ${seen.slice(-500)}`)), ms);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) done();
+    };
+    const onExit = (code: number | null) => done(new Error(`${what}: exited (${code}) before it was ready; output: ${seen.slice(-500)}`));
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+export class RedisServer {
+  private child: ChildProcess | null = null;
+  restarts = 0;
+
+  constructor(readonly port: number, private readonly dir: string) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    // No snapshot, no AOF: a restart comes back empty, the harshest kind of Redis restart.
+    const child = spawn('redis-server', [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir,
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    child.on('error', () => {}); // reported through exit / the ready timeout
+    await waitForOutput(child, /Ready to accept connections/, 10_000, `redis-server on port ${this.port}`);
+  }
+
+  /** SIGTERM (a clean SHUTDOWN, nothing saved), then up again on the same port. */
+  async restart(downMs: number): Promise<void> {
+    await this.stop();
+    await new Promise((r) => setTimeout(r, downMs));
+    await this.start();
+    this.restarts += 1;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child) return;
+    child.kill('SIGTERM');
+    if ((await exitWithin(child, 5_000)) === null) {
+      child.kill('SIGKILL');
+      await exitWithin(child, 2_000);
+    }
+  }
+}
+
+export interface ReplicaRun {
+  /** e.g. "a", or "a#2" for its restart. */
+  readonly label: string;
+  readonly child: ChildProcess;
+  readonly stdout: string[];
+  readonly stderr: string[];
+  /** Exit code or signal once it exited. */
+  exit: number | string | null;
+  /** True when the harness killed or stopped it; an exit without this is a crash. */
+  expected: boolean;
+}
+
+/** The daemon replicas; each `spawn` is a process run, kept for the checks after the run. */
+export class Replicas {
+  readonly runs: ReplicaRun[] = [];
+  kills = 0;
+
+  constructor(private readonly opts: { cwd: string; configPath: string; env: Record<string, string> }) {}
+
+  spawn(label: string): ReplicaRun {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...this.opts.env };
+    // The parent's overrides would point the replicas elsewhere than the generated config.
+    delete env.PIPESCALER_REDIS_URL;
+    delete env.PIPESCALER_REDIS_PREFIX;
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'run', this.opts.configPath], {
+      cwd: this.opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const run: ReplicaRun = { label, child, stdout: [], stderr: [], exit: null, expected: false };
+    lines(child.stdout!, run.stdout);
+    lines(child.stderr!, run.stderr);
+    child.on('error', (err) => run.stderr.push(`spawn error: ${err.message}`));
+    child.on('exit', (code, signal) => {
+      run.exit = code ?? signal;
+    });
+    this.runs.push(run);
+    return run;
+  }
+
+  /** Waits (bounded) until the replica logged "daemon started". */
+  async started(run: ReplicaRun, ms = 15_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!run.stdout.some((l) => l.includes('daemon started'))) {
+      if (run.exit !== null) throw new Error(`replica ${run.label} exited (${run.exit}) at start: ${tail(run)}`);
+      if (Date.now() > deadline) throw new Error(`replica ${run.label} did not start within ${ms} ms: ${tail(run)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async kill(run: ReplicaRun): Promise<void> {
+    run.expected = true;
+    run.child.kill('SIGKILL');
+    await exitWithin(run.child, 5_000);
+    this.kills += 1;
+  }
+
+  /** SIGTERM and wait (bounded); the exit code, or null when it had to be killed. */
+  async stop(run: ReplicaRun, ms: number): Promise<number | string | null> {
+    run.expected = true;
+    if (run.exit !== null) return run.exit;
+    run.child.kill('SIGTERM');
+    const code = await exitWithin(run.child, ms);
+    if (code === null) {
+      run.child.kill('SIGKILL');
+      await exitWithin(run.child, 2_000);
+    }
+    return code;
+  }
+
+  /** Last resort in a finally: nothing of ours outlives the run. */
+  async killAll(): Promise<void> {
+    await Promise.all(this.runs.filter((r) => r.exit === null).map(async (r) => {
+      r.expected = true;
+      r.child.kill('SIGKILL');
+      await exitWithin(r.child, 2_000);
+    }));
+  }
+}
+
+function lines(stream: NodeJS.ReadableStream, into: string[]): void {
+  let rest = '';
+  stream.on('data', (chunk: Buffer) => {
+    const parts = (rest + chunk.toString()).split('\n');
+    rest = parts.pop()!;
+    into.push(...parts);
+  });
+  stream.on('end', () => {
+    if (rest) into.push(rest);
+  });
+}
+
+export function tail(run: ReplicaRun, n = 10): string {
+  return [...run.stderr, ...run.stdout].slice(-n).join('\n');
+}

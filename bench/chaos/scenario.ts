@@ -1,0 +1,185 @@
+// The chaos scenario as data: the cloud's fixtures, the daemon's config (one-off windows that
+// alternate targets every few seconds, so B schedule boundaries pass within a minute or two) and
+// each pipe's desired scaling after the last boundary, computed with decide() on the loaded config.
+import { stringify } from 'yaml';
+import { KIND_FIELDS, type PipeKind, type ScalingField, type ScalingValues } from '../../src/api/index.js';
+import { generateFixtures, type FaultRule, type Fixtures } from '../../src/cloud/index.js';
+import { decide, parseConfig } from '../../src/policy/index.js';
+import type { PipeView } from '../../src/policy/types.js';
+
+export interface ChaosParams {
+  /** Pipes in all; about a fifth are object-storage pipes, the rest Kafka stream pipes. */
+  readonly pipes: number;
+  /** Schedule boundaries: instants at which every pipe's target changes. At least 2. */
+  readonly boundaries: number;
+  /** Time between two boundaries. */
+  readonly boundaryEveryMs: number;
+  /** API keys (each is an apply lane of the daemon with its own limiter); pipes go round-robin. */
+  readonly keys: number;
+  /** The platform's limit per key during the run; the daemon's per-key rateLimit is set to match. */
+  readonly rateLimit: { readonly requests: number; readonly windowMs: number };
+  /** Injected on every operation of the cloud. */
+  readonly faults: FaultRule;
+  /** Live-API quirks of the cloud: quantity strings ("500m", "2Gi") and transient 0/null after a change. */
+  readonly quirks: { readonly quantityStrings: boolean; readonly transientZeroMs: number };
+  /** Time from the start until the first boundary (replicas boot and make first contact). */
+  readonly leadMs: number;
+  /** The daemon's reconcile interval (a read of each pipe). */
+  readonly reconcileMs: number;
+  /** Bound on the wait, after the last boundary, for every pipe to reach its final scaling. */
+  readonly convergeTimeoutMs: number;
+  /** Seed of the cloud's fault dice. */
+  readonly seed: number;
+}
+
+/** The issue's fault mix: 20% 500/503, 5% resets, 5% 429, 200 ms to 2 s of latency on every request. */
+export const ISSUE_FAULTS: FaultRule = {
+  reset: 0.05,
+  error500: 0.1,
+  error503: 0.1,
+  error429: 0.05,
+  latency: { probability: 1, minMs: 200, maxMs: 2_000 },
+};
+
+export const FULL_PARAMS: ChaosParams = {
+  pipes: 200,
+  boundaries: 20,
+  boundaryEveryMs: 8_000,
+  keys: 4,
+  rateLimit: { requests: 50, windowMs: 1_000 },
+  faults: ISSUE_FAULTS,
+  quirks: { quantityStrings: true, transientZeroMs: 500 },
+  leadMs: 8_000,
+  reconcileMs: 30_000,
+  convergeTimeoutMs: 120_000,
+  seed: 1,
+};
+
+export interface ScenarioPipe {
+  readonly name: string;
+  readonly pipeId: string;
+  readonly kind: Exclude<PipeKind, 'database'>;
+  /** What the pipe must have once the last boundary has passed (only its kind's fields). */
+  readonly final: ScalingValues;
+}
+
+export interface Scenario {
+  readonly fixtures: Fixtures;
+  /** The config file's text; secrets come from `env`. */
+  readonly configYaml: string;
+  /** Key ids and secrets the replicas read through `${...}` in the config. */
+  readonly env: Record<string, string>;
+  /** Epoch ms of each boundary, ascending. */
+  readonly boundaries: readonly number[];
+  readonly pipes: readonly ScenarioPipe[];
+}
+
+// The two window targets sit on the platform's edges, so any off-by-one in a clamp shows; the
+// baselines (the final targets) differ per policy variant and from both window targets.
+const HIGH = { replicas: 10, replicaCpuMillicores: 2_000, replicaMemoryGb: 8, concurrency: 34 };
+const LOW = { replicas: 1, replicaCpuMillicores: 125, replicaMemoryGb: 0.5, concurrency: 0 };
+const BASELINES = [
+  { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 1.5, concurrency: 3 },
+  { replicas: 3, replicaCpuMillicores: 750, replicaMemoryGb: 2, concurrency: 8 },
+  { replicas: 4, replicaCpuMillicores: 1_000, replicaMemoryGb: 3.5, concurrency: 16 },
+  { replicas: 5, replicaCpuMillicores: 1_500, replicaMemoryGb: 6, concurrency: 24 },
+];
+/** Every BOUNDED_EVERY-th pipe has bounds that clip both window targets and some baselines. */
+const BOUNDED_EVERY = 7;
+const PIPE_BOUNDS = { replicas: { min: 3, max: 6 }, concurrency: { max: 20 } };
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The cloud's fixtures: one organization, `keys` keys, about a fifth object-storage pipes. */
+export function chaosFixtures(p: ChaosParams): Fixtures {
+  if (p.pipes < 1 || p.keys < 1) throw new Error('chaos: pipes and keys must be at least 1');
+  const objectPipes = Math.floor(p.pipes / 5);
+  const fixtures = generateFixtures({
+    streamPipes: p.pipes - objectPipes,
+    objectStoragePipes: objectPipes,
+    keysPerOrganization: p.keys,
+    servicesPerOrganization: Math.max(1, Math.ceil(p.pipes / 50)),
+    rateLimit: { requests: p.rateLimit.requests, per: `${p.rateLimit.windowMs}ms` },
+  });
+  fixtures.quirks = { ...p.quirks };
+  return fixtures;
+}
+
+/** The config and timeline for these fixtures, the first boundary `leadMs` after `startAt`. */
+export function buildScenario(
+  p: ChaosParams, fixtures: Fixtures, targets: { apiUrl: string; redisUrl: string; prefix: string }, startAt: number,
+): Scenario {
+  if (p.boundaries < 2) throw new Error('chaos: boundaries must be at least 2');
+  const org = fixtures.organizations![0]!;
+  const services = org.services ?? [];
+
+  // Boundary k at first + k * every: baseline -> window 0 -> ... -> window B-2 -> baseline.
+  const first = Math.ceil((startAt + p.leadMs) / 1_000) * 1_000;
+  const boundaries = Array.from({ length: p.boundaries }, (_, k) => first + k * p.boundaryEveryMs);
+  const policies = Object.fromEntries(BASELINES.map((baseline, v) => [`chaos-${v}`, {
+    baseline,
+    windows: boundaries.slice(0, -1).map((from, i) => ({
+      name: `w${i}`,
+      from: iso(from),
+      to: iso(boundaries[i + 1]!),
+      set: (i + v) % 2 === 0 ? HIGH : LOW,
+    })),
+  }]));
+
+  const env: Record<string, string> = {};
+  const rateLimit = { requests: p.rateLimit.requests, per: `${p.rateLimit.windowMs}ms` };
+  const keyNames = fixtures.apiKeys.map((k, i) => {
+    const name = i === 0 ? 'default' : `k${i + 1}`;
+    const idVar = i === 0 ? 'PIPESCALER_KEY_ID' : `CHAOS_KEY_ID_${i + 1}`;
+    const secretVar = i === 0 ? 'PIPESCALER_KEY_SECRET' : `CHAOS_KEY_SECRET_${i + 1}`;
+    env[idVar] = k.keyId;
+    env[secretVar] = k.keySecret;
+    return { name, spec: { keyId: `\${${idVar}}`, keySecret: `\${${secretVar}}`, rateLimit } };
+  });
+
+  let n = 0;
+  const pipes = services.flatMap((svc) => (svc.pipes ?? []).map((pipe) => {
+    const i = n++;
+    return {
+      name: pipe.name,
+      organizationId: org.id,
+      serviceId: svc.id,
+      pipeId: pipe.id,
+      policy: `chaos-${i % BASELINES.length}`,
+      key: keyNames[i % keyNames.length]!.name,
+      ...(i % BOUNDED_EVERY === BOUNDED_EVERY - 1 ? { bounds: PIPE_BOUNDS } : {}),
+    };
+  }));
+
+  const [defaultKey, ...more] = keyNames;
+  const config = {
+    api: {
+      baseUrl: targets.apiUrl,
+      ...defaultKey!.spec,
+      timeout: '10s',
+      ...(more.length > 0 ? { keys: Object.fromEntries(more.map((k) => [k.name, k.spec])) } : {}),
+    },
+    redis: { url: targets.redisUrl, prefix: targets.prefix },
+    evaluate: { cron: '* * * * * *', reconcile: `${p.reconcileMs}ms`, concurrency: 20 },
+    telemetry: { listen: '127.0.0.1:0', logLevel: 'info' },
+    dryRun: false,
+    pipes,
+    policies,
+  };
+  const configYaml = stringify(config, { lineWidth: 0 });
+
+  // The final targets, from the config as the daemon loads it and decide() just after the last boundary.
+  const loaded = parseConfig(configYaml, { file: 'chaos.yaml', env });
+  const finalAt = boundaries.at(-1)! + 1;
+  const kinds = new Map(services.flatMap((s) => (s.pipes ?? []).map((pp) => [pp.id, pp.source.kafka ? 'stream' : 'objectStorage'] as const)));
+  const scenarioPipes = loaded.pipes.map((pc): ScenarioPipe => {
+    const kind = kinds.get(pc.pipeId)!;
+    const view: PipeView = {
+      kind, state: 'Running', applied: {}, bounds: pc.bounds, lastChange: {}, recommendations: [], endpoints: {},
+    };
+    const desired = decide(loaded.policies[pc.policy]!, finalAt, view).desired;
+    const final = Object.fromEntries(KIND_FIELDS[kind].map((f: ScalingField) => [f, desired[f]])) as ScalingValues;
+    return { name: pc.name, pipeId: pc.pipeId, kind, final };
+  });
+  return { fixtures, configYaml, env, boundaries, pipes: scenarioPipes };
+}

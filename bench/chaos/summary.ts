@@ -1,0 +1,118 @@
+// What a chaos run did and survived, counted from the cloud's stats and the observer's record,
+// and the table `npm run chaos` prints.
+import type { CloudStats, FaultKind } from '../../src/cloud/index.js';
+import type { SentPatch } from './observer.js';
+import type { ChaosParams } from './scenario.js';
+
+export interface PatchCounts {
+  /** Scaling PATCHes with at least one value (a change), each attempt counted. */
+  readonly sent: number;
+  /** Of those, answered 200. */
+  readonly applied: number;
+  /** Of those, a resend of an Idempotency-Key already sent (a retry of the same change). */
+  readonly retried: number;
+  /** Of those, by failure: 500, 503, 429, 'reset', other codes. */
+  readonly failed: Readonly<Record<string, number>>;
+  /** Empty PATCHes (first contact, reconcile reads). */
+  readonly reads: number;
+}
+
+export interface ChaosSummary {
+  readonly params: Pick<ChaosParams, 'pipes' | 'boundaries' | 'boundaryEveryMs' | 'keys' | 'seed'>;
+  /** Injected by the cloud on every operation (cloud.stats().faults). */
+  readonly faults: Readonly<Partial<Record<FaultKind, number>>>;
+  /** 429s from the cloud's real limiter (not injected). */
+  readonly realRateLimited: number;
+  readonly patches: PatchCounts;
+  readonly outOfRange: number;
+  readonly kills: number;
+  readonly redisRestarts: number;
+  readonly replicaCrashes: number;
+  readonly unhandled: number;
+  readonly cleanExits: { readonly ok: number; readonly of: number };
+  readonly converged: { readonly pipes: number; readonly of: number; readonly afterLastBoundaryMs: number | null };
+  readonly totalMs: number;
+}
+
+export function countPatches(patches: readonly SentPatch[]): PatchCounts {
+  const seen = new Set<string>();
+  let sent = 0;
+  let applied = 0;
+  let retried = 0;
+  let reads = 0;
+  const failed: Record<string, number> = {};
+  for (const p of patches) {
+    const change = Object.values(p.body).some((v) => v !== null && v !== undefined);
+    if (!change) {
+      reads += 1;
+      continue;
+    }
+    sent += 1;
+    if (p.idempotencyKey !== undefined) {
+      if (seen.has(p.idempotencyKey)) retried += 1;
+      else seen.add(p.idempotencyKey);
+    }
+    if (p.status === 200) applied += 1;
+    else {
+      const k = String(p.status ?? 'no answer');
+      failed[k] = (failed[k] ?? 0) + 1;
+    }
+  }
+  return { sent, applied, retried, failed, reads };
+}
+
+export function realRateLimited(stats: CloudStats): number {
+  return stats.rateLimited - (stats.faults.error429 ?? 0);
+}
+
+const FAULT_ROWS: readonly [FaultKind, string, string][] = [
+  ['error500', '500 Internal Server Error', '500'],
+  ['error503', '503 Service Unavailable', '503'],
+  ['reset', 'connection reset', 'reset'],
+  ['error429', '429 Too Many Requests (injected)', '429'],
+  ['latency', 'latency 200 ms - 2 s', ''],
+];
+
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: readonly string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export function formatSummary(s: ChaosSummary): string {
+  const p = s.params;
+  const faults = table(
+    ['fault', 'injected (all requests)', 'on scaling changes', 'survived'],
+    FAULT_ROWS.map(([kind, label, status]) => [
+      label,
+      String(s.faults[kind] ?? 0),
+      status ? String(s.patches.failed[status] ?? 0) : '-',
+      s.converged.pipes === s.converged.of ? 'yes' : 'NO',
+    ]),
+  );
+  const otherFailures = Object.entries(s.patches.failed)
+    .filter(([k]) => !['500', '503', '429', 'reset'].includes(k))
+    .map(([k, n]) => `${k}: ${n}`).join(', ') || '0';
+  const run = table(['run', 'value'], [
+    ['pipes / boundaries / every', `${p.pipes} / ${p.boundaries} / ${seconds(p.boundaryEveryMs)}`],
+    ['API keys (lanes) / fault seed', `${p.keys} / ${p.seed}`],
+    ['scaling PATCHes sent', String(s.patches.sent)],
+    ['  applied (200)', String(s.patches.applied)],
+    ['  retried (same Idempotency-Key again)', String(s.patches.retried)],
+    ['  other failures', otherFailures],
+    ['reads (empty PATCH)', String(s.patches.reads)],
+    ['429 from the real limiter', String(s.realRateLimited)],
+    ['values sent outside platform ranges', String(s.outOfRange)],
+    ['replica SIGKILLs (then restarted)', String(s.kills)],
+    ['Redis restarts (data lost)', String(s.redisRestarts)],
+    ['replica crashes', String(s.replicaCrashes)],
+    ['unhandled rejections / exceptions', String(s.unhandled)],
+    ['clean exits on SIGTERM', `${s.cleanExits.ok}/${s.cleanExits.of}`],
+    ['pipes at final desired scaling', `${s.converged.pipes}/${s.converged.of}`],
+    ['converged after last boundary', s.converged.afterLastBoundaryMs === null ? 'no' : seconds(s.converged.afterLastBoundaryMs)],
+    ['total time', seconds(s.totalMs)],
+  ]);
+  return `${faults}\n\n${run}\n`;
+}
