@@ -8,7 +8,7 @@ import { changeDirections } from '../policy/index.js';
 import type { Direction, PipeConfig } from '../policy/types.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure } from './apply-failure.js';
-import type { ApplyJob } from './queues.js';
+import { STALE_AFTER_MS, type ApplyJob } from './queues.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
 import type { PipeRecord } from './state-store.js';
 
@@ -33,6 +33,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     if (pause) return 'paused';
     if (ctx.config().dryRun) return 'dry-run';
     if (!rec.desired) return 'nothing';
+    if (rec.lastDecision && ctx.now() - rec.lastDecision.at > STALE_AFTER_MS) return 'stale';
     // The desire may predate an endpoint read that found it not Ready: decide() would skip now.
     if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint-not-ready';
     return apply(ctx, job, pipe, lane, rec, rec.kind, rec.desired);

@@ -153,8 +153,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     }
     const previous = current;
     current = config;
-    if (config.redis.url !== previous.redis.url || config.redis.prefix !== previous.redis.prefix) {
-      logger.warn({}, 'redis url and prefix changes take effect at the next restart');
+    if (config.redis.url !== previous.redis.url || config.redis.prefix !== previous.redis.prefix
+      || config.api.baseUrl !== previous.api.baseUrl || config.api.fixtures !== previous.api.fixtures) {
+      logger.warn({}, 'changes to redis.url, redis.prefix, api.baseUrl and api.fixtures take effect at the next restart');
     }
     lanes?.sync(effectiveKeys(config, embedded?.demoKey ?? null));
     if (evaluateWorker) evaluateWorker.concurrency = config.evaluate.concurrency;
