@@ -1,6 +1,7 @@
-// The apply queue's jobs: `apply` sends the pipe's newest stored desire (only the fields that
-// differ from what the platform last reported); `read` is an empty PATCH that learns the pipe's
-// kind, state and scaling (first contact, reconcile). Both run under the key's limiter.
+// A turn on the key's apply queue does one request for one pipe, so the key's limiter counts
+// every request: a read (an empty PATCH that learns kind, state and scaling at first contact and
+// at each reconcile), else the next reverse private endpoint to read, else the apply of the
+// pipe's newest stored desire (only the fields that differ from what the platform reported).
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { pipeKind, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
