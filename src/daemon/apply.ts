@@ -1,6 +1,7 @@
-// The apply queue's jobs: `apply` sends the pipe's newest stored desire (only the fields that
-// differ from what the platform last reported); `read` is an empty PATCH that learns the pipe's
-// kind, state and scaling (first contact, reconcile). Both run under the key's limiter.
+// A turn on the key's apply queue does one request for one pipe, so the key's limiter counts
+// every request: a read (an empty PATCH that learns kind, state and scaling at first contact and
+// at each reconcile), else the next reverse private endpoint to read, else the apply of the
+// pipe's newest stored desire (only the fields that differ from what the platform reported).
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { pipeKind, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
@@ -8,7 +9,7 @@ import { changeDirections } from '../policy/index.js';
 import type { Direction, PipeConfig } from '../policy/types.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure } from './apply-failure.js';
-import type { ApplyJob } from './queues.js';
+import { STALE_AFTER_MS, type ApplyJob } from './queues.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
 import type { PipeRecord } from './state-store.js';
 
@@ -33,6 +34,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     if (pause) return 'paused';
     if (ctx.config().dryRun) return 'dry-run';
     if (!rec.desired) return 'nothing';
+    if (rec.lastDecision && ctx.now() - rec.lastDecision.at > STALE_AFTER_MS) return 'stale';
     // The desire may predate an endpoint read that found it not Ready: decide() would skip now.
     if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint-not-ready';
     return apply(ctx, job, pipe, lane, rec, rec.kind, rec.desired);

@@ -15,7 +15,7 @@ import { createEvaluateProcessor } from './evaluate.js';
 import { DaemonEmitter } from './events.js';
 import { Lanes } from './lanes.js';
 import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, type ApplyJobName } from './queues.js';
-import { connectRedis } from './redis-connection.js';
+import { connectRedis, watchStatus } from './redis-connection.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
 import { StateStore } from './state-store.js';
 import { readPipeStatuses, type PipeStatus } from './status.js';
@@ -90,6 +90,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
   };
   const ownRedis = !options.redis;
   const redis = options.redis ?? connectRedis(options.redisUrl ?? current.redis.url, onRedisStatus);
+  // A connection passed in is the caller's; we only listen to it, and stop listening at stop().
+  const unwatchRedis = options.redis ? watchStatus(options.redis, onRedisStatus) : () => {};
   if (options.redis) redisReady = options.redis.status === 'ready';
   const store = new StateStore(redis, prefix);
 
@@ -153,8 +155,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     }
     const previous = current;
     current = config;
-    if (config.redis.url !== previous.redis.url || config.redis.prefix !== previous.redis.prefix) {
-      logger.warn({}, 'redis url and prefix changes take effect at the next restart');
+    if (config.redis.url !== previous.redis.url || config.redis.prefix !== previous.redis.prefix
+      || config.api.baseUrl !== previous.api.baseUrl || config.api.fixtures !== previous.api.fixtures) {
+      logger.warn({}, 'changes to redis.url, redis.prefix, api.baseUrl and api.fixtures take effect at the next restart');
     }
     lanes?.sync(effectiveKeys(config, embedded?.demoKey ?? null));
     if (evaluateWorker) evaluateWorker.concurrency = config.evaluate.concurrency;
@@ -219,6 +222,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     await settleWithin(Promise.all(queues.map((q) => q.close())), 2_000);
     await lanes?.closeClients();
     await embedded?.close();
+    unwatchRedis();
     if (ownRedis) {
       if (!(await settleWithin(redis.quit(), 1_000))) redis.disconnect();
     }

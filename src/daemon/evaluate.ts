@@ -6,7 +6,7 @@ import type { ScalingValues } from '../api/index.js';
 import { decide } from '../policy/index.js';
 import type { Decision } from '../policy/types.js';
 import { pipeByName, type DaemonContext } from './context.js';
-import type { EvaluateJob } from './queues.js';
+import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
 import { toView, type PipeRecord } from './state-store.js';
 
 /** A bound on the stored list whatever the stabilization window (one per tick adds up). */
@@ -19,6 +19,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     const config = ctx.config();
     const pipe = pipeByName(config, name);
     if (!pipe) return 'unknown-pipe';
+    if (ctx.now() - tickAt > STALE_AFTER_MS) return 'stale';
     const policy = config.policies[pipe.policy];
     if (!policy) return 'unknown-policy';
     const [rec, pause] = await Promise.all([ctx.store.read(name), ctx.store.pause(name)]);

@@ -33,6 +33,13 @@ export function evaluateJobId(pipe: string, tickAt: number, suffix = ''): string
   return `${safeName(pipe)}-${Math.floor(tickAt / 1000)}${suffix}`;
 }
 
+/**
+ * Work older than this is dropped rather than done: an evaluation left in Redis by a daemon that
+ * was down, or a desire nobody has re-decided since. The next tick decides afresh (level-triggered),
+ * so dropping loses nothing and avoids a flap to an old window's values.
+ */
+export const STALE_AFTER_MS = 5 * 60_000;
+
 /** Kept long enough (seconds) that a slower replica's duplicate of the same tick is dropped. */
 export const EVALUATE_KEEP_S = 3_600;
 

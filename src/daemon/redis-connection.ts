@@ -18,21 +18,31 @@ export function connectRedis(url: string, onStatus?: RedisStatusListener, extra:
     lazyConnect: false,
     ...extra,
   });
-  if (onStatus) {
-    let last: boolean | null = null;
-    const report = (ready: boolean) => {
-      if (ready !== last) {
-        last = ready;
-        onStatus(ready);
-      }
-    };
-    redis.on('ready', () => report(true));
-    redis.on('close', () => report(false));
-    redis.on('end', () => report(false));
-  }
+  if (onStatus) watchStatus(redis, onStatus);
   // ioredis emits 'error' on every failed reconnect; without a listener Node would throw it.
   redis.on('error', () => {});
   return redis;
+}
+
+/** Report each change of readiness of a connection (ours or one the caller passed in). */
+export function watchStatus(redis: Redis, onStatus: RedisStatusListener): () => void {
+  let last: boolean | null = redis.status === 'ready' ? true : null;
+  const report = (ready: boolean) => {
+    if (ready !== last) {
+      last = ready;
+      onStatus(ready);
+    }
+  };
+  const up = () => report(true);
+  const down = () => report(false);
+  redis.on('ready', up);
+  redis.on('close', down);
+  redis.on('end', down);
+  return () => {
+    redis.off('ready', up);
+    redis.off('close', down);
+    redis.off('end', down);
+  };
 }
 
 /** A connection for a one-shot CLI command: fail fast when Redis is not there. */

@@ -243,6 +243,22 @@ describe('server errors and shutdown', () => {
   });
 });
 
+describe('stale work', () => {
+  it('an evaluation whose tick is long past (left by a daemon that was down) is dropped, not applied', async () => {
+    await startDaemon(baseConfig());
+    await tickAt(T0);
+    const evaluations = collect(emitter, 'evaluation');
+    const before = patches();
+    clock = T0 + 30 * MIN;
+    await daemon.tick(T0 + 10 * MIN); // the peak window's tick, run 20 minutes late
+    await drained([daemon]);
+    expect(evaluations).toHaveLength(0);
+    expect(patches()).toBe(before);
+    await tickAt(T0 + 30 * MIN); // the window is over: nothing to change
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+  });
+});
+
 describe('the live API\'s quirks', () => {
   it('quantity strings and the transient 0/null after a change neither re-send nor count as drift', async () => {
     await cloud.close();

@@ -26,6 +26,7 @@ describe('npm start on the shipped config', () => {
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    let telemetryUrl: string | undefined;
     try {
       const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no applied decision within 60 s; stderr: ${stderr}`)), 60_000);
@@ -41,6 +42,7 @@ describe('npm start on the shipped config', () => {
             } catch {
               continue;
             }
+            if (entry.msg?.toString().startsWith('telemetry listening')) telemetryUrl = entry.url as string;
             if (entry.result === 'applied' && typeof entry.pipe === 'string') {
               clearTimeout(timer);
               resolve(entry);
@@ -51,6 +53,14 @@ describe('npm start on the shipped config', () => {
       });
       expect(line).toMatchObject({ pipe: expect.any(String), before: expect.any(Object), after: expect.any(Object), requestId: expect.any(String) });
       expect(Array.isArray(line.reasons)).toBe(true);
+      // The telemetry endpoint answers: ready (Redis, config, the API heard from), and metrics
+      // that include the daemon's own and the BullMQ queues'.
+      expect(telemetryUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const ready = await fetch(`${telemetryUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      const metrics = await (await fetch(`${telemetryUrl}/metrics`)).text();
+      expect(metrics).toMatch(/^pipescaler_/m);
+      expect(metrics).toMatch(/^bullmq_job_count\{/m);
     } finally {
       if (child.exitCode === null) child.kill('SIGTERM');
     }

@@ -1,9 +1,9 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
 import type { Command } from 'commander';
-import { pino } from 'pino';
 import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, StateStore, connectRedisOnce } from '../../daemon/index.js';
-import type { PipeStatus } from '../../daemon/index.js';
+import type { Daemon, PipeStatus } from '../../daemon/index.js';
+import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
 import { loadConfig } from '../../policy/load-config.js';
 import { parseDuration } from '../../policy/durations.js';
 import type { Config } from '../../policy/types.js';
@@ -122,33 +122,54 @@ function formatStatuses(statuses: readonly PipeStatus[]): string {
 }
 
 async function run(path: string): Promise<void> {
-  const config = loadConfig(path);
+  let config = loadConfig(path);
   const { url, prefix } = redisTarget(config);
-  const logger = pino({ level: config.telemetry.logLevel, base: { service: 'pipescaler' } });
+  // Every secret the daemon holds (asked again per line: a reload may add keys), and the password
+  // of a Redis URL given through the environment.
+  const extra = url === config.redis.url ? [] : redisPassword(url);
+  const secrets = () => (extra.length === 0 ? configSecrets(config) : [...configSecrets(config), ...extra]);
+  const logger = createLogger({ level: config.telemetry.logLevel, secrets });
   const emitter = new DaemonEmitter();
-  // Until the telemetry helper's logger lands: one audit line per decision that did something.
-  emitter.on('decision', (d) => {
-    const line = {
-      pipe: d.pipe, result: d.result, direction: d.direction, reason: d.reason, windows: d.windows,
-      before: d.before, after: d.after, reasons: d.reasons.map((r) => r.message), requestId: d.requestId,
-    };
-    if (d.result === 'skipped' || d.result === 'none') logger.debug(line, 'decision');
-    else logger.info(line, 'decision');
+  emitter.on('config:reload', (r) => {
+    if (r.result === 'success') config = daemon.config();
   });
-  emitter.on('parked', (p) => logger.error(p, 'pipe parked'));
-  emitter.on('config:reload', (r) => (r.result === 'failure' ? logger.error(r, 'config reload refused') : logger.info(r, 'config reloaded')));
-  const daemon = createDaemon({ config, configPath: path, redisUrl: url, prefix, emitter, logger });
-  await daemon.start();
+  let daemon: Daemon;
+  const telemetry = await startDaemonTelemetry({
+    emitter, logger, config: () => config, queues: () => daemon.queues(),
+    ...(process.env.PIPESCALER_TELEMETRY_LISTEN ? { listen: process.env.PIPESCALER_TELEMETRY_LISTEN } : {}),
+  });
+  daemon = createDaemon({
+    config, configPath: path, redisUrl: url, prefix, emitter, logger,
+    onClient: (client) => telemetry.bindClient(client.events),
+  });
+  try {
+    await daemon.start();
+  } catch (err) {
+    await telemetry.close();
+    throw err;
+  }
   await new Promise<void>((resolve) => {
     handleSignals(daemon, {
       timeoutMs: STOP_TIMEOUT_MS,
       logger,
       exit: (code) => {
         process.exitCode = code;
-        // Everything is closed by now; should a stray handle keep the loop alive, do not hang.
-        setTimeout(() => process.exit(code), 2_000).unref();
-        resolve();
+        void telemetry.close().finally(() => {
+          // Everything is closed by now; should a stray handle keep the loop alive, do not hang.
+          setTimeout(() => process.exit(code), 2_000).unref();
+          resolve();
+        });
       },
     });
   });
+}
+
+/** A password in the Redis URL is a secret too. */
+function redisPassword(url: string): string[] {
+  try {
+    const { password } = new URL(url);
+    return password ? secretForms(decodeURIComponent(password)) : [];
+  } catch {
+    return [];
+  }
 }
