@@ -117,8 +117,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     await reps.started(a2);
     log('replica a restarted');
     await sleep(redisAt - Date.now());
-    await redis.restart(1_000);
-    log('redis restarted (empty)');
+    await redis.restart(1_000, params.redisKeepsData);
+    log(`redis restarted (${params.redisKeepsData ? 'with its data' : 'empty'})`);
     await sleep(last - Date.now());
     log(`last boundary passed; ${atFinal(cloud, scenario.pipes)}/${pipeCount} at final`);
 
@@ -176,7 +176,10 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
 
   const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, faults: {} };
   const summary: ChaosSummary = {
-    params: { pipes: pipeCount, boundaries: params.boundaries, boundaryEveryMs: params.boundaryEveryMs, keys: params.keys, seed: params.seed },
+    params: {
+      pipes: pipeCount, boundaries: params.boundaries, boundaryEveryMs: params.boundaryEveryMs, keys: params.keys,
+      seed: params.seed, redisKeepsData: params.redisKeepsData,
+    },
     faults: stats.faults,
     realRateLimited: realRateLimited(stats),
     patches,

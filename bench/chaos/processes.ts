@@ -74,12 +74,23 @@ export class RedisServer {
     await waitForOutput(child, /Ready to accept connections/, 10_000, `redis-server on port ${this.port}`);
   }
 
-  /** SIGTERM (a clean SHUTDOWN, nothing saved), then up again on the same port. */
-  async restart(downMs: number): Promise<void> {
+  /** Down, then up again on the same port: empty (SIGTERM: a clean SHUTDOWN with nothing saved),
+   *  or with its data (SHUTDOWN SAVE writes a snapshot into the run's folder, loaded at start). */
+  async restart(downMs: number, keepData = false): Promise<void> {
+    if (keepData) await this.shutdownSave();
     await this.stop();
     await new Promise((r) => setTimeout(r, downMs));
     await this.start();
     this.restarts += 1;
+  }
+
+  private async shutdownSave(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    const cli = spawn('redis-cli', ['-p', String(this.port), 'SHUTDOWN', 'SAVE'], { stdio: 'ignore' });
+    cli.on('error', () => {});
+    await exitWithin(cli, 5_000);
+    await exitWithin(child, 10_000);
   }
 
   async stop(): Promise<void> {

@@ -1,4 +1,4 @@
-// `npm run chaos [-- --pipes 200 --boundaries 20 --every 8000 --keys 4 --seed 1 --converge 120000]`:
+// `npm run chaos [-- --pipes 200 --boundaries 20 --every 8000 --keys 4 --seed 1 --converge 120000 --redis-keeps-data]`:
 // the full chaos scenario of issue 6; prints the summary table, exits 1 when a check failed.
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -14,10 +14,11 @@ const { values } = parseArgs({
     keys: { type: 'string' },
     seed: { type: 'string' },
     converge: { type: 'string' },
+    'redis-keeps-data': { type: 'boolean' },
   },
 });
 
-function int(name: keyof typeof values, fallback: number): number {
+function int(name: Exclude<keyof typeof values, 'redis-keeps-data'>, fallback: number): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
@@ -36,6 +37,7 @@ const params: ChaosParams = {
   keys: int('keys', FULL_PARAMS.keys),
   seed: int('seed', FULL_PARAMS.seed),
   convergeTimeoutMs: int('converge', FULL_PARAMS.convergeTimeoutMs),
+  redisKeepsData: values['redis-keeps-data'] ?? FULL_PARAMS.redisKeepsData,
 };
 
 let harnessRejections = 0;

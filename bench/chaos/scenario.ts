@@ -28,6 +28,8 @@ export interface ChaosParams {
   readonly reconcileMs: number;
   /** Bound on the wait, after the last boundary, for every pipe to reach its final scaling. */
   readonly convergeTimeoutMs: number;
+  /** The Redis restart comes back empty (harshest: queues, locks and state gone) or with its data. */
+  readonly redisKeepsData: boolean;
   /** Seed of the cloud's fault dice. */
   readonly seed: number;
 }
@@ -52,6 +54,7 @@ export const FULL_PARAMS: ChaosParams = {
   leadMs: 8_000,
   reconcileMs: 30_000,
   convergeTimeoutMs: 120_000,
+  redisKeepsData: false,
   seed: 1,
 };
 

@@ -18,7 +18,7 @@ export interface PatchCounts {
 }
 
 export interface ChaosSummary {
-  readonly params: Pick<ChaosParams, 'pipes' | 'boundaries' | 'boundaryEveryMs' | 'keys' | 'seed'>;
+  readonly params: Pick<ChaosParams, 'pipes' | 'boundaries' | 'boundaryEveryMs' | 'keys' | 'seed' | 'redisKeepsData'>;
   /** Injected by the cloud on every operation (cloud.stats().faults). */
   readonly faults: Readonly<Partial<Record<FaultKind, number>>>;
   /** 429s from the cloud's real limiter (not injected). */
@@ -106,7 +106,7 @@ export function formatSummary(s: ChaosSummary): string {
     ['429 from the real limiter', String(s.realRateLimited)],
     ['values sent outside platform ranges', String(s.outOfRange)],
     ['replica SIGKILLs (then restarted)', String(s.kills)],
-    ['Redis restarts (data lost)', String(s.redisRestarts)],
+    [`Redis restarts (${p.redisKeepsData ? 'data kept' : 'data lost'})`, String(s.redisRestarts)],
     ['replica crashes', String(s.replicaCrashes)],
     ['unhandled rejections / exceptions', String(s.unhandled)],
     ['clean exits on SIGTERM', `${s.cleanExits.ok}/${s.cleanExits.of}`],
