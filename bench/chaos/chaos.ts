@@ -48,13 +48,21 @@ export function seeded(seed: number): () => number {
   };
 }
 
-function atFinal(cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]): number {
-  let n = 0;
-  for (const p of pipes) {
+/** The pipes whose scaling in the cloud is not (yet) their final one. */
+function offTarget(cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]): ScenarioPipe[] {
+  return pipes.filter((p) => {
     const stored = cloud.store.pipe(p.pipeId);
-    if (stored && Object.entries(p.final).every(([f, v]) => stored.scaling[f as keyof typeof stored.scaling] === v)) n += 1;
-  }
-  return n;
+    return !stored || !Object.entries(p.final).every(([f, v]) => stored.scaling[f as keyof typeof stored.scaling] === v);
+  });
+}
+
+const atFinal = (cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]) => pipes.length - offTarget(cloud, pipes).length;
+
+function describeOff(cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]): string {
+  return offTarget(cloud, pipes).slice(0, 5).map((p) => {
+    const has = Object.fromEntries(Object.keys(p.final).map((f) => [f, cloud.store.pipe(p.pipeId)?.scaling[f as keyof typeof p.final]]));
+    return `${p.name} has ${JSON.stringify(has)}, wants ${JSON.stringify(p.final)}`;
+  }).join('; ');
 }
 
 export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise<ChaosResult> {
@@ -140,7 +148,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       await sleep(250);
     }
     if (since !== null && convergedPipes === pipeCount) convergedAfter = since - last;
-    else failures.push(`only ${convergedPipes}/${pipeCount} pipes at their final scaling ${params.convergeTimeoutMs} ms after the last boundary`);
+    else failures.push(`only ${convergedPipes}/${pipeCount} pipes at their final scaling ${params.convergeTimeoutMs} ms after the last boundary: ${describeOff(cloud, scenario.pipes)}`);
     log(convergedAfter === null ? 'not converged' : `converged ${convergedAfter} ms after the last boundary`);
 
     const live = reps.runs.filter((r) => r.exit === null);
@@ -152,7 +160,9 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     });
     // Nothing may move a pipe away while the replicas shut down.
     const after = atFinal(cloud, scenario.pipes);
-    if (convergedAfter !== null && after !== pipeCount) failures.push(`after the stop only ${after}/${pipeCount} pipes kept their final scaling`);
+    if (convergedAfter !== null && after !== pipeCount) {
+      failures.push(`after the stop only ${after}/${pipeCount} pipes kept their final scaling: ${describeOff(cloud, scenario.pipes)}`);
+    }
     convergedPipes = Math.min(convergedPipes, after);
   } catch (err) {
     failures.push(`harness: ${(err as Error).message}`);
