@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { startObserver, type Observer } from './observer.js';
+import { startObserver, type Observer, type SentPatch } from './observer.js';
 import { freePort, RedisServer, Replicas, tail, type ReplicaRun } from './processes.js';
 import { buildScenario, chaosFixtures, type ChaosParams, type ScenarioPipe } from './scenario.js';
 import { countPatches, realRateLimited, type ChaosSummary } from './summary.js';
@@ -26,6 +26,10 @@ export interface ChaosResult {
   /** Each failed check, one readable line. */
   readonly failures: readonly string[];
   readonly summary: ChaosSummary;
+  /** Every scaling PATCH as sent (for a closer look at a run), and the run's boundaries and pipes. */
+  readonly patches: readonly SentPatch[];
+  readonly boundaries: readonly number[];
+  readonly pipes: readonly ScenarioPipe[];
 }
 
 /** How long the harness waits for a replica's graceful stop (the daemon's own grace is 15 s). */
@@ -46,6 +50,21 @@ export function seeded(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
+}
+
+/** Values within the platform's ranges that no segment of the schedule asks of that pipe. */
+function unexpectedValues(patches: readonly SentPatch[], pipes: readonly ScenarioPipe[]): string[] {
+  const byId = new Map(pipes.map((p) => [p.pipeId.toLowerCase(), p]));
+  const out: string[] = [];
+  for (const sent of patches) {
+    const pipe = byId.get(sent.pipeId);
+    for (const [f, v] of Object.entries(sent.body)) {
+      if (v === null || v === undefined) continue;
+      const ok = pipe?.expected[f as keyof ScenarioPipe['expected']];
+      if (!ok?.includes(v as number)) out.push(`${pipe?.name ?? sent.pipeId}: ${f} ${JSON.stringify(v)} (expected one of ${JSON.stringify(ok ?? [])})`);
+    }
+  }
+  return out;
 }
 
 /** The pipes whose scaling in the cloud is not (yet) their final one. */
@@ -80,6 +99,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   let cleanExits = 0;
   let stopped = 0;
   let pipeCount = params.pipes;
+  let boundaries: readonly number[] = [];
+  let pipes: readonly ScenarioPipe[] = [];
   try {
     await redis.start();
     log(`redis-server on ${redis.url}`);
@@ -93,6 +114,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     observer = await startObserver(cloud.url);
     const scenario = buildScenario(params, fixtures, { apiUrl: observer.url, redisUrl: redis.url, prefix: 'chaos' }, Date.now());
     pipeCount = scenario.pipes.length;
+    boundaries = scenario.boundaries;
+    pipes = scenario.pipes;
     const configPath = join(dir, 'pipescaler.yaml');
     await writeFile(configPath, scenario.configYaml);
     log(`cloud ${cloud.url} behind ${observer.url}; ${pipeCount} pipes, first boundary in ${scenario.boundaries[0]! - Date.now()} ms`);
@@ -180,6 +203,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   for (const c of crashes) failures.push(`replica ${c.label} exited on its own (${String(c.exit)}): ${tail(c)}`);
   const violations = observer?.violations ?? [];
   if (violations.length > 0) failures.push(`values outside the platform ranges:\n  ${violations.slice(0, 5).join('\n  ')}`);
+  const unexpected = unexpectedValues(observer?.patches ?? [], pipes);
+  if (unexpected.length > 0) failures.push(`values the schedule never asked for:\n  ${unexpected.slice(0, 5).join('\n  ')}`);
   const patches = countPatches(observer?.patches ?? []);
   const refused = Object.entries(patches.failed).filter(([k]) => /^4\d\d$/.test(k) && k !== '429');
   if (refused.length > 0) failures.push(`the cloud refused scaling changes: ${refused.map(([k, n]) => `${k} x${n}`).join(', ')}`);
@@ -194,6 +219,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     realRateLimited: realRateLimited(stats),
     patches,
     outOfRange: violations.length,
+    unexpectedValues: unexpected.length,
+    overlaps: observer?.overlaps() ?? 0,
     kills: replicas?.kills ?? 0,
     redisRestarts: redis.restarts,
     replicaCrashes: crashes.length,
@@ -202,5 +229,5 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     converged: { pipes: convergedPipes, of: pipeCount, afterLastBoundaryMs: convergedAfter },
     totalMs: Date.now() - started,
   };
-  return { ok: failures.length === 0, failures, summary };
+  return { ok: failures.length === 0, failures, summary, patches: observer?.patches ?? [], boundaries, pipes };
 }

@@ -8,6 +8,8 @@ import { once } from 'node:events';
 import { SCALING_FIELDS, limitViolation } from '../../src/api/index.js';
 
 export interface SentPatch {
+  /** Epoch ms the request reached the observer. */
+  readonly at: number;
   readonly pipeId: string;
   /** The parsed body; `{}` for a read (an empty PATCH). */
   readonly body: Record<string, unknown>;
@@ -21,6 +23,8 @@ export interface Observer {
   readonly patches: SentPatch[];
   /** One line per out-of-range (or non-numeric) value sent, e.g. "pipe ...: replicas must be between 1 and 10". */
   readonly violations: string[];
+  /** Scaling PATCHes that reached a pipe while another one for the same pipe was still open. */
+  readonly overlaps: () => number;
   close(): Promise<void>;
 }
 
@@ -38,6 +42,8 @@ export async function startObserver(target: string): Promise<Observer> {
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
   const patches: SentPatch[] = [];
   const violations: string[] = [];
+  const open = new Map<string, number>();
+  let overlaps = 0;
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -55,8 +61,13 @@ export async function startObserver(target: string): Promise<Observer> {
           violations.push(`pipe ${m[1]}: body is not JSON`);
         }
         const key = req.headers['idempotency-key'];
-        record = { pipeId: m[1]!.toLowerCase(), body, idempotencyKey: Array.isArray(key) ? key[0] : key, status: null };
+        record = { at: Date.now(), pipeId: m[1]!.toLowerCase(), body, idempotencyKey: Array.isArray(key) ? key[0] : key, status: null };
         patches.push(record);
+        const pipeId = record.pipeId;
+        const before = open.get(pipeId) ?? 0;
+        if (before > 0) overlaps += 1;
+        open.set(pipeId, before + 1);
+        res.once('close', () => open.set(pipeId, (open.get(pipeId) ?? 1) - 1));
         for (const f of SCALING_FIELDS) {
           const v = body[f];
           if (v === undefined || v === null) continue;
@@ -90,6 +101,7 @@ export async function startObserver(target: string): Promise<Observer> {
     url: `http://127.0.0.1:${addr.port}`,
     patches,
     violations,
+    overlaps: () => overlaps,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -64,6 +64,9 @@ export interface ScenarioPipe {
   readonly kind: Exclude<PipeKind, 'database'>;
   /** What the pipe must have once the last boundary has passed (only its kind's fields). */
   readonly final: ScalingValues;
+  /** Per field, every value the schedule asks of this pipe at some time (before, in and after the
+   *  windows); anything else sent for it is a bug even when it is within the platform's range. */
+  readonly expected: Readonly<Partial<Record<ScalingField, readonly number[]>>>;
 }
 
 export interface Scenario {
@@ -171,18 +174,21 @@ export function buildScenario(
   };
   const configYaml = stringify(config, { lineWidth: 0 });
 
-  // The final targets, from the config as the daemon loads it and decide() just after the last boundary.
+  // The targets, from the config as the daemon loads it and decide() in each segment of the
+  // timeline (before the first boundary, in each window, after the last boundary).
   const loaded = parseConfig(configYaml, { file: 'chaos.yaml', env });
-  const finalAt = boundaries.at(-1)! + 1;
+  const segments = [boundaries[0]! - 1, ...boundaries];
   const kinds = new Map(services.flatMap((s) => (s.pipes ?? []).map((pp) => [pp.id, pp.source.kafka ? 'stream' : 'objectStorage'] as const)));
   const scenarioPipes = loaded.pipes.map((pc): ScenarioPipe => {
     const kind = kinds.get(pc.pipeId)!;
     const view: PipeView = {
       kind, state: 'Running', applied: {}, bounds: pc.bounds, lastChange: {}, recommendations: [], endpoints: {},
     };
-    const desired = decide(loaded.policies[pc.policy]!, finalAt, view).desired;
-    const final = Object.fromEntries(KIND_FIELDS[kind].map((f: ScalingField) => [f, desired[f]])) as ScalingValues;
-    return { name: pc.name, pipeId: pc.pipeId, kind, final };
+    const desires = segments.map((at) => decide(loaded.policies[pc.policy]!, at, view).desired);
+    const fields = KIND_FIELDS[kind];
+    const final = Object.fromEntries(fields.map((f) => [f, desires.at(-1)![f]])) as ScalingValues;
+    const expected = Object.fromEntries(fields.map((f) => [f, [...new Set(desires.map((d) => d[f]!))]]));
+    return { name: pc.name, pipeId: pc.pipeId, kind, final, expected };
   });
   return { fixtures, configYaml, env, boundaries, pipes: scenarioPipes };
 }

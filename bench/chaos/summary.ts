@@ -25,6 +25,11 @@ export interface ChaosSummary {
   readonly realRateLimited: number;
   readonly patches: PatchCounts;
   readonly outOfRange: number;
+  /** In range, but not a value the schedule ever asks of that pipe. */
+  readonly unexpectedValues: number;
+  /** Information, not a failure: a PATCH for a pipe while another for it was still open (a killed
+   *  replica's request the cloud still serves, a lock lost with Redis's data). */
+  readonly overlaps: number;
   readonly kills: number;
   readonly redisRestarts: number;
   readonly replicaCrashes: number;
@@ -105,6 +110,8 @@ export function formatSummary(s: ChaosSummary): string {
     ['reads (empty PATCH)', String(s.patches.reads)],
     ['429 from the real limiter', String(s.realRateLimited)],
     ['values sent outside platform ranges', String(s.outOfRange)],
+    ['values the schedule never asked for', String(s.unexpectedValues)],
+    ['overlapping PATCHes on one pipe (info)', String(s.overlaps)],
     ['replica SIGKILLs (then restarted)', String(s.kills)],
     [`Redis restarts (${p.redisKeepsData ? 'data kept' : 'data lost'})`, String(s.redisRestarts)],
     ['replica crashes', String(s.replicaCrashes)],

@@ -62,7 +62,7 @@ describe('chaos scenario', () => {
 
 describe('countPatches', () => {
   const p = (body: Record<string, unknown>, key: string | undefined, status: SentPatch['status']): SentPatch =>
-    ({ pipeId: 'x', body, idempotencyKey: key, status });
+    ({ at: 0, pipeId: 'x', body, idempotencyKey: key, status });
 
   it('counts changes, their retries by Idempotency-Key, failures by kind, and reads apart', () => {
     const c = countPatches([
@@ -74,5 +74,16 @@ describe('countPatches', () => {
       p({ replicas: null }, 'r2', 429),
     ]);
     expect(c).toEqual({ sent: 4, applied: 2, retried: 2, failed: { 500: 1, reset: 1 }, reads: 2 });
+  });
+});
+
+describe('expected values', () => {
+  it('lists per pipe what each segment of the schedule asks: baseline and both window targets', () => {
+    const s = buildScenario(params, chaosFixtures(params), targets, START);
+    expect(s.pipes[0]!.expected).toEqual({
+      replicas: [2, 10, 1], replicaCpuMillicores: [500, 2_000, 125], replicaMemoryGb: [1.5, 8, 0.5],
+    });
+    // bounded (replicas 3..6): the edges are clipped
+    expect(s.pipes[20]!.expected.replicas).toEqual([3, 6]);
   });
 });
