@@ -139,7 +139,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       } catch (err) {
         logger.warn({ err: (err as Error).message, at }, 'tick could not enqueue its evaluations; the next tick will');
       }
-    });
+    }, logger);
   }
 
   async function reload(next?: Config): Promise<boolean> {
