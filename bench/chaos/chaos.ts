@@ -10,7 +10,7 @@ import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { startObserver, type Observer, type SentPatch } from './observer.js';
 import { freePort, RedisServer, Replicas, tail, type ReplicaRun } from './processes.js';
 import { buildScenario, chaosFixtures, type ChaosParams, type ScenarioPipe } from './scenario.js';
-import { countPatches, realRateLimited, type ChaosSummary } from './summary.js';
+import { countLogLevels, countPatches, realRateLimited, type ChaosSummary } from './summary.js';
 
 export interface ChaosOptions {
   /** The repository root (dist/cli/main.js is run from here). */
@@ -225,6 +225,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     redisRestarts: redis.restarts,
     replicaCrashes: crashes.length,
     unhandled: unhandled.length,
+    logs: countLogLevels(runs.flatMap((r) => [...r.stdout, ...r.stderr])),
     cleanExits: { ok: cleanExits, of: stopped },
     converged: { pipes: convergedPipes, of: pipeCount, afterLastBoundaryMs: convergedAfter },
     totalMs: Date.now() - started,

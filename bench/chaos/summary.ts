@@ -34,6 +34,9 @@ export interface ChaosSummary {
   readonly redisRestarts: number;
   readonly replicaCrashes: number;
   readonly unhandled: number;
+  /** The replicas' log lines at warn and at error level or above (pino levels 40, 50+), and how
+   *  often each message came ("warn: tick could not enqueue..." -> 12). */
+  readonly logs: { readonly warn: number; readonly error: number; readonly messages: Readonly<Record<string, number>> };
   readonly cleanExits: { readonly ok: number; readonly of: number };
   readonly converged: { readonly pipes: number; readonly of: number; readonly afterLastBoundaryMs: number | null };
   readonly totalMs: number;
@@ -116,10 +119,36 @@ export function formatSummary(s: ChaosSummary): string {
     [`Redis restarts (${p.redisKeepsData ? 'data kept' : 'data lost'})`, String(s.redisRestarts)],
     ['replica crashes', String(s.replicaCrashes)],
     ['unhandled rejections / exceptions', String(s.unhandled)],
+    ['daemon log lines: warn / error', `${s.logs.warn} / ${s.logs.error}`],
     ['clean exits on SIGTERM', `${s.cleanExits.ok}/${s.cleanExits.of}`],
     ['pipes at final desired scaling', `${s.converged.pipes}/${s.converged.of}`],
     ['converged after last boundary', s.converged.afterLastBoundaryMs === null ? 'no' : seconds(s.converged.afterLastBoundaryMs)],
     ['total time', seconds(s.totalMs)],
   ]);
-  return `${faults}\n\n${run}\n`;
+  const messages = Object.entries(s.logs.messages).sort((a, b) => b[1] - a[1])
+    .map(([m, n]) => `  ${String(n).padStart(5)}  ${m}`).join('\n');
+  return `${faults}\n\n${run}\n${messages ? `\ndaemon warn/error messages:\n${messages}\n` : ''}`;
+}
+
+/** Counts pino JSON lines by level; lines that are not JSON are left to the other checks. */
+export function countLogLevels(lines: readonly string[]): ChaosSummary['logs'] {
+  let warn = 0;
+  let error = 0;
+  const messages: Record<string, number> = {};
+  for (const line of lines) {
+    if (!line.startsWith('{')) continue;
+    let rec: { level?: unknown; msg?: unknown };
+    try {
+      rec = JSON.parse(line) as typeof rec;
+    } catch {
+      continue;
+    }
+    if (typeof rec.level !== 'number') continue;
+    if (rec.level < 40) continue;
+    if (rec.level >= 50) error += 1;
+    else warn += 1;
+    const key = `${rec.level >= 50 ? 'error' : 'warn'}: ${String(rec.msg)}`;
+    messages[key] = (messages[key] ?? 0) + 1;
+  }
+  return { warn, error, messages };
 }
