@@ -30,6 +30,10 @@ export interface ChaosResult {
   readonly patches: readonly SentPatch[];
   readonly boundaries: readonly number[];
   readonly pipes: readonly ScenarioPipe[];
+  /** Each replica run's output lines (pino JSON), e.g. to look at a failure closer. */
+  readonly output: readonly { readonly label: string; readonly lines: readonly string[] }[];
+  /** Epoch ms of the SIGKILL and of the Redis restart (null when the run did not get there). */
+  readonly events: { readonly killAt: number | null; readonly redisRestartAt: number | null };
 }
 
 /** How long the harness waits for a replica's graceful stop (the daemon's own grace is 15 s). */
@@ -100,6 +104,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   let stopped = 0;
   let pipeCount = params.pipes;
   let boundaries: readonly number[] = [];
+  const events = { killAt: null as number | null, redisRestartAt: null as number | null };
   let pipes: readonly ScenarioPipe[] = [];
   try {
     await redis.start();
@@ -141,6 +146,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     const killAt = B[Math.floor(B.length * 0.35)]! + 500;
     const redisAt = B[Math.floor(B.length * 0.65)]! + 700;
     await sleep(killAt - Date.now());
+    events.killAt = Date.now();
     await reps.kill(a);
     log(`SIGKILL replica a (${atFinal(cloud, scenario.pipes)}/${pipeCount} at final so far)`);
     await sleep(2_000);
@@ -148,6 +154,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     await reps.started(a2);
     log('replica a restarted');
     await sleep(redisAt - Date.now());
+    events.redisRestartAt = Date.now();
     await redis.restart(1_000, params.redisKeepsData);
     log(`redis restarted (${params.redisKeepsData ? 'with its data' : 'empty'})`);
     await sleep(last - Date.now());
@@ -230,5 +237,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     converged: { pipes: convergedPipes, of: pipeCount, afterLastBoundaryMs: convergedAfter },
     totalMs: Date.now() - started,
   };
-  return { ok: failures.length === 0, failures, summary, patches: observer?.patches ?? [], boundaries, pipes };
+  return { ok: failures.length === 0, failures, summary, patches: observer?.patches ?? [], boundaries, pipes,
+    output: runs.map((r) => ({ label: r.label, lines: [...r.stdout, ...r.stderr] })),
+    events,
+  };
 }
