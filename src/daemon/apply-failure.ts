@@ -48,7 +48,9 @@ export async function handleApiFailure(
     const final = attempt >= (job.opts.attempts ?? 1);
     if (!final) {
       const delayMs = 1_000 * 2 ** (attempt - 1);
-      ctx.emitter.emit('apply:retry', { pipe: pipe.name, code: err.code, attempt, delayMs });
+      ctx.emitter.emit('apply:retry', {
+        pipe: pipe.name, code: err.code, attempt, delayMs, ...(err.operation ? { operation: err.operation } : {}),
+      });
     } else {
       reportFailed(ctx, outcome, err.code, err.requestId);
     }

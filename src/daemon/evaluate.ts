@@ -65,6 +65,9 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     });
     ctx.emitter.emit('window', { pipe: name, windows: decision.windows });
     if (decision.action !== 'skip') ctx.emitter.emit('desired', { pipe: name, values: decision.desired });
+    // From the shared state, so every replica's gauge follows the pipe, not only the replica
+    // whose worker happened to apply or read it (the "not at desired scaling" alert compares both).
+    if (Object.keys(rec.applied).length > 0) ctx.emitter.emit('applied', { pipe: name, values: rec.applied });
     emitOutcome(ctx, name, rec, decision, config.dryRun);
 
     const readDue = rec.lastReadAt === null || tickAt - rec.lastReadAt >= config.evaluate.reconcileMs;

@@ -32,7 +32,9 @@ export interface DaemonEvents {
   paused: { pipe: string; paused: boolean; reason?: string; until?: number };
   /** An apply job started after waiting this long in its queue. */
   'apply:start': { pipe: string; key: string; queueWaitMs: number };
-  'apply:retry': { pipe: string; code: ApiErrorCode; attempt: number; delayMs: number };
+  /** BullMQ will retry the job: the daemon's clients do not retry themselves (retry: false), so
+   *  this is the daemon's API retry; operation is the API operation that failed. */
+  'apply:retry': { pipe: string; code: ApiErrorCode; attempt: number; delayMs: number; operation?: string };
   /** The key's queue was paused for a 429 until the platform's window resets. */
   'rate-limited': { key: string; resetMs: number };
   drift: { pipe: string; expected: ScalingValues; actual: ScalingValues };

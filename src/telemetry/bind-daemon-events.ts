@@ -2,7 +2,7 @@
 // into numbers, so a metric cannot drift from what actually happened.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import type { DaemonEmitter } from '../daemon/events.js';
-import { codeLabel, configName, reasonLabel } from './labels.js';
+import { codeLabel, configName, operationLabel, reasonLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
 
@@ -94,7 +94,11 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       metrics.parked.set({ pipe: p }, 1);
     },
     'apply:start': ({ key, queueWaitMs }) => metrics.applyQueueWait.observe({ key: configName(key) }, Math.max(0, queueWaitMs) / 1000),
-    'apply:retry': ({ pipe, code }) => metrics.applyRetries.inc({ pipe: configName(pipe), code: codeLabel(code) }),
+    'apply:retry': ({ pipe, code, operation }) => {
+      metrics.applyRetries.inc({ pipe: configName(pipe), code: codeLabel(code) });
+      // The daemon's clients leave retries to BullMQ, so its retries are the API retries.
+      if (operation !== undefined) metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) });
+    },
     'rate-limited': ({ key }) => metrics.rateLimitPauses.inc({ key: configName(key) }),
     drift: ({ pipe }) => metrics.drift.inc({ pipe: configName(pipe) }),
     'config:reload': ({ result }) => {

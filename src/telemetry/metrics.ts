@@ -150,7 +150,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     apiRetries: new Counter({
       name: 'pipescaler_api_retries_total',
-      help: 'Platform API attempts retried by the client, by operation and error code',
+      help: 'Platform API attempts retried (by the client, or by the daemon\'s apply queue), by operation and error code',
       labelNames: ['operation', 'code'] as const,
       registers,
     }),

@@ -113,6 +113,16 @@ describe('bindDaemonEvents', () => {
     expect(text).toContain('pipescaler_window_active{pipe="orders-events",window="business-hours"} 1');
   });
 
+  it('counts a retry of the apply queue as an API retry of its operation (the daemon\'s clients never retry)', async () => {
+    const { emitter, read } = setup();
+    emitter.emit('apply:retry', { pipe: 'orders-events', code: 'API_SERVER_ERROR', attempt: 1, delayMs: 1_000, operation: 'scalePipe' });
+    emitter.emit('apply:retry', { pipe: 'orders-events', code: 'API_TIMEOUT', attempt: 2, delayMs: 2_000 });
+    const s = await read();
+    expect(sampleValue(s, 'pipescaler_apply_retries_total', { pipe: 'orders-events', code: 'API_SERVER_ERROR' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_api_retries_total', { operation: 'scalePipe', code: 'API_SERVER_ERROR' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_api_retries_total', { code: 'API_TIMEOUT' })).toBeUndefined();
+  });
+
   it('stops counting once unbound', async () => {
     const { emitter, read, unbind } = setup();
     unbind();

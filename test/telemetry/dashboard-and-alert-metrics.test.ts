@@ -3,49 +3,21 @@
 // supplies the bullmq_* names, and the scrape goes over HTTP.
 import { EventEmitter } from 'node:events';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import {
   Registry, bindClientEvents, bindDaemonEvents, createMetrics, queueMetrics, startTelemetry, type TelemetryServer,
 } from '../../src/telemetry/index.js';
 import { parseScrape, scrape, type Scrape } from './exposition-parse.js';
-import { dashboardExpressions, metricNamesIn } from './promql-names.js';
+import { dashboardMetricNames, missing, ruleMetricNames } from './metric-coverage.js';
 import { emitClientRun, emitDaemonRun } from './run-events.js';
 
 const PREFIX = `pst-telemetry-cov-${process.pid}-${Date.now().toString(36)}`;
-/** Series Prometheus makes itself (scrape health), not the daemon. */
-const SYNTHETIC = new Set(['up']);
-
 const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
-
-function namesOf(exprs: readonly string[]): Set<string> {
-  const names = new Set<string>();
-  for (const e of exprs) for (const n of metricNamesIn(e)) if (!SYNTHETIC.has(n)) names.add(n);
-  return names;
-}
-
-const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as unknown;
-const rules = parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
-const dashboardNames = namesOf(dashboardExpressions(dashboard));
-const ruleNames = namesOf(rules.groups.flatMap((g) => g.rules.map((r) => r.expr)));
-
-/** A histogram's series are name_bucket/_sum/_count of a family typed histogram. */
-function missing(names: Iterable<string>, s: Scrape): string[] {
-  const out: string[] = [];
-  for (const name of names) {
-    if (!s.sampleNames.has(name)) {
-      out.push(`${name} (no sample)`);
-      continue;
-    }
-    const hist = /^(.*)_bucket$/.exec(name);
-    if (hist && s.types.get(hist[1]!) !== 'histogram') out.push(`${name} (${hist[1]} is not a histogram)`);
-  }
-  return out;
-}
+const dashboardNames = dashboardMetricNames();
+const ruleNames = ruleMetricNames();
 
 describe('metrics used by the dashboard and the alert rules', () => {
   let redis: Redis;

@@ -1,0 +1,38 @@
+// The metric names the Grafana dashboard and the alert rules read, and which of them a scrape
+// lacks: shared by the coverage tests (synthetic events, and a real daemon run).
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import type { Scrape } from './exposition-parse.js';
+import { dashboardExpressions, metricNamesIn } from './promql-names.js';
+
+/** Series Prometheus makes itself (scrape health), not the daemon. */
+const SYNTHETIC = new Set(['up']);
+
+function namesOf(exprs: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const e of exprs) for (const n of metricNamesIn(e)) if (!SYNTHETIC.has(n)) names.add(n);
+  return names;
+}
+
+export function dashboardMetricNames(path = 'config/grafana/dashboards/pipescaler.json'): Set<string> {
+  return namesOf(dashboardExpressions(JSON.parse(readFileSync(path, 'utf8')) as unknown));
+}
+
+export function ruleMetricNames(path = 'config/prometheus/rules.yml'): Set<string> {
+  const rules = parse(readFileSync(path, 'utf8')) as { groups: { rules: { expr: string }[] }[] };
+  return namesOf(rules.groups.flatMap((g) => g.rules.map((r) => r.expr)));
+}
+
+/** The names without a sample; a histogram's series are name_bucket/_sum/_count of a family typed histogram. */
+export function missing(names: Iterable<string>, s: Scrape): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    if (!s.sampleNames.has(name)) {
+      out.push(`${name} (no sample)`);
+      continue;
+    }
+    const hist = /^(.*)_bucket$/.exec(name);
+    if (hist && s.types.get(hist[1]!) !== 'histogram') out.push(`${name} (${hist[1]} is not a histogram)`);
+  }
+  return out;
+}
