@@ -184,8 +184,12 @@ export function createDaemon(options: DaemonOptions): Daemon {
       logger.info({ url: embedded.url, fixtures: current.api.fixtures }, 'embedded cloud started');
     }
     // metrics: BullMQ's completed/failed totals (queue.exportPrometheusMetrics) need them on.
+    // A job whose replica died is handed to another after its lock lapses and a stalled check runs:
+    // BullMQ's 30 s + 30 s froze such a pipe for up to a minute (the chaos suite saw 45-60 s). Jobs
+    // here are one API request; the lock is renewed every lockDuration / 2 while one runs.
     const workerOptions = {
-      connection: redis, prefix, metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 }, ...options.workerOptions,
+      connection: redis, prefix, metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 },
+      lockDuration: 10_000, stalledInterval: 5_000, ...options.workerOptions,
     };
     lanes = new Lanes({
       redis, prefix, baseUrl, timeoutMs: current.api.timeoutMs, processor: createApplyProcessor(ctx),
