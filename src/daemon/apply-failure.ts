@@ -1,7 +1,7 @@
 // How an API failure of an apply or read job turns into BullMQ's retry semantics:
 // 429 -> pause the key's queue until the platform's window resets, no attempt spent;
 // 5xx, timeout, network -> throw, BullMQ retries with exponential backoff and jitter;
-// 400/401/403/404/424 -> UnrecoverableError at once, reason recorded, the next tick tries again;
+// 400/401/403/404/424 -> UnrecoverableError at once, reason recorded; 400/404/424 wait for the next reconcile read (evaluate.ts), 401/403 come back next tick;
 // 401/403 N times in a row -> the pipe is parked until a reload.
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { isApiError, type ScalingValues } from '../api/index.js';

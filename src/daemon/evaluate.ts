@@ -72,10 +72,25 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
 
     const readDue = rec.lastReadAt === null || tickAt - rec.lastReadAt >= config.evaluate.reconcileMs;
     if (readDue) await ctx.store.write(name, { readDue: true });
-    if (willApply) await ctx.enqueueApply(pipe, decision.direction, tickAt);
+    const held = willApply && heldAfterRefusal(rec, tickAt, config.evaluate.reconcileMs);
+    if (willApply && !held) await ctx.enqueueApply(pipe, decision.direction, tickAt);
     else if (readDue) await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
-    return decision.action;
+    return held ? 'held' : decision.action;
   };
+}
+
+/** Answers that the same request would get again: bad request, unknown pipe, idle service. */
+const REFUSALS: ReadonlySet<string> = new Set(['API_BAD_REQUEST', 'API_NOT_FOUND', 'API_FAILED_DEPENDENCY']);
+
+/**
+ * After a refusal the pipe's applies wait for the next reconcile read rather than repeating every
+ * tick: an idle service answered 424 to every 30 s tick (2,880 wasted calls a day per pipe, from
+ * the key's shared 10-per-10-s budget). The read clears lastError when it succeeds, and the next
+ * tick applies again.
+ */
+function heldAfterRefusal(rec: PipeRecord, tickAt: number, reconcileMs: number): boolean {
+  const err = rec.lastError;
+  return err !== null && REFUSALS.has(err.code) && tickAt - err.at < reconcileMs;
 }
 
 function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decision, dryRun: boolean): void {

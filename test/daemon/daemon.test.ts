@@ -177,8 +177,8 @@ describe('the daemon against the embedded cloud', () => {
     expect((await daemon.status()).pipes[0]!.parked).toBeNull();
   });
 
-  it('an unrecoverable answer (424) is recorded and tried once per tick, not in a loop', async () => {
-    const config = baseConfig();
+  it('an unrecoverable answer (424) is recorded and not repeated each tick: the apply waits for the next reconcile read', async () => {
+    const config = baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 10 * MIN, concurrency: 4 } });
     await startDaemon({
       ...config,
       pipes: [{ ...demoPipe('orders-events', 'streams'), name: 'archive-events', serviceId: 'a1000000-0000-4000-8000-000000000003', pipeId: 'b1000000-0000-4000-8000-000000000009' }],
@@ -186,12 +186,18 @@ describe('the daemon against the embedded cloud', () => {
     await tickAt(T0);
     const first = patches();
     await tickAt(T0 + MIN);
-    expect(patches()).toBe(first + 1);
     await tickAt(T0 + 2 * MIN);
-    expect(patches()).toBe(first + 2);
+    expect(patches()).toBe(first);
     const status = await daemon.status();
     expect(status.pipes[0]!.lastError).toMatchObject({ code: 'API_FAILED_DEPENDENCY' });
     expect(status.pipes[0]!.lastError!.message).toMatch(/FAILED_DEPENDENCY/);
+    // At the reconcile interval the pipe is read again (an empty PATCH changes nothing) and the
+    // change tried once more, refused again; then the hold starts over.
+    await tickAt(T0 + 10 * MIN + 1_000);
+    expect(patches()).toBe(first + 2);
+    await tickAt(T0 + 11 * MIN);
+    await tickAt(T0 + 12 * MIN);
+    expect(patches()).toBe(first + 2);
   });
 
   it('a pipe changed behind its back is read at the reconcile interval and set back (drift)', async () => {
