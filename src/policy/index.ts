@@ -7,3 +7,9 @@ export type { ResolvedTarget } from './target.js';
 export { applyBehavior, cooldownRemaining, stabilizationFloor } from './behavior.js';
 export type { BehaviorResult, BehaviorView } from './behavior.js';
 export { decide, changeDirections } from './decide.js';
+// The config: load and validate config/pipescaler.yaml into Config; plan and simulate over decide().
+export { loadConfig, parseConfig, isDemoKey, type ParseOptions } from './load-config.js';
+export { ConfigError, isConfigError, formatIssue, type ConfigIssue, type ConfigErrorCode } from './config-errors.js';
+export { parseDuration } from './durations.js';
+export { plan, unknownView, type PlanEntry } from './plan.js';
+export { simulate, type SimulatedChange } from './simulate.js';

@@ -1,0 +1,168 @@
+// Text of `validate`, `plan` and `simulate`: what an operator reads before deploying a policy.
+import { DateTime } from 'luxon';
+import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
+import type { PlanEntry } from '../policy/plan.js';
+import type { SimulatedChange } from '../policy/simulate.js';
+import type { Config, PipeView } from '../policy/types.js';
+import { describeWindow } from '../policy/windows.js';
+import type { PipeViews } from './pipe-views.js';
+
+const SHORT: Record<string, string> = {
+  replicas: 'replicas', concurrency: 'concurrency', replicaCpuMillicores: 'cpu', replicaMemoryGb: 'memory',
+};
+
+/** "replicas 6, cpu 1000m, memory 4GB" */
+export function formatValues(values: ScalingValues): string {
+  const parts = SCALING_FIELDS.filter((f) => values[f] !== undefined).map((f) => {
+    const v = values[f]!;
+    if (f === 'replicaCpuMillicores') return `cpu ${v}m`;
+    if (f === 'replicaMemoryGb') return `memory ${v}GB`;
+    return `${SHORT[f]} ${v}`;
+  });
+  return parts.length > 0 ? parts.join(', ') : '-';
+}
+
+/** "replicas 2->4, cpu 500m->1000m" */
+export function formatMoves(previous: ScalingValues, next: ScalingValues): string {
+  return SCALING_FIELDS.filter((f) => next[f] !== undefined).map((f) => {
+    const unit = f === 'replicaCpuMillicores' ? 'm' : f === 'replicaMemoryGb' ? 'GB' : '';
+    const was = previous[f] === undefined ? '?' : `${previous[f]}${unit}`;
+    return `${SHORT[f]} ${was}->${next[f]}${unit}`;
+  }).join(', ');
+}
+
+/** Two aligned columns. */
+function rows(pairs: readonly (readonly [string, string])[], indent = '  '): string[] {
+  const width = Math.max(...pairs.map(([k]) => k.length));
+  return pairs.map(([k, v]) => `${indent}${k.padEnd(width)}  ${v}`);
+}
+
+export function formatValidate(file: string, config: Config): string {
+  const pipes = config.pipes.map((p) => {
+    const windows = config.policies[p.policy]?.windows.length ?? 0;
+    return [p.name, `policy ${p.policy}, key ${p.key}, ${windows} window${windows === 1 ? '' : 's'}`] as const;
+  });
+  const header = `ok: ${file}: ${config.pipes.length} pipe${config.pipes.length === 1 ? '' : 's'}, ` +
+    `${Object.keys(config.policies).length} policies, api ${config.api.baseUrl}${config.dryRun ? ', dryRun' : ''}`;
+  return [header, ...(pipes.length > 0 ? rows(pipes) : [])].join('\n');
+}
+
+export function formatInstant(ms: number): string {
+  const local = DateTime.fromMillis(ms);
+  return `${local.toFormat("ccc yyyy-MM-dd HH:mm ZZ")} (${new Date(ms).toISOString().slice(0, 16)}Z)`;
+}
+
+function describeView(view: PipeView | null): string {
+  if (view === null) return 'unknown';
+  const applied = formatValues(view.applied);
+  const endpoints = Object.entries(view.endpoints).map(([id, s]) => `endpoint ${id} ${s}`);
+  return [view.kind ?? 'unknown kind', view.state ?? 'unknown state', applied, ...endpoints].join(', ');
+}
+
+export function formatPlan(at: number, entries: readonly PlanEntry[], views: PipeViews): string {
+  const out = [`plan at ${formatInstant(at)}`];
+  for (const { pipe, view, active, decision } of entries) {
+    const winners = new Set(decision.windows);
+    const windows = active.length === 0
+      ? 'none: baseline'
+      : active.map((w) => `${describeWindow(w)}${winners.has(w.name) ? '' : ' (outranked)'}`).join('; ');
+    const send = decision.action === 'change'
+      ? `${formatValues(decision.changes)} (${decision.direction})`
+      : decision.action === 'skip' ? 'nothing: skipped' : 'nothing';
+    const note = views[pipe.name]?.note;
+    out.push('', `${pipe.name}  policy ${pipe.policy}, key ${pipe.key}`, ...rows([
+      ['pipe', describeView(view)],
+      ...(note ? [['note', note] as const] : []),
+      ['windows', windows],
+      ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
+      ['send', send],
+      ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),
+    ]));
+  }
+  return out.join('\n');
+}
+
+/**
+ * `atStart` is plan() at the start of the period: a pipe that never changes says why (skipped,
+ * database pipe...) from its first decision.
+ */
+export function formatSimulation(
+  config: Config, from: number, to: number, step: string, changes: readonly SimulatedChange[], views: PipeViews,
+  atStart: readonly PlanEntry[],
+): string {
+  const out = [
+    `simulate ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${step}: ` +
+      `${changes.length} change${changes.length === 1 ? '' : 's'} = ${changes.length} scaling API call${changes.length === 1 ? '' : 's'}`,
+  ];
+  out.push(...rateLimitNotes(config, changes));
+  for (const pipe of config.pipes) {
+    const read = views[pipe.name];
+    const mine = changes.filter((c) => c.pipe === pipe.name);
+    if (!read?.view || read.refused) {
+      out.push('', `${pipe.name}: not simulated, ${read?.view ? 'every change would fail' : 'pipe unknown'}${read?.note ? ` (${read.note})` : ''}`);
+      continue;
+    }
+    const first = atStart.find((e) => e.pipe.name === pipe.name)?.decision;
+    const why = mine.length === 0 && first && first.action !== 'change' && first.reasons[0]
+      ? ` (${first.reasons.at(-1)!.code}: ${first.reasons.at(-1)!.message})` : '';
+    out.push('', `${pipe.name}: ${mine.length} change${mine.length === 1 ? '' : 's'}${why}`);
+    for (const c of mine) {
+      const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
+      out.push(`  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${windows}]`);
+    }
+  }
+  return out.join('\n');
+}
+
+/** A line per API key whose changes would exceed its rate limit in some window. */
+function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): string[] {
+  const keyOf = new Map(config.pipes.map((p) => [p.name, p.key]));
+  const notes: string[] = [];
+  for (const [name, key] of Object.entries(config.api.keys)) {
+    const times = changes.filter((c) => keyOf.get(c.pipe) === name).map((c) => c.at).sort((a, b) => a - b);
+    let peak = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i]! - times[j]! >= key.rateLimit.perMs) j++;
+      peak = Math.max(peak, i - j + 1);
+    }
+    if (peak > key.rateLimit.requests) {
+      notes.push(`key ${name}: up to ${peak} calls within ${key.rateLimit.perMs / 1000}s, above its limit of ${key.rateLimit.requests}: ` +
+        'the daemon queues the rest (scale-ups first), so some land later than shown');
+    }
+  }
+  return notes;
+}
+
+/** plan --json: one object per pipe. */
+export function planJson(at: number, entries: readonly PlanEntry[], views: PipeViews): unknown[] {
+  return entries.map(({ pipe, view, active, decision }) => ({
+    pipe: pipe.name,
+    at: new Date(at).toISOString(),
+    policy: pipe.policy,
+    key: pipe.key,
+    kind: view?.kind ?? null,
+    state: view?.state ?? null,
+    applied: view?.applied ?? null,
+    ...(views[pipe.name]?.note ? { note: views[pipe.name]!.note } : {}),
+    activeWindows: active.map((w) => w.name),
+    action: decision.action,
+    direction: decision.direction,
+    windows: decision.windows,
+    recommendation: decision.recommendation,
+    changes: decision.changes,
+    reasons: decision.reasons,
+  }));
+}
+
+/** simulate --json: one object per change. */
+export function simulationJson(changes: readonly SimulatedChange[]): unknown[] {
+  return changes.map((c) => ({
+    pipe: c.pipe,
+    at: new Date(c.at).toISOString(),
+    direction: c.direction,
+    windows: c.windows,
+    scaling: c.scaling,
+    previous: c.previous,
+    reasons: c.reasons.map((r) => `${r.code}: ${r.message}`),
+  }));
+}

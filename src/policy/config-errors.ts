@@ -1,0 +1,43 @@
+// The one error a config can fail with: every problem at once, each with its place in the file.
+
+export type ConfigErrorCode = 'CONFIG_INVALID' | 'CONFIG_UNREADABLE';
+
+export interface ConfigIssue {
+  /** Dotted path in the config, e.g. `policies.weekday.windows[0].timezone` ('' for the root). */
+  readonly path: string;
+  /** 1-based line and column of the offending node. */
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly code: ConfigErrorCode,
+    readonly file: string,
+    readonly issues: readonly ConfigIssue[],
+  ) {
+    super(issues.map((i) => formatIssue(file, i)).join('\n'));
+  }
+}
+
+export function isConfigError(err: unknown): err is ConfigError {
+  return err instanceof ConfigError;
+}
+
+/** `config/pipescaler.yaml:12:7 policies.weekday.windows[0].timezone: unknown time zone "Europe/Berln"` */
+export function formatIssue(file: string, issue: ConfigIssue): string {
+  const where = `${file}:${issue.line}:${issue.column}`;
+  return issue.path === '' ? `${where} ${issue.message}` : `${where} ${issue.path}: ${issue.message}`;
+}
+
+/** `a.b[0].c` from a path of keys and indexes. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? String(seg) : `.${String(seg)}`;
+  }
+  return out;
+}

@@ -1,0 +1,67 @@
+// Checks across the config that no single field can make: unique pipe names and pipe ids, policy
+// and key references that exist, unique window names. They read the raw document, so they report
+// alongside the schema's issues even when other parts of the file are broken.
+import { closest } from './did-you-mean.js';
+import { isRecord, type RawIssue } from './config-issue.js';
+
+const known = (names: readonly string[]): string => (names.length === 0 ? 'none defined' : `known: ${names.join(', ')}`);
+
+export function crossCheck(raw: unknown): RawIssue[] {
+  const issues: RawIssue[] = [];
+  if (!isRecord(raw)) return issues;
+  const policyNames = isRecord(raw.policies) ? Object.keys(raw.policies) : [];
+  const api = isRecord(raw.api) ? raw.api : {};
+  const extraKeys = isRecord(api.keys) ? Object.keys(api.keys) : [];
+  const keyNames = ['default', ...extraKeys.filter((k) => k !== 'default')];
+
+  for (const name of extraKeys) {
+    // key names name the apply queue of each key (and its metrics label)
+    if (name !== 'default' && !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) {
+      issues.push({ path: ['api', 'keys', name], atKey: true, message: `key name "${name}" must be lower-case letters, digits and "-"` });
+    }
+  }
+  if (extraKeys.includes('default')) {
+    issues.push({ path: ['api', 'keys', 'default'], atKey: true, message: '"default" is the key of api.keyId/api.keySecret; give this key another name' });
+  }
+
+  const byName = new Map<string, number>();
+  const byId = new Map<string, number>();
+  const pipes = Array.isArray(raw.pipes) ? raw.pipes : [];
+  pipes.forEach((p, i) => {
+    if (!isRecord(p)) return;
+    if (typeof p.name === 'string') {
+      const first = byName.get(p.name);
+      if (first !== undefined) issues.push({ path: ['pipes', i, 'name'], message: `duplicate pipe name "${p.name}" (also pipes[${first}])` });
+      else byName.set(p.name, i);
+    }
+    if (typeof p.pipeId === 'string') {
+      const id = `${String(p.serviceId).toLowerCase()}/${p.pipeId.toLowerCase()}`;
+      const first = byId.get(id);
+      if (first !== undefined) issues.push({ path: ['pipes', i, 'pipeId'], message: `this pipe is already configured as pipes[${first}]; one pipe, one policy` });
+      else byId.set(id, i);
+    }
+    if (typeof p.policy === 'string' && !policyNames.includes(p.policy)) {
+      const hint = closest(p.policy, policyNames);
+      issues.push({ path: ['pipes', i, 'policy'], message: `unknown policy "${p.policy}"${hint ? ` (did you mean "${hint}"?)` : ''}; ${known(policyNames)}` });
+    }
+    if (typeof p.key === 'string' && !keyNames.includes(p.key)) {
+      const hint = closest(p.key, keyNames);
+      issues.push({ path: ['pipes', i, 'key'], message: `unknown API key "${p.key}"${hint ? ` (did you mean "${hint}"?)` : ''}; ${known(keyNames)} (api.keys)` });
+    }
+  });
+
+  if (isRecord(raw.policies)) {
+    for (const [name, policy] of Object.entries(raw.policies)) {
+      if (!isRecord(policy) || !Array.isArray(policy.windows)) continue;
+      const seen = new Map<string, number>();
+      policy.windows.forEach((w, i) => {
+        if (!isRecord(w) || typeof w.name !== 'string') return;
+        const first = seen.get(w.name);
+        if (first !== undefined) {
+          issues.push({ path: ['policies', name, 'windows', i, 'name'], message: `duplicate window name "${w.name}" (also windows[${first}])` });
+        } else seen.set(w.name, i);
+      });
+    }
+  }
+  return issues;
+}

@@ -1,0 +1,252 @@
+// The zod schema of config/pipescaler.yaml: validates the parsed YAML and turns it into the
+// normalized shapes of types.ts. Every object is strict (unknown keys are errors with a
+// did-you-mean); cross references and secrets are checked in config-refs.ts and config-secrets.ts.
+import { z } from 'zod';
+import { SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { didYouMean } from './did-you-mean.js';
+import {
+  WEEKDAYS, cronExpression, durationMs, field, instant, listenAddress, localDate, localTime, lowerName,
+  nonEmptyString, positiveDurationMs, scalingValue, stepValue, timeZone, uuid, weekdays,
+} from './config-fields.js';
+import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from './types.js';
+
+/** A strict object whose unknown-key issue carries one message per key, in the order of `keys`. */
+export function strict<S extends z.ZodRawShape>(shape: S) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (iss) => iss.code === 'unrecognized_keys'
+      ? iss.keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}`).join('\n')
+      : undefined,
+  });
+}
+
+const perField = <T extends z.ZodType>(make: (f: ScalingField) => T) =>
+  strict(Object.fromEntries(SCALING_FIELDS.map((f) => [f, make(f).optional()])) as Record<ScalingField, z.ZodOptional<T>>);
+
+const compact = <T>(rec: Partial<Record<ScalingField, T | undefined>>): Partial<Record<ScalingField, T>> =>
+  Object.fromEntries(Object.entries(rec).filter(([, v]) => v !== undefined)) as Partial<Record<ScalingField, T>>;
+
+/** `{min?, max?}` of one field, each within the platform range, min not above max. */
+const rangeOf = (f: ScalingField) =>
+  strict({ min: scalingValue(f).optional(), max: scalingValue(f).optional() }).superRefine((r, ctx) => {
+    if (r.min !== undefined && r.max !== undefined && r.min > r.max) {
+      ctx.addIssue({ code: 'custom', path: ['min'], message: `min ${r.min} is above max ${r.max}` });
+    }
+  });
+
+/** Window `bounds`: a missing side is the platform's own limit. */
+const targetBounds = perField(rangeOf).transform((b): Target => compact(Object.fromEntries(
+  Object.entries(b).map(([f, r]) => [f, r && {
+    min: r.min ?? SCALING_LIMITS[f as ScalingField].min,
+    max: r.max ?? SCALING_LIMITS[f as ScalingField].max,
+  }]),
+)));
+
+const fixedValues = perField(scalingValue);
+
+/** Policy `baseline`: per field a fixed value, or `{min, max}`. */
+const baselineField = (f: ScalingField) => z.unknown().transform((v, ctx): FieldTarget => {
+  if (typeof v === 'object' && v !== null) {
+    const r = rangeOf(f).safeParse(v);
+    if (r.success) return { min: r.data.min ?? SCALING_LIMITS[f].min, max: r.data.max ?? SCALING_LIMITS[f].max };
+    for (const i of r.error.issues) ctx.addIssue(i as never);
+    return z.NEVER;
+  }
+  const r = scalingValue(f).safeParse(v);
+  if (r.success) return { value: r.data };
+  for (const i of r.error.issues) ctx.addIssue(i as never);
+  return z.NEVER;
+});
+const baseline = perField(baselineField).transform((t): Target => compact(t));
+
+const WINDOW_KEYS_RECURRING = ['days', 'start', 'end', 'duration', 'timezone', 'exclude'] as const;
+const WEEK_MS = 7 * 86_400_000;
+
+const window = strict({
+  name: lowerName('window name').optional(),
+  priority: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).optional(),
+  // recurring
+  days: weekdays.optional(),
+  start: localTime.optional(),
+  end: localTime.optional(),
+  duration: durationMs().optional(),
+  timezone: timeZone.optional(),
+  exclude: z.array(localDate).optional(),
+  // one-off
+  from: instant.optional(),
+  to: instant.optional(),
+  // target
+  set: fixedValues.optional(),
+  bounds: targetBounds.optional(),
+}).transform((w, ctx): Window => {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  const target: Record<string, FieldTarget> = {};
+  for (const [f, v] of Object.entries(compact(w.set ?? {}))) target[f] = { value: v };
+  for (const [f, r] of Object.entries(w.bounds ?? {})) {
+    if (target[f]) issue('bounds', `${f} is both in set and in bounds; keep one`);
+    target[f] = r;
+  }
+  if (w.set === undefined && w.bounds === undefined) issue('set', 'a window needs set (fixed values) or bounds (min/max)');
+  else if (Object.keys(target).length === 0) issue('set', 'the window sets no field');
+  // an unnamed window is named after its position by the policy below
+  const base = { name: w.name ?? '', priority: w.priority ?? 0, target: target as Target };
+
+  if (w.from !== undefined || w.to !== undefined) {
+    for (const k of WINDOW_KEYS_RECURRING) {
+      if (w[k] !== undefined) issue(k, `"${k}" belongs to recurring windows; a one-off window has only from and to`);
+    }
+    if (w.from === undefined) issue('from', 'a one-off window needs from (it has to)');
+    if (w.to === undefined) issue('to', 'a one-off window needs to (it has from)');
+    if (w.from !== undefined && w.to !== undefined && w.from >= w.to) {
+      issue('to', `the window is empty: to (${new Date(w.to).toISOString()}) is not after from (${new Date(w.from).toISOString()})`);
+    }
+    return { ...base, kind: 'oneOff', from: w.from ?? 0, to: w.to ?? 0 };
+  }
+  if (w.start === undefined) issue('start', 'a recurring window needs start ("HH:MM"); a one-off window needs from and to');
+  if (w.timezone === undefined) issue('timezone', 'a recurring window needs timezone (e.g. Europe/Berlin or UTC)');
+  if (w.end === undefined && w.duration === undefined) issue('end', 'a recurring window needs end ("HH:MM") or duration (e.g. 12h)');
+  if (w.end !== undefined && w.duration !== undefined) issue('duration', 'give end or duration, not both');
+  if (w.start && w.end && w.start.hour === w.end.hour && w.start.minute === w.end.minute) {
+    issue('end', 'the window is empty: end equals start (for a whole day use duration: 24h)');
+  }
+  if (w.duration === 0) issue('duration', 'the window is empty: duration is 0');
+  if (w.duration !== undefined && w.duration > WEEK_MS) issue('duration', 'a recurring window lasts at most 7d');
+  return {
+    ...base,
+    kind: 'recurring',
+    days: w.days ?? [...WEEKDAYS],
+    start: w.start ?? { hour: 0, minute: 0 },
+    ...(w.end ? { end: w.end } : {}),
+    ...(w.duration !== undefined ? { durationMs: w.duration } : {}),
+    timezone: w.timezone ?? 'UTC',
+    exclude: w.exclude ?? [],
+  };
+});
+
+const direction = {
+  maxStep: perField(stepValue).transform((s): ScalingValues => compact(s)).optional(),
+  cooldown: durationMs().optional(),
+};
+const behavior = strict({
+  scaleUp: strict(direction).optional(),
+  scaleDown: strict({ ...direction, stabilization: durationMs().optional() }).optional(),
+}).transform((b): Behavior => ({
+  scaleUp: { maxStep: b.scaleUp?.maxStep ?? {}, cooldownMs: b.scaleUp?.cooldown ?? 0 },
+  scaleDown: {
+    maxStep: b.scaleDown?.maxStep ?? {},
+    cooldownMs: b.scaleDown?.cooldown ?? 0,
+    stabilizationMs: b.scaleDown?.stabilization ?? 0,
+  },
+}));
+
+const policy = strict({
+  baseline: baseline.optional(),
+  windows: z.array(window).optional(),
+  exclude: z.array(localDate).optional(),
+  behavior: behavior.optional(),
+});
+
+const policies = z.record(z.string(), policy).transform((rec): Record<string, Policy> => {
+  const out: Record<string, Policy> = {};
+  for (const [name, p] of Object.entries(rec)) {
+    const windows: Window[] = (p.windows ?? []).map((w, i) => {
+      const named: Window = w.name === '' ? { ...w, name: `window-${i + 1}` } : w;
+      if (named.kind !== 'recurring' || !p.exclude?.length) return named;
+      return { ...named, exclude: [...new Set([...named.exclude, ...p.exclude])].sort() };
+    });
+    out[name] = {
+      name,
+      baseline: p.baseline ?? {},
+      windows,
+      behavior: p.behavior ?? {
+        scaleUp: { maxStep: {}, cooldownMs: 0 },
+        scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
+      },
+    };
+  }
+  return out;
+});
+
+const pipeBounds = perField(rangeOf).transform((b): Bounds => compact(b));
+
+const pipe = strict({
+  name: lowerName('pipe name'),
+  organizationId: uuid,
+  serviceId: uuid,
+  pipeId: uuid,
+  policy: nonEmptyString,
+  key: nonEmptyString.optional(),
+  bounds: pipeBounds.optional(),
+}).transform((p): PipeConfig => ({ ...p, key: p.key ?? 'default', bounds: p.bounds ?? {} }));
+
+const rateLimit = strict({
+  requests: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }),
+  per: positiveDurationMs(),
+}).transform((r) => ({ requests: r.requests, perMs: r.per }));
+
+const baseUrl = field<string>((v) => {
+  if (v === 'embedded') return { ok: v };
+  if (typeof v === 'string' && /^https?:\/\//.test(v) && URL.canParse(v)) return { ok: v.replace(/\/+$/, '') };
+  return 'must be "embedded" or an http(s) URL of the platform\'s API';
+});
+
+const keyFields = {
+  keyId: nonEmptyString.optional(),
+  keySecret: z.string({ error: 'must be a string' }).optional(),
+  keySecretFile: nonEmptyString.optional(),
+  rateLimit: rateLimit.optional(),
+};
+
+const api = strict({
+  baseUrl: baseUrl.optional(),
+  fixtures: nonEmptyString.optional(),
+  timeout: positiveDurationMs().optional(),
+  ...keyFields,
+  keys: z.record(z.string(), strict(keyFields)).optional(),
+});
+
+const redisUrl = field<string>((v) => {
+  // never echo the value: it may carry a password
+  if (typeof v !== 'string' || !URL.canParse(v) || !/^rediss?:$/.test(new URL(v).protocol)) {
+    return 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
+  }
+  return { ok: v };
+});
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const configSchema = strict({
+  api: api.optional(),
+  redis: strict({ url: redisUrl.optional(), prefix: nonEmptyString.optional() }).optional(),
+  evaluate: strict({
+    cron: cronExpression.optional(),
+    reconcile: positiveDurationMs().optional(),
+    concurrency: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' })
+      .min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).optional(),
+  }).optional(),
+  telemetry: strict({
+    listen: listenAddress.optional(),
+    logLevel: field<(typeof LOG_LEVELS)[number]>((v) => (LOG_LEVELS as readonly unknown[]).includes(v)
+      ? { ok: v as (typeof LOG_LEVELS)[number] }
+      : `must be one of ${LOG_LEVELS.join(', ')}${typeof v === 'string' ? didYouMean(v, LOG_LEVELS) : ''}`).optional(),
+  }).optional(),
+  dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  pipes: z.array(pipe).optional(),
+  policies: policies.optional(),
+});
+
+export type ParsedConfig = z.output<typeof configSchema>;
+
+export const DEFAULTS = {
+  baseUrl: 'embedded',
+  fixtures: 'config/cloud.yaml',
+  timeoutMs: 30_000,
+  rateLimit: { requests: 10, perMs: 10_000 },
+  redisUrl: 'redis://127.0.0.1:6379',
+  redisPrefix: 'pipescaler',
+  cron: '*/30 * * * * *',
+  reconcileMs: 600_000,
+  concurrency: 10,
+  listen: '127.0.0.1:9464',
+  logLevel: 'info',
+} as const;

@@ -1,0 +1,190 @@
+// Loads config/pipescaler.yaml: YAML -> `${VAR}` interpolation on the nodes -> zod schema ->
+// cross references and secrets -> Config. Every problem is collected and thrown at once as one
+// ConfigError, each with its line and column. Synchronous: it runs once at start and on reload.
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, formatPath, type ConfigIssue } from './config-errors.js';
+import { isRecord, type RawIssue } from './config-issue.js';
+import { crossCheck } from './config-refs.js';
+import { DEFAULTS, configSchema, type ParsedConfig } from './config-schema.js';
+import { DEMO_KEY, resolveSecrets, type ResolvedKey } from './config-secrets.js';
+import { interpolateDocument, type Env } from './interpolate.js';
+import { locate } from './yaml-locate.js';
+import type { ApiKeyConfig, Config } from './types.js';
+
+export interface ParseOptions {
+  /** The file name used in messages; keySecretFile and fixtures are relative to its folder. */
+  readonly file: string;
+  readonly env?: Env;
+  /** Reads a keySecretFile (tests inject one); default fs.readFileSync as UTF-8. */
+  readonly readFile?: (path: string) => string;
+}
+
+/** Read, validate and normalize a config file. Throws ConfigError (CONFIG_INVALID or CONFIG_UNREADABLE). */
+export function loadConfig(path: string, env: Env = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
+    throw new ConfigError('CONFIG_UNREADABLE', path, [{ path: '', line: 1, column: 1, message: `cannot read the config file (${code})` }]);
+  }
+  return parseConfig(text, { file: path, env });
+}
+
+/** True for the default key of an embedded config that gave no credentials: use the fixtures' demo key. */
+export function isDemoKey(key: Pick<ApiKeyConfig, 'keyId'>): boolean {
+  return key.keyId === DEMO_KEY.keyId;
+}
+
+export function parseConfig(text: string, opts: ParseOptions): Config {
+  const { file } = opts;
+  const lc = new LineCounter();
+  // merge keys (`<<: *defaults`) let policies share a behavior block
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true });
+  if (doc.errors.length > 0) {
+    // yaml's own messages can quote the source line (which may hold a secret): use position and code only
+    // after the first syntax error the parser mostly reports the same mistake again: keep the first
+    const first = syntaxIssue(doc.errors[0]!, lc);
+    const more = doc.errors.length - 1;
+    const message = more > 0 ? `${first.message} (then ${more} more syntax error${more > 1 ? 's' : ''} that may follow from it)` : first.message;
+    throw new ConfigError('CONFIG_INVALID', file, [{ ...first, message }]);
+  }
+  const env = opts.env ?? process.env;
+  const interpolation = interpolateDocument(doc, env);
+  const raw: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  const dir = dirname(file);
+
+  const rawIssues: RawIssue[] = interpolation.problems.map((p) => ({ path: p.path, message: p.message }));
+  if (!isRecord(raw)) {
+    rawIssues.push({ path: [], message: 'the config must be a mapping (api, redis, evaluate, telemetry, dryRun, pipes, policies)' });
+    throw toError(file, doc, lc, rawIssues, []);
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    // a value whose interpolation failed is already reported; its leftover text is no second issue
+    const failed = new Set(interpolation.problems.map((p) => formatPath(p.path)));
+    rawIssues.push(...parsed.error.issues.flatMap((i) => fromZod(i, raw, interpolation.quoted))
+      .filter((i) => !failed.has(formatPath(i.path))));
+  }
+  rawIssues.push(...crossCheck(raw));
+  const secrets = resolveSecrets({
+    raw, interpolated: interpolation.raw, dir, readFile: opts.readFile ?? ((p) => readFileSync(p, 'utf8')),
+  });
+  rawIssues.push(...secrets.issues);
+  if (rawIssues.length > 0 || !parsed.success) throw toError(file, doc, lc, rawIssues, secrets.secrets);
+  return assemble(parsed.data, secrets.keys, dir);
+}
+
+function assemble(c: ParsedConfig, resolved: Record<string, ResolvedKey>, dir: string): Config {
+  const api = c.api ?? {};
+  const defaultRate = api.rateLimit ?? DEFAULTS.rateLimit;
+  const keys: Record<string, ApiKeyConfig> = {
+    default: { ...(resolved.default ?? DEMO_KEY), rateLimit: defaultRate },
+  };
+  for (const [name, spec] of Object.entries(api.keys ?? {})) {
+    const creds = resolved[name];
+    if (creds) keys[name] = { ...creds, rateLimit: spec.rateLimit ?? defaultRate };
+  }
+  // the default is the repository's demo fixtures (from the working folder, as `npm start` runs);
+  // a path written in the config is relative to the config, like keySecretFile
+  const fixtures = api.fixtures === undefined
+    ? DEFAULTS.fixtures
+    : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
+  return {
+    api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys },
+    redis: { url: c.redis?.url ?? DEFAULTS.redisUrl, prefix: c.redis?.prefix ?? DEFAULTS.redisPrefix },
+    evaluate: {
+      cron: c.evaluate?.cron ?? DEFAULTS.cron,
+      reconcileMs: c.evaluate?.reconcile ?? DEFAULTS.reconcileMs,
+      concurrency: c.evaluate?.concurrency ?? DEFAULTS.concurrency,
+    },
+    telemetry: { listen: c.telemetry?.listen ?? DEFAULTS.listen, logLevel: c.telemetry?.logLevel ?? DEFAULTS.logLevel },
+    dryRun: c.dryRun ?? false,
+    pipes: c.pipes ?? [],
+    policies: c.policies ?? {},
+  };
+}
+
+function syntaxIssue(e: YAMLError, lc: LineCounter): ConfigIssue {
+  const { line, col } = lc.linePos(e.pos[0]);
+  // yaml quotes the offending token; a long one may be a value (a secret), so only short ones stay
+  const text = e.message.split('\n')[0]!
+    .replace(/ at line \d+, column \d+.*$/, '')
+    .replace(/: "(.{3,})"$/, '');
+  return { path: '', line, column: col, message: `YAML syntax: ${text}` };
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v = raw;
+  for (const seg of path) {
+    if (Array.isArray(v) && typeof seg === 'number') v = v[seg];
+    else if (isRecord(v) && typeof seg === 'string') v = v[seg];
+    else return undefined;
+  }
+  return v;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'an empty value';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return `a ${typeof v}`;
+}
+
+const EXPECTED: Record<string, string> = { object: 'a mapping', record: 'a mapping', array: 'a list', string: 'a string', number: 'a number', boolean: 'true or false', int: 'an integer' };
+
+function fromZod(issue: z.core.$ZodIssue, raw: unknown, quoted: ReadonlyMap<string, string>): RawIssue[] {
+  const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
+  const source = quoted.get(formatPath(path));
+  if (source !== undefined && typeof valueAt(raw, path) === 'string' && /number|integer|true or false/.test(issue.message)) {
+    return [{ path, message: `${issue.message} (${source}: a quoted value stays text; write it unquoted, in block style)` }];
+  }
+  if (issue.code === 'unrecognized_keys') {
+    const messages = issue.message.split('\n');
+    return issue.keys.map((k, i) => ({ path: [...path, k], atKey: true, message: messages[i] ?? `unknown key "${k}"` }));
+  }
+  if (issue.code === 'invalid_type') {
+    const v = valueAt(raw, path);
+    if (v === undefined) return [{ path, message: 'is required' }];
+    if (issue.message.startsWith('Invalid input')) {
+      return [{ path, message: `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${describe(v)}` }];
+    }
+  }
+  return [{ path, message: issue.message }];
+}
+
+function toError(file: string, doc: Parameters<typeof locate>[0], lc: LineCounter, issues: readonly RawIssue[], secrets: readonly string[]): ConfigError {
+  const scrub = (s: string): string => secrets.filter((x) => x.length >= 3).reduce((acc, x) => acc.replaceAll(x, '[redacted]'), s);
+  const seen = new Set<string>();
+  const out: ConfigIssue[] = [];
+  for (const i of withoutEchoes(issues)) {
+    const pos = locate(doc, lc, i.path, i.atKey);
+    const issue = { path: formatPath(i.path), line: pos.line, column: pos.column, message: scrub(i.message) };
+    const id = `${issue.line}:${issue.column}:${issue.path}:${issue.message}`;
+    if (!seen.has(id)) {
+      seen.add(id);
+      out.push(issue);
+    }
+  }
+  out.sort((a, b) => a.line - b.line || a.column - b.column);
+  return new ConfigError('CONFIG_INVALID', file, out);
+}
+
+/**
+ * Drop what an unknown key already explains: the object it sits in ("sets no field") and the
+ * required key it was probably meant to be ("needs timezone" next to `tmezone`).
+ */
+function withoutEchoes(issues: readonly RawIssue[]): RawIssue[] {
+  const explained = new Set<string>();
+  for (const i of issues) {
+    if (!i.atKey) continue;
+    const parent = i.path.slice(0, -1);
+    explained.add(formatPath(parent));
+    const meant = /did you mean "([^"]+)"/.exec(i.message)?.[1];
+    if (meant !== undefined) explained.add(formatPath([...parent, meant]));
+  }
+  return issues.filter((i) => i.atKey || !explained.has(formatPath(i.path)));
+}

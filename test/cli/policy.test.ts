@@ -1,0 +1,203 @@
+// validate, plan and simulate through the built bin (`npx tsc -p .` first), as an operator runs them.
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+
+const BIN = 'dist/cli/main.js';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin', ...env }, timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function noStack(text: string): void {
+  expect(text).not.toMatch(/\n\s+at /);
+}
+
+describe('pipescaler validate', () => {
+  it('says ok and lists each pipe with its policy, key and windows', () => {
+    const r = run(['validate']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('ok: config/pipescaler.yaml: 9 pipes, 3 policies, api embedded');
+    expect(lines).toHaveLength(10);
+    expect(lines[1]).toMatch(/^ {2}orders-events +policy weekday-business-hours, key default, 1 window$/);
+    expect(lines[3]).toMatch(/^ {2}clickstream +policy clickstream-launch, key default, 2 windows$/);
+  });
+
+  it('prints every problem with its line and exits 1, without a stack or the secret', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-'));
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, [
+      'api:',
+      '  baseUrl: https://api.example.com',
+      '  keyId: k',
+      '  keySecret: literal-secret-value',
+      'pipes:',
+      '  - name: orders',
+      '    organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b',
+      '    serviceId: a1000000-0000-4000-8000-000000000001',
+      '    pipeId: b1000000-0000-4000-8000-000000000001',
+      '    policy: nightly',
+      'policies:',
+      '  weekday:',
+      '    windows:',
+      '      - { days: [mon], start: "08:00", end: "20:00", timezone: Europe/Berln, set: { replicas: 6 } }',
+      '',
+    ].join('\n'));
+    const r = run(['validate', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    noStack(r.stderr);
+    expect(r.stderr).not.toContain('literal-secret-value');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `error: ${file} is not valid (3 problems):`,
+      `${file}:4:14 api.keySecret: a secret must not be written in the config file: use keySecret: \${ENV_VAR} or keySecretFile: /path/to/file`,
+      `${file}:10:13 pipes[0].policy: unknown policy "nightly"; known: weekday`,
+      `${file}:14:64 policies.weekday.windows[0].timezone: unknown time zone "Europe/Berln"; did you mean "Europe/Berlin"?`,
+    ]);
+  });
+
+  it('a missing file is one line and exit 1', () => {
+    const r = run(['validate', 'config/missing.yaml']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('error: config/missing.yaml is not valid (1 problem):\nconfig/missing.yaml:1:1 cannot read the config file (ENOENT)');
+  });
+});
+
+describe('pipescaler plan', () => {
+  const r = run(['plan', '--at', '2026-11-23T09:00:00+01:00']);
+  const section = (pipe: string): string => r.stdout.split('\n\n').find((s) => s.startsWith(`${pipe}  `)) ?? '';
+
+  it('shows per pipe the windows, the target, what would be sent and why', () => {
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('plan at Mon 2026-11-23 09:00 +01:00 (2026-11-23T08:00Z)');
+    const orders = section('orders-events');
+    expect(orders).toContain('windows  business-hours (Europe/Berlin, mon,tue,wed,thu,fri 08:00-20:00)');
+    expect(orders).toContain('target   replicas 6, cpu 1000m, memory 4GB');
+    expect(orders).toContain('send     replicas 4, cpu 1000m, memory 4GB (up)');
+    expect(orders).toContain('max_step: replicas scale-up 2 -> 6 limited to 4: scale-up maxStep 2');
+    expect(section('payments-msk')).toContain('pipe_bound: replicas 6 -> 4: pipe bound max 4');
+  });
+
+  it('says why each left-alone pipe is skipped', () => {
+    expect(section('audit-stream')).toMatch(/send +nothing: skipped\n.*endpoint_not_ready: reverse private endpoint not Ready: e1000000-0000-4000-8000-000000000002 is Provisioning/);
+    expect(section('backfill-gcs')).toContain('pipe_state: pipe is Completed');
+    expect(section('legacy-events')).toContain('pipe_state: pipe is Stopped');
+    expect(section('users-cdc')).toContain('kind: database pipes are scaled service-wide');
+    // its service is idle: the pipe reads fine, every change is a 424
+    expect(section('archive-events')).toContain('note     service archive is idle: the platform answers 424 to a change');
+    expect(section('archive-events')).toContain('send     replicas 3, cpu 1000m, memory 4GB (up)');
+  });
+
+  it('--json: one object per pipe with the decision and its reasons', () => {
+    const j = run(['plan', '--at', '2026-11-27T12:00:00Z', '--json']);
+    expect(j.code).toBe(0);
+    const entries = JSON.parse(j.stdout) as { pipe: string; action: string; windows: string[]; changes: object; reasons: { code: string }[] }[];
+    expect(entries.map((e) => e.pipe)).toHaveLength(9);
+    const click = entries.find((e) => e.pipe === 'clickstream')!;
+    expect(click).toMatchObject({ action: 'change', windows: ['black-friday'], changes: { replicas: 8, replicaCpuMillicores: 2000, replicaMemoryGb: 4 } });
+    expect(entries.find((e) => e.pipe === 'legacy-events')!.reasons.map((r) => r.code)).toEqual(['pipe_state']);
+  });
+
+  it('refuses a bad --at with one line', () => {
+    const bad = run(['plan', '--at', 'tomorrow']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim()).toBe('error: --at: "tomorrow" is not an ISO 8601 time (e.g. 2026-11-23T09:00:00+01:00)');
+  });
+});
+
+describe('pipescaler simulate', () => {
+  it('--json: one object per change with pipe, UTC time and the fields sent', () => {
+    const r = run(['simulate', '--from', '2026-11-23T00:00:00Z', '--to', '2026-11-30T00:00:00Z', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const changes = JSON.parse(r.stdout) as { pipe: string; at: string; scaling: Record<string, number> }[];
+    expect(changes).toHaveLength(54);
+    expect(changes[0]).toMatchObject({
+      pipe: 'clickstream', at: '2026-11-23T00:00:00.000Z', scaling: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+    });
+    expect(changes.filter((c) => c.pipe === 'orders-events').map((c) => c.at).slice(0, 4)).toEqual([
+      '2026-11-23T07:00:00.000Z', '2026-11-23T07:01:00.000Z', '2026-11-23T19:10:00.000Z', '2026-11-23T19:15:00.000Z',
+    ]);
+  });
+
+  it('text: the timeline per pipe in local and UTC time, and the number of API calls', () => {
+    const r = run(['simulate', '--from', '2026-11-23T00:00:00+01:00', '--to', '2026-11-24T00:00:00+01:00', '--step', '30s']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('simulate 2026-11-22T23:00:00.000Z .. 2026-11-23T23:00:00.000Z, every 30s: 11 changes = 11 scaling API calls');
+    expect(r.stdout).toContain('  Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 2->4, cpu 500m->1000m, memory 2GB->4GB  [business-hours]');
+    expect(r.stdout).toContain('backfill-gcs: 0 changes (pipe_state: pipe is Completed');
+    expect(r.stdout).toContain('archive-events: not simulated, every change would fail (service archive is idle: the platform answers 424 to a change)');
+  });
+
+  it('says when the changes would exceed a key\'s rate limit', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-rate-'));
+    const file = join(dir, 'pipescaler.yaml');
+    writeFileSync(file, readFileSync('config/pipescaler.yaml', 'utf8')
+      .replace('fixtures: cloud.yaml', `fixtures: ${join(process.cwd(), 'config/cloud.yaml')}`)
+      .replace('rateLimit: { requests: 10, per: 10s }', 'rateLimit: { requests: 1, per: 10s }'));
+    const r = run(['simulate', file, '--from', '2026-11-23T07:00:00Z', '--to', '2026-11-23T07:02:00Z']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[1]).toBe(
+      'key default: up to 3 calls within 10s, above its limit of 1: the daemon queues the rest (scale-ups first), so some land later than shown');
+  });
+
+  it('refuses a bad step or an empty period', () => {
+    const step = run(['simulate', '--from', '2026-11-23T00:00:00Z', '--to', '2026-11-24T00:00:00Z', '--step', 'often']);
+    expect(step.code).toBe(1);
+    expect(step.stderr.trim()).toBe('error: --step: "often" is not a duration above 0 (e.g. 30s, 1m)');
+    const empty = run(['simulate', '--from', '2026-11-24T00:00:00Z', '--to', '2026-11-23T00:00:00Z']);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr.trim()).toBe('error: --to must be after --from');
+    noStack(step.stderr + empty.stderr);
+  });
+});
+
+describe('plan against a platform URL reads each pipe with an empty scaling PATCH', () => {
+  let cloud: EmbeddedCloud;
+  let file: string;
+  beforeAll(async () => {
+    cloud = await startCloud({ fixtures: 'config/cloud.yaml', rateLimit: false });
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-url-'));
+    file = join(dir, 'pipescaler.yaml');
+    const shipped = readFileSync('config/pipescaler.yaml', 'utf8')
+      .replace('  fixtures: cloud.yaml', '  keyId: ${PIPESCALER_KEY_ID}\n  keySecret: ${PIPESCALER_KEY_SECRET}')
+      // one pipe the platform does not know
+      .replace('pipeId: b1000000-0000-4000-8000-000000000009', 'pipeId: b1000000-0000-4000-8000-0000000000ff');
+    writeFileSync(file, shipped);
+  });
+  afterAll(async () => cloud.close());
+
+  it('shows the same decisions as the fixtures, and a pipe it cannot read as unknown', async () => {
+    // async: the cloud answers from this process while the bin runs
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, [BIN, 'plan', file, '--at', '2026-11-23T09:00:00+01:00'], {
+        env: {
+          ...process.env, TZ: 'Europe/Berlin', PIPESCALER_BASE_URL: cloud.url,
+          PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
+        },
+      }, (err, out, errOut) => (err ? reject(Object.assign(err, { stderr: errOut })) : resolve({ stdout: out, stderr: errOut })));
+    });
+    expect(stderr).toBe('');
+    const section = (pipe: string): string => stdout.split('\n\n').find((s) => s.startsWith(`${pipe}  `)) ?? '';
+    expect(section('orders-events')).toContain('send     replicas 4, cpu 1000m, memory 4GB (up)');
+    expect(section('payments-msk')).toContain('endpoint e1000000-0000-4000-8000-000000000001 Ready');
+    expect(section('audit-stream')).toContain('endpoint_not_ready');
+    expect(section('backfill-gcs')).toContain('pipe is Completed');
+    expect(section('archive-events')).toContain('note     cannot read the pipe: API_NOT_FOUND');
+    expect(section('archive-events')).toContain('unknown_pipe');
+    expect(stdout).not.toContain('demo-secret-change-me');
+    // one read per pipe, one per endpoint of a Kafka pipe, and nothing scaled
+    const requests = cloud.stats().requests;
+    expect(requests.scalePipe).toEqual({ 200: 8, 404: 1 });
+    expect(requests.getReversePrivateEndpoint).toEqual({ 200: 2 });
+  });
+});
