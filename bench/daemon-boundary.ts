@@ -1,11 +1,13 @@
 // The boundary runs of boundary.ts, in one fresh process: first contact, then per run a one-off
 // window starts at the tick and moves every pipe's replicas to a new value.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { OneOffWindow, Policy } from '../src/policy/types.js';
 import type { BoundaryRun, Options } from './boundary.js';
 import { firstContact, NO_BEHAVIOR, startHarness, waitForPipes } from './daemon-harness.js';
 
 const START = Date.parse('2026-11-23T08:00:00Z');
 const STEP_MS = 60_000;
+const WINDOW_MS = 1_000;
 
 export async function runOnce(o: Options): Promise<BoundaryRun[]> {
   // Run k ticks at START + k minutes, inside window k, which sets replicas k + 1 (baseline 1 is
@@ -18,8 +20,8 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
   const policy: Policy = { name: 'boundary', baseline: { replicas: { value: 1 } }, windows, behavior: NO_BEHAVIOR };
   const h = await startHarness({
     pipes: o.pipes, policy, concurrency: 10, scenario: 'boundary',
-    cloudRateLimit: { requests: o.ratePerSecond, windowMs: 1_000 },
-    keyRateLimit: { requests: o.ratePerSecond, perMs: 1_000 },
+    cloudRateLimit: { requests: o.ratePerSecond, windowMs: WINDOW_MS },
+    keyRateLimit: { requests: o.ratePerSecond, perMs: WINDOW_MS },
   });
   const deadlineMs = Math.max(120_000, (o.pipes / o.ratePerSecond) * 10_000);
   try {
@@ -27,6 +29,9 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
     await firstContact(h, o.pipes, deadlineMs);
     const out: BoundaryRun[] = [];
     for (let k = 0; k < o.runs; k++) {
+      // Real ticks are 30 s apart: let the key's window of the previous burst (first contact or
+      // the last run) expire, so a run does not start against a window already spent.
+      await sleep(2 * WINDOW_MS);
       h.clock = START + (k + 1) * STEP_MS;
       await h.cloud.resetStats();
       const applied = waitForPipes(h.daemon, 'decision', o.pipes, deadlineMs, (e) => e.result === 'applied' && e.after.replicas === k + 2);
