@@ -247,6 +247,22 @@ describe('the bad-response sweep', () => {
     expect(shown).not.toContain(Buffer.from(`sweep-key:${SECRET}`).toString('base64'));
   });
 
+  it('a valid envelope under a wrong content type is read: the body decides, not the label', async () => {
+    let seenType: string | undefined;
+    const respond = send(200, JSON.stringify({ status: 200, requestId: REQ_ID, result: real.scalePipe }), { 'content-type': 'text/plain' });
+    current = (req, res) => {
+      respond(req, res);
+      seenType = String(res.getHeader('content-type'));
+    };
+    const client = new ApiClient({ baseUrl, keyId: 'sweep-key', keySecret: SECRET, retry: false });
+    try {
+      expect((await client.scalePipe(PIPE_REF, {})).result.id).toBe(PIPE.orders);
+      expect(seenType).toBe('text/plain');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a redirect is not followed: the credentials never go to the Location', () => {
     expect(redirected).toEqual([]);
   });
