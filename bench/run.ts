@@ -1,8 +1,9 @@
 // `npm run bench`: every scenario of issue 6, a table on stdout and bench/results.json. A scenario
 // whose part of the product is not on main yet is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|steady|boundary> (repeatable).
+// Options: --quick (smaller N, 3 runs), --only <client|economy|steady|boundary> (repeatable; the
+// other scenarios' figures are kept from the previous results.json, each with its measuredAt).
 import { fileURLToPath } from 'node:url';
-import { machine, notRun, table, writeResults, type Figure } from './stats.js';
+import { machine, notRun, readResults, table, writeResults, type Figure } from './stats.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -83,7 +84,13 @@ if (wanted('boundary')) {
   }
 }
 
-console.log(table(figures, m));
 const out = fileURLToPath(new URL('./results.json', import.meta.url));
-writeResults(out, figures, m, startedAt);
+const measuredAt = new Date().toISOString();
+const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
+const ran = new Set(fresh.map((f) => f.scenario));
+const ORDER = ['client overhead', 'api economy', 'steady tick', 'boundary'];
+const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh]
+  .sort((a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario));
+console.log(table(merged, m));
+writeResults(out, merged, m, startedAt);
 console.log(`\nwritten: ${out}`);

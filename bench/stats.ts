@@ -1,6 +1,6 @@
 // What every bench figure carries (N, the machine, the median of several runs) and how the
 // results are shown: a table on stdout and bench/results.json.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
 export interface Machine {
@@ -35,6 +35,8 @@ export interface Figure {
   readonly goal?: string;
   readonly pass?: boolean;
   readonly note?: string;
+  /** When the figure was measured (run.ts stamps it). */
+  readonly measuredAt?: string;
 }
 
 export function median(values: readonly number[]): number {
@@ -74,6 +76,15 @@ export function table(figures: readonly Figure[], m: Machine): string {
 export function writeResults(path: string, figures: readonly Figure[], m: Machine, startedAt: Date): void {
   const out = { startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), machine: m, figures };
   writeFileSync(path, `${JSON.stringify(out, null, 2)}\n`);
+}
+
+/** The figures of an earlier results.json, or none. */
+export function readResults(path: string): Figure[] {
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as { figures: Figure[] }).figures;
+  } catch {
+    return [];
+  }
 }
 
 /** Peak RSS of this process so far, in MB (the kernel's high-water mark). */
