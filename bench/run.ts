@@ -44,7 +44,7 @@ if (wanted('client')) {
   if (why) figures.push(notRun('client overhead', 'client / bare', n, '>= 0.8', why));
   else {
     const { clientOverhead } = await import('./client-overhead.js');
-    figures.push(...await scenario('client overhead', () => clientOverhead({ n, concurrency: 16, runs }),
+    figures.push(...await scenario('client overhead', () => clientOverhead({ n, concurrency: 16, runs: quick ? 3 : 7 }),
       notRun('client overhead', 'client / bare', n, '>= 0.8', '')));
   }
 }

@@ -9,6 +9,8 @@ export interface Machine {
   readonly node: string;
   readonly platform: string;
   readonly totalMemoryMb: number;
+  /** 1-minute load average when the bench started: the machine is shared, figures move with it. */
+  readonly loadAverage: number;
 }
 
 export function machine(): Machine {
@@ -19,6 +21,7 @@ export function machine(): Machine {
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
     totalMemoryMb: Math.round(os.totalmem() / 2 ** 20),
+    loadAverage: Math.round(os.loadavg()[0]! * 100) / 100,
   };
 }
 
@@ -66,7 +69,7 @@ export function table(figures: readonly Figure[], m: Machine): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [
-    `machine: ${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.platform}, ${m.totalMemoryMb} MB`,
+    `machine: ${m.cores} cores (${m.cpu}), Node ${m.node}, ${m.platform}, ${m.totalMemoryMb} MB, load average ${m.loadAverage} at start`,
     line(head),
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...rows.map(line),
