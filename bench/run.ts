@@ -49,6 +49,8 @@ if (wanted('client')) {
   }
 }
 
+const daemonMissing = await missing('../src/daemon/index.js', 'createDaemon', 'the daemon (src/daemon createDaemon)');
+
 if (wanted('economy')) {
   const why = (await missing('../src/policy/index.js', 'simulate', 'simulate() (src/policy/simulate.ts)'))
     ?? (await missing('../src/policy/index.js', 'loadConfig', 'the config loader'))
@@ -58,12 +60,10 @@ if (wanted('economy')) {
   if (why) figures.push(notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', why));
   else {
     const { apiEconomy } = await import('./api-economy.js');
-    figures.push(...await scenario('api economy', () => apiEconomy({ pipes, runs: 3 }),
+    figures.push(...await scenario('api economy', () => apiEconomy({ pipes, runs: 3, daemonMissing, daemonPipes: quick ? 9 : 18 }),
       notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', '')));
   }
 }
-
-const daemonMissing = await missing('../src/daemon/index.js', 'createDaemon', 'the daemon (src/daemon createDaemon)');
 
 if (wanted('steady')) {
   const { steadyTick } = await import('./steady-tick.js');
