@@ -3,6 +3,7 @@
 // Options: --quick (smaller N, 3 runs), --only <client|economy|steady|boundary> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt).
 import { fileURLToPath } from 'node:url';
+import { connect, deleteBenchLeftovers } from './redis.js';
 import { machine, notRun, readResults, table, writeResults, type Figure } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -94,3 +95,7 @@ const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.
 console.log(table(merged, m));
 writeResults(out, merged, m, startedAt);
 console.log(`\nwritten: ${out}`);
+const redis = connect();
+const left = await deleteBenchLeftovers(redis);
+await redis.quit();
+if (left > 0) console.log(`deleted ${left} Redis keys a failed scenario left behind`);
