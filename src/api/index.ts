@@ -5,3 +5,4 @@ export * from './quantity.js';
 export * from './client.js';
 export * from './client-events.js';
 export * from './retry-policy.js';
+export * from './issue-path.js';

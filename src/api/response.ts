@@ -2,6 +2,7 @@
 // envelope or one ApiError. Messages name the operation and, for a response that does not fit,
 // the field path; they never carry request headers.
 import type { IncomingHttpHeaders } from 'node:http';
+import { formatPath } from './issue-path.js';
 import type { z } from 'zod';
 import { ApiError, codeForStatus } from './errors.js';
 import { DEFAULT_RATE_LIMIT_WAIT_S } from './retry-policy.js';
@@ -143,6 +144,3 @@ function errorCode(err: unknown): string | undefined {
 }
 
 /** ["result", 0, "id"] -> "result[0].id" */
-export function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)), '');
-}

@@ -1,7 +1,9 @@
 // Errors the embedded cloud answers with, and the one formatter that turns zod issues into the
 // platform's `BAD_REQUEST: <field>: <what is wrong>` text.
 import type { z } from 'zod';
-import { REASONS } from '../api/index.js';
+import { formatPath, REASONS } from '../api/index.js';
+
+export { formatPath };
 
 /** Thrown by a route handler; the server turns it into `{status, error: "REASON: text", requestId}`. */
 export class CloudHttpError extends Error {
@@ -19,14 +21,6 @@ export const badRequest = (text: string) => new CloudHttpError(400, text);
 export const notFound = (what: string) => new CloudHttpError(404, `Unknown ${what}`);
 
 /** `tiles[0].w` from ['tiles', 0, 'w']. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? String(seg) : `.${String(seg)}`;
-  }
-  return out;
-}
 
 function bound(word: 'most' | 'least', n: unknown, origin: unknown): string {
   if (origin === 'string') return `must be at ${word} ${String(n)} characters`;

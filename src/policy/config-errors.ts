@@ -1,4 +1,7 @@
 // The one error a config can fail with: every problem at once, each with its place in the file.
+import { formatPath } from '../api/index.js';
+
+export { formatPath };
 
 export type ConfigErrorCode = 'CONFIG_INVALID' | 'CONFIG_UNREADABLE';
 
@@ -33,11 +36,3 @@ export function formatIssue(file: string, issue: ConfigIssue): string {
 }
 
 /** `a.b[0].c` from a path of keys and indexes. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += out === '' ? String(seg) : `.${String(seg)}`;
-  }
-  return out;
-}

@@ -55,6 +55,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   const env = opts.env ?? process.env;
   const interpolation = interpolateDocument(doc, env);
   const raw: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  unsetEmptyCredentials(raw, interpolation.raw);
   const dir = dirname(file);
 
   const rawIssues: RawIssue[] = interpolation.problems.map((p) => ({ path: p.path, message: p.message }));
@@ -187,4 +188,26 @@ function withoutEchoes(issues: readonly RawIssue[]): RawIssue[] {
     if (meant !== undefined) explained.add(formatPath([...parent, meant]));
   }
   return issues.filter((i) => i.atKey || !explained.has(formatPath(i.path)));
+}
+
+/**
+ * `keyId: ${PIPESCALER_KEY_ID:-}` with the variable unset means "no key given", not an empty key:
+ * one file then serves the embedded demo (the fixtures' key) and a deployment whose environment
+ * carries the credentials. Only when every credential member came from interpolation and is empty;
+ * a literal '' or a half-given key is still an error of its own.
+ */
+function unsetEmptyCredentials(raw: unknown, interpolated: ReadonlyMap<string, string>): void {
+  if (!isRecord(raw) || !isRecord(raw.api)) return;
+  const specs: [Record<string, unknown>, string][] = [[raw.api, 'api']];
+  if (isRecord(raw.api.keys)) {
+    for (const [name, spec] of Object.entries(raw.api.keys)) if (isRecord(spec)) specs.push([spec, `api.keys.${name}`]);
+  }
+  const members = ['keyId', 'keySecret', 'keySecretFile'];
+  for (const [spec, path] of specs) {
+    const given = members.filter((m) => spec[m] !== undefined);
+    // A half-given key (an id with an empty secret) stays, so its own error names what is empty.
+    if (given.length > 0 && given.every((m) => spec[m] === '' && interpolated.has(`${path}.${m}`))) {
+      for (const m of given) delete spec[m];
+    }
+  }
 }

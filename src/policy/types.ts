@@ -87,9 +87,12 @@ export interface PipeView {
   readonly paused?: { readonly reason: string; readonly until?: number };
 }
 
-export type ReasonCode =
-  | 'window' | 'baseline' | 'pipe_bound' | 'platform_range' | 'cooldown' | 'max_step' | 'stabilization'
-  | 'kind' | 'pipe_state' | 'endpoint_not_ready' | 'paused' | 'unknown_pipe' | 'unchanged';
+/** Why a decision is what it is; also the `reason` label of the decisions metric. */
+export const REASON_CODES = [
+  'window', 'baseline', 'pipe_bound', 'platform_range', 'cooldown', 'max_step', 'stabilization',
+  'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged',
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
 
 export interface Reason {
   readonly code: ReasonCode;

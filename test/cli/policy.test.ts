@@ -169,7 +169,6 @@ describe('plan against a platform URL reads each pipe with an empty scaling PATC
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-url-'));
     file = join(dir, 'pipescaler.yaml');
     const shipped = readFileSync('config/pipescaler.yaml', 'utf8')
-      .replace('  fixtures: cloud.yaml', '  keyId: ${PIPESCALER_KEY_ID}\n  keySecret: ${PIPESCALER_KEY_SECRET}')
       // one pipe the platform does not know
       .replace('pipeId: b1000000-0000-4000-8000-000000000009', 'pipeId: b1000000-0000-4000-8000-0000000000ff');
     writeFileSync(file, shipped);

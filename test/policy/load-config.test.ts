@@ -32,6 +32,20 @@ describe('the shipped config/pipescaler.yaml', () => {
     expect(config.dryRun).toBe(false);
   });
 
+  it('takes the platform URL and key from the environment; unset key variables mean the demo key only when embedded', () => {
+    const env = { PIPESCALER_BASE_URL: 'https://api.example.com', PIPESCALER_KEY_ID: 'kid', PIPESCALER_KEY_SECRET: 's3cr3t-marker' };
+    const live = loadConfig('config/pipescaler.yaml', env);
+    expect(live.api.baseUrl).toBe('https://api.example.com');
+    expect(live.api.keys.default).toMatchObject({ keyId: 'kid', keySecret: 's3cr3t-marker' });
+    let error: ConfigError | undefined;
+    try {
+      loadConfig('config/pipescaler.yaml', { PIPESCALER_BASE_URL: 'https://api.example.com' });
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error?.issues).toEqual([expect.objectContaining({ path: 'api', message: expect.stringMatching(/^baseUrl is not embedded: give keyId/) })]);
+  });
+
   it('has every demo pipe and three policies', () => {
     expect(config.pipes.map((p) => p.name)).toEqual([
       'orders-events', 'payments-msk', 'clickstream', 'nightly-s3',

@@ -1,0 +1,45 @@
+// What the processors share with the daemon that runs them: the live config (swapped on reload),
+// the state store, the clock, the emitter, and the way to enqueue work. Processors get this, not
+// the daemon, so each file holds one piece of the flow.
+import type { Queue } from 'bullmq';
+import type { ApiClient } from '../api/client.js';
+import type { Config, Direction, PipeConfig } from '../policy/types.js';
+import type { DaemonEmitter } from './events.js';
+import type { ApplyJobName } from './queues.js';
+import type { StateStore } from './state-store.js';
+
+/** The slice of a pino logger the daemon uses. */
+export interface DaemonLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+}
+
+export const silentLogger: DaemonLogger = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** The client and apply queue that serve one API key. */
+export interface KeyLane {
+  readonly keyName: string;
+  readonly keyId: string;
+  readonly client: ApiClient;
+  readonly queue: Queue;
+}
+
+export interface DaemonContext {
+  config(): Config;
+  readonly store: StateStore;
+  readonly emitter: DaemonEmitter;
+  readonly logger: DaemonLogger;
+  now(): number;
+  /** Auth failures (401/403) in a row after which a pipe is parked until the next reload. */
+  readonly parkAfter: number;
+  laneFor(pipe: PipeConfig): KeyLane | undefined;
+  enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
+  /** A turn on the pipe's key queue: name 'read' when only a read is due. */
+  enqueueApply(pipe: PipeConfig, direction: Direction, tickAt: number, name?: ApplyJobName): Promise<void>;
+}
+
+export function pipeByName(config: Config, name: string): PipeConfig | undefined {
+  return config.pipes.find((p) => p.name === name);
+}

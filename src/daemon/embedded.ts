@@ -1,0 +1,34 @@
+// `api.baseUrl: embedded`: the daemon starts the embedded cloud in-process from `api.fixtures`
+// and, when the config names no key, uses the fixtures' demo key.
+import { demoCredentials, loadFixtures, startCloud } from '../cloud/index.js';
+import type { ApiKeyConfig, Config } from '../policy/types.js';
+
+export const DEFAULT_RATE_LIMIT = { requests: 10, perMs: 10_000 } as const;
+
+export interface EmbeddedCloud {
+  readonly url: string;
+  readonly demoKey: ApiKeyConfig;
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(config: Config): Promise<EmbeddedCloud> {
+  const fixtures = loadFixtures(config.api.fixtures);
+  const cloud = await startCloud({ fixtures, port: 0 });
+  const demo = demoCredentials(fixtures);
+  return {
+    url: cloud.url,
+    demoKey: { keyId: demo.keyId, keySecret: demo.keySecret, rateLimit: DEFAULT_RATE_LIMIT },
+    close: () => cloud.close(),
+  };
+}
+
+/** The keys to use: the config's, with the demo key standing in for any key left without an id. */
+export function effectiveKeys(config: Config, demoKey: ApiKeyConfig | null): Config['api']['keys'] {
+  if (!demoKey) return config.api.keys;
+  const out: Record<string, ApiKeyConfig> = {};
+  for (const [name, key] of Object.entries(config.api.keys)) {
+    out[name] = key.keyId ? key : { ...demoKey, rateLimit: key.rateLimit ?? demoKey.rateLimit };
+  }
+  if (!out.default) out.default = demoKey;
+  return out;
+}

@@ -1,0 +1,104 @@
+// The evaluate job: read the pipe's state from Redis, decide(), record, and enqueue an apply only
+// when something changes. No API call happens here; first contact and reconcile reads are
+// enqueued on the key's apply queue so they share its limiter.
+import type { Job } from 'bullmq';
+import type { ScalingValues } from '../api/index.js';
+import { decide } from '../policy/index.js';
+import type { Decision } from '../policy/types.js';
+import { pipeByName, type DaemonContext } from './context.js';
+import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
+import { toView, type PipeRecord } from './state-store.js';
+
+/** A bound on the stored list whatever the stabilization window (one per tick adds up). */
+const MAX_RECOMMENDATIONS = 2_000;
+
+export function createEvaluateProcessor(ctx: DaemonContext) {
+  return async function evaluate(job: Job<EvaluateJob>): Promise<string> {
+    const started = performance.now();
+    const { pipe: name, tickAt } = job.data;
+    const config = ctx.config();
+    const pipe = pipeByName(config, name);
+    if (!pipe) return 'unknown-pipe';
+    if (ctx.now() - tickAt > STALE_AFTER_MS) return 'stale';
+    const policy = config.policies[pipe.policy];
+    if (!policy) return 'unknown-policy';
+    const [rec, pause] = await Promise.all([ctx.store.read(name), ctx.store.pause(name)]);
+
+    if (rec.parked) return 'parked';
+    if (Boolean(pause) !== rec.pausedSeen) {
+      await ctx.store.write(name, { pausedSeen: Boolean(pause) });
+      ctx.emitter.emit('paused', {
+        pipe: name, paused: Boolean(pause),
+        ...(pause ? { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } : {}),
+      });
+    }
+    if (rec.kind === null || rec.contactTickAt !== null) {
+      await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
+      return 'contact';
+    }
+
+    const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause));
+    // Kept exactly as simulate() keeps them, so a simulated timeline is the daemon's timeline.
+    const keepFrom = tickAt - policy.behavior.scaleDown.stabilizationMs;
+    const recent = rec.recommendations.filter((r) => r.at >= keepFrom);
+    const recommendations = decision.action === 'skip'
+      ? rec.recommendations
+      : Object.keys(decision.recommendation).length > 0
+        ? [...recent, { at: tickAt, values: decision.recommendation }].slice(-MAX_RECOMMENDATIONS)
+        : recent;
+    const willApply = decision.action === 'change' && !config.dryRun;
+    await ctx.store.write(name, {
+      recommendations,
+      lastDecision: {
+        at: tickAt, action: decision.action, direction: decision.direction, windows: decision.windows,
+        desired: decision.desired, changes: decision.changes, reasons: decision.reasons,
+        ...(config.dryRun ? { dryRun: true } : {}),
+      },
+      // A skip withdraws any pending desire: a paused or stopped pipe must not be sent one.
+      desired: decision.action === 'skip' ? null : decision.desired,
+      desiredDirection: decision.direction,
+    });
+
+    ctx.emitter.emit('evaluation', {
+      pipe: name, policy: pipe.policy, tickAt, durationMs: performance.now() - started,
+      lagMs: Math.max(0, ctx.now() - tickAt), decision,
+    });
+    ctx.emitter.emit('window', { pipe: name, windows: decision.windows });
+    if (decision.action !== 'skip') ctx.emitter.emit('desired', { pipe: name, values: decision.desired });
+    emitOutcome(ctx, name, rec, decision, config.dryRun);
+
+    const readDue = rec.lastReadAt === null || tickAt - rec.lastReadAt >= config.evaluate.reconcileMs;
+    if (readDue) await ctx.store.write(name, { readDue: true });
+    if (willApply) await ctx.enqueueApply(pipe, decision.direction, tickAt);
+    else if (readDue) await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
+    return decision.action;
+  };
+}
+
+function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decision, dryRun: boolean): void {
+  if (d.action === 'none') return;
+  if (d.action === 'change' && !dryRun) return; // the apply job reports the outcome
+  // A pipe that stays skipped for the same reason is reported once, not at every tick.
+  const last = rec.lastDecision;
+  if (d.action === 'skip' && last?.action === 'skip' && reasonLabel(last) === reasonLabel(d)) return;
+  const after: ScalingValues = d.action === 'change' ? { ...rec.applied, ...d.changes } : rec.applied;
+  ctx.emitter.emit('decision', {
+    pipe,
+    direction: d.direction,
+    result: d.action === 'skip' ? 'skipped' : 'dry_run',
+    reason: reasonLabel(d),
+    windows: d.windows,
+    before: rec.applied,
+    after,
+    reasons: d.reasons,
+  });
+}
+
+/** The short machine reason for a metric label. */
+export function reasonLabel(d: Pick<Decision, 'action' | 'reasons' | 'windows'>): string {
+  if (d.action === 'skip') {
+    const skip = d.reasons.find((r) => ['paused', 'pipe_state', 'endpoint_not_ready', 'unknown_pipe', 'kind'].includes(r.code));
+    return skip?.code ?? d.reasons[0]?.code ?? 'skip';
+  }
+  return d.windows.length > 0 ? 'window' : 'baseline';
+}

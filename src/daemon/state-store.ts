@@ -1,0 +1,140 @@
+// What the daemon knows of each pipe, in Redis so every replica and the CLI share it. One hash
+// per pipe, one JSON value per field, so a writer touches only the fields it owns (the evaluator
+// its decision, the applier what the platform answered) without read-modify-write races.
+import type { Redis } from 'ioredis';
+import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues } from '../api/index.js';
+import type { Decision, Direction, PipeView, Reason } from '../policy/types.js';
+import { redisKeys } from './redis-keys.js';
+
+export interface StoredDecision {
+  readonly at: number;
+  readonly action: Decision['action'];
+  readonly direction: Direction;
+  readonly windows: readonly string[];
+  readonly desired: ScalingValues;
+  readonly changes: ScalingValues;
+  readonly reasons: readonly Reason[];
+  readonly dryRun?: boolean;
+}
+
+export interface StoredError {
+  readonly at: number;
+  readonly code: string;
+  readonly message: string;
+  readonly requestId?: string;
+}
+
+export interface PipeRecord {
+  readonly kind: PipeKind | null;
+  readonly state: PipeState | null;
+  /** The scaling the platform last reported (a transient null keeps the previous value). */
+  readonly applied: ScalingValues;
+  /** What pipescaler itself last applied successfully: the reference for drift. */
+  readonly lastApplied: ScalingValues | null;
+  /** The newest desire of a decision; an apply job sends what of it differs from `applied`. */
+  readonly desired: ScalingValues | null;
+  readonly desiredDirection: Direction;
+  readonly endpoints: Readonly<Record<string, ReversePrivateEndpointStatus>>;
+  readonly lastChange: { readonly up?: number; readonly down?: number };
+  readonly recommendations: readonly { readonly at: number; readonly values: ScalingValues }[];
+  readonly lastDecision: StoredDecision | null;
+  readonly lastError: StoredError | null;
+  /** Epoch ms of the last read of the pipe (first contact or reconcile). */
+  readonly lastReadAt: number | null;
+  /** A reconcile read is due: the pipe's next apply-queue turn reads it first. */
+  readonly readDue: boolean;
+  /** Reverse private endpoints still to read after a read of the pipe (one request per turn). */
+  readonly endpointsDue: readonly string[];
+  /** First contact waits for its endpoints' statuses before deciding, at this tick instant. */
+  readonly contactTickAt: number | null;
+  readonly authFailures: number;
+  readonly parked: StoredError | null;
+  readonly drifts: number;
+  /** Whether the last evaluation found the pipe paused, to emit 'paused' on each change only. */
+  readonly pausedSeen: boolean;
+}
+
+const EMPTY: PipeRecord = {
+  kind: null, state: null, applied: {}, lastApplied: null, desired: null, desiredDirection: 'none',
+  endpoints: {}, lastChange: {}, recommendations: [], lastDecision: null, lastError: null,
+  lastReadAt: null, readDue: false, endpointsDue: [], contactTickAt: null, authFailures: 0, parked: null, drifts: 0, pausedSeen: false,
+};
+
+export interface PauseFlag {
+  readonly reason: string;
+  readonly until?: number;
+  /** 'all' when it comes from `pause --all`. */
+  readonly scope?: 'pipe' | 'all';
+}
+
+export class StateStore {
+  readonly keys: ReturnType<typeof redisKeys>;
+
+  constructor(readonly redis: Redis, prefix: string) {
+    this.keys = redisKeys(prefix);
+  }
+
+  async read(pipe: string): Promise<PipeRecord> {
+    const raw = await this.redis.hgetall(this.keys.pipe(pipe));
+    const out: Record<string, unknown> = { ...EMPTY };
+    for (const [field, value] of Object.entries(raw)) {
+      if (Object.hasOwn(EMPTY, field)) out[field] = JSON.parse(value);
+    }
+    return out as unknown as PipeRecord;
+  }
+
+  async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
+    const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return;
+    await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, JSON.stringify(v)])));
+  }
+
+  /** Atomic counter fields (authFailures, drifts) so concurrent replicas don't lose a count. */
+  async increment(pipe: string, field: 'authFailures' | 'drifts'): Promise<number> {
+    return this.redis.hincrby(this.keys.pipe(pipe), field, 1);
+  }
+
+  /** The pause that applies to a pipe: its own, or the fleet-wide one. */
+  async pause(pipe: string): Promise<PauseFlag | null> {
+    const [own, all] = await this.redis.mget(this.keys.pause(pipe), this.keys.pauseAll);
+    if (own) return { ...(JSON.parse(own) as PauseFlag), scope: 'pipe' };
+    if (all) return { ...(JSON.parse(all) as PauseFlag), scope: 'all' };
+    return null;
+  }
+
+  /** Pause one pipe (or all with pipe null); Redis expires the flag at `until`. */
+  async setPause(pipe: string | null, flag: { reason: string; until?: number }): Promise<void> {
+    const key = pipe === null ? this.keys.pauseAll : this.keys.pause(pipe);
+    const value = JSON.stringify(flag);
+    if (flag.until !== undefined) await this.redis.set(key, value, 'PXAT', flag.until);
+    else await this.redis.set(key, value);
+  }
+
+  /** Resume one pipe, or with null every pipe (the fleet flag and every pipe's own). */
+  async clearPause(pipe: string | null, pipes: readonly string[] = []): Promise<void> {
+    const keys = pipe === null ? [this.keys.pauseAll, ...pipes.map((p) => this.keys.pause(p))] : [this.keys.pause(pipe)];
+    await this.redis.del(...keys);
+  }
+
+  /** Parking is cleared on reload: the operator may have fixed the key. */
+  async unpark(pipes: readonly string[]): Promise<void> {
+    if (pipes.length === 0) return;
+    const multi = this.redis.multi();
+    for (const p of pipes) multi.hset(this.keys.pipe(p), { parked: 'null', authFailures: '0' });
+    await multi.exec();
+  }
+}
+
+/** The view decide() takes, from the stored record plus the config's bounds and the pause flag. */
+export function toView(rec: PipeRecord, bounds: PipeView['bounds'], pause: PauseFlag | null): PipeView {
+  return {
+    kind: rec.kind,
+    state: rec.state,
+    applied: rec.applied,
+    bounds,
+    lastChange: rec.lastChange,
+    recommendations: rec.recommendations,
+    endpoints: rec.endpoints,
+    ...(pause ? { paused: { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } } : {}),
+  };
+}

@@ -1,0 +1,62 @@
+// Daemon events -> log lines: one audit line per decision (what changed, why, the platform's
+// requestId), and a line for each thing an operator must know about (parking, reload failures,
+// 429 pauses, drift, Redis going away).
+import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
+import type { TelemetryLogger } from './logger.js';
+import { subscribe, type DaemonListeners } from './subscribe.js';
+
+type Decision = DaemonEvents['decision'];
+
+const MESSAGES: Record<Decision['result'], string> = {
+  applied: 'scaling applied',
+  skipped: 'decision skipped',
+  failed: 'scaling failed',
+  dry_run: 'scaling not applied (dry run)',
+  none: 'no change needed',
+};
+
+function auditDecision(logger: TelemetryLogger, d: Decision): void {
+  const line = {
+    audit: true,
+    pipe: d.pipe,
+    direction: d.direction,
+    result: d.result,
+    reason: d.reason,
+    windows: d.windows,
+    before: d.before,
+    after: d.after,
+    reasons: d.reasons.map((r) => (r.field === undefined ? `${r.code}: ${r.message}` : `${r.code} (${r.field}): ${r.message}`)),
+    requestId: d.requestId,
+  };
+  if (d.result === 'failed') logger.error(line, MESSAGES[d.result]);
+  else logger.info(line, MESSAGES[d.result]);
+}
+
+/** Subscribe the logger to the daemon's events; returns the unsubscribe. */
+export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): () => void {
+  let redisReady: boolean | undefined;
+  const listeners: DaemonListeners = {
+    decision: (d) => auditDecision(logger, d),
+    tick: ({ at, pipes }) => logger.debug({ tickAt: new Date(at).toISOString(), pipes }, 'tick'),
+    evaluation: ({ pipe, durationMs, lagMs, decision }) =>
+      logger.debug({ pipe, action: decision.action, direction: decision.direction, durationMs, lagMs }, 'pipe evaluated'),
+    paused: ({ pipe, paused, reason, until }) =>
+      logger.info({ pipe, reason, until: until === undefined ? undefined : new Date(until).toISOString() }, paused ? 'pipe paused' : 'pipe resumed'),
+    parked: ({ pipe, code, message }) =>
+      logger.error({ pipe, code, error: message }, 'pipe parked: its API key keeps failing auth; fix the key and reload'),
+    'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
+    'rate-limited': ({ key, resetMs }) => logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),
+    drift: ({ pipe, expected, actual }) => logger.warn({ pipe, expected, actual }, 'pipe scaling drifted from what was applied'),
+    'config:reload': ({ result, errors }) => {
+      if (result === 'success') logger.info({ result }, 'config reloaded');
+      else logger.error({ result, errors }, 'config reload failed; the previous config stays in force');
+    },
+    'redis:status': ({ ready }) => {
+      if (ready === redisReady) return;
+      redisReady = ready;
+      if (ready) logger.info({ redis: 'ready' }, 'redis connection ready');
+      else logger.warn({ redis: 'down' }, 'redis connection lost; evaluations wait for it');
+    },
+  };
+  return subscribe(emitter, listeners);
+}

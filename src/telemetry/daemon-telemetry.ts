@@ -1,0 +1,95 @@
+// Everything the daemon needs from telemetry in one call: metrics and audit log bound to its
+// emitter, readiness from its events, and the /metrics /healthz /readyz server with its queues'
+// BullMQ metrics appended. The daemon then binds each API client it creates with bindClient().
+import { Registry } from 'prom-client';
+import type { DaemonEmitter } from '../daemon/events.js';
+import { bindAuditLog } from './audit-log.js';
+import { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
+import { bindDaemonEvents } from './bind-daemon-events.js';
+import { queueMetrics, type PrometheusExporter } from './exposition.js';
+import { startTelemetry, type TelemetryServer } from './http-server.js';
+import type { TelemetryLogger } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { createReadiness } from './readiness.js';
+
+/** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
+export interface TelemetryConfigView {
+  readonly pipes: readonly { readonly name: string }[];
+  readonly evaluate: { readonly reconcileMs: number };
+  readonly telemetry: { readonly listen: string };
+}
+
+export interface DaemonTelemetryOptions {
+  readonly emitter: DaemonEmitter;
+  readonly logger: TelemetryLogger;
+  /** The config in force, asked again after each reload. */
+  readonly config: () => TelemetryConfigView;
+  /** The daemon's BullMQ queues (evaluate and one apply queue per API key). */
+  readonly queues: () => Iterable<PrometheusExporter>;
+  /** Overrides config.telemetry.listen (e.g. from PIPESCALER_TELEMETRY_LISTEN). */
+  readonly listen?: string;
+  readonly version?: string;
+  /** Whether Redis was already ready when this is called (later changes come as events). */
+  readonly redisReady?: boolean;
+  /** Slack past the reconcile interval for the API check of /readyz (default 60 s). */
+  readonly graceMs?: number;
+  readonly registry?: Registry;
+}
+
+export interface DaemonTelemetry {
+  readonly url: string;
+  readonly registry: Registry;
+  readonly metrics: Metrics;
+  /** Subscribe one API client's events (metrics and log); returns the unsubscribe. */
+  bindClient(events: ClientEventSource): () => void;
+  /** Unsubscribe everything and stop the server. */
+  close(): Promise<void>;
+}
+
+export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Promise<DaemonTelemetry> {
+  const { emitter, logger, config } = options;
+  const registry = options.registry ?? new Registry();
+  const metrics = createMetrics(registry, options.version === undefined ? {} : { version: options.version });
+  const readiness = createReadiness(emitter, {
+    reconcileMs: () => config().evaluate.reconcileMs,
+    configLoaded: true,
+    redisReady: options.redisReady ?? false,
+    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+  });
+  const unbinds = [
+    bindDaemonEvents(emitter, metrics, { pipes: () => config().pipes.map((p) => p.name) }),
+    bindAuditLog(emitter, logger),
+    () => readiness.close(),
+  ];
+  const unbindAll = (): void => {
+    for (const unbind of unbinds.splice(0)) unbind();
+  };
+  let server: TelemetryServer;
+  try {
+    server = await startTelemetry({
+      listen: options.listen ?? config().telemetry.listen,
+      registry,
+      readiness: readiness.report,
+      extraMetrics: queueMetrics(options.queues),
+    });
+  } catch (err) {
+    unbindAll();
+    throw err;
+  }
+  logger.info({ url: server.url }, 'telemetry listening (/metrics, /healthz, /readyz)');
+  return {
+    url: server.url,
+    registry,
+    metrics,
+    bindClient(events) {
+      const off = [bindClientEvents(events, metrics), bindClientLog(events, logger)];
+      const unbind = (): void => off.forEach((f) => f());
+      unbinds.push(unbind);
+      return unbind;
+    },
+    async close() {
+      unbindAll();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,170 @@
+// The telemetry endpoint: three fixed GET routes on node:http (no framework needed for that).
+//   /metrics  prom-client's registry plus the appended exporters (BullMQ queues)
+//   /healthz  200 while the process runs
+//   /readyz   200 when every readiness check passes, else 503 naming the failed ones
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Gauge, type Registry } from 'prom-client';
+import { mergeExpositions } from './exposition.js';
+import { READINESS_CHECKS, failedChecks, type ReadinessReport } from './readiness.js';
+
+export interface TelemetryServerOptions {
+  /** "host:port" ("127.0.0.1:9464", "0.0.0.0:9464", "[::1]:9464"); port 0 picks a free one. */
+  readonly listen: string;
+  readonly registry: Registry;
+  readonly readiness: () => ReadinessReport | Promise<ReadinessReport>;
+  /** More exposition text appended to the registry's (queueMetrics(...) for BullMQ). */
+  readonly extraMetrics?: () => Promise<string>;
+  /** A scrape does not wait longer than this for extraMetrics (Redis may be down); default 2000. */
+  readonly extraMetricsTimeoutMs?: number;
+}
+
+export interface TelemetryServer {
+  /** Base URL, e.g. http://127.0.0.1:9464 */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_LISTEN = '127.0.0.1:9464';
+
+/** Registered on the caller's registry while the server runs, removed by close(). */
+const OWN_METRICS = ['pipescaler_ready', 'pipescaler_ready_check', 'pipescaler_extra_metrics_up'] as const;
+
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listen.trim());
+  const port = m === null ? NaN : Number(m[3]);
+  if (m === null || port > 65535) {
+    throw new Error(`telemetry.listen: "${listen}" is not host:port (e.g. 127.0.0.1:9464)`);
+  }
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+const json = (res: ServerResponse, status: number, body: unknown): void =>
+  send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(body)}\n`);
+
+export async function startTelemetry(options: TelemetryServerOptions): Promise<TelemetryServer> {
+  const { registry } = options;
+  const { host, port } = parseListen(options.listen);
+  const extraTimeoutMs = options.extraMetricsTimeoutMs ?? 2000;
+
+  const checkReadiness = async (): Promise<ReadinessReport | null> => {
+    try {
+      return await options.readiness();
+    } catch {
+      return null; // a throwing check is a failed one; its message stays out of the response
+    }
+  };
+
+  const registers = [registry];
+  new Gauge({
+    name: OWN_METRICS[0],
+    help: '1 when /readyz answers 200 (Redis ready, config loaded, API heard from within the reconcile interval)',
+    registers,
+    async collect() {
+      const report = await checkReadiness();
+      this.set(report !== null && failedChecks(report).length === 0 ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: OWN_METRICS[1],
+    help: 'Each readiness check: 1 passing, 0 failing',
+    labelNames: ['check'] as const,
+    registers,
+    async collect() {
+      const report = await checkReadiness();
+      for (const check of READINESS_CHECKS) this.set({ check }, report?.[check] === true ? 1 : 0);
+    },
+  });
+  // Only with something appended: a constant 0 would read as a broken exporter.
+  const extraUp =
+    options.extraMetrics === undefined
+      ? undefined
+      : new Gauge({
+          name: OWN_METRICS[2],
+          help: 'Whether the appended exporters (BullMQ queue metrics) answered the last scrape in time (1) or not (0)',
+          registers,
+        });
+
+  // One export at a time: while Redis is away its commands wait in ioredis' offline queue, and a
+  // scrape every few seconds must not pile more of them up behind the first.
+  let inflight: Promise<string> | undefined;
+  const exportExtra = (extraMetrics: () => Promise<string>): Promise<string> =>
+    (inflight ??= extraMetrics().finally(() => {
+      inflight = undefined;
+    }));
+
+  const metrics = async (res: ServerResponse): Promise<void> => {
+    let extra = '';
+    if (options.extraMetrics !== undefined) {
+      try {
+        extra = mergeExpositions([await withTimeout(exportExtra(options.extraMetrics), extraTimeoutMs)]);
+        extraUp?.set(1);
+      } catch {
+        extraUp?.set(0);
+      }
+    }
+    const own = await registry.metrics();
+    send(res, 200, registry.contentType, `${own}${own.endsWith('\n') || own === '' ? '' : '\n'}${extra}`);
+  };
+
+  const readyz = async (res: ServerResponse): Promise<void> => {
+    const report = await checkReadiness();
+    if (report === null) return json(res, 503, { status: 'not ready', failed: ['readiness'] });
+    const failed = failedChecks(report);
+    json(res, failed.length === 0 ? 200 : 503, {
+      status: failed.length === 0 ? 'ready' : 'not ready',
+      failed,
+      checks: Object.fromEntries(READINESS_CHECKS.map((c) => [c, report[c] ? 'ok' : 'failed'])),
+    });
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      return json(res, 405, { error: 'method not allowed' });
+    }
+    if (path === '/metrics') return metrics(res);
+    if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (path === '/readyz') return readyz(res);
+    return json(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz'] });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    close: async () => {
+      for (const name of OWN_METRICS) if (registry.getSingleMetric(name) !== undefined) registry.removeSingleMetric(name);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,29 @@
+// Label values are kept to closed or config-derived sets: a label never carries an id, a URL or
+// free text, so a careless event payload can neither blow up cardinality nor leak a secret.
+import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS, type ApiErrorCode } from '../api/index.js';
+import { REASON_CODES } from '../policy/types.js';
+
+/** Reasons the daemon gives that are not policy reasons (outcomes of the apply path). */
+const DAEMON_REASONS = ['skip', 'dry_run', 'applied', 'parked', 'rate_limited', 'drift', 'reconcile', 'contact', 'superseded', 'stale'];
+
+const REASONS: ReadonlySet<string> = new Set<string>([...REASON_CODES, ...DAEMON_REASONS, ...API_ERROR_CODES]);
+const OPERATION_SET: ReadonlySet<string> = new Set<string>(OPERATIONS);
+const CODE_SET: ReadonlySet<string> = new Set<string>(API_ERROR_CODES);
+const FIELD_SET: ReadonlySet<string> = new Set<string>(SCALING_FIELDS);
+
+export const OTHER = 'other';
+
+/** Config names (pipes, windows, API keys): lower-case words, as the config loader enforces. */
+const CONFIG_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
+
+export const configName = (name: string): string => (CONFIG_NAME.test(name) ? name : OTHER);
+export const reasonLabel = (reason: string): string => (REASONS.has(reason) ? reason : OTHER);
+export const operationLabel = (op: string): string => (OPERATION_SET.has(op) ? op : OTHER);
+export const codeLabel = (code: ApiErrorCode | string): string => (CODE_SET.has(code) ? code : OTHER);
+export const isFieldLabel = (field: string): boolean => FIELD_SET.has(field);
+
+/** HTTP status as a label; 'none' when no response arrived (timeout, network). */
+export function statusLabel(status: number | null): string {
+  if (status === null) return 'none';
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : OTHER;
+}

@@ -1,0 +1,117 @@
+// The pino logger: JSON lines by default, pino-pretty only for a person at a terminal. Secrets are
+// kept out twice: `redact` censors the known secret-bearing keys of logged objects, and a final
+// scrub of every written line replaces the configured secret values wherever they hide (an error
+// message, a URL, a header logged under some other key).
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+export type TelemetryLogger = Logger;
+
+export const CENSOR = '[redacted]';
+
+/** Keys that hold secrets, at the depths the daemon's objects put them (fast-redact has no `**`). */
+export const REDACT_PATHS: readonly string[] = [
+  'keySecret', '*.keySecret', '*.*.keySecret', '*.*.*.keySecret', '*.*.*.*.keySecret', '*.*.*.*.*.keySecret',
+  'password', '*.password', '*.*.password', '*.*.*.password',
+  'authorization', '*.authorization',
+  'headers.authorization', 'headers.Authorization', '*.headers.authorization', '*.headers.Authorization',
+  '*.*.headers.authorization', '*.*.headers.Authorization',
+];
+
+export interface LoggerOptions {
+  readonly level?: string;
+  /** Human-readable lines; default: only when stdout is a TTY. */
+  readonly pretty?: boolean;
+  /** Secret values to scrub from every line (API key secrets, Redis passwords; see secretForms).
+   *  A function is asked again for each line, so keys added by a reload are scrubbed too. */
+  readonly secrets?: readonly string[] | (() => readonly string[]);
+  /** Where lines go (default stdout); tests pass a stream they read. */
+  readonly destination?: DestinationStream;
+}
+
+/** Shorter values would scrub ordinary words; the config loader asks for real secrets anyway. */
+const MIN_SECRET_LENGTH = 4;
+
+/** The ways a secret may appear in text: as is, JSON-escaped, URL-encoded; with its key id, as HTTP Basic. */
+export function secretForms(secret: string, keyId?: string): string[] {
+  const forms = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
+  if (keyId !== undefined) forms.push(Buffer.from(`${keyId}:${secret}`).toString('base64'));
+  return [...new Set(forms)].filter((f) => f.length >= MIN_SECRET_LENGTH);
+}
+
+/** The parts of the loaded config that hold secrets (src/policy/types.ts Config fits). */
+export interface SecretBearingConfig {
+  readonly api: { readonly keys: Readonly<Record<string, { readonly keyId: string; readonly keySecret: string }>> };
+  readonly redis: { readonly url: string };
+}
+
+const configSecretsCache = new WeakMap<SecretBearingConfig, readonly string[]>();
+
+/** Every secret of a config in every spelling, the same array for the same config object, so
+ *  `secrets: () => configSecrets(daemon.config())` rebuilds the scrubber only after a reload. */
+export function configSecrets(config: SecretBearingConfig): readonly string[] {
+  let secrets = configSecretsCache.get(config);
+  if (secrets === undefined) {
+    const list = Object.values(config.api.keys).flatMap((k) => secretForms(k.keySecret, k.keyId));
+    const password = URL.canParse(config.redis.url) ? new URL(config.redis.url).password : '';
+    if (password !== '') list.push(...secretForms(decodeURIComponent(password)), password);
+    secrets = [...new Set(list)];
+    configSecretsCache.set(config, secrets);
+  }
+  return secrets;
+}
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** URL userinfo (redis://user:password@host) and Basic/Bearer credentials in free text. */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'/@]+@/gi;
+const AUTH_SCHEME = /\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{6,}/g;
+
+function secretPattern(secrets: readonly string[]): RegExp | null {
+  // Longest first, so a secret that contains another is replaced whole.
+  const forms = [...new Set(secrets.flatMap((s) => secretForms(s)))].sort((a, b) => b.length - a.length);
+  return forms.length > 0 ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : null;
+}
+
+export function createScrubber(secrets: readonly string[] | (() => readonly string[]) = []): (line: string) => string {
+  const current = typeof secrets === 'function' ? secrets : () => secrets;
+  let last: readonly string[] | undefined;
+  let lastKey = '';
+  let known: RegExp | null = null;
+  return (line) => {
+    const list = current();
+    if (list !== last) {
+      // A getter may build a fresh array per line: rebuild the pattern only when the values change.
+      last = list;
+      const key = list.join('\u0000');
+      if (key !== lastKey || known === null) {
+        lastKey = key;
+        known = secretPattern(list);
+      }
+    }
+    let out = line.replace(URL_USERINFO, `$1${CENSOR}@`).replace(AUTH_SCHEME, `$1 ${CENSOR}`);
+    if (known !== null) out = out.replace(known, CENSOR);
+    return out;
+  };
+}
+
+export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
+  const scrub = createScrubber(options.secrets);
+  const usePretty = options.pretty ?? process.stdout.isTTY === true;
+  const destination =
+    usePretty
+      ? pretty({ colorize: options.destination === undefined, sync: true, destination: options.destination ?? 1 })
+      : (options.destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { pid: process.pid },
+      // An ISO instant reads in any log tool without conversion.
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: [...REDACT_PATHS], censor: CENSOR },
+      serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+      hooks: { streamWrite: scrub },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,67 @@
+// Readiness from the daemon's events: Redis ready, a config loaded, and the platform's API heard
+// from within the last reconcile interval. /readyz and pipescaler_ready read the same report.
+import type { DaemonEmitter } from '../daemon/events.js';
+
+export interface ReadinessReport {
+  readonly redis: boolean;
+  readonly config: boolean;
+  readonly api: boolean;
+}
+
+export const READINESS_CHECKS = ['redis', 'config', 'api'] as const satisfies readonly (keyof ReadinessReport)[];
+
+export interface ReadinessOptions {
+  /** How recent the last API answer must be; a function when a reload may change it. */
+  readonly reconcileMs: number | (() => number);
+  /** Slack past reconcileMs: a read that falls due at the interval lands at a later tick, behind
+   *  the queue (default 60 s); without it a daemon with few pipes would flap at every interval. */
+  readonly graceMs?: number;
+  /** True when the daemon loaded its config before subscribing (else the first successful reload counts). */
+  readonly configLoaded?: boolean;
+  /** True when Redis was already ready before subscribing. */
+  readonly redisReady?: boolean;
+  /** Epoch ms. */
+  readonly now?: () => number;
+}
+
+export interface Readiness {
+  report(): ReadinessReport;
+  /** Unsubscribe from the emitter. */
+  close(): void;
+}
+
+export function createReadiness(emitter: DaemonEmitter, options: ReadinessOptions): Readiness {
+  const now = options.now ?? Date.now;
+  const reconcileMs = typeof options.reconcileMs === 'function' ? options.reconcileMs : () => options.reconcileMs as number;
+  const graceMs = options.graceMs ?? 60_000;
+  let redis = options.redisReady ?? false;
+  let config = options.configLoaded ?? false;
+  let lastContact: number | undefined;
+
+  const onRedis = ({ ready }: { ready: boolean }): void => {
+    redis = ready;
+  };
+  // A failed reload keeps the previous config in force, so only success changes this.
+  const onReload = ({ result }: { result: 'success' | 'failure' }): void => {
+    if (result === 'success') config = true;
+  };
+  const onContact = ({ at }: { at: number }): void => {
+    lastContact = Math.max(lastContact ?? at, at);
+  };
+  emitter.on('redis:status', onRedis);
+  emitter.on('config:reload', onReload);
+  emitter.on('api:contact', onContact);
+
+  return {
+    report: () => ({ redis, config, api: lastContact !== undefined && now() - lastContact <= reconcileMs() + graceMs }),
+    close: () => {
+      emitter.off('redis:status', onRedis);
+      emitter.off('config:reload', onReload);
+      emitter.off('api:contact', onContact);
+    },
+  };
+}
+
+export function failedChecks(report: ReadinessReport): string[] {
+  return READINESS_CHECKS.filter((c) => !report[c]);
+}

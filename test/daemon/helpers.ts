@@ -1,0 +1,146 @@
+// Shared by the daemon tests: unique Redis prefixes and their cleanup, a normalized Config built
+// in code, and bounded waits on events and on drained queues (never a sleep for correctness).
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ScalingValues } from '../../src/api/index.js';
+import type { Daemon, DaemonEmitter, DaemonEvents } from '../../src/daemon/index.js';
+import type { ApiKeyConfig, Behavior, Config, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
+
+export const REDIS_URL = 'redis://127.0.0.1:6379';
+
+export function uniquePrefix(name: string): string {
+  return `pstest-${name}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Delete every key under the prefix (ours and BullMQ's). */
+export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+export function target(values: ScalingValues): Target {
+  return Object.fromEntries(Object.entries(values).map(([f, v]) => [f, { value: v }])) as Target;
+}
+
+export const NO_BEHAVIOR: Behavior = {
+  scaleUp: { maxStep: {}, cooldownMs: 0 },
+  scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
+};
+
+export function policy(name: string, baseline: ScalingValues, windows: Window[] = [], behavior: Behavior = NO_BEHAVIOR): Policy {
+  return { name, baseline: target(baseline), windows, behavior };
+}
+
+export function oneOff(name: string, from: number, to: number, values: ScalingValues, priority = 0): Window {
+  return { kind: 'oneOff', name, from, to, priority, target: target(values) };
+}
+
+/** The demo organization of config/cloud.yaml (notes/DEMO-IDS.md). */
+export const DEMO = {
+  org: '5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b',
+  analytics: 'a1000000-0000-4000-8000-000000000001',
+  staging: 'a1000000-0000-4000-8000-000000000002',
+  keyId: 'pipescaler-demo-key',
+  keySecret: 'demo-secret-change-me',
+  pipes: {
+    'orders-events': 'b1000000-0000-4000-8000-000000000001',
+    clickstream: 'b1000000-0000-4000-8000-000000000002',
+    'payments-msk': 'b1000000-0000-4000-8000-000000000003',
+    'nightly-s3': 'b1000000-0000-4000-8000-000000000005',
+  },
+} as const;
+
+export function demoPipe(name: keyof typeof DEMO.pipes, policyName: string, key = 'default'): PipeConfig {
+  return { name, organizationId: DEMO.org, serviceId: DEMO.analytics, pipeId: DEMO.pipes[name], policy: policyName, key, bounds: {} };
+}
+
+export interface TestConfigOptions {
+  readonly baseUrl: string;
+  readonly pipes: readonly PipeConfig[];
+  readonly policies: Readonly<Record<string, Policy>>;
+  readonly keys?: Readonly<Record<string, Pick<ApiKeyConfig, 'keyId' | 'keySecret'> & Partial<ApiKeyConfig>>>;
+  readonly rateLimit?: ApiKeyConfig['rateLimit'];
+  readonly prefix: string;
+  readonly dryRun?: boolean;
+  readonly reconcileMs?: number;
+}
+
+export function testConfig(o: TestConfigOptions): Config {
+  const rateLimit = o.rateLimit ?? { requests: 1000, perMs: 1000 };
+  const keys = o.keys ?? { default: { keyId: DEMO.keyId, keySecret: DEMO.keySecret } };
+  return {
+    api: {
+      baseUrl: o.baseUrl,
+      fixtures: 'config/cloud.yaml',
+      timeoutMs: 5_000,
+      keys: Object.fromEntries(Object.entries(keys).map(([n, k]) => [n, { rateLimit, ...k }])),
+    },
+    redis: { url: REDIS_URL, prefix: o.prefix },
+    evaluate: { cron: '*/30 * * * * *', reconcileMs: o.reconcileMs ?? 600_000, concurrency: 10 },
+    telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
+    dryRun: o.dryRun ?? false,
+    pipes: o.pipes,
+    policies: o.policies,
+  };
+}
+
+/** Test worker settings: a killed worker's job comes back in about a second, not thirty. */
+export const FAST_WORKERS = { stalledInterval: 1_000, lockDuration: 2_000, drainDelay: 1 } as const;
+
+/** Resolve with the first event matching `pred`, or reject after timeoutMs. */
+export function waitForEvent<K extends keyof DaemonEvents>(
+  emitter: DaemonEmitter, event: K, pred: (p: DaemonEvents[K]) => boolean = () => true, timeoutMs = 20_000,
+): Promise<DaemonEvents[K]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      emitter.off(event, listener);
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${String(event)}`));
+    }, timeoutMs);
+    const listener = (p: DaemonEvents[K]) => {
+      if (!pred(p)) return;
+      clearTimeout(timer);
+      emitter.off(event, listener);
+      resolve(p);
+    };
+    emitter.on(event, listener);
+  });
+}
+
+/** Poll until `check` holds (bounded): for conditions that have no event of their own. */
+export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const PENDING = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'] as const;
+
+/** Every queue of every daemon empty twice in a row (a job may enqueue the next in between). */
+export async function drained(daemons: readonly Daemon[], timeoutMs = 20_000): Promise<void> {
+  let quiet = 0;
+  await until(async () => {
+    let pending = 0;
+    for (const d of daemons) {
+      for (const q of d.queues()) {
+        const counts = await q.getJobCounts(...PENDING);
+        pending += Object.values(counts).reduce((a, b) => a + b, 0);
+      }
+    }
+    quiet = pending === 0 ? quiet + 1 : 0;
+    return quiet >= 2;
+  }, timeoutMs, 'queues to drain');
+}
+
+/** Collect every event of a kind while a test runs. */
+export function collect<K extends keyof DaemonEvents>(emitter: DaemonEmitter, event: K): DaemonEvents[K][] {
+  const out: DaemonEvents[K][] = [];
+  emitter.on(event, (p) => out.push(p));
+  return out;
+}

@@ -1,0 +1,84 @@
+// One audit line per decision, with what an operator asks afterwards: which pipe, which window,
+// from what to what, why, and the platform's requestId.
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { DaemonEmitter } from '../../src/daemon/events.js';
+import { bindAuditLog, createLogger } from '../../src/telemetry/index.js';
+import { emitDaemonRun } from './run-events.js';
+
+function capture(level = 'info') {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  const emitter = new DaemonEmitter();
+  const unbind = bindAuditLog(emitter, createLogger({ level, pretty: false, destination }));
+  return { lines, emitter, unbind };
+}
+
+describe('bindAuditLog', () => {
+  it('writes one audit line per decision event', () => {
+    const { lines, emitter } = capture();
+    emitDaemonRun(emitter);
+    const audit = lines.filter((l) => l.audit === true);
+    expect(audit.map((l) => [l.pipe, l.msg])).toEqual([
+      ['orders-events', 'scaling applied'],
+      ['nightly-s3', 'scaling failed'],
+      ['users-cdc', 'decision skipped'],
+      ['orders-events', 'scaling not applied (dry run)'],
+    ]);
+  });
+
+  it('gives pipe, windows, before and after, reasons and requestId', () => {
+    const { lines, emitter } = capture();
+    emitDaemonRun(emitter);
+    const applied = lines.find((l) => l.msg === 'scaling applied');
+    expect(applied).toMatchObject({
+      level: 30,
+      audit: true,
+      pipe: 'orders-events',
+      direction: 'up',
+      result: 'applied',
+      reason: 'window',
+      windows: ['business-hours'],
+      before: { replicas: 2 },
+      after: { replicas: 6 },
+      reasons: ['window (replicas): business-hours (Europe/Berlin) sets replicas 6'],
+      requestId: '7f1c9a52-5b1e-4c7e-9d0a-2f1b3c4d5e6f',
+    });
+    expect(lines.find((l) => l.msg === 'scaling failed')).toMatchObject({ level: 50, result: 'failed', reason: 'API_BAD_REQUEST' });
+  });
+
+  it('tells the operator about parking, failed reloads, 429 pauses, drift and pauses', () => {
+    const { lines, emitter } = capture();
+    emitDaemonRun(emitter);
+    const msgs = lines.map((l) => l.msg as string);
+    expect(msgs).toContain('pipe parked: its API key keeps failing auth; fix the key and reload');
+    expect(msgs).toContain('config reload failed; the previous config stays in force');
+    expect(msgs).toContain('API key rate limited: its apply queue pauses until the window resets');
+    expect(msgs).toContain('pipe scaling drifted from what was applied');
+    expect(msgs).toContain('pipe paused');
+    expect(msgs).toContain('apply retried');
+    // Ticks and evaluations are debug chatter, not in an info log.
+    expect(msgs).not.toContain('tick');
+    expect(msgs).not.toContain('pipe evaluated');
+  });
+
+  it('logs a Redis status change once, not every repeat', () => {
+    const { lines, emitter } = capture();
+    emitter.emit('redis:status', { ready: false });
+    emitter.emit('redis:status', { ready: false });
+    emitter.emit('redis:status', { ready: true });
+    expect(lines.map((l) => l.msg)).toEqual(['redis connection lost; evaluations wait for it', 'redis connection ready']);
+  });
+
+  it('stops writing once unbound', () => {
+    const { lines, emitter, unbind } = capture();
+    unbind();
+    emitDaemonRun(emitter);
+    expect(lines).toEqual([]);
+  });
+});

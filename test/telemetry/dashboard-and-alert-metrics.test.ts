@@ -1,0 +1,141 @@
+// Every metric the Grafana dashboard and the alert rules read is in /metrics after a short run:
+// the daemon's and the client's events drive the bindings, a real BullMQ queue on the real Redis
+// supplies the bullmq_* names, and the scrape goes over HTTP.
+import { EventEmitter } from 'node:events';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonEmitter } from '../../src/daemon/events.js';
+import {
+  Registry, bindClientEvents, bindDaemonEvents, createMetrics, queueMetrics, startTelemetry, type TelemetryServer,
+} from '../../src/telemetry/index.js';
+import { parseScrape, scrape, type Scrape } from './exposition-parse.js';
+import { dashboardExpressions, metricNamesIn } from './promql-names.js';
+import { emitClientRun, emitDaemonRun } from './run-events.js';
+
+const PREFIX = `pst-telemetry-cov-${process.pid}-${Date.now().toString(36)}`;
+/** Series Prometheus makes itself (scrape health), not the daemon. */
+const SYNTHETIC = new Set(['up']);
+
+const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
+
+function namesOf(exprs: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const e of exprs) for (const n of metricNamesIn(e)) if (!SYNTHETIC.has(n)) names.add(n);
+  return names;
+}
+
+const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as unknown;
+const rules = parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
+const dashboardNames = namesOf(dashboardExpressions(dashboard));
+const ruleNames = namesOf(rules.groups.flatMap((g) => g.rules.map((r) => r.expr)));
+
+/** A histogram's series are name_bucket/_sum/_count of a family typed histogram. */
+function missing(names: Iterable<string>, s: Scrape): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    if (!s.sampleNames.has(name)) {
+      out.push(`${name} (no sample)`);
+      continue;
+    }
+    const hist = /^(.*)_bucket$/.exec(name);
+    if (hist && s.types.get(hist[1]!) !== 'histogram') out.push(`${name} (${hist[1]} is not a histogram)`);
+  }
+  return out;
+}
+
+describe('metrics used by the dashboard and the alert rules', () => {
+  let redis: Redis;
+  let queues: Queue[];
+  let server: TelemetryServer;
+  let scraped: Scrape;
+  let text: string;
+
+  beforeAll(async () => {
+    redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    queues = [
+      new Queue('evaluate', { connection: redis, prefix: PREFIX }),
+      new Queue('apply-default', { connection: redis, prefix: PREFIX }),
+    ];
+    await queues[0]!.add('evaluate', { pipe: 'orders-events' }, { jobId: 'orders-events-1795420800' });
+    await queues[1]!.add('apply', { pipe: 'orders-events' }, { delay: 60_000 });
+
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { version: '0.1.0' });
+    const emitter = new DaemonEmitter();
+    const clientEvents = new EventEmitter();
+    bindDaemonEvents(emitter, metrics);
+    bindClientEvents(clientEvents, metrics);
+    server = await startTelemetry({
+      listen: '127.0.0.1:0',
+      registry,
+      readiness: () => ({ redis: true, config: true, api: true }),
+      extraMetrics: queueMetrics(() => queues),
+    });
+    emitDaemonRun(emitter);
+    emitClientRun(clientEvents);
+    const res = await scrape(server.url);
+    expect(res.status).toBe(200);
+    expect(res.contentType).toMatch(/^text\/plain/);
+    text = res.text;
+    scraped = parseScrape(text);
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    for (const q of queues ?? []) {
+      await q.obliterate({ force: true });
+      await q.close();
+    }
+    const keys = await redis.keys(`${PREFIX}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('finds the metric names in the PromQL (the extraction itself works)', () => {
+    expect(dashboardNames).toContain('pipescaler_api_request_duration_seconds_bucket');
+    expect(dashboardNames).toContain('pipescaler_desired_scaling');
+    expect(dashboardNames).toContain('bullmq_job_count');
+    expect(dashboardNames).toContain('pipescaler_evaluations_total'); // the $pipe template query
+    expect(dashboardNames).not.toContain('le');
+    expect(dashboardNames).not.toContain('pipe');
+    expect(ruleNames).toEqual(new Set([
+      'pipescaler_decisions_total', 'pipescaler_desired_scaling', 'pipescaler_applied_scaling',
+      'pipescaler_api_rate_limited_total', 'pipescaler_ready', 'pipescaler_last_evaluation_timestamp_seconds',
+      'pipescaler_parked', 'pipescaler_config_last_reload_success',
+    ]));
+  });
+
+  it('has a sample of every metric the dashboard reads', () => {
+    expect(missing(dashboardNames, scraped)).toEqual([]);
+  });
+
+  it('has a sample of every metric the alert rules read', () => {
+    expect(missing(ruleNames, scraped)).toEqual([]);
+  });
+
+  it('appends BullMQ\'s export with one HELP and TYPE per family', () => {
+    expect(text).toContain('bullmq_job_count{queue="evaluate", state="waiting"} 1');
+    expect(text).toContain('bullmq_job_count{queue="apply-default", state="delayed"} 1');
+    expect(text.match(/^# TYPE bullmq_job_count gauge$/gm)).toHaveLength(1);
+    expect(text).toContain('pipescaler_extra_metrics_up 1');
+  });
+
+  it('keeps labels bounded: unknown reasons and operations become "other"', () => {
+    expect(text).toContain('reason="other"');
+    expect(text).toContain('operation="other"');
+    expect(text).not.toContain('/v1/organizations');
+  });
+
+  it.runIf(hasPromtool)('passes promtool check metrics for every pipescaler_ family', () => {
+    // promtool lints names we do not own too (bullmq_job_count, nodejs_*_total): only ours must be clean.
+    const run = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    const report = `${run.stdout}${run.stderr}`;
+    expect(report).not.toMatch(/error/i);
+    expect(report.split('\n').filter((l) => l.includes('pipescaler_'))).toEqual([]);
+    expect(execFileSync('promtool', ['--version'], { encoding: 'utf8' })).toMatch(/promtool/);
+  });
+});

@@ -1,0 +1,86 @@
+// promtool checks the Prometheus config and the alert rules, and runs the rules' unit tests
+// (config/prometheus/rules.test.yml fires each alert). Skipped only on a machine without promtool
+// outside CI; under CI=true a missing promtool fails (.ci/run installs it).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { dashboardExpressions } from './promql-names.js';
+import { describe, expect, it } from 'vitest';
+
+/** PROMTOOL names another binary (or a missing one, to see the skip). */
+const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
+const hasPromtool = spawnSync(PROMTOOL, ['--version']).status === 0;
+const inCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+
+function promtool(...args: string[]): { status: number | null; output: string } {
+  const run = spawnSync(PROMTOOL, args, { encoding: 'utf8', cwd: 'config/prometheus' });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+if (!hasPromtool && !inCi) {
+  console.warn('promtool not found: skipping the Prometheus config and alert rule checks (apt-get install prometheus; CI installs it)');
+}
+
+describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promtool)', () => {
+  it('has promtool (CI installs it in .ci/run)', () => {
+    expect(hasPromtool, 'promtool is missing: .ci/run should have installed the Debian package prometheus').toBe(true);
+  });
+
+  it('accepts prometheus.yml', () => {
+    const run = promtool('check', 'config', 'prometheus.yml');
+    expect(run.output).toContain('SUCCESS');
+    expect(run.status, run.output).toBe(0);
+  });
+
+  it('accepts rules.yml', () => {
+    const run = promtool('check', 'rules', 'rules.yml');
+    expect(run.status, run.output).toBe(0);
+  });
+
+  it('passes the rules unit tests', () => {
+    const run = promtool('test', 'rules', 'rules.test.yml');
+    expect(run.status, run.output).toBe(0);
+    expect(run.output).toContain('SUCCESS');
+  });
+
+  it('parses every query of the Grafana dashboard as PromQL', () => {
+    // Grafana substitutes its variables before Prometheus sees a query; do the same, then let
+    // promtool parse each one as a recording rule.
+    const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as unknown;
+    const exprs = dashboardExpressions(dashboard)
+      .filter((e) => !e.startsWith('label_values('))
+      .map((e) => e.replaceAll('$__rate_interval', '1m').replaceAll('$pipe', '.*'));
+    expect(exprs.length).toBeGreaterThan(15);
+    const dir = mkdtempSync(join(tmpdir(), 'pipescaler-dashboard-'));
+    try {
+      const file = join(dir, 'dashboard-queries.yml');
+      writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query:${i}`, expr })) }] }));
+      const run = promtool('check', 'rules', file);
+      expect(run.status, run.output).toBe(0);
+      expect(run.output).toContain(`SUCCESS: ${exprs.length} rules found`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('has a unit test that fires each alert, and every alert has a summary and a description', () => {
+    const rules = parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as {
+      groups: { rules: { alert: string; annotations?: Record<string, string> }[] }[];
+    };
+    const tests = parse(readFileSync('config/prometheus/rules.test.yml', 'utf8')) as {
+      tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+    };
+    const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+    const fired = new Set(
+      tests.tests.flatMap((t) => t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname),
+    );
+    expect(alerts.length).toBeGreaterThanOrEqual(5);
+    for (const alert of alerts) {
+      expect(fired, `no unit test fires ${alert.alert}`).toContain(alert.alert);
+      expect(alert.annotations?.summary, `${alert.alert} summary`).toBeTruthy();
+      expect(alert.annotations?.description, `${alert.alert} description`).toBeTruthy();
+    }
+  });
+});
