@@ -57,7 +57,9 @@ export function codeForStatus(status: number): ApiErrorCode {
     case 404: return 'API_NOT_FOUND';
     case 424: return 'API_FAILED_DEPENDENCY';
     case 429: return 'API_RATE_LIMITED';
-    default: return status >= 500 ? 'API_SERVER_ERROR' : 'API_BAD_REQUEST';
+    // The platform never redirects; following one would send the key elsewhere, and the request
+    // itself was not at fault.
+    default: return status >= 500 ? 'API_SERVER_ERROR' : status < 400 ? 'API_BAD_RESPONSE' : 'API_BAD_REQUEST';
   }
 }
 

@@ -83,8 +83,9 @@ export function transportError(err: unknown, ctx: { operation: string; timedOut:
   if (ctx.timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return new ApiError('API_TIMEOUT', `${operation}: no complete answer within ${ctx.timeoutMs} ms`, { operation, cause });
   }
-  if (code?.startsWith('HPE_')) {
-    return new ApiError('API_BAD_RESPONSE', `${operation}: malformed HTTP answer (${code})`, { operation, cause });
+  // undici 7 leaves `code` unset on some parser errors (an invalid status line): the name tells.
+  if (code?.startsWith('HPE_') || (err instanceof Error && err.name === 'HTTPParserError')) {
+    return new ApiError('API_BAD_RESPONSE', `${operation}: malformed HTTP answer (${code ?? cause.message})`, { operation, cause });
   }
   return new ApiError('API_NETWORK', `${operation}: network error (${code ?? 'unknown'}: ${cause.message})`, { operation, cause });
 }

@@ -5,6 +5,27 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CloudHttpError } from './errors.js';
 
 export const BODY_LIMIT = 1024 * 1024;
+// JSON.parse copes with any depth under 1 MB, but JSON.stringify and structuredClone recurse: a
+// stored dashboard nested ~5,000 deep made every later list of its service a 500. No body of the
+// API comes near this depth.
+export const MAX_BODY_DEPTH = 64;
+
+/** How deep the arrays and objects of a JSON text nest (strings skipped). */
+export function jsonDepth(s: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
 
 class DeferredBodyError {
   constructor(readonly error: CloudHttpError) {}
@@ -15,6 +36,9 @@ export function installBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, text, done) => {
     const s = String(text);
     if (s.trim() === '') return done(null, undefined);
+    if (jsonDepth(s) > MAX_BODY_DEPTH) {
+      return done(null, new DeferredBodyError(new CloudHttpError(400, `body nests deeper than ${MAX_BODY_DEPTH} levels`)));
+    }
     try {
       done(null, JSON.parse(s));
     } catch (err) {

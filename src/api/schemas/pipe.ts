@@ -106,24 +106,30 @@ export const PipeSettings = z.looseObject({
 // A value the platform reports for a scaling field. Quantity strings become numbers; a value
 // outside the field's range (the transient 0 or null right after a change) reads as null,
 // "not known yet", and never as the real value. concurrency 0 is real: "sized automatically".
-function reported(field: ScalingField, parse: (v: unknown) => number | null) {
+// A value that is no number or quantity at all ("two", "2 gallons") is a bad response, not
+// "not known yet": reading it as null would hide a broken answer behind a transient state.
+function reported(field: ScalingField, parse: (v: unknown) => number | null, what: string) {
   const { min, max } = SCALING_LIMITS[field];
   return z
     .union([z.number(), z.string(), z.null()])
     .optional()
-    .transform((v) => {
+    .transform((v, ctx) => {
       if (v === null || v === undefined) return null;
       const n = parse(v);
-      return n !== null && n >= min && n <= max ? n : null;
+      if (n === null) {
+        ctx.addIssue({ code: 'custom', message: `must be ${what}, got ${JSON.stringify(v).slice(0, 40)}` });
+        return z.NEVER;
+      }
+      return n >= min && n <= max ? n : null;
     });
 }
 const asNumber = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 export const PipeScaling = z.looseObject({
-  replicas: reported('replicas', asNumber),
-  concurrency: reported('concurrency', asNumber),
-  replicaCpuMillicores: reported('replicaCpuMillicores', cpuMillicores),
-  replicaMemoryGb: reported('replicaMemoryGb', memoryGb),
+  replicas: reported('replicas', asNumber, 'a number'),
+  concurrency: reported('concurrency', asNumber, 'a number'),
+  replicaCpuMillicores: reported('replicaCpuMillicores', cpuMillicores, 'a number or a CPU quantity'),
+  replicaMemoryGb: reported('replicaMemoryGb', memoryGb, 'a number or a memory quantity'),
 });
 export type PipeScaling = z.output<typeof PipeScaling>;
 

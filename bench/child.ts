@@ -1,0 +1,61 @@
+// Forked helpers: the embedded cloud in its own process (so the client under test does not share
+// its event loop with the server, as with the real platform), and a scenario run in a fresh
+// process (so its peak RSS is its own). Both talk over IPC and are killed by their pid only.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const TSX = ['--import', 'tsx'];
+
+function request<T>(child: ChildProcess, message: unknown, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`child did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (m: { ok: boolean; value?: T; error?: string }) => {
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      if (m.ok) resolve(m.value as T);
+      else reject(new Error(m.error));
+    };
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      reject(new Error(`child exited (${code}) before answering`));
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
+    child.send(message as object);
+  });
+}
+
+export interface CloudProcess {
+  readonly url: string;
+  readonly pid: number;
+  stats(): Promise<{ requests: Record<string, Record<string, number>>; rateLimited: number }>;
+  resetStats(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the embedded cloud in a child process with the fixtures given (a path or an object). */
+export async function cloudProcess(fixtures: unknown, rateLimit: { requests: number; windowMs: number } | false): Promise<CloudProcess> {
+  const child = fork(fileURLToPath(new URL('./cloud-child.ts', import.meta.url)), [], { execArgv: TSX, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const url = await request<string>(child, { cmd: 'start', fixtures, rateLimit }, 60_000);
+  return {
+    url,
+    pid: child.pid!,
+    stats: () => request(child, { cmd: 'stats' }, 10_000),
+    resetStats: () => request(child, { cmd: 'resetStats' }, 10_000),
+    close: async () => {
+      await request(child, { cmd: 'close' }, 10_000).catch(() => undefined);
+      if (child.exitCode === null) child.kill();
+    },
+  };
+}
+
+/** Runs `run(args)` of a scenario module in a fresh process and returns what it resolves to. */
+export async function inFreshProcess<T>(module: string, args: unknown, timeoutMs: number): Promise<T> {
+  const child = fork(fileURLToPath(new URL('./run-child.ts', import.meta.url)), [], { execArgv: TSX, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    return await request<T>(child, { module, args }, timeoutMs);
+  } finally {
+    if (child.exitCode === null) child.kill();
+  }
+}

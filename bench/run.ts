@@ -1,0 +1,101 @@
+// `npm run bench`: every scenario of issue 6, a table on stdout and bench/results.json. A scenario
+// whose part of the product is not on main yet is listed as "not run", never estimated.
+// Options: --quick (smaller N, 3 runs), --only <client|economy|steady|boundary> (repeatable; the
+// other scenarios' figures are kept from the previous results.json, each with its measuredAt).
+import { fileURLToPath } from 'node:url';
+import { connect, deleteBenchLeftovers } from './redis.js';
+import { machine, notRun, readResults, table, writeResults, type Figure } from './stats.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args.flatMap((a, i) => (a === '--only' && args[i + 1] ? [args[i + 1]!] : []));
+const wanted = (name: string) => only.length === 0 || only.includes(name);
+
+/** Why a part is missing from this checkout, or null when it is there. */
+async function missing(module: string, exportName: string, what: string): Promise<string | null> {
+  try {
+    const mod = (await import(module)) as Record<string, unknown>;
+    return typeof mod[exportName] === 'function' ? null : `${what} not on main yet`;
+  } catch {
+    return `${what} not on main yet`;
+  }
+}
+
+async function scenario(name: string, run: () => Promise<Figure[]>, fallback: Figure): Promise<Figure[]> {
+  const t0 = performance.now();
+  process.stderr.write(`bench: ${name}...\n`);
+  try {
+    const figures = await run();
+    process.stderr.write(`bench: ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    return figures;
+  } catch (err) {
+    process.stderr.write(`bench: ${name} failed: ${(err as Error).stack ?? String(err)}\n`);
+    return [{ ...fallback, note: `failed: ${(err as Error).message.split('\n')[0]}` }];
+  }
+}
+
+const startedAt = new Date();
+const m = machine();
+const figures: Figure[] = [];
+const runs = quick ? 3 : 5;
+
+if (wanted('client')) {
+  const why = await missing('../src/api/index.js', 'ApiClient', 'the API client (src/api/client.ts)');
+  const n = quick ? 2_000 : 5_000;
+  if (why) figures.push(notRun('client overhead', 'client / bare', n, '>= 0.8', why));
+  else {
+    const { clientOverhead } = await import('./client-overhead.js');
+    figures.push(...await scenario('client overhead', () => clientOverhead({ n, concurrency: 16, runs: quick ? 3 : 7 }),
+      notRun('client overhead', 'client / bare', n, '>= 0.8', '')));
+  }
+}
+
+const daemonMissing = await missing('../src/daemon/index.js', 'createDaemon', 'the daemon (src/daemon createDaemon)');
+
+if (wanted('economy')) {
+  const why = (await missing('../src/policy/index.js', 'simulate', 'simulate() (src/policy/simulate.ts)'))
+    ?? (await missing('../src/policy/index.js', 'loadConfig', 'the config loader'))
+    ?? (await missing('../src/api/index.js', 'ApiClient', 'the API client (src/api/client.ts)'))
+    ?? (await missing('../src/cli/pipe-views.js', 'viewsFromFixtures', 'viewsFromFixtures (src/cli/pipe-views.ts)'));
+  const pipes = quick ? 100 : 1_000;
+  if (why) figures.push(notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', why));
+  else {
+    const { apiEconomy } = await import('./api-economy.js');
+    figures.push(...await scenario('api economy', () => apiEconomy({ pipes, runs: 3, daemonMissing, daemonPipes: quick ? 9 : 18 }),
+      notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', '')));
+  }
+}
+
+if (wanted('steady')) {
+  const { steadyTick } = await import('./steady-tick.js');
+  const pipes = 10_000;
+  figures.push(...await scenario('steady tick', () => steadyTick({ pipes, concurrency: 10, runs: 3, daemonMissing }),
+    notRun('steady tick', 'daemon / floor', pipes, '<= 1.5', '')));
+}
+
+if (wanted('boundary')) {
+  const pipes = 1_000;
+  if (daemonMissing) {
+    figures.push(notRun('boundary', 'time to all applied / (N / rate)', pipes, '<= 1.2', daemonMissing));
+    figures.push(notRun('boundary', '429s at the cloud', pipes, '0', daemonMissing));
+  } else {
+    const { boundary } = await import('./boundary.js');
+    figures.push(...await scenario('boundary', () => boundary({ pipes, ratePerSecond: 100, runs: 3 }),
+      notRun('boundary', 'time to all applied / (N / rate)', pipes, '<= 1.2', '')));
+  }
+}
+
+const out = fileURLToPath(new URL('./results.json', import.meta.url));
+const measuredAt = new Date().toISOString();
+const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
+const ran = new Set(fresh.map((f) => f.scenario));
+const ORDER = ['client overhead', 'api economy', 'steady tick', 'boundary'];
+const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh]
+  .sort((a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario));
+console.log(table(merged, m));
+writeResults(out, merged, m, startedAt);
+console.log(`\nwritten: ${out}`);
+const redis = connect();
+const left = await deleteBenchLeftovers(redis);
+await redis.quit();
+if (left > 0) console.log(`deleted ${left} Redis keys a failed scenario left behind`);
