@@ -83,7 +83,10 @@ describe('a short real run against the embedded cloud', () => {
     // First contact: every pipe is read.
     await tick(T0);
 
-    // A 500 on scalePipe: the apply job is retried by BullMQ, then goes through.
+    // A 500 on scalePipe: the apply job is retried by BullMQ, then goes through. Every change was
+    // applied at first contact, so make the daemon believe clickstream still runs its fixture's
+    // scaling: the next tick applies the baseline again.
+    await daemon.store.write('clickstream', { applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 } });
     cloud.setFaults({ scalePipe: { error500: 1 } });
     const retried = waitForEvent(emitter, 'apply:retry', () => true, 20_000);
     await daemon.tick((clock = T0 + 30 * SEC));
