@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, ApiError, type ApiErrorCode } from '../../src/api/index.js';
 import { demoCredentials, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { ALERT, DASHBOARD, DEMO, ORG, PIPE, RPE, SVC } from '../cloud/helpers.js';
+import { collectEscapes } from '../escapes.js';
 
 type Responder = (req: IncomingMessage, res: ServerResponse) => void;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -170,14 +171,9 @@ let server: Server;
 let baseUrl: string;
 let current: Responder = html(500);
 const redirected: string[] = [];
-const escaped: unknown[] = [];
-const onEscape = (e: unknown): void => {
-  escaped.push(e);
-};
+const escaped = collectEscapes();
 
 beforeAll(async () => {
-  process.on('unhandledRejection', onEscape);
-  process.on('uncaughtException', onEscape);
   cloud = await startCloud({ fixtures: DEMO, rateLimit: false });
   const creds = demoCredentials(DEMO);
   const c = new ApiClient({ baseUrl: cloud.url, keyId: creds.keyId, keySecret: creds.keySecret, retry: false });
@@ -196,8 +192,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  process.off('unhandledRejection', onEscape);
-  process.off('uncaughtException', onEscape);
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await cloud.close();

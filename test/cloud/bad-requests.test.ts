@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddedCloud } from '../../src/cloud/index.js';
 import { ALERT, basic, DASHBOARD, DEMO_AUTH, demoCloud, expectOk, op, ORG, OTHER_AUTH, OTHER_ORG, PIPE, RPE, SVC } from './helpers.js';
+import { collectEscapes } from '../escapes.js';
 
 interface Case {
   name: string;
@@ -166,18 +167,11 @@ function growing(bytes: number): Readable {
 }
 
 let cloud: EmbeddedCloud;
-const escaped: unknown[] = [];
-const onEscape = (e: unknown): void => {
-  escaped.push(e);
-};
+const escaped = collectEscapes();
 beforeAll(async () => {
-  process.on('unhandledRejection', onEscape);
-  process.on('uncaughtException', onEscape);
   cloud = await demoCloud();
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onEscape);
-  process.off('uncaughtException', onEscape);
   await cloud.close();
 });
 
