@@ -5,7 +5,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiClientEmitter } from './client-events.js';
-import { buildPath, ENDPOINTS, type EndpointDef, type Operation } from './endpoints.js';
+import { buildPath, ENDPOINTS, pathTemplate, type EndpointDef, type Operation } from './endpoints.js';
 import { ApiError } from './errors.js';
 import { acquirePool, releasePool, sendOnce } from './http.js';
 import { parseResponse } from './response.js';
@@ -215,24 +215,26 @@ export class ApiClient {
 
 // Only the named members: a caller's wider object must not leak extra query parameters.
 function pick<T extends object, K extends keyof T & string>(ref: T, ...keys: K[]): Record<K, string> {
-  return Object.fromEntries(keys.map((k) => [k, String(ref[k])])) as Record<K, string>;
+  const out = {} as Record<K, string>;
+  for (const k of keys) out[k] = String(ref[k]);
+  return out;
 }
 
 function splitParams(template: string, params: CallParams): { path: string; query: string } {
-  const names = new Set([...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]));
-  const pathParams: Record<string, string> = {};
-  const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) {
+  const { names } = pathTemplate(template);
+  let search: URLSearchParams | undefined;
+  for (const k in params) {
+    const v = params[k];
     if (v === undefined) continue;
     if (names.has(k)) {
       if (typeof v !== 'string') throw new TypeError(`path parameter ${k} must be a string`);
-      pathParams[k] = v;
     } else {
+      search ??= new URLSearchParams();
       for (const item of typeof v === 'string' ? [v] : v) search.append(k, item);
     }
   }
-  const qs = search.toString();
-  return { path: buildPath(template, pathParams), query: qs ? `?${qs}` : '' };
+  const qs = search?.toString();
+  return { path: buildPath(template, params as Readonly<Record<string, string | undefined>>), query: qs ? `?${qs}` : '' };
 }
 
 function withAttempts(err: ApiError, attempts: number): ApiError {

@@ -46,11 +46,34 @@ export const ENDPOINTS = {
 export type Operation = keyof typeof ENDPOINTS;
 export const OPERATIONS = Object.keys(ENDPOINTS) as readonly Operation[];
 
+/** A path template cut at its parameters: literal, name, literal, name, ..., literal. */
+interface PathTemplate {
+  readonly parts: readonly string[];
+  readonly names: ReadonlySet<string>;
+}
+
+const templates = new Map<string, PathTemplate>();
+
+/** The cut of a template, made once per template (the client fills one per request). */
+export function pathTemplate(template: string): PathTemplate {
+  let t = templates.get(template);
+  if (!t) {
+    const parts = template.split(/\{(\w+)\}/);
+    t = { parts, names: new Set(parts.filter((_, i) => i % 2 === 1)) };
+    templates.set(template, t);
+  }
+  return t;
+}
+
 /** Fill a path template; every value is URI-encoded. */
-export function buildPath(template: string, params: Readonly<Record<string, string>>): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+export function buildPath(template: string, params: Readonly<Record<string, string | undefined>>): string {
+  const { parts } = pathTemplate(template);
+  let path = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i]!;
     const v = params[name];
     if (v === undefined) throw new Error(`missing path parameter ${name}`);
-    return encodeURIComponent(v);
-  });
+    path += encodeURIComponent(v) + parts[i + 1]!;
+  }
+  return path;
 }

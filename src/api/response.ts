@@ -93,7 +93,7 @@ export function transportError(err: unknown, ctx: { operation: string; timedOut:
 type JsonResult = { ok: true; value: unknown } | { ok: false };
 
 function tryJson(text: string): JsonResult {
-  if (text.trim() === '') return { ok: false };
+  if (!/\S/.test(text)) return { ok: false }; // not trim(): that copies the whole body
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch {
