@@ -27,7 +27,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     if (!pipe) return 'unknown-pipe';
     const lane = ctx.laneFor(pipe);
     if (!lane) return 'no-key';
-    const [rec, pause] = await Promise.all([ctx.store.read(pipe.name), ctx.store.pause(pipe.name)]);
+    const { rec, pause } = await ctx.store.snapshot(pipe.name);
     if (rec.parked) return 'parked';
     if (rec.kind === null || rec.readDue) return read(ctx, job, pipe, lane, rec);
     if (rec.endpointsDue.length > 0) return readEndpoint(ctx, job, pipe, lane, rec);

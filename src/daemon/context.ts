@@ -41,5 +41,14 @@ export interface DaemonContext {
 }
 
 export function pipeByName(config: Config, name: string): PipeConfig | undefined {
-  return config.pipes.find((p) => p.name === name);
+  let byName = pipeIndex.get(config);
+  if (!byName) {
+    byName = new Map(config.pipes.map((p) => [p.name, p]));
+    pipeIndex.set(config, byName);
+  }
+  return byName.get(name);
 }
+
+// A config is never changed once loaded (a reload swaps in another), so its index is made once:
+// a find() per job was a tenth of a steady tick's CPU at 10,000 pipes (O(N) per job).
+const pipeIndex = new WeakMap<Config, ReadonlyMap<string, PipeConfig>>();

@@ -22,7 +22,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     if (ctx.now() - tickAt > STALE_AFTER_MS) return 'stale';
     const policy = config.policies[pipe.policy];
     if (!policy) return 'unknown-policy';
-    const [rec, pause] = await Promise.all([ctx.store.read(name), ctx.store.pause(name)]);
+    const { rec, pause } = await ctx.store.snapshot(name);
 
     if (rec.parked) return 'parked';
     if (Boolean(pause) !== rec.pausedSeen) {
