@@ -2,7 +2,7 @@
 // Embedded: from the fixtures file the embedded cloud would serve. A URL: from the platform, with
 // the same empty scaling PATCH the daemon uses (it changes nothing and answers the pipe).
 // A pipe that cannot be read gets a null view and a note saying why.
-import { ApiClient, SCALING_FIELDS, isApiError, pipeKind, type ScalingValues } from '../api/index.js';
+import { ApiClient, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, isApiError, pipeKind, type ScalingValues } from '../api/index.js';
 import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
 import type { Config, PipeConfig, PipeView } from '../policy/types.js';
 import { UserError } from './run-cli.js';
@@ -16,8 +16,6 @@ export interface PipeViewRead {
 }
 export type PipeViews = Record<string, PipeViewRead>;
 
-/** Service states in which the platform refuses scaling with 424 (platform-facts.md, the embedded cloud). */
-const NOT_RUNNING: ReadonlySet<string> = new Set(['idle', 'stopped']);
 
 export function appliedOf(scaling: Readonly<Record<string, unknown>>): ScalingValues {
   const out: ScalingValues = {};
@@ -49,7 +47,7 @@ export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file
     }
     const read = view(pipe, pipeKind(found.source), found.state, appliedOf(found.scaling), endpoints);
     // an empty PATCH still reads the pipe; a change is what an idle or stopped service refuses
-    out[pipe.name] = NOT_RUNNING.has(service.state)
+    out[pipe.name] = SERVICE_STATES_REFUSING_CHANGES.has(service.state)
       ? { view: read, refused: true, note: `service ${service.name ?? service.id} is ${service.state}: the platform answers 424 to a change` }
       : { view: read };
   }

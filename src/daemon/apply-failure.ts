@@ -2,9 +2,10 @@
 // 429 -> pause the key's queue until the platform's window resets, no attempt spent;
 // 5xx, timeout, network -> throw, BullMQ retries with exponential backoff and jitter;
 // 400/401/403/404/424 -> UnrecoverableError at once, reason recorded; 400/404/424 wait for the next reconcile read (evaluate.ts), 401/403 come back next tick;
+// 424 -> the service's state is recorded, so every pipe of it waits (apply.ts reads it again later);
 // 401/403 N times in a row -> the pipe is parked until a reload.
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
-import { isApiError, type ScalingValues } from '../api/index.js';
+import { isApiError, ServiceState, type ApiError, type ScalingValues } from '../api/index.js';
 import type { Direction, PipeConfig, Reason } from '../policy/types.js';
 import type { DaemonContext, KeyLane } from './context.js';
 import type { ApplyJob } from './queues.js';
@@ -31,17 +32,16 @@ export async function handleApiFailure(
   }
   if (err.status !== undefined) ctx.emitter.emit('api:contact', { at });
 
-  if (err.code === 'API_RATE_LIMITED') {
-    const resetMs = Math.max(1, Math.ceil((err.retryAfterSeconds ?? DEFAULT_RESET_MS / 1000) * 1000));
-    await lane.queue.rateLimit(resetMs);
-    ctx.emitter.emit('rate-limited', { key: lane.keyName, resetMs });
-    throw new RateLimitError();
-  }
+  if (err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
 
   const lastError = {
     at, code: err.code, message: err.platformError ?? err.message, ...(err.requestId ? { requestId: err.requestId } : {}),
   };
   await ctx.store.write(pipe.name, { lastError });
+  // "Service is not running. Current state: idle": every pipe of that service waits now, until a
+  // services list read a reconcile period later finds it running (apply.ts).
+  const serviceState = err.code === 'API_FAILED_DEPENDENCY' ? ServiceState.safeParse(/Current state: (\w+)/.exec(lastError.message)?.[1]) : null;
+  if (serviceState?.success) await ctx.store.writeServices(pipe.organizationId, [{ id: pipe.serviceId, state: serviceState.data }], at);
 
   if (err.retriable) {
     const attempt = job.attemptsMade + 1;
@@ -67,6 +67,14 @@ export async function handleApiFailure(
   }
   reportFailed(ctx, outcome, err.code, err.requestId);
   throw new UnrecoverableError(`${err.code}: ${lastError.message}`);
+}
+
+/** A 429: the key's whole lane waits for the platform's window; the job keeps its attempt. */
+export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError): Promise<never> {
+  const resetMs = Math.max(1, Math.ceil((err.retryAfterSeconds ?? DEFAULT_RESET_MS / 1000) * 1000));
+  await lane.queue.rateLimit(resetMs);
+  ctx.emitter.emit('rate-limited', { key: lane.keyName, resetMs });
+  throw new RateLimitError();
 }
 
 function reportFailed(ctx: DaemonContext, outcome: ApplyOutcome | null, code: string, requestId: string | undefined): void {

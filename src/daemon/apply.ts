@@ -4,11 +4,14 @@
 // pipe's newest stored desire (only the fields that differ from what the platform reported).
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import { pipeKind, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
+import {
+  isApiError, pipeKind, SERVICE_STATES_REFUSING_CHANGES,
+  type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues, type ServiceState,
+} from '../api/index.js';
 import { changeDirections } from '../policy/index.js';
 import type { Direction, PipeConfig } from '../policy/types.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
-import { handleApiFailure } from './apply-failure.js';
+import { handleApiFailure, pauseLane } from './apply-failure.js';
 import { STALE_AFTER_MS, type ApplyJob } from './queues.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
 import type { PipeRecord } from './state-store.js';
@@ -22,12 +25,13 @@ export function createApplyProcessor(ctx: DaemonContext) {
   // A job is a turn to work on one pipe, not a frozen request: the intent (a read that is due,
   // the newest desire) lives in the state store, and BullMQ's deduplication keeps at most one
   // active and one waiting job per pipe, so a pipe's reads and applies never overlap.
+  const services = new ServiceLists(ctx);
   return async function work(job: Job<ApplyJobData>): Promise<string> {
     const pipe = pipeByName(ctx.config(), job.data.pipe);
     if (!pipe) return 'unknown-pipe';
     const lane = ctx.laneFor(pipe);
     if (!lane) return 'no-key';
-    const { rec, pause } = await ctx.store.snapshot(pipe.name);
+    const { rec, pause, service } = await ctx.store.snapshot(pipe.name, pipe);
     if (rec.parked) return 'parked';
     if (rec.kind === null || rec.readDue) return read(ctx, job, pipe, lane, rec);
     if (rec.endpointsDue.length > 0) return readEndpoint(ctx, job, pipe, lane, rec);
@@ -37,6 +41,19 @@ export function createApplyProcessor(ctx: DaemonContext) {
     if (rec.lastDecision && ctx.now() - rec.lastDecision.at > STALE_AFTER_MS) return 'stale';
     // The desire may predate an endpoint read that found it not Ready: decide() would skip now.
     if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint-not-ready';
+    // A change to an idle or stopped service would be refused (424): its state is read first,
+    // once per organization and reconcile period, and the change waits while it does not run.
+    let state = service && ctx.now() - service.at < ctx.config().evaluate.reconcileMs ? service.state : undefined;
+    if (state === undefined) {
+      const listed = await services.read(pipe, lane);
+      if (listed.requested) {
+        // This turn spent its request on the list: the change gets a turn of its own.
+        if (!refuses(listed.state)) await ctx.enqueueApply(pipe, job.data.direction, job.data.tickAt);
+        return refuses(listed.state) ? 'service-not-running' : 'service-read';
+      }
+      state = listed.state;
+    }
+    if (refuses(state)) return 'service-not-running';
     return apply(ctx, job, pipe, lane, rec, rec.kind, rec.desired);
   };
 }
@@ -149,6 +166,50 @@ async function followUp(
   const body = changesFor(kind, desired, applied);
   if (isEmpty(body)) return;
   await ctx.enqueueApply(pipe, changeDirections(applied, body).up ? 'up' : 'down', tickAt);
+}
+
+const refuses = (state: ServiceState | null | undefined): boolean =>
+  state !== null && state !== undefined && SERVICE_STATES_REFUSING_CHANGES.has(state);
+
+/**
+ * Reads an organization's services list, one request at a time per organization in this replica:
+ * the turns that arrive while it is in flight wait for it and spend no request of their own. A
+ * list that fails (a key without the right to list services, a 5xx) leaves the state unknown for
+ * a reconcile period, and the change goes ahead for the platform to judge; a 429 pauses the lane.
+ */
+class ServiceLists {
+  readonly #inflight = new Map<string, Promise<ReadonlyMap<string, ServiceState | null>>>();
+
+  constructor(private readonly ctx: DaemonContext) {}
+
+  async read(pipe: PipeConfig, lane: KeyLane): Promise<{ requested: boolean; state: ServiceState | null }> {
+    const org = pipe.organizationId.toLowerCase();
+    const pending = this.#inflight.get(org);
+    if (pending) {
+      const states = await pending.catch(() => new Map<string, ServiceState | null>());
+      return { requested: false, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
+    }
+    const list = this.#list(pipe, lane).finally(() => this.#inflight.delete(org));
+    this.#inflight.set(org, list);
+    const states = await list;
+    return { requested: true, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
+  }
+
+  async #list(pipe: PipeConfig, lane: KeyLane): Promise<ReadonlyMap<string, ServiceState | null>> {
+    const { ctx } = this;
+    const states = new Map<string, ServiceState | null>();
+    try {
+      const res = await lane.client.listServices(pipe.organizationId, undefined, { retry: false });
+      ctx.emitter.emit('api:contact', { at: ctx.now() });
+      for (const s of res.result) states.set(s.id.toLowerCase(), s.state ?? null);
+    } catch (err) {
+      if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
+      ctx.logger.debug({ pipe: pipe.name, err: (err as Error).message }, 'services list failed: the change goes ahead without the service state');
+    }
+    if (!states.has(pipe.serviceId.toLowerCase())) states.set(pipe.serviceId.toLowerCase(), null);
+    await ctx.store.writeServices(pipe.organizationId, [...states].map(([id, state]) => ({ id, state })), ctx.now());
+    return states;
+  }
 }
 
 const ids = (p: PipeConfig) => ({ organizationId: p.organizationId, serviceId: p.serviceId, pipeId: p.pipeId });

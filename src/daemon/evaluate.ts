@@ -22,7 +22,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     if (ctx.now() - tickAt > STALE_AFTER_MS) return 'stale';
     const policy = config.policies[pipe.policy];
     if (!policy) return 'unknown-policy';
-    const { rec, pause } = await ctx.store.snapshot(name);
+    const { rec, pause, service } = await ctx.store.snapshot(name, pipe);
 
     if (rec.parked) return 'parked';
     if (Boolean(pause) !== rec.pausedSeen) {
@@ -37,7 +37,9 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       return 'contact';
     }
 
-    const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause));
+    // A service state older than a reconcile period is not trusted: the next change re-reads it.
+    const serviceState = service?.state != null && tickAt - service.at < config.evaluate.reconcileMs ? service.state : undefined;
+    const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause, serviceState));
     // Kept exactly as simulate() keeps them, so a simulated timeline is the daemon's timeline.
     const keepFrom = tickAt - policy.behavior.scaleDown.stabilizationMs;
     const recent = rec.recommendations.filter((r) => r.at >= keepFrom);
@@ -115,7 +117,7 @@ function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decis
 /** The short machine reason for a metric label. */
 export function reasonLabel(d: Pick<Decision, 'action' | 'reasons' | 'windows'>): string {
   if (d.action === 'skip') {
-    const skip = d.reasons.find((r) => ['paused', 'pipe_state', 'endpoint_not_ready', 'unknown_pipe', 'kind'].includes(r.code));
+    const skip = d.reasons.find((r) => ['paused', 'service_not_running', 'pipe_state', 'endpoint_not_ready', 'unknown_pipe', 'kind'].includes(r.code));
     return skip?.code ?? d.reasons[0]?.code ?? 'skip';
   }
   return d.windows.length > 0 ? 'window' : 'baseline';

@@ -8,6 +8,8 @@ export function redisKeys(prefix: string) {
     pipe: (name: string) => `${base}:pipe:${name}`,
     /** String (JSON {reason, until?}), expiring at `until`: the pause flag of one pipe. */
     pause: (name: string) => `${base}:pause:${name}`,
+    /** Hash: service id (lower case) -> JSON {state, at}, the services of one organization as last read. */
+    services: (organizationId: string) => `${base}:services:${organizationId.toLowerCase()}`,
     /** The same for every pipe at once (`pause --all`). */
     pauseAll: `${base}:pause-all`,
     /** Every key of ours, for cleanup and status. */

@@ -2,7 +2,7 @@
 // per pipe, one JSON value per field, so a writer touches only the fields it owns (the evaluator
 // its decision, the applier what the platform answered) without read-modify-write races.
 import type { Redis } from 'ioredis';
-import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues } from '../api/index.js';
+import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, PipeView, Reason } from '../policy/types.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -67,8 +67,25 @@ export interface PauseFlag {
   readonly scope?: 'pipe' | 'all';
 }
 
+export interface ServiceIds {
+  readonly organizationId: string;
+  readonly serviceId: string;
+}
+
+/** A service's state as last read; null when the platform did not say (or did not list it). */
+export interface StoredService {
+  readonly state: ServiceState | null;
+  readonly at: number;
+}
+
+export interface Snapshot {
+  readonly rec: PipeRecord;
+  readonly pause: PauseFlag | null;
+  readonly service: StoredService | null;
+}
+
 // Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
-const SNAPSHOT_SCRIPT = "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3])}";
+const SNAPSHOT_SCRIPT = "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1])}";
 
 export class StateStore {
   readonly keys: ReturnType<typeof redisKeys>;
@@ -81,14 +98,24 @@ export class StateStore {
     return parseRecord(await this.redis.hgetall(this.keys.pipe(pipe)));
   }
 
-  /** The record and the pause that applies, what every evaluation and apply starts from: one
-   *  command (a short script) rather than two. Each command costs this process ~25 µs of CPU,
-   *  which a steady tick of 10,000 pipes is bound by (bench/steady-tick.ts). */
-  async snapshot(pipe: string): Promise<{ rec: PipeRecord; pause: PauseFlag | null }> {
-    const [raw, own, all] = await this.redis.eval(SNAPSHOT_SCRIPT, 3, this.keys.pipe(pipe), this.keys.pause(pipe), this.keys.pauseAll) as [string[], string | null, string | null];
+  /** The record, the pause that applies and (given the pipe's ids) its service's last known
+   *  state: what every evaluation and apply starts from, in one command (a short script) rather
+   *  than three. Each command costs this process ~25 µs of CPU, which a steady tick of 10,000
+   *  pipes is bound by (bench/steady-tick.ts). */
+  async snapshot(pipe: string, ids?: ServiceIds): Promise<Snapshot> {
+    const keys = [this.keys.pipe(pipe), this.keys.pause(pipe), this.keys.pauseAll, this.keys.services(ids?.organizationId ?? '')];
+    const [raw, own, all, service] = await this.redis.eval(SNAPSHOT_SCRIPT, 4, ...keys, ids?.serviceId.toLowerCase() ?? '') as
+      [string[], string | null, string | null, string | null];
     const fields: Record<string, string> = {};
     for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i]!] = raw[i + 1]!;
-    return { rec: parseRecord(fields), pause: parsePause(own, all) };
+    return { rec: parseRecord(fields), pause: parsePause(own, all), service: service ? JSON.parse(service) as StoredService : null };
+  }
+
+  /** What a services list (or a 424) said of an organization's services, at `at`. */
+  async writeServices(organizationId: string, services: readonly { id: string; state: ServiceState | null }[], at: number): Promise<void> {
+    if (services.length === 0) return;
+    await this.redis.hset(this.keys.services(organizationId), Object.fromEntries(
+      services.map((s) => [s.id.toLowerCase(), JSON.stringify({ state: s.state, at } satisfies StoredService)])));
   }
 
   async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
@@ -145,8 +172,9 @@ function parsePause(own: string | null, all: string | null): PauseFlag | null {
   return null;
 }
 
-/** The view decide() takes, from the stored record plus the config's bounds and the pause flag. */
-export function toView(rec: PipeRecord, bounds: PipeView['bounds'], pause: PauseFlag | null): PipeView {
+/** The view decide() takes, from the stored record plus the config's bounds, the pause flag and
+ *  the service's state when it was read recently enough to trust. */
+export function toView(rec: PipeRecord, bounds: PipeView['bounds'], pause: PauseFlag | null, serviceState?: ServiceState): PipeView {
   return {
     kind: rec.kind,
     state: rec.state,
@@ -156,5 +184,6 @@ export function toView(rec: PipeRecord, bounds: PipeView['bounds'], pause: Pause
     recommendations: rec.recommendations,
     endpoints: rec.endpoints,
     ...(pause ? { paused: { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } } : {}),
+    ...(serviceState !== undefined ? { serviceState } : {}),
   };
 }

@@ -21,7 +21,7 @@ export interface PipeStatus {
 
 export async function readPipeStatuses(store: StateStore, config: Config): Promise<PipeStatus[]> {
   return Promise.all(config.pipes.map(async (p) => {
-    const { rec, pause: paused } = await store.snapshot(p.name);
+    const { rec, pause: paused } = await store.snapshot(p.name, p);
     return {
       pipe: p.name, policy: p.policy, key: p.key, kind: rec.kind, state: rec.state, applied: rec.applied,
       desired: rec.desired, windows: rec.lastDecision?.windows ?? [], lastDecision: rec.lastDecision,

@@ -8,7 +8,7 @@
 // A decision that raises one field and lowers another keeps both moves (each field had its own
 // cooldown and step) and reports direction 'up' (scale-ups go first); changeDirections() tells the
 // daemon both directions so it can stamp both lastChange times.
-import { clampToLimit, KIND_FIELDS, SCALABLE_PIPE_STATES, SCALING_FIELDS, SCALING_LIMITS } from '../api/index.js';
+import { clampToLimit, KIND_FIELDS, SCALABLE_PIPE_STATES, SCALING_FIELDS, SCALING_LIMITS, SERVICE_STATES_REFUSING_CHANGES } from '../api/index.js';
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import { applyBehavior } from './behavior.js';
 import { resolveTarget } from './target.js';
@@ -24,6 +24,12 @@ function skipReason(view: PipeView, now: number): Reason | null {
   if (view.paused !== undefined && (view.paused.until === undefined || now < view.paused.until)) {
     const until = view.paused.until === undefined ? '' : ` until ${new Date(view.paused.until).toISOString()}`;
     return { code: 'paused', message: `paused${until}: ${view.paused.reason}` };
+  }
+  if (view.serviceState !== undefined && SERVICE_STATES_REFUSING_CHANGES.has(view.serviceState)) {
+    return {
+      code: 'service_not_running',
+      message: `service is ${view.serviceState}: the platform refuses scaling changes (424) until it runs again`,
+    };
   }
   if (view.state === null || !SCALABLE_PIPE_STATES.has(view.state)) {
     return {

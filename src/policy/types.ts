@@ -1,7 +1,7 @@
 // The normalized shapes the policy engine works on. The config loader (config-schema.ts) turns
 // YAML into these; decide() and the windows read only these. All times are epoch milliseconds;
 // nothing here reads a clock.
-import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingField, ScalingValues } from '../api/index.js';
+import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingField, ScalingValues, ServiceState } from '../api/index.js';
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 
@@ -85,12 +85,14 @@ export interface PipeView {
   /** Status of each reverse private endpoint the pipe's Kafka source uses. */
   readonly endpoints: Readonly<Record<string, ReversePrivateEndpointStatus>>;
   readonly paused?: { readonly reason: string; readonly until?: number };
+  /** The state of the pipe's service when known (the daemon reads it before a change). */
+  readonly serviceState?: ServiceState;
 }
 
 /** Why a decision is what it is; also the `reason` label of the decisions metric. */
 export const REASON_CODES = [
   'window', 'baseline', 'pipe_bound', 'platform_range', 'cooldown', 'max_step', 'stabilization',
-  'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged',
+  'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged', 'service_not_running',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 

@@ -177,27 +177,62 @@ describe('the daemon against the embedded cloud', () => {
     expect((await daemon.status()).pipes[0]!.parked).toBeNull();
   });
 
-  it('an unrecoverable answer (424) is recorded and not repeated each tick: the apply waits for the next reconcile read', async () => {
+  it('a pipe of an idle service: the services list is read before a change, no PATCH is sent, and the list is read again a reconcile period later', async () => {
+    const IDLE_SERVICE = 'a1000000-0000-4000-8000-000000000003';
     const config = baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 10 * MIN, concurrency: 4 } });
     await startDaemon({
       ...config,
-      pipes: [{ ...demoPipe('orders-events', 'streams'), name: 'archive-events', serviceId: 'a1000000-0000-4000-8000-000000000003', pipeId: 'b1000000-0000-4000-8000-000000000009' }],
+      pipes: [{ ...demoPipe('orders-events', 'streams'), name: 'archive-events', serviceId: IDLE_SERVICE, pipeId: 'b1000000-0000-4000-8000-000000000009' }],
     });
+    const lists = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
+    const decisions = collect(emitter, 'decision');
     await tickAt(T0);
-    const first = patches();
+    const reads = patches(); // first contact: an empty PATCH, which an idle service still answers
+    expect(cloud.stats().requests.scalePipe).toEqual({ 200: reads });
+    expect(lists()).toBe(1);
     await tickAt(T0 + MIN);
     await tickAt(T0 + 2 * MIN);
-    expect(patches()).toBe(first);
-    const status = await daemon.status();
-    expect(status.pipes[0]!.lastError).toMatchObject({ code: 'API_FAILED_DEPENDENCY' });
-    expect(status.pipes[0]!.lastError!.message).toMatch(/FAILED_DEPENDENCY/);
-    // At the reconcile interval the pipe is read again (an empty PATCH changes nothing) and the
-    // change tried once more, refused again; then the hold starts over.
+    expect(patches()).toBe(reads);
+    expect(lists()).toBe(1);
+    expect(decisions).toEqual([expect.objectContaining({ pipe: 'archive-events', result: 'skipped', reason: 'service_not_running' })]);
+    // A reconcile period later: the pipe is read, the list too; the service still idles.
     await tickAt(T0 + 10 * MIN + 1_000);
-    expect(patches()).toBe(first + 2);
+    expect(lists()).toBe(2);
+    expect(cloud.stats().requests.scalePipe).toEqual({ 200: reads + 1 });
+    // Once the service runs, the next read of the list lets the change through.
+    cloud.store.service(IDLE_SERVICE)!.service.state = 'running';
+    await tickAt(T0 + 20 * MIN + 2_000);
+    expect(lists()).toBe(3);
+    expect(scaling('b1000000-0000-4000-8000-000000000009')).toMatchObject({ replicas: 3 });
+  });
+
+  it('a services list that fails (500) does not hold the change: it goes ahead, and the list is not asked again at every tick', async () => {
+    cloud.setFaults({ listServices: { error500: 1 } });
+    await startDaemon(baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 10 * MIN, concurrency: 4 } }));
+    await tickAt(T0);
+    expect(scaling(DEMO.pipes['orders-events'])).toMatchObject({ replicas: 3 });
+    expect(cloud.stats().requests.listServices).toEqual({ 500: 1 });
+    await tickAt(T0 + 5 * MIN);
+    expect(cloud.stats().requests.listServices).toEqual({ 500: 1 });
+  });
+
+  it('a 424 all the same (the service went idle after its state was read) is recorded, holds every pipe of the service, and is not repeated each tick', async () => {
+    // A reconcile period of 15 min: the state read at T0 is still trusted when the window opens.
+    const config = baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 15 * MIN, concurrency: 4 } });
+    await startDaemon(config);
+    await tickAt(T0);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+    cloud.store.service(DEMO.analytics)!.service.state = 'idle';
+    const first = patches();
+    await tickAt(T0 + 10 * MIN); // the peak window opens: replicas 6 is refused
+    expect(cloud.stats().requests.scalePipe?.[424]).toBe(1);
     await tickAt(T0 + 11 * MIN);
     await tickAt(T0 + 12 * MIN);
-    expect(patches()).toBe(first + 2);
+    expect(patches()).toBe(first + 1);
+    const status = await daemon.status();
+    const pipe = status.pipes[0]!; // orders-events
+    expect(pipe.lastError).toMatchObject({ code: 'API_FAILED_DEPENDENCY' });
+    expect(pipe.lastError!.message).toMatch(/Current state: idle/);
   });
 
   it('a pipe changed behind its back is read at the reconcile interval and set back (drift)', async () => {

@@ -27,6 +27,10 @@ describe('skips: no changes, one reason', () => {
     { name: 'paused until later', v: { paused: { reason: 'incident 42', until: NOW + 1 } },
       code: 'paused', message: 'paused until 2026-11-23T10:00:00.001Z: incident 42' },
     { name: 'paused without end', v: { paused: { reason: 'by ops' } }, code: 'paused', message: 'paused: by ops' },
+    { name: 'idle service', v: { serviceState: 'idle' }, code: 'service_not_running',
+      message: 'service is idle: the platform refuses scaling changes (424) until it runs again' },
+    { name: 'stopped service', v: { serviceState: 'stopped' }, code: 'service_not_running',
+      message: 'service is stopped: the platform refuses scaling changes (424) until it runs again' },
   ])('$name', ({ v, code, message }) => {
     const d = decide(base, NOW, view(v));
     expect(d).toEqual({
@@ -39,6 +43,12 @@ describe('skips: no changes, one reason', () => {
     const d = decide(base, NOW, view({ paused: { reason: 'old', until: NOW } }));
     expect(d.action).toBe('change');
     expect(d.changes).toEqual({ replicas: 6 });
+  });
+
+  it('a service in any other state (or not known) is no reason to skip', () => {
+    expect(decide(base, NOW, view({ serviceState: 'running' })).action).toBe('change');
+    expect(decide(base, NOW, view({ serviceState: 'degraded' })).action).toBe('change');
+    expect(decide(base, NOW, view({})).action).toBe('change');
   });
 
   it('all endpoints Ready: scaled', () => {

@@ -40,6 +40,9 @@ export const ServiceState = z.enum([
 ]);
 export type ServiceState = z.infer<typeof ServiceState>;
 
+/** Service states in which the platform refuses a scaling change with 424 (platform-facts.md). */
+export const SERVICE_STATES_REFUSING_CHANGES: ReadonlySet<ServiceState> = new Set(['idle', 'stopped']);
+
 export const AlertInterval = z.enum(['1m', '5m', '15m', '30m', '1h', '6h', '12h', '1d']);
 export const AlertThresholdType = z.enum([
   'above', 'below', 'above_exclusive', 'below_or_equal', 'equal', 'not_equal', 'between', 'not_between',

@@ -1,11 +1,9 @@
 // PATCH .../pipes/{pipeId}/scaling: the one write of the data-pipe part, and (with an empty body)
 // the way a client reads a pipe.
-import { ENDPOINTS, KIND_FIELDS, pipeKind, SCALING_FIELDS, type ScalingField } from '../../api/index.js';
+import { ENDPOINTS, KIND_FIELDS, pipeKind, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, type ScalingField } from '../../api/index.js';
 import { badRequest, CloudHttpError, parseBody } from '../errors.js';
 import type { StoredPipe } from '../store.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
-
-const NOT_RUNNING = new Set(['idle', 'stopped']);
 
 export function scalePipe(ctx: RouteContext): unknown {
   const svc = findService(ctx);
@@ -24,7 +22,7 @@ export function scalePipe(ctx: RouteContext): unknown {
     const label = kind === 'stream' ? 'a stream' : 'an object-storage';
     throw badRequest(`${misfit.join(', ')} ${misfit.length > 1 ? 'do' : 'does'} not apply to ${label} pipe (use ${KIND_FIELDS[kind].join(', ')})`);
   }
-  if (NOT_RUNNING.has(svc.service.state)) {
+  if (SERVICE_STATES_REFUSING_CHANGES.has(svc.service.state)) {
     throw new CloudHttpError(424, `Service is not running. Current state: ${svc.service.state}`);
   }
   if (pipe.state === 'Completed') throw badRequest('Pipe is Completed and cannot be modified');
