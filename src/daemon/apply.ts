@@ -4,16 +4,14 @@
 // pipe's newest stored desire (only the fields that differ from what the platform reported).
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import {
-  isApiError, pipeKind, SERVICE_STATES_REFUSING_CHANGES,
-  type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues, type ServiceState,
-} from '../api/index.js';
+import { pipeKind, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
 import { changeDirections } from '../policy/index.js';
 import type { Direction, PipeConfig } from '../policy/types.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
-import { handleApiFailure, pauseLane } from './apply-failure.js';
+import { handleApiFailure } from './apply-failure.js';
 import { STALE_AFTER_MS, type ApplyJob } from './queues.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
+import { refuses, ServiceLists } from './service-lists.js';
 import type { PipeRecord } from './state-store.js';
 
 interface ApplyJobData extends ApplyJob {
@@ -166,50 +164,6 @@ async function followUp(
   const body = changesFor(kind, desired, applied);
   if (isEmpty(body)) return;
   await ctx.enqueueApply(pipe, changeDirections(applied, body).up ? 'up' : 'down', tickAt);
-}
-
-const refuses = (state: ServiceState | null | undefined): boolean =>
-  state !== null && state !== undefined && SERVICE_STATES_REFUSING_CHANGES.has(state);
-
-/**
- * Reads an organization's services list, one request at a time per organization in this replica:
- * the turns that arrive while it is in flight wait for it and spend no request of their own. A
- * list that fails (a key without the right to list services, a 5xx) leaves the state unknown for
- * a reconcile period, and the change goes ahead for the platform to judge; a 429 pauses the lane.
- */
-class ServiceLists {
-  readonly #inflight = new Map<string, Promise<ReadonlyMap<string, ServiceState | null>>>();
-
-  constructor(private readonly ctx: DaemonContext) {}
-
-  async read(pipe: PipeConfig, lane: KeyLane): Promise<{ requested: boolean; state: ServiceState | null }> {
-    const org = pipe.organizationId.toLowerCase();
-    const pending = this.#inflight.get(org);
-    if (pending) {
-      const states = await pending.catch(() => new Map<string, ServiceState | null>());
-      return { requested: false, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
-    }
-    const list = this.#list(pipe, lane).finally(() => this.#inflight.delete(org));
-    this.#inflight.set(org, list);
-    const states = await list;
-    return { requested: true, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
-  }
-
-  async #list(pipe: PipeConfig, lane: KeyLane): Promise<ReadonlyMap<string, ServiceState | null>> {
-    const { ctx } = this;
-    const states = new Map<string, ServiceState | null>();
-    try {
-      const res = await lane.client.listServices(pipe.organizationId, undefined, { retry: false });
-      ctx.emitter.emit('api:contact', { at: ctx.now() });
-      for (const s of res.result) states.set(s.id.toLowerCase(), s.state ?? null);
-    } catch (err) {
-      if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
-      ctx.logger.debug({ pipe: pipe.name, err: (err as Error).message }, 'services list failed: the change goes ahead without the service state');
-    }
-    if (!states.has(pipe.serviceId.toLowerCase())) states.set(pipe.serviceId.toLowerCase(), null);
-    await ctx.store.writeServices(pipe.organizationId, [...states].map(([id, state]) => ({ id, state })), ctx.now());
-    return states;
-  }
 }
 
 const ids = (p: PipeConfig) => ({ organizationId: p.organizationId, serviceId: p.serviceId, pipeId: p.pipeId });

@@ -1,0 +1,51 @@
+// The state of a pipe's service, read before a change: the platform refuses a change to an idle
+// or stopped service (424), and a services list tells that for a whole organization in one GET.
+import { isApiError, SERVICE_STATES_REFUSING_CHANGES, type ServiceState } from '../api/index.js';
+import type { PipeConfig } from '../policy/types.js';
+import { pauseLane } from './apply-failure.js';
+import type { DaemonContext, KeyLane } from './context.js';
+
+/** Whether the platform would refuse a change to a service in this state (424). */
+export const refuses = (state: ServiceState | null | undefined): boolean =>
+  state !== null && state !== undefined && SERVICE_STATES_REFUSING_CHANGES.has(state);
+
+/**
+ * Reads an organization's services list, one request at a time per organization in this replica:
+ * the turns that arrive while it is in flight wait for it and spend no request of their own. A
+ * list that fails (a key without the right to list services, a 5xx) leaves the state unknown for
+ * a reconcile period, and the change goes ahead for the platform to judge; a 429 pauses the lane.
+ */
+export class ServiceLists {
+  readonly #inflight = new Map<string, Promise<ReadonlyMap<string, ServiceState | null>>>();
+
+  constructor(private readonly ctx: DaemonContext) {}
+
+  async read(pipe: PipeConfig, lane: KeyLane): Promise<{ requested: boolean; state: ServiceState | null }> {
+    const org = pipe.organizationId.toLowerCase();
+    const pending = this.#inflight.get(org);
+    if (pending) {
+      const states = await pending.catch(() => new Map<string, ServiceState | null>());
+      return { requested: false, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
+    }
+    const list = this.#list(pipe, lane).finally(() => this.#inflight.delete(org));
+    this.#inflight.set(org, list);
+    const states = await list;
+    return { requested: true, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
+  }
+
+  async #list(pipe: PipeConfig, lane: KeyLane): Promise<ReadonlyMap<string, ServiceState | null>> {
+    const { ctx } = this;
+    const states = new Map<string, ServiceState | null>();
+    try {
+      const res = await lane.client.listServices(pipe.organizationId, undefined, { retry: false });
+      ctx.emitter.emit('api:contact', { at: ctx.now() });
+      for (const s of res.result) states.set(s.id.toLowerCase(), s.state ?? null);
+    } catch (err) {
+      if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
+      ctx.logger.debug({ pipe: pipe.name, err: (err as Error).message }, 'services list failed: the change goes ahead without the service state');
+    }
+    if (!states.has(pipe.serviceId.toLowerCase())) states.set(pipe.serviceId.toLowerCase(), null);
+    await ctx.store.writeServices(pipe.organizationId, [...states].map(([id, state]) => ({ id, state })), ctx.now());
+    return states;
+  }
+}
