@@ -19,7 +19,7 @@ export interface ClientOptions {
   baseUrl: string;
   keyId: string;
   keySecret: string;
-  /** Per attempt, headers and body together. */
+  /** Per attempt and per phase: connecting, then the headers, then the whole body, each within this. */
   timeoutMs?: number;
   retry?: RetryOptions | false;
   /** Default: the shared keep-alive Pool of the base URL's origin. */
@@ -92,8 +92,8 @@ export class ApiClient {
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#authorization = `Basic ${Buffer.from(`${options.keyId}:${options.keySecret}`).toString('base64')}`;
     this.#ownsPool = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? acquirePool(this.#origin);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#dispatcher = options.dispatcher ?? acquirePool(this.#origin, this.#timeoutMs);
     this.#retry = resolveRetry(options.retry);
     this.#sleep = options.sleep ?? defaultSleep;
     this.#random = options.random ?? Math.random;
@@ -209,7 +209,7 @@ export class ApiClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#ownsPool) await releasePool(this.#origin);
+    if (this.#ownsPool) await releasePool(this.#origin, this.#timeoutMs);
   }
 }
 

@@ -1,5 +1,6 @@
 // The state of a pipe's service, read before a change: the platform refuses a change to an idle
 // or stopped service (424), and a services list tells that for a whole organization in one GET.
+import { RateLimitError } from 'bullmq';
 import { isApiError, SERVICE_STATES_REFUSING_CHANGES, type ServiceState } from '../api/index.js';
 import type { PipeConfig } from '../policy/types.js';
 import { pauseLane } from './apply-failure.js';
@@ -24,7 +25,11 @@ export class ServiceLists {
     const org = pipe.organizationId.toLowerCase();
     const pending = this.#inflight.get(org);
     if (pending) {
-      const states = await pending.catch(() => new Map<string, ServiceState | null>());
+      const states = await pending.catch((err: unknown) => {
+        // The lane is paused for the platform's window: this turn waits too rather than PATCH into a 429.
+        if (err instanceof RateLimitError) throw new RateLimitError();
+        return new Map<string, ServiceState | null>();
+      });
       return { requested: false, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
     }
     const list = this.#list(pipe, lane).finally(() => this.#inflight.delete(org));
@@ -43,6 +48,9 @@ export class ServiceLists {
     } catch (err) {
       if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
       ctx.logger.debug({ pipe: pipe.name, err: (err as Error).message }, 'services list failed: the change goes ahead without the service state');
+      // Unknown for every configured service of the organization, so none asks again this period.
+      const org = pipe.organizationId.toLowerCase();
+      for (const p of ctx.config().pipes) if (p.organizationId.toLowerCase() === org) states.set(p.serviceId.toLowerCase(), null);
     }
     if (!states.has(pipe.serviceId.toLowerCase())) states.set(pipe.serviceId.toLowerCase(), null);
     await ctx.store.writeServices(pipe.organizationId, [...states].map(([id, state]) => ({ id, state })), ctx.now());

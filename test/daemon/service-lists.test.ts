@@ -19,7 +19,8 @@ const IDLE_SERVICE = 'a1000000-0000-4000-8000-000000000003';
 let cloud: EmbeddedCloud;
 let client: ApiClient;
 
-const ctx = { store, emitter: new DaemonEmitter(), logger: silentLogger, now: () => NOW } as unknown as DaemonContext;
+const config = { pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('nightly-s3', 'objects'), serviceId: DEMO.staging }] };
+const ctx = { store, emitter: new DaemonEmitter(), logger: silentLogger, now: () => NOW, config: () => config } as unknown as DaemonContext;
 const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client } as unknown as KeyLane);
 const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
 const pipeOn = (serviceId: string): PipeConfig => ({ ...demoPipe('orders-events', 'streams'), serviceId });
@@ -64,5 +65,7 @@ describe('ServiceLists', () => {
     expect(got).toEqual({ requested: true, state: null });
     expect(refuses(got.state)).toBe(false);
     expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service).toEqual({ state: null, at: NOW });
+    // Every configured service of the organization is unknown now, so none of them asks again.
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: DEMO.staging })).service).toEqual({ state: null, at: NOW });
   });
 });
