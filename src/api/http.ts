@@ -84,7 +84,8 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
     if (a.signal && !body.closed) await once(body, 'close');
     return { status: res.statusCode, headers: res.headers, text };
   } catch (err) {
-    if (timedOut && !body) pending.then((late) => late.body.destroy(), () => {});
+    // A late answer is dropped: destroyed before its end, undici's body emits an error of its own.
+    if (timedOut && !body) pending.then((late) => late.body.on('error', () => {}).destroy(), () => {});
     if (a.signal?.aborted) throw a.signal.reason;
     throw transportError(err, { operation: a.operation, timedOut, timeoutMs: a.timeoutMs });
   } finally {
