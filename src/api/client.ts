@@ -19,7 +19,7 @@ export interface ClientOptions {
   baseUrl: string;
   keyId: string;
   keySecret: string;
-  /** Per attempt and per phase: connecting, then the headers, then the whole body, each within this. */
+  /** Per attempt: connecting, headers and body together within this. */
   timeoutMs?: number;
   retry?: RetryOptions | false;
   /** Default: the shared keep-alive Pool of the base URL's origin. */

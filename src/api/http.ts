@@ -39,7 +39,7 @@ export interface Attempt {
   method: HttpMethod;
   headers: Record<string, string>;
   body: string | undefined;
-  /** Each phase of the attempt (connect, headers once sent, the whole body once headers came) within this. */
+  /** The whole attempt (connecting, headers and body) within this. */
   timeoutMs: number;
   /** The caller's cancellation; its reason is rethrown as is. */
   signal: AbortSignal | undefined;

@@ -11,7 +11,7 @@ import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure } from './apply-failure.js';
 import { STALE_AFTER_MS, type ApplyJob } from './queues.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
-import { refuses, ServiceLists } from './service-lists.js';
+import { refuses, ServiceLists, trustedState } from './service-lists.js';
 import type { PipeRecord } from './state-store.js';
 
 interface ApplyJobData extends ApplyJob {
@@ -41,7 +41,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint-not-ready';
     // A change to an idle or stopped service would be refused (424): its state is read first,
     // once per organization and reconcile period, and the change waits while it does not run.
-    let state = service && ctx.now() - service.at < ctx.config().evaluate.reconcileMs ? service.state : undefined;
+    let state = trustedState(service, ctx.now(), ctx.config().evaluate.reconcileMs);
     if (state === undefined) {
       const listed = await services.read(pipe, lane);
       if (listed.requested) {

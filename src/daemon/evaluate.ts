@@ -4,9 +4,10 @@
 import type { Job } from 'bullmq';
 import type { ScalingValues } from '../api/index.js';
 import { decide } from '../policy/index.js';
-import type { Decision } from '../policy/types.js';
+import { SKIP_REASON_CODES, type Decision } from '../policy/types.js';
 import { pipeByName, type DaemonContext } from './context.js';
 import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
+import { trustedState } from './service-lists.js';
 import { toView, type PipeRecord } from './state-store.js';
 
 /** A bound on the stored list whatever the stabilization window (one per tick adds up). */
@@ -38,7 +39,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     }
 
     // A service state older than a reconcile period is not trusted: the next change re-reads it.
-    const serviceState = service?.state != null && tickAt - service.at < config.evaluate.reconcileMs ? service.state : undefined;
+    const serviceState = trustedState(service, tickAt, config.evaluate.reconcileMs) ?? undefined;
     const decision = decide(policy, tickAt, toView(rec, pipe.bounds, pause, serviceState));
     // Kept exactly as simulate() keeps them, so a simulated timeline is the daemon's timeline.
     const keepFrom = tickAt - policy.behavior.scaleDown.stabilizationMs;
@@ -117,7 +118,7 @@ function emitOutcome(ctx: DaemonContext, pipe: string, rec: PipeRecord, d: Decis
 /** The short machine reason for a metric label. */
 export function reasonLabel(d: Pick<Decision, 'action' | 'reasons' | 'windows'>): string {
   if (d.action === 'skip') {
-    const skip = d.reasons.find((r) => ['paused', 'service_not_running', 'pipe_state', 'endpoint_not_ready', 'unknown_pipe', 'kind'].includes(r.code));
+    const skip = d.reasons.find((r) => (SKIP_REASON_CODES as readonly string[]).includes(r.code));
     return skip?.code ?? d.reasons[0]?.code ?? 'skip';
   }
   return d.windows.length > 0 ? 'window' : 'baseline';

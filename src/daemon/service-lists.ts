@@ -5,6 +5,15 @@ import { isApiError, SERVICE_STATES_REFUSING_CHANGES, type ServiceState } from '
 import type { PipeConfig } from '../policy/types.js';
 import { pauseLane } from './apply-failure.js';
 import type { DaemonContext, KeyLane } from './context.js';
+import type { StoredService } from './state-store.js';
+
+/**
+ * The stored state of a service if it is recent enough to trust (younger than a reconcile
+ * period): undefined means "read the list again before a change"; null, "the platform did not say".
+ */
+export function trustedState(service: StoredService | null, at: number, reconcileMs: number): ServiceState | null | undefined {
+  return service && at - service.at < reconcileMs ? service.state : undefined;
+}
 
 /** Whether the platform would refuse a change to a service in this state (424). */
 export const refuses = (state: ServiceState | null | undefined): boolean =>

@@ -90,6 +90,9 @@ export interface PipeView {
 }
 
 /** Why a decision is what it is; also the `reason` label of the decisions metric. */
+/** The reasons decide() skips a pipe for, in the order it checks them. */
+export const SKIP_REASON_CODES = ['unknown_pipe', 'paused', 'service_not_running', 'pipe_state', 'endpoint_not_ready'] as const;
+
 export const REASON_CODES = [
   'window', 'baseline', 'pipe_bound', 'platform_range', 'cooldown', 'max_step', 'stabilization',
   'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged', 'service_not_running',
