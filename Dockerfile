@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # pipescaler: build with the dev dependencies, run with the production ones only, as a non-root user.
+# Node 24 (the current LTS; Node 20 reached its end of life in April 2026). The code still runs on
+# Node >= 20.18 (package.json engines), which is what CI tests.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +11,7 @@ COPY tsconfig.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24.11.1-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     PIPESCALER_TELEMETRY_LISTEN=0.0.0.0:9464
 WORKDIR /app
@@ -20,8 +22,9 @@ COPY config ./config
 # The official node image's unprivileged user (uid 1000).
 USER node
 EXPOSE 9464
-# Node 20 has fetch, so the image needs no HTTP client binary for its health check.
+# /healthz where the daemon listens: PIPESCALER_TELEMETRY_LISTEN (host:port), a wildcard host asked
+# on 127.0.0.1. Node has fetch, so the image needs no HTTP client binary.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const l = process.env.PIPESCALER_TELEMETRY_LISTEN || '127.0.0.1:9464'; const i = l.lastIndexOf(':'); let h = l.slice(0, i).replace('[', '').replace(']', ''); if (h === '' || h === '0.0.0.0' || h === '::') h = '127.0.0.1'; fetch('http://' + (h.includes(':') ? '[' + h + ']' : h) + ':' + l.slice(i + 1) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "dist/cli/main.js"]
 CMD ["run", "config/pipescaler.yaml"]

@@ -1,4 +1,4 @@
-// API economy (issue 6): a simulated week of the shipped example policies (config/pipescaler.yaml)
+// API economy: a simulated week of the shipped example policies (config/pipescaler.yaml)
 // over 1,000 pipes, each a copy of one of the example's pipes (same service, kind, state, scaling
 // and policy) under a generated name and id. Counts the scaling changes simulate() requires, then
 // replays each change as one PATCH through ApiClient against the embedded cloud (its own process,

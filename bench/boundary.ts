@@ -1,4 +1,4 @@
-// Boundary convergence (issue 6): N pipes all changing at one instant (a one-off window starts),
+// Boundary convergence: N pipes all changing at one instant (a one-off window starts),
 // the cloud's limit raised to `ratePerSecond` per key and the daemon's key configured to match.
 // Time from the tick until every pipe's change is applied, against the ideal N / rate, and the
 // 429s the cloud answered meanwhile. All runs in one fresh process, after one first contact.

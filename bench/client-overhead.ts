@@ -1,4 +1,4 @@
-// Client overhead (issue 6): requests per second of ApiClient.scalePipe with an empty body against
+// Client overhead: requests per second of ApiClient.scalePipe with an empty body against
 // the embedded cloud (rate limit off, in its own process) vs a bare undici request loop on the
 // same server, same pipe, same concurrency. Runs alternate bare/client so drift hits both alike.
 import { fileURLToPath } from 'node:url';

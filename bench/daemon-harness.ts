@@ -30,6 +30,8 @@ export interface HarnessOptions {
   keyRateLimit: { requests: number; perMs: number };
   concurrency: number;
   scenario: string;
+  /** Changes to the generated config before the daemon starts (more policies, labels, metrics). */
+  configure?: (config: Config) => Config;
 }
 
 export async function startHarness(o: HarnessOptions): Promise<Harness> {
@@ -55,7 +57,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     cloud,
     prefix,
   } as Harness;
-  const daemon = createDaemon({ config, prefix, redisUrl: REDIS_URL, now: () => h.clock, schedule: false, watch: false });
+  const daemon = createDaemon({ config: o.configure ? o.configure(config) : config, prefix, redisUrl: REDIS_URL, now: () => h.clock, schedule: false, watch: false });
   Object.assign(h, {
     daemon,
     async close() {

@@ -12,7 +12,7 @@ export function benchPrefix(scenario: string): string {
 }
 
 export function connect(): Redis {
-  // BullMQ workers need maxRetriesPerRequest null (LIBRARY-NOTES.md).
+  // BullMQ workers need maxRetriesPerRequest null (they block on the connection).
   return new Redis(REDIS_URL, { maxRetriesPerRequest: null, lazyConnect: false });
 }
 

@@ -1,7 +1,8 @@
-// `npm run bench`: every scenario of issue 6, a table on stdout and bench/results.json. A scenario
-// whose part of the product is not on main yet is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|steady|boundary> (repeatable; the
-// other scenarios' figures are kept from the previous results.json, each with its measuredAt).
+// `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
+// whose part of the product is missing from this checkout is listed as "not run", never estimated.
+// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|boundary|redis-memory> (repeatable; the
+// other scenarios' figures are kept from the previous results.json, each with its measuredAt),
+// --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
 import { connect, deleteBenchLeftovers } from './redis.js';
 import { machine, notRun, readResults, table, writeResults, type Figure } from './stats.js';
@@ -15,9 +16,9 @@ const wanted = (name: string) => only.length === 0 || only.includes(name);
 async function missing(module: string, exportName: string, what: string): Promise<string | null> {
   try {
     const mod = (await import(module)) as Record<string, unknown>;
-    return typeof mod[exportName] === 'function' ? null : `${what} not on main yet`;
+    return typeof mod[exportName] === 'function' ? null : `${what} missing from this checkout`;
   } catch {
-    return `${what} not on main yet`;
+    return `${what} missing from this checkout`;
   }
 }
 
@@ -66,11 +67,25 @@ if (wanted('economy')) {
   }
 }
 
+if (wanted('simulate')) {
+  const { simulateSpeed } = await import('./simulate-speed.js');
+  figures.push(...await scenario('simulate', () => simulateSpeed({ pipes: 1_000, runs: quick ? 1 : 3 }),
+    notRun('simulate', 'a year, 1,000 pipes', 1_000, '<= 10 s', '')));
+}
+
 if (wanted('steady')) {
   const { steadyTick } = await import('./steady-tick.js');
   const pipes = 10_000;
   figures.push(...await scenario('steady tick', () => steadyTick({ pipes, concurrency: 10, runs: 3, daemonMissing }),
     notRun('steady tick', 'daemon / floor', pipes, '<= 1.5', '')));
+}
+
+if (wanted('metric')) {
+  // needs Debian's prometheus (test/prometheus.ts starts it on a free port)
+  const { metricTick } = await import('./metric.js');
+  const pipes = 10_000;
+  figures.push(...await scenario('metric tick', () => metricTick({ pipes, policies: 10, concurrency: 10, runs: 3 }),
+    notRun('metric tick', 'metric tick / schedule-only tick', pipes, '<= 1.3', '')));
 }
 
 if (wanted('boundary')) {
@@ -85,11 +100,31 @@ if (wanted('boundary')) {
   }
 }
 
+if (wanted('redis-memory')) {
+  // Long by nature (30 minutes on the wall clock); --minutes N shortens it.
+  const minutes = Number(args[args.indexOf('--minutes') + 1] ?? NaN);
+  const { redisMemory } = await import('./redis-memory.js');
+  figures.push(...await scenario('redis memory', () => redisMemory({ pipes: 2_000, cron: '*/10 * * * * *', minutes: args.includes('--minutes') && minutes > 0 ? minutes : 30 }),
+    notRun('redis memory', 'used_memory after 30 min', 2_000, '<= 50 MB', '')));
+}
+
+// Only on request (--only budget): it runs for about 40 minutes (30 of them the steady phase, 30
+// compressed minutes: about four reconcile periods of 1,200 pipes), the platform's ratio kept.
+if (only.includes('budget')) {
+  const pipes = quick ? 300 : 1_200;
+  if (daemonMissing) figures.push(notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', daemonMissing));
+  else {
+    const { budget } = await import('./budget.js');
+    figures.push(...await scenario('budget', () => budget({ pipes, steadyMs: quick ? 300_000 : 1_800_000 }),
+      notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', '')));
+  }
+}
+
 const out = fileURLToPath(new URL('./results.json', import.meta.url));
 const measuredAt = new Date().toISOString();
 const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
 const ran = new Set(fresh.map((f) => f.scenario));
-const ORDER = ['client overhead', 'api economy', 'steady tick', 'boundary'];
+const ORDER = ['client overhead', 'api economy', 'simulate', 'steady tick', 'metric tick', 'boundary', 'redis memory', 'budget'];
 const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh]
   .sort((a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario));
 console.log(table(merged, m));

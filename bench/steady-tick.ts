@@ -1,4 +1,4 @@
-// Steady tick (issue 6): 10,000 pipes with nothing to change, time from the tick until every
+// Steady tick: 10,000 pipes with nothing to change, time from the tick until every
 // evaluation is done, against the floor of as many no-op BullMQ jobs through the same Redis with
 // the same concurrency; and the daemon's peak RSS. Each run is a fresh process.
 import { inFreshProcess } from './child.js';

@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     // Two cores here; files share one Redis and each uses its own key prefix.
     pool: 'forks',

@@ -143,8 +143,9 @@ export class Replicas {
     return run;
   }
 
-  /** Waits (bounded) until the replica logged "daemon started". */
-  async started(run: ReplicaRun, ms = 15_000): Promise<void> {
+  /** Waits (bounded) until the replica logged "daemon started": a loaded CI machine (the whole
+   *  suite in parallel) once took over 15 s to start a replica that starts in 2 s alone. */
+  async started(run: ReplicaRun, ms = 45_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (!run.stdout.some((l) => l.includes('daemon started'))) {
       if (run.exit !== null) throw new Error(`replica ${run.label} exited (${run.exit}) at start: ${tail(run)}`);

@@ -1,5 +1,5 @@
 // `npm run chaos [-- --pipes 200 --boundaries 20 --every 8000 --keys 4 --seed 1 --converge 120000 --redis-keeps-data]`:
-// the full chaos scenario of issue 6; prints the summary table, exits 1 when a check failed.
+// the full chaos scenario (bench/chaos/README.md); prints the summary table, exits 1 when a check failed.
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { runChaos } from './chaos.js';

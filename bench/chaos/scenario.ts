@@ -34,8 +34,8 @@ export interface ChaosParams {
   readonly seed: number;
 }
 
-/** The issue's fault mix: 20% 500/503, 5% resets, 5% 429, 200 ms to 2 s of latency on every request. */
-export const ISSUE_FAULTS: FaultRule = {
+/** The chaos fault mix: 20% 500/503, 5% resets, 5% 429, 200 ms to 2 s of latency on every request. */
+export const CHAOS_FAULTS: FaultRule = {
   reset: 0.05,
   error500: 0.1,
   error503: 0.1,
@@ -49,7 +49,7 @@ export const FULL_PARAMS: ChaosParams = {
   boundaryEveryMs: 8_000,
   keys: 4,
   rateLimit: { requests: 50, windowMs: 1_000 },
-  faults: ISSUE_FAULTS,
+  faults: CHAOS_FAULTS,
   quirks: { quantityStrings: true, transientZeroMs: 500 },
   leadMs: 8_000,
   reconcileMs: 30_000,

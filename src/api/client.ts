@@ -2,13 +2,13 @@
 // thin typed method per operation over it. No logging here: telemetry listens to `events`.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { ApiClientEmitter } from './client-events.js';
 import { buildPath, ENDPOINTS, pathTemplate, type EndpointDef, type Operation } from './endpoints.js';
 import { ApiError } from './errors.js';
-import { acquirePool, releasePool, sendOnce } from './http.js';
-import { parseResponse } from './response.js';
+import { acquirePool, privatePool, releasePool, sendOnce } from './http.js';
+import { parseResponse, rateLimitHeaders, type RateLimitHeaders } from './response.js';
 import { resolveRetry, NO_RETRY, retryDelay, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 import type { ReversePrivateEndpoint } from './schemas/endpoint.js';
 import type { Pipe, ScalingRequest } from './schemas/pipe.js';
@@ -22,8 +22,13 @@ export interface ClientOptions {
   /** Per attempt: connecting, headers and body together within this. */
   timeoutMs?: number;
   retry?: RetryOptions | false;
+  /** Answers larger than this (bytes) fail API_BAD_RESPONSE unread. Default 4 MiB. */
+  maxResponseBytes?: number;
   /** Default: the shared keep-alive Pool of the base URL's origin. */
   dispatcher?: Dispatcher;
+  /** A keep-alive Pool of this client's own instead of the shared one, so `close({ force: true })`
+   *  can end its requests in flight without touching other clients (the daemon's lanes). */
+  ownPool?: boolean;
   /** Injectable so tests don't wait. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Jitter source, [0, 1). */
@@ -35,6 +40,10 @@ export interface ApiResponse<T> {
   result: T;
   requestId: string;
   status: number;
+  /** X-RateLimit-Remaining/Reset of this answer (the daemon paces each key's budget on them). */
+  rateLimit?: RateLimitHeaders;
+  /** The answer was used although its envelope did not fit (a requestId that is not a uuid). */
+  envelopeIssue?: string;
 }
 
 export interface CallOptions {
@@ -71,7 +80,9 @@ export class ApiClient {
   readonly #prefix: string;
   readonly #dispatcher: Dispatcher;
   readonly #ownsPool: boolean;
+  readonly #privatePool: Pool | null;
   readonly #timeoutMs: number;
+  readonly #maxResponseBytes: number | undefined;
   readonly #retry: RetryPolicy;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #random: () => number;
@@ -93,7 +104,9 @@ export class ApiClient {
     this.#authorization = `Basic ${Buffer.from(`${options.keyId}:${options.keySecret}`).toString('base64')}`;
     this.#ownsPool = options.dispatcher === undefined;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#dispatcher = options.dispatcher ?? acquirePool(this.#origin, this.#timeoutMs);
+    this.#maxResponseBytes = options.maxResponseBytes;
+    this.#privatePool = options.dispatcher === undefined && options.ownPool ? privatePool(this.#origin, this.#timeoutMs) : null;
+    this.#dispatcher = options.dispatcher ?? this.#privatePool ?? acquirePool(this.#origin, this.#timeoutMs);
     this.#retry = resolveRetry(options.retry);
     this.#sleep = options.sleep ?? defaultSleep;
     this.#random = options.random ?? Math.random;
@@ -127,13 +140,18 @@ export class ApiClient {
         const raw = await sendOnce({
           operation, dispatcher: this.#dispatcher, origin: this.#origin, path: `${this.#prefix}${path}${query}`,
           method: def.method, headers, body: payload, timeoutMs: this.#timeoutMs, signal: opts.signal,
+          maxBytes: this.#maxResponseBytes,
         });
-        const envelope = parseResponse(raw, { operation, route, schema: def.response }) as { requestId: string; result?: unknown };
+        const parsed = parseResponse(raw, { operation, route, schema: def.response });
+        const envelope = parsed.envelope as { requestId: string; result?: unknown };
         this.events.emit('request', {
           operation, method: def.method, status: raw.status, durationMs: this.#now() - attemptStart, attempt,
           requestId: envelope.requestId,
         });
-        return { result: envelope.result, requestId: envelope.requestId, status: raw.status } as ApiResponse<ResultOf<Op>>;
+        return {
+          result: envelope.result, requestId: envelope.requestId, status: raw.status, rateLimit: rateLimitHeaders(raw.headers),
+          ...(parsed.envelopeIssue !== undefined ? { envelopeIssue: parsed.envelopeIssue } : {}),
+        } as ApiResponse<ResultOf<Op>>;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err; // the caller's abort
         this.#emitFailure(operation, def, err, attempt, attemptStart);
@@ -206,9 +224,14 @@ export class ApiClient {
   }
 
   /** Releases the shared Pool (an injected dispatcher stays the caller's to close). */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  async close(opts: { force?: boolean } = {}): Promise<void> {
+    if (this.#closed && !opts.force) return;
     this.#closed = true;
+    if (this.#privatePool) {
+      // force: requests in flight fail now (API_NETWORK) instead of being waited for
+      await (opts.force ? this.#privatePool.destroy() : this.#privatePool.close());
+      return;
+    }
     if (this.#ownsPool) await releasePool(this.#origin, this.#timeoutMs);
   }
 }
@@ -240,6 +263,6 @@ function splitParams(template: string, params: CallParams): { path: string; quer
 function withAttempts(err: ApiError, attempts: number): ApiError {
   return new ApiError(err.code, err.message, {
     status: err.status, platformError: err.platformError, requestId: err.requestId, operation: err.operation,
-    retryAfterSeconds: err.retryAfterSeconds, attempts, cause: err.cause,
+    retryAfterSeconds: err.retryAfterSeconds, attempts, rateLimit: err.rateLimit, cause: err.cause,
   });
 }

@@ -1,5 +1,6 @@
-// The endpoint table: every operation of api.md section 4 (and the stack routes of
-// platform-facts.md), shared by the client, the embedded cloud, the CLI and the metrics labels.
+// The endpoint table: every operation of the platform's API that pipescaler knows
+// (docs/platform-api.md#endpoints), shared by the client, the embedded cloud, the CLI and the
+// metrics labels.
 import { z } from 'zod';
 import { ReversePrivateEndpoint } from './schemas/endpoint.js';
 import { EmptyEnvelope, envelope } from './schemas/envelope.js';

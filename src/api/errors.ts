@@ -18,8 +18,13 @@ export interface ApiErrorDetails {
   retryAfterSeconds?: number | undefined;
   /** How many attempts were made before giving up. */
   attempts?: number | undefined;
+  /** X-RateLimit-Remaining/Reset of the answer, when one arrived. */
+  rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number; readonly resetInvalid?: string } | undefined;
   cause?: unknown;
 }
+
+/** The codes worth another attempt (ApiError.retriable). */
+export const RETRIABLE_CODES: readonly ApiErrorCode[] = ['API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK'];
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -30,6 +35,7 @@ export class ApiError extends Error {
   readonly operation: string | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly attempts: number | undefined;
+  readonly rateLimit: ApiErrorDetails['rateLimit'];
 
   constructor(code: ApiErrorCode, message: string, details: ApiErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -40,11 +46,12 @@ export class ApiError extends Error {
     this.operation = details.operation;
     this.retryAfterSeconds = details.retryAfterSeconds;
     this.attempts = details.attempts;
+    this.rateLimit = details.rateLimit;
   }
 
   /** Worth another attempt: rate limit, server errors, timeouts and network failures. */
   get retriable(): boolean {
-    return ['API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK'].includes(this.code);
+    return RETRIABLE_CODES.includes(this.code);
   }
 }
 

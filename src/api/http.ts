@@ -3,10 +3,19 @@
 import { once } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
 import type { HttpMethod } from './endpoints.js';
+import { ApiError } from './errors.js';
 import { transportError, type RawResponse } from './response.js';
+
+/** The largest answer read (bytes): a scaling answer is a few kB; anything far larger is not one. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 2 ** 20;
 
 const pools = new Map<string, { pool: Pool; users: number }>();
 const poolKey = (origin: string, connectTimeoutMs: number) => `${origin} ${connectTimeoutMs}`;
+
+/** A Pool of one client's own (ClientOptions.ownPool): destroying it ends only that client's requests. */
+export function privatePool(origin: string, connectTimeoutMs: number): Pool {
+  return new Pool(origin, { keepAliveTimeout: 30_000, connect: { timeout: connectTimeoutMs } });
+}
 
 /** The shared Pool of an origin (and connect timeout); every acquire is paired with one releasePool. */
 export function acquirePool(origin: string, connectTimeoutMs: number): Pool {
@@ -43,6 +52,8 @@ export interface Attempt {
   timeoutMs: number;
   /** The caller's cancellation; its reason is rethrown as is. */
   signal: AbortSignal | undefined;
+  /** A larger body fails API_BAD_RESPONSE without being buffered. Default DEFAULT_MAX_RESPONSE_BYTES. */
+  maxBytes?: number;
 }
 
 /**
@@ -78,12 +89,15 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
   try {
     const res = await Promise.race([pending, deadline]);
     body = res.body;
-    // text() consumes the stream; if it fails midway undici destroys it.
-    const text = await body.text();
+    const text = await readBounded(body, res.headers['content-length'], a.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      () => new ApiError('API_BAD_RESPONSE', `${a.operation}: HTTP ${res.statusCode} answer is larger than ${a.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES} bytes; not read`, {
+        status: res.statusCode, operation: a.operation,
+      }));
     // undici detaches from the caller's signal when the body closes, a tick after its end.
     if (a.signal && !body.closed) await once(body, 'close');
     return { status: res.statusCode, headers: res.headers, text };
   } catch (err) {
+    if (err instanceof ApiError) throw err;
     // A late answer is dropped: destroyed before its end, undici's body emits an error of its own.
     if (timedOut && !body) pending.then((late) => late.body.on('error', () => {}).destroy(), () => {});
     if (a.signal?.aborted) throw a.signal.reason;
@@ -91,4 +105,30 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The body as text, at most `max` bytes: a declared length above it is refused before reading, a
+ * body without one (chunked) is counted while read and destroyed once it passes the bound. A
+ * 400 MB answer was read whole before (RSS 106 -> 506 MB).
+ */
+async function readBounded(body: Dispatcher.ResponseData['body'], declared: string | string[] | undefined, max: number, tooLarge: () => Error): Promise<string> {
+  const length = typeof declared === 'string' ? Number(declared) : NaN;
+  if (length > max) {
+    body.on('error', () => {}).destroy();
+    throw tooLarge();
+  }
+  // A declared length within the bound is all undici reads of this answer: text() is the fast path.
+  if (Number.isFinite(length)) return body.text();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      body.on('error', () => {}).destroy();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }

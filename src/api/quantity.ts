@@ -1,6 +1,6 @@
 // The live API may answer replicaCpuMillicores and replicaMemoryGb as Kubernetes quantity strings
-// ("500m", "1", "2Gi", "512Mi") instead of numbers (platform-facts.md). These turn them into the
-// numbers of api.md: millicores for CPU, GB for memory.
+// ("500m", "1", "2Gi", "512Mi") instead of numbers (docs/platform-api.md#reported-scaling). These turn
+// them into the contract's units: millicores for CPU, GB for memory.
 
 const QUANTITY = /^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$/;
 

@@ -20,14 +20,41 @@ export interface ResponseContext {
   schema: z.ZodType;
 }
 
-/** The validated envelope of a 2xx answer; an ApiError for anything else. */
-export function parseResponse(raw: RawResponse, ctx: ResponseContext): unknown {
+/** What X-RateLimit-Remaining and X-RateLimit-Reset said (each absent when missing or unparsable). */
+export interface RateLimitHeaders {
+  readonly remaining?: number;
+  readonly resetSeconds?: number;
+  /** The header as sent, when it was there but not a non-negative number. */
+  readonly resetInvalid?: string;
+}
+
+/** The validated envelope of a 2xx answer; an ApiError for anything else. An envelope whose
+ *  requestId alone does not fit (not a uuid) is still the answer: `envelopeIssue` says what. */
+export function parseResponse(raw: RawResponse, ctx: ResponseContext): { envelope: unknown; envelopeIssue?: string } {
   const json = tryJson(raw.text);
   if (raw.status >= 200 && raw.status < 300) return validSuccess(raw, json, ctx);
   throw errorFromResponse(raw, json, ctx);
 }
 
-function validSuccess(raw: RawResponse, json: JsonResult, ctx: ResponseContext): unknown {
+/** The rate-limit headers of any answer. */
+export function rateLimitHeaders(headers: IncomingHttpHeaders): RateLimitHeaders {
+  const remainingRaw = headerValue(headers, 'x-ratelimit-remaining');
+  const remaining = remainingRaw === undefined ? undefined : Number(remainingRaw);
+  const resetSeconds = rateLimitReset(headers);
+  const resetRaw = headerValue(headers, 'x-ratelimit-reset');
+  return {
+    ...(remaining !== undefined && Number.isInteger(remaining) && remaining >= 0 ? { remaining } : {}),
+    ...(resetSeconds !== undefined ? { resetSeconds } : {}),
+    ...(resetSeconds === undefined && resetRaw !== undefined && resetRaw.trim() !== '' ? { resetInvalid: resetRaw.slice(0, 40) } : {}),
+  };
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function validSuccess(raw: RawResponse, json: JsonResult, ctx: ResponseContext): { envelope: unknown; envelopeIssue?: string } {
   const { operation } = ctx;
   const requestId = headerRequestId(raw.headers);
   if (!json.ok) {
@@ -36,6 +63,19 @@ function validSuccess(raw: RawResponse, json: JsonResult, ctx: ResponseContext):
     });
   }
   const parsed = ctx.schema.safeParse(json.value);
+  if (!parsed.success && isRecord(json.value) && typeof json.value.requestId === 'string'
+    && parsed.error.issues.every((i) => i.path.length === 1 && i.path[0] === 'requestId')) {
+    // The answer itself fits; only the envelope's id is odd. Refusing it would re-send a change
+    // the platform already made: keep the result and report the envelope.
+    const patched = ctx.schema.safeParse({ ...json.value, requestId: PLACEHOLDER_UUID });
+    if (patched.success) {
+      const odd = json.value.requestId;
+      return {
+        envelope: { ...(patched.data as object), requestId: odd },
+        envelopeIssue: `${operation}: envelope requestId is not a uuid (${JSON.stringify(odd.slice(0, 80))})`,
+      };
+    }
+  }
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const at = issue ? formatPath(issue.path) : '';
@@ -45,10 +85,20 @@ function validSuccess(raw: RawResponse, json: JsonResult, ctx: ResponseContext):
       { status: raw.status, operation, requestId: bodyRequestId(json.value) ?? requestId },
     );
   }
-  return parsed.data;
+  return { envelope: parsed.data };
 }
 
+const PLACEHOLDER_UUID = '00000000-0000-4000-8000-000000000000';
+
 function errorFromResponse(raw: RawResponse, json: JsonResult, ctx: ResponseContext): ApiError {
+  const err = errorWithoutHeaders(raw, json, ctx);
+  return new ApiError(err.code, err.message, {
+    status: err.status, operation: err.operation, requestId: err.requestId, platformError: err.platformError,
+    retryAfterSeconds: err.retryAfterSeconds, rateLimit: rateLimitHeaders(raw.headers),
+  });
+}
+
+function errorWithoutHeaders(raw: RawResponse, json: JsonResult, ctx: ResponseContext): ApiError {
   const { operation, route } = ctx;
   const { status } = raw;
   const code = codeForStatus(status);

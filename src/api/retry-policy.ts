@@ -1,5 +1,5 @@
 // When to try an API call again, and after how long. undici's RetryAgent honours Retry-After
-// only; the platform sends X-RateLimit-Reset instead (platform-facts.md), hence this module.
+// only; the platform sends X-RateLimit-Reset instead (docs/platform-api.md#rate-limit), hence this module.
 import type { ApiError } from './errors.js';
 
 export interface RetryOptions {

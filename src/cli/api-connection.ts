@@ -48,9 +48,25 @@ function isHttpUrl(s: string): boolean {
   }
 }
 
+/**
+ * A 429 makes the client wait for the platform's window to reset (up to a minute) before it tries
+ * again: say so on stderr, or the command looks hung.
+ */
+export function sayRateLimitWaits(client: ApiClient, say: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): void {
+  client.events.on('retry', ({ operation, code, delayMs }) => {
+    if (code !== 'API_RATE_LIMITED') return;
+    say(`rate limited (429 on ${operation}): waiting ${formatWait(delayMs)} for the key's window to reset, then trying again`);
+  });
+}
+
+function formatWait(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
+}
+
 /** Runs fn with a client for the resolved connection and closes it afterwards. */
 export async function withClient<T>(flags: ConnectionFlags, fn: (client: ApiClient) => Promise<T>): Promise<T> {
   const client = new ApiClient(resolveConnection(flags));
+  sayRateLimitWaits(client);
   try {
     return await fn(client);
   } finally {

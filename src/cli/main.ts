@@ -3,17 +3,21 @@
 import { Command } from 'commander';
 import { registerApiCommands } from './commands/api.js';
 import { registerCloudCommand } from './commands/cloud.js';
+import { registerDiffCommand } from './commands/diff.js';
 import { registerPolicyCommands } from './commands/policy.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { runCli } from './run-cli.js';
+import { VERSION } from '../version.js';
 
 const program = new Command('pipescaler')
   .description('Schedule- and policy-driven autoscaler for data pipes')
+  .version(VERSION, '-V, --version', 'print the version')
   .showHelpAfterError();
 
 registerApiCommands(program);
 registerCloudCommand(program);
 registerPolicyCommands(program);
+registerDiffCommand(program);
 registerDaemonCommands(program);
 
 await runCli(program, process.argv);

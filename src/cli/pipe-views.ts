@@ -3,9 +3,13 @@
 // the same empty scaling PATCH the daemon uses (it changes nothing and answers the pipe).
 // A pipe that cannot be read gets a null view and a note saying why.
 import { ApiClient, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, isApiError, pipeKind, type ScalingValues } from '../api/index.js';
-import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
+import { FixturesError, loadFixtures } from '../cloud/fixtures.js';
+import type { ParsedFixtures } from '../cloud/fixtures-schema.js';
+import { assumedKind, assumedView, describeAssumed } from '../policy/kind.js';
 import type { Config, PipeConfig, PipeView } from '../policy/types.js';
-import { UserError } from './run-cli.js';
+import { sayRateLimitWaits } from './api-connection.js';
+import { apiErrorText, UserError } from './run-cli.js';
+import { count } from '../policy/words.js';
 
 export interface PipeViewRead {
   readonly view: PipeView | null;
@@ -13,6 +17,10 @@ export interface PipeViewRead {
   readonly note?: string;
   /** The platform reads the pipe but refuses any change (424: its service is idle or stopped). */
   readonly refused?: boolean;
+  /** Why the pipe could not be read (an API error code, or not in the fixtures): plan exits 2. */
+  readonly unreadable?: string;
+  /** Not read: the view is the policy's baseline for the pipe's declared or implied kind. */
+  readonly assumed?: boolean;
 }
 export type PipeViews = Record<string, PipeViewRead>;
 
@@ -38,7 +46,7 @@ export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file
     const found = service?.pipes.find((p) => p.id.toLowerCase() === pipe.pipeId);
     if (!org || !service || !found) {
       const what = !org ? 'organization' : !service ? 'service' : 'pipe';
-      out[pipe.name] = { view: null, note: `${what} not found in ${file} (the API would answer 404)` };
+      out[pipe.name] = { view: null, note: `${what} not found in ${file} (the API would answer 404)`, unreadable: `${what} not in the fixtures` };
       continue;
     }
     const endpoints: Record<string, PipeView['endpoints'][string]> = {};
@@ -54,16 +62,46 @@ export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file
   return out;
 }
 
-export async function readPipeViews(config: Config): Promise<PipeViews> {
+export interface ReadOptions {
+  /** Read nothing: every pipe is assumed from its declared or implied kind. */
+  readonly offline?: boolean;
+  /** Where to say, before reading from the platform, what a read costs (default stderr). */
+  readonly say?: (line: string) => void;
+}
+
+export async function readPipeViews(config: Config, opts: ReadOptions = {}): Promise<PipeViews> {
+  if (opts.offline) return withAssumed(config, Object.fromEntries(config.pipes.map((p) => [p.name, { view: null, note: '--offline' }])));
   if (config.api.baseUrl === 'embedded') {
     try {
-      return viewsFromFixtures(config, loadFixtures(config.api.fixtures), config.api.fixtures);
+      return withAssumed(config, viewsFromFixtures(config, loadFixtures(config.api.fixtures), config.api.fixtures));
     } catch (err) {
       if (err instanceof FixturesError) throw new UserError(err.message);
       throw err;
     }
   }
-  return viewsFromApi(config);
+  const n = config.pipes.length;
+  (opts.say ?? ((line) => process.stderr.write(`${line}\n`)))(
+    `reading ${count(n, 'pipe')} from ${config.api.baseUrl}: each read is an empty scaling PATCH (the platform has no GET ` +
+      "for a pipe; it changes nothing and counts against the key's rate limit); --offline reads nothing");
+  return withAssumed(config, await viewsFromApi(config));
+}
+
+/** Pipes that could not be read, started from their policy's baseline when their kind is known. */
+function withAssumed(config: Config, views: PipeViews): PipeViews {
+  const out: PipeViews = { ...views };
+  for (const pipe of config.pipes) {
+    const read = views[pipe.name];
+    if (read?.view) continue;
+    const policy = config.policies[pipe.policy]!;
+    const kind = assumedKind(pipe, policy);
+    if (kind === null) continue;
+    const why = read?.note ? ` (${read.note})` : '';
+    out[pipe.name] = {
+      view: assumedView(pipe, policy, kind.kind), assumed: true, note: `${describeAssumed(kind)}${why}`,
+      ...(read?.unreadable !== undefined ? { unreadable: read.unreadable } : {}),
+    };
+  }
+  return out;
 }
 
 /** One empty scaling PATCH per pipe (and a GET per reverse private endpoint), one client per key. */
@@ -75,7 +113,8 @@ async function viewsFromApi(config: Config): Promise<PipeViews> {
       const key = config.api.keys[pipe.key]!;
       let client = clients.get(pipe.key);
       if (client === undefined) {
-        client = new ApiClient({ baseUrl: config.api.baseUrl, keyId: key.keyId, keySecret: key.keySecret, timeoutMs: config.api.timeoutMs });
+        client = new ApiClient({ baseUrl: config.api.baseUrl, keyId: key.keyId, keySecret: key.keySecret, timeoutMs: config.api.timeoutMs, maxResponseBytes: config.api.maxResponseBytes });
+        sayRateLimitWaits(client);
         clients.set(pipe.key, client);
       }
       out[pipe.name] = await readOne(client, pipe);
@@ -98,6 +137,6 @@ async function readOne(client: ApiClient, pipe: PipeConfig): Promise<PipeViewRea
     return { view: view(pipe, pipeKind(result.source), result.state, appliedOf(result.scaling), endpoints) };
   } catch (err) {
     if (!isApiError(err)) throw err;
-    return { view: null, note: `cannot read the pipe: ${err.code}: ${err.platformError ?? err.message}` };
+    return { view: null, note: `cannot read the pipe: ${err.code}: ${apiErrorText(err)}`, unreadable: err.code };
   }
 }

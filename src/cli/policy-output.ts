@@ -3,9 +3,10 @@ import { DateTime } from 'luxon';
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import type { PlanEntry } from '../policy/plan.js';
 import type { SimulatedChange } from '../policy/simulate.js';
-import type { Config, PipeView } from '../policy/types.js';
-import { describeWindow } from '../policy/windows.js';
+import type { Config, LeadOutcome, PipeConfig, PipeView } from '../policy/types.js';
+import { describeWindow, formatDuration } from '../policy/windows.js';
 import type { PipeViews } from './pipe-views.js';
+import { count } from '../policy/words.js';
 
 const SHORT: Record<string, string> = {
   replicas: 'replicas', concurrency: 'concurrency', replicaCpuMillicores: 'cpu', replicaMemoryGb: 'memory',
@@ -37,19 +38,45 @@ function rows(pairs: readonly (readonly [string, string])[], indent = '  '): str
   return pairs.map(([k, v]) => `${indent}${k.padEnd(width)}  ${v}`);
 }
 
+/** "batch-1 (pool batch)" for a pipe the pool gave a key, else the key. */
+export function keyLabel(p: Pick<PipeConfig, 'key' | 'pool'>): string {
+  return p.pool === undefined ? p.key : `${p.key} (pool ${p.pool})`;
+}
+
 export function formatValidate(file: string, config: Config): string {
   const pipes = config.pipes.map((p) => {
     const windows = config.policies[p.policy]?.windows.length ?? 0;
-    return [p.name, `policy ${p.policy}, key ${p.key}, ${windows} window${windows === 1 ? '' : 's'}`] as const;
+    return [p.name, `policy ${p.policy}, key ${keyLabel(p)}, ${count(windows, 'window')}`] as const;
   });
-  const header = `ok: ${file}: ${config.pipes.length} pipe${config.pipes.length === 1 ? '' : 's'}, ` +
-    `${Object.keys(config.policies).length} policies, api ${config.api.baseUrl}${config.dryRun ? ', dryRun' : ''}`;
+  const header = `ok: ${file}: ${count(config.pipes.length, 'pipe')}, ` +
+    `${count(Object.keys(config.policies).length, 'policy', 'policies')}, api ${config.api.baseUrl}${config.dryRun ? ', dryRun' : ''}`;
   return [header, ...(pipes.length > 0 ? rows(pipes) : [])].join('\n');
 }
 
 export function formatInstant(ms: number): string {
   const local = DateTime.fromMillis(ms);
   return `${local.toFormat("ccc yyyy-MM-dd HH:mm ZZ")} (${new Date(ms).toISOString().slice(0, 16)}Z)`;
+}
+
+/** "07:58:52Z": a lead slot's second. */
+function clockZ(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
+}
+
+/** What lead time does for the pipe at this instant: sending ahead now, its next early start, or the fixed lead. */
+function leadRow(at: number, entry: PlanEntry): string | null {
+  const { decision, leadSlot } = entry;
+  if (decision.lead && decision.direction === 'up') return `sending ahead of ${describeLeadOutcome(decision.lead)}`;
+  const lead = entry.policy.behavior.scaleUp.leadTime ?? 'auto';
+  if (lead !== 'auto') return lead > 0 ? `${formatDuration(lead)}: a scale-up goes that long before its boundary` : null;
+  if (!leadSlot) return null;
+  return `auto: the next scale-up may go from ${clockZ(leadSlot.start)}, ${formatDuration(leadSlot.boundary - leadSlot.start)} ` +
+    `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}`;
+}
+
+/** "business-hours at 07:00:00Z" */
+function describeLeadOutcome(lead: LeadOutcome): string {
+  return `${lead.windows.length > 0 ? lead.windows.join('+') : 'the baseline'} at ${clockZ(lead.boundary)}`;
 }
 
 function describeView(view: PipeView | null): string {
@@ -61,8 +88,10 @@ function describeView(view: PipeView | null): string {
 
 export function formatPlan(at: number, entries: readonly PlanEntry[], views: PipeViews): string {
   const out = [`plan at ${formatInstant(at)}`];
-  for (const { pipe, view, active, decision } of entries) {
+  for (const entry of entries) {
+    const { pipe, view, active, decision } = entry;
     const winners = new Set(decision.windows);
+    const lead = leadRow(at, entry);
     const windows = active.length === 0
       ? 'none: baseline'
       : active.map((w) => `${describeWindow(w)}${winners.has(w.name) ? '' : ' (outranked)'}`).join('; ');
@@ -70,10 +99,11 @@ export function formatPlan(at: number, entries: readonly PlanEntry[], views: Pip
       ? `${formatValues(decision.changes)} (${decision.direction})`
       : decision.action === 'skip' ? 'nothing: skipped' : 'nothing';
     const note = views[pipe.name]?.note;
-    out.push('', `${pipe.name}  policy ${pipe.policy}, key ${pipe.key}`, ...rows([
+    out.push('', `${pipe.name}  policy ${pipe.policy}, key ${keyLabel(pipe)}`, ...rows([
       ['pipe', describeView(view)],
       ...(note ? [['note', note] as const] : []),
       ['windows', windows],
+      ...(lead ? [['lead', lead] as const] : []),
       ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
       ['send', send],
       ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),
@@ -92,7 +122,7 @@ export function formatSimulation(
 ): string {
   const out = [
     `simulate ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${step}: ` +
-      `${changes.length} change${changes.length === 1 ? '' : 's'} = ${changes.length} scaling API call${changes.length === 1 ? '' : 's'}`,
+      `${count(changes.length, 'change')} = ${count(changes.length, 'scaling API call')}`,
   ];
   out.push(...rateLimitNotes(config, changes));
   for (const pipe of config.pipes) {
@@ -105,21 +135,25 @@ export function formatSimulation(
     const first = atStart.find((e) => e.pipe.name === pipe.name)?.decision;
     const why = mine.length === 0 && first && first.action !== 'change' && first.reasons[0]
       ? ` (${first.reasons.at(-1)!.code}: ${first.reasons.at(-1)!.message})` : '';
-    out.push('', `${pipe.name}: ${mine.length} change${mine.length === 1 ? '' : 's'}${why}`);
-    for (const c of mine) {
-      const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
-      out.push(`  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${windows}]`);
-    }
+    out.push('', `${pipe.name}: ${count(mine.length, 'change')}${why}${read.assumed ? `; ${read.note ?? 'assumed'}` : ''}`);
+    for (const c of mine) out.push(`  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`);
   }
   return out.join('\n');
 }
 
-/** A line per API key whose changes would exceed its rate limit in some window. */
+/** "business-hours", "baseline", or for a scale-up sent early (lead time) "baseline, ahead of business-hours at 07:00:00Z". */
+export function changeWindows(c: SimulatedChange): string {
+  const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
+  return c.lead ? `${windows}, ahead of ${describeLeadOutcome(c.lead)}` : windows;
+}
+
+/** A line per API key whose changes would exceed its rate limit in some window. Scale-ups sent
+ *  early are left out: the key's lead plan spreads them at its rate. */
 function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): string[] {
   const keyOf = new Map(config.pipes.map((p) => [p.name, p.key]));
   const notes: string[] = [];
   for (const [name, key] of Object.entries(config.api.keys)) {
-    const times = changes.filter((c) => keyOf.get(c.pipe) === name).map((c) => c.at).sort((a, b) => a - b);
+    const times = changes.filter((c) => keyOf.get(c.pipe) === name && !c.lead).map((c) => c.at).sort((a, b) => a - b);
     let peak = 0;
     for (let i = 0, j = 0; i < times.length; i++) {
       while (times[i]! - times[j]! >= key.rateLimit.perMs) j++;
@@ -135,11 +169,12 @@ function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): st
 
 /** plan --json: one object per pipe. */
 export function planJson(at: number, entries: readonly PlanEntry[], views: PipeViews): unknown[] {
-  return entries.map(({ pipe, view, active, decision }) => ({
+  return entries.map(({ pipe, policy, view, active, decision, leadSlot }) => ({
     pipe: pipe.name,
     at: new Date(at).toISOString(),
     policy: pipe.policy,
     key: pipe.key,
+    ...(pipe.pool !== undefined ? { pool: pipe.pool } : {}),
     kind: view?.kind ?? null,
     state: view?.state ?? null,
     applied: view?.applied ?? null,
@@ -151,18 +186,23 @@ export function planJson(at: number, entries: readonly PlanEntry[], views: PipeV
     recommendation: decision.recommendation,
     changes: decision.changes,
     reasons: decision.reasons,
+    leadTime: policy.behavior.scaleUp.leadTime ?? 'auto',
+    ...(decision.lead ? { lead: { boundary: new Date(decision.lead.boundary).toISOString(), windows: decision.lead.windows } } : {}),
+    ...(leadSlot ? { nextLeadSlot: { start: new Date(leadSlot.start).toISOString(), boundary: new Date(leadSlot.boundary).toISOString() } } : {}),
   }));
 }
 
-/** simulate --json: one object per change. */
-export function simulationJson(changes: readonly SimulatedChange[]): unknown[] {
+/** simulate --json: one object per change; `assumed` marks the changes of pipes that were not read. */
+export function simulationJson(changes: readonly SimulatedChange[], views: PipeViews = {}): unknown[] {
   return changes.map((c) => ({
     pipe: c.pipe,
+    ...(views[c.pipe]?.assumed ? { assumed: true } : {}),
     at: new Date(c.at).toISOString(),
     direction: c.direction,
     windows: c.windows,
     scaling: c.scaling,
     previous: c.previous,
     reasons: c.reasons.map((r) => `${r.code}: ${r.message}`),
+    ...(c.lead ? { lead: { boundary: new Date(c.lead.boundary).toISOString(), windows: c.lead.windows } } : {}),
   }));
 }

@@ -1,6 +1,6 @@
 // Runs the program and turns a user's mistake into one clear line and exit code 1, never a stack.
 import { CommanderError, type Command } from 'commander';
-import { isApiError } from '../api/index.js';
+import { isApiError, type ApiError } from '../api/index.js';
 
 /** A mistake of the user's (bad argument, bad file): printed as one line, exit 1. */
 export class UserError extends Error {
@@ -10,10 +10,18 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * What the platform said, after our code: its text starts with its own reason ("BAD_REQUEST:
+ * replicas must be ..."), which says again what the code says (API_BAD_REQUEST), so it is cut.
+ */
+export function apiErrorText(err: ApiError): string {
+  const text = err.platformError ?? err.message;
+  return /^[A-Z][A-Z_]+: (.+)$/s.exec(text)?.[1] ?? text;
+}
+
 export function describeError(err: unknown): string {
   if (isApiError(err)) {
-    const text = err.platformError ?? err.message;
-    return `error: ${err.code}: ${text}${err.requestId ? ` (requestId ${err.requestId})` : ''}`;
+    return `error: ${err.code}: ${apiErrorText(err)}${err.requestId ? ` (requestId ${err.requestId})` : ''}`;
   }
   if (err instanceof UserError) return `error: ${err.message}`;
   if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('CONFIG_')) {
@@ -22,7 +30,22 @@ export function describeError(err: unknown): string {
   return `error: ${err instanceof Error ? err.message : String(err)}`;
 }
 
+/**
+ * A reader that closed our stdout early (`pipescaler simulate ... | head -1`) has all it wanted:
+ * the command ends quietly with status 0 instead of dying on an unhandled EPIPE with a stack.
+ */
+export function endQuietlyOnClosedStdout(stream: NodeJS.WriteStream = process.stdout, exit: (code: number) => void = process.exit): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') exit(0);
+    else {
+      process.stderr.write(`error: cannot write to stdout: ${err.code ?? err.message}\n`);
+      exit(1);
+    }
+  });
+}
+
 export async function runCli(program: Command, argv: readonly string[]): Promise<void> {
+  endQuietlyOnClosedStdout();
   program.exitOverride();
   try {
     await program.parseAsync([...argv]);

@@ -1,8 +1,13 @@
-// One small aligned-table formatter for every `pipescaler api` listing.
+// One small aligned-table formatter for every listing (`pipescaler api`, `status`).
 
 export interface Column<T> {
   header: string;
   value: (row: T) => unknown;
+  /** May be cut (with "…") to fit a width: the lowest number first, each down to its floor before
+   *  the next gives up a character. Absent: never cut. */
+  shrink?: number;
+  /** The narrowest a shrinking column gets; default its header's length, at least 4. */
+  floor?: number;
 }
 
 /** Renders an absent value as "-", a list as "a,b", anything else as its string. */
@@ -13,11 +18,46 @@ export function cell(v: unknown): string {
   return String(v);
 }
 
-/** Header line plus one line per row, columns padded to their widest cell, two spaces apart. */
-export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]): string {
+const GAP = 2;
+
+/**
+ * Header line plus one line per row, columns padded to their widest cell, two spaces apart. With
+ * a width, the shrinkable columns give up characters (in their shrink order, each down to its
+ * floor) until every line fits, and their cells are cut with "…".
+ */
+export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[], width?: number): string {
   const grid = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cell(c.value(r))))];
   const widths = columns.map((_, i) => Math.max(...grid.map((line) => (line[i] ?? '').length)));
+  if (width !== undefined) {
+    const order = columns.map((c, i) => ({ c, i })).filter(({ c }) => c.shrink !== undefined).sort((a, b) => a.c.shrink! - b.c.shrink!);
+    let over = widths.reduce((a, w) => a + w, 0) + GAP * (columns.length - 1) - width;
+    for (const { c, i } of order) {
+      if (over <= 0) break;
+      const floor = Math.max(c.floor ?? 0, c.header.length, 4);
+      const cut = Math.min(over, Math.max(0, widths[i]! - floor));
+      widths[i]! -= cut;
+      over -= cut;
+    }
+  }
+  const fit = (s: string, w: number): string => (s.length > w ? `${s.slice(0, Math.max(0, w - 1))}…` : s.padEnd(w));
   return grid
-    .map((line) => line.map((s, i) => s.padEnd(widths[i] ?? 0)).join('  ').trimEnd())
+    .map((line) => line.map((s, i) => fit(s, widths[i] ?? 0)).join(' '.repeat(GAP)).trimEnd())
     .join('\n');
+}
+
+/** Words of `text` on lines of at most `width` characters, the lines after the first indented. */
+export function wrap(text: string, width: number, indent = '  '): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if (next.length > width && line !== '' && line !== indent) {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else {
+      line = next;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines.join('\n');
 }

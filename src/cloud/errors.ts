@@ -1,7 +1,8 @@
 // Errors the embedded cloud answers with, and the one formatter that turns zod issues into the
 // platform's `BAD_REQUEST: <field>: <what is wrong>` text.
 import type { z } from 'zod';
-import { formatPath, REASONS } from '../api/index.js';
+import { formatPath } from '../api/issue-path.js';
+import { REASONS } from '../api/schemas/envelope.js';
 
 export { formatPath };
 

@@ -1,5 +1,5 @@
-// The embedded cloud: a spec-faithful HTTP implementation of the platform's API (api.md with the
-// facts of platform-facts.md), used by the daemon by default and by every test over real HTTP.
+// The embedded cloud: a faithful HTTP implementation of the platform's API as docs/platform-api.md
+// describes it, used by the daemon by default and by every test over real HTTP.
 export { startCloud, type CloudOptions, type EmbeddedCloud } from './cloud.js';
 export { loadFixtures, parseFixtures, demoCredentials, FixturesError } from './fixtures.js';
 export { generateFixtures, seqUuid, type GenerateOptions } from './generate.js';

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ENDPOINTS, isObjectId, isUuid, OPERATIONS, REASONS, type Operation } from '../api/index.js';
+import { ENDPOINTS, isObjectId, isUuid, OPERATIONS, type Operation } from '../api/index.js';
+import { REASONS } from '../api/schemas/envelope.js';
 import { KeyRing } from './auth.js';
 import { BODY_LIMIT, installBodyParsers, readBody } from './body.js';
 import { CloudHttpError } from './errors.js';
@@ -37,7 +38,7 @@ declare module 'fastify' {
 
 const NOT_FOUND_HTML = '<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n</body>\r\n</html>\r\n';
 
-// Which path parameters are uuids and which 24-hex object ids (platform-facts.md).
+// Which path parameters are uuids and which 24-hex object ids (docs/platform-api.md#ids).
 const OBJECT_ID_PARAMS = new Set(['dashboardId', 'alertId']);
 
 const toFastifyPath = (template: string): string => template.replace(/\{(\w+)\}/g, ':$1');

@@ -19,7 +19,7 @@ export interface StoredPipe {
   settings?: z.output<typeof PipeSettings> | null | undefined;
   createdAt: string;
   updatedAt: string;
-  /** Members the fixtures add beyond api.md are answered as given. */
+  /** Members the fixtures add beyond the contract's fields are answered as given. */
   [extra: string]: unknown;
 }
 export type StoredDashboard = z.output<typeof FixtureDashboard> & { tags: string[]; tiles: { id: string }[] };

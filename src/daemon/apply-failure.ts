@@ -1,31 +1,38 @@
 // How an API failure of an apply or read job turns into BullMQ's retry semantics:
 // 429 -> pause the key's queue until the platform's window resets, no attempt spent;
-// 5xx, timeout, network -> throw, BullMQ retries with exponential backoff and jitter;
+// 5xx, timeout, network -> throw, BullMQ retries after the jittered exponential delay chosen (and logged) here;
 // 400/401/403/404/424 -> UnrecoverableError at once, reason recorded; 400/404/424 wait for the next reconcile read (evaluate.ts), 401/403 come back next tick;
 // 424 -> the service's state is recorded, so every pipe of it waits (apply.ts reads it again later);
 // 401/403 N times in a row -> the pipe is parked until a reload.
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { isApiError, ServiceState, type ApiError, type ScalingValues } from '../api/index.js';
-import type { Direction, PipeConfig, Reason } from '../policy/types.js';
+import type { PipeConfig, Reason } from '../policy/types.js';
+import { boundedResetMs } from './budget.js';
 import type { DaemonContext, KeyLane } from './context.js';
-import type { ApplyJob } from './queues.js';
+import type { AuditDirection } from './events.js';
+import { retryDelayMs, type ApplyJob } from './queues.js';
 
 export interface ApplyOutcome {
   readonly pipe: string;
-  readonly direction: Direction;
+  readonly direction: AuditDirection;
   readonly windows: readonly string[];
   readonly before: ScalingValues;
   readonly after: ScalingValues;
   readonly reasons: readonly Reason[];
 }
 
-/** Without X-RateLimit-Reset, wait one platform window. */
-const DEFAULT_RESET_MS = 10_000;
-
 export async function handleApiFailure(
   ctx: DaemonContext, job: Job<ApplyJob>, pipe: PipeConfig, lane: KeyLane, err: unknown, outcome: ApplyOutcome | null,
+  /** For reads: the code the pipe already failed with; the same failure again is not reported again. */
+  previousCode?: string | null,
 ): Promise<never> {
+  const report = (o: ApplyOutcome | null, code: string, requestId: string | undefined) => {
+    if (previousCode !== undefined && previousCode === code) return;
+    reportFailed(ctx, o, code, requestId, pipe);
+  };
   const at = ctx.now();
+  // No unit of the key's budget (spend.ts): the job waits for the key's next window, nothing failed.
+  if (err instanceof RateLimitError) throw err;
   if (!isApiError(err)) {
     await ctx.store.write(pipe.name, { lastError: { at, code: 'INTERNAL', message: String(err) } });
     throw err;
@@ -47,12 +54,14 @@ export async function handleApiFailure(
     const attempt = job.attemptsMade + 1;
     const final = attempt >= (job.opts.attempts ?? 1);
     if (!final) {
-      const delayMs = 1_000 * 2 ** (attempt - 1);
+      const delayMs = retryDelayMs(attempt);
+      // The Worker's backoff strategy (chosenBackoff) waits exactly this.
+      Object.assign(err, { retryDelayMs: delayMs });
       ctx.emitter.emit('apply:retry', {
         pipe: pipe.name, code: err.code, attempt, delayMs, ...(err.operation ? { operation: err.operation } : {}),
       });
     } else {
-      reportFailed(ctx, outcome, err.code, err.requestId);
+      report(outcome, err.code, err.requestId);
     }
     throw err;
   }
@@ -65,19 +74,32 @@ export async function handleApiFailure(
       ctx.emitter.emit('parked', { pipe: pipe.name, code: err.code, message: lastError.message });
     }
   }
-  reportFailed(ctx, outcome, err.code, err.requestId);
+  report(outcome, err.code, err.requestId);
   throw new UnrecoverableError(`${err.code}: ${lastError.message}`);
 }
 
-/** A 429: the key's whole lane waits for the platform's window; the job keeps its attempt. */
+/**
+ * A 429: the key's whole lane waits for the platform's window; the job keeps its attempt. The
+ * wait is X-RateLimit-Reset bounded by twice the key's window and 60 s; a larger (an epoch time
+ * read as seconds once froze a key for 56 years) or unparsable one is the window, and reported.
+ */
 export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError): Promise<never> {
-  const resetMs = Math.max(1, Math.ceil((err.retryAfterSeconds ?? DEFAULT_RESET_MS / 1000) * 1000));
-  await lane.queue.rateLimit(resetMs);
-  ctx.emitter.emit('rate-limited', { key: lane.keyName, resetMs });
+  const windowMs = lane.budget.limit.perMs;
+  const raw = err.rateLimit ? err.rateLimit.resetSeconds : err.retryAfterSeconds;
+  const bounded = boundedResetMs(raw, windowMs);
+  await lane.queue.rateLimit(bounded.ms);
+  if (!bounded.valid) {
+    ctx.emitter.emit('rate-limit:reset-invalid', {
+      key: lane.keyName, value: err.rateLimit?.resetInvalid ?? (raw === undefined ? 'missing' : String(raw)), usedMs: bounded.ms,
+    });
+  }
+  ctx.emitter.emit('rate-limited', { key: lane.keyName, resetMs: bounded.ms });
   throw new RateLimitError();
 }
 
-function reportFailed(ctx: DaemonContext, outcome: ApplyOutcome | null, code: string, requestId: string | undefined): void {
-  if (!outcome) return;
-  ctx.emitter.emit('decision', { ...outcome, result: 'failed', reason: code, ...(requestId ? { requestId } : {}) });
+/** A failed read (first contact, reconcile, endpoint) is a failed outcome too, so the pipe's
+ *  failure shows in pipescaler_decisions_total and PipescalerApplyFailing (a 404 pipe id). */
+function reportFailed(ctx: DaemonContext, outcome: ApplyOutcome | null, code: string, requestId: string | undefined, pipe: PipeConfig): void {
+  const o = outcome ?? { pipe: pipe.name, direction: 'none' as const, windows: [], before: {}, after: {}, reasons: [] };
+  ctx.emitter.emit('decision', { ...o, result: 'failed', reason: code, ...(requestId ? { requestId } : {}) });
 }

@@ -4,7 +4,9 @@
 import type { Queue } from 'bullmq';
 import type { ApiClient } from '../api/client.js';
 import type { Config, Direction, PipeConfig } from '../policy/types.js';
+import type { KeyBudget } from './budget.js';
 import type { DaemonEmitter } from './events.js';
+import type { MetricSource } from './metric-source.js';
 import type { ApplyJobName } from './queues.js';
 import type { StateStore } from './state-store.js';
 
@@ -24,6 +26,8 @@ export interface KeyLane {
   readonly keyId: string;
   readonly client: ApiClient;
   readonly queue: Queue;
+  /** The key's request budget, shared by every replica: every request takes a unit (spend.ts). */
+  readonly budget: KeyBudget;
 }
 
 export interface DaemonContext {
@@ -31,10 +35,18 @@ export interface DaemonContext {
   readonly store: StateStore;
   readonly emitter: DaemonEmitter;
   readonly logger: DaemonLogger;
+  /** Metric values for policies with a metric (one query per policy per tick, fleet-wide). */
+  readonly metrics?: MetricSource;
   now(): number;
+  /** Why scaling is held (Redis lost its state, redis-guard.ts), or null. */
+  held?(): string | null;
   /** Auth failures (401/403) in a row after which a pipe is parked until the next reload. */
   readonly parkAfter: number;
   laneFor(pipe: PipeConfig): KeyLane | undefined;
+  /** The pipe's effective reconcile period: evaluate.reconcile stretched to its key's read share. */
+  reconcileMsFor(pipe: PipeConfig): number;
+  /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (key-periods.ts). */
+  leadUntilFor?(pipe: PipeConfig, at: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
   /** A turn on the pipe's key queue: name 'read' when only a read is due. */
   enqueueApply(pipe: PipeConfig, direction: Direction, tickAt: number, name?: ApplyJobName): Promise<void>;

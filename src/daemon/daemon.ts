@@ -3,8 +3,8 @@
 // tests run it in-process and drive ticks with chosen instants.
 import { randomUUID } from 'node:crypto';
 import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { ApiClient } from '../api/client.js';
+import { describeKeyPlan, readShareOf } from '../policy/key-budget.js';
 import { loadConfig } from '../policy/load-config.js';
 import type { Config, Direction, PipeConfig } from '../policy/types.js';
 import { createApplyProcessor } from './apply.js';
@@ -13,9 +13,15 @@ import { watchConfig } from './config-watch.js';
 import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js';
 import { createEvaluateProcessor } from './evaluate.js';
 import { DaemonEmitter } from './events.js';
+import { leadUntilFor, plansOf, reconcileMsFor } from './key-periods.js';
 import { Lanes } from './lanes.js';
-import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, type ApplyJobName } from './queues.js';
-import { connectRedis, watchStatus } from './redis-connection.js';
+import { configChanges } from './reload-changes.js';
+import { reloadProblems, restartProblems, type RestartSetting } from './reload-check.js';
+import { RedisGuard } from './redis-guard.js';
+import { MetricSource } from './metric-source.js';
+import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, TICK_MARK_MS, type ApplyJobName } from './queues.js';
+import { connectRedis, describeRedis, prefixProblem, watchStatus, type RedisClient } from './redis-connection.js';
+import { Heartbeat } from './heartbeat.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
 import { StateStore } from './state-store.js';
 import { readPipeStatuses, type PipeStatus } from './status.js';
@@ -27,8 +33,9 @@ export interface DaemonOptions {
   /** The file `reload()` without argument reads, when `config` is an object. */
   readonly configPath?: string;
   readonly env?: NodeJS.ProcessEnv;
-  /** An existing connection (the caller closes it), or a URL; default config.redis.url. */
-  readonly redis?: Redis;
+  /** An existing connection (the caller closes it), or a URL (redis://, rediss://,
+   *  redis+sentinel://, redis+cluster://); default config.redis.url, with the config's credentials. */
+  readonly redis?: RedisClient;
   readonly redisUrl?: string;
   /** Key prefix of every Redis key (BullMQ's and ours); default config.redis.prefix. */
   readonly prefix?: string;
@@ -47,6 +54,11 @@ export interface DaemonOptions {
   readonly parkAfter?: number;
   /** Called with each API client the daemon makes (one per key), e.g. to bind its metrics. */
   readonly onClient?: (client: ApiClient, keyName: string) => void;
+  /**
+   * True when the caller serves telemetry on config.telemetry.listen (`pipescaler run` without
+   * PIPESCALER_TELEMETRY_LISTEN): a reload that changes it is refused, as it takes a restart.
+   */
+  readonly telemetryFromConfig?: boolean;
 }
 
 export interface DaemonStatus {
@@ -81,6 +93,28 @@ export interface Daemon {
  */
 export const TICK_BATCH = 500;
 
+async function upgradePending(queue: Queue, id: string, ours: string, priority: number): Promise<void> {
+  try {
+    const pending = await queue.getJob(id);
+    if (!pending || (pending.data as { idempotencyKey?: string }).idempotencyKey === ours) return;
+    const state = await pending.getState();
+    if (state === 'delayed') await pending.promote();
+    if ((state === 'delayed' || state === 'prioritized' || state === 'waiting') && (pending.opts.priority ?? 0) > priority) {
+      await pending.changePriority({ priority });
+    }
+  } catch {
+    // It became active or finished meanwhile: that turn (or the next) sends the newest desire.
+  }
+}
+
+/** What each key's lane takes from the config: all of it follows a reload. */
+function laneSettings(config: Config) {
+  return { readShare: readShareOf(config), timeoutMs: config.api.timeoutMs, maxResponseBytes: config.api.maxResponseBytes };
+}
+
+/** stop() ends within its grace period plus this. */
+export const STOP_AFTER_GRACE_MS = 1_000;
+
 export function createDaemon(options: DaemonOptions): Daemon {
   const path = typeof options.config === 'string' ? options.config : options.configPath;
   let current: Config = typeof options.config === 'string' ? loadConfig(options.config, options.env) : options.config;
@@ -93,14 +127,31 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const onRedisStatus = (ready: boolean) => {
     redisReady = ready;
     if (stopping) return; // our own quit, not an outage
+    if (ready) guard.reconnected();
     emitter.emit('redis:status', { ready });
   };
   const ownRedis = !options.redis;
-  const redis = options.redis ?? connectRedis(options.redisUrl ?? current.redis.url, onRedisStatus);
+  const target = { ...current.redis, url: options.redisUrl ?? current.redis.url };
+  // A cluster needs every key of one script in one slot: refused before anything connects.
+  const problem = options.redis ? null : prefixProblem(target, prefix);
+  if (problem !== null) throw new Error(`redis.prefix "${prefix}": ${problem}`);
+  const redis = options.redis ?? connectRedis(target, onRedisStatus);
   // A connection passed in is the caller's; we only listen to it, and stop listening at stop().
   const unwatchRedis = options.redis ? watchStatus(options.redis, onRedisStatus) : () => {};
   if (options.redis) redisReady = options.redis.status === 'ready';
-  const store = new StateStore(redis, prefix);
+  const store = new StateStore(redis, prefix, (pipe, fields) => emitter.emit('state:invalid', { pipe, fields }));
+  const replicaId = randomUUID();
+  // What the file does not decide: a reload's change of it is no change (reload-check.ts).
+  const fixedSettings = new Set<RestartSetting>([
+    ...(options.redis ? ['redis.url', 'redis.username', 'redis.password', 'redis.sentinelPassword'] as const : []),
+    ...(options.redisUrl !== undefined ? ['redis.url'] as const : []),
+    ...(options.prefix !== undefined ? ['redis.prefix'] as const : []),
+    ...(options.api ? ['api.baseUrl', 'api.fixtures'] as const : []),
+    ...(options.telemetryFromConfig ? [] : ['telemetry.listen'] as const),
+  ]);
+  const heartbeat = new Heartbeat(redis, store.keys, replicaId, () => ({ pipes: current.pipes.length, dryRun: current.dryRun }));
+  const guard = new RedisGuard(redis, store.keys, emitter, logger, now);
+  let guardStarted: Promise<void> = Promise.resolve();
 
   let running = false;
   let scheduler: Scheduler | null = null;
@@ -111,11 +162,15 @@ export function createDaemon(options: DaemonOptions): Daemon {
   let evaluateWorker: Worker | null = null;
   const onBullError = (err: Error) => logger.debug({ err: err.message }, 'queue connection error');
 
+  const metrics = new MetricSource({ redis, prefix, emitter, now, config: () => current });
   const ctx: DaemonContext = {
     config: () => current,
-    store, emitter, logger, now,
+    store, emitter, logger, now, metrics,
     parkAfter: options.parkAfter ?? 3,
+    held: () => guard.held(),
     laneFor: (pipe) => lanes?.get(pipe.key),
+    reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
+    leadUntilFor: (pipe, at) => leadUntilFor(current, pipe, at),
     async enqueueEvaluate(pipe, tickAt, suffix = '') {
       await evaluateQueue?.add('evaluate', { pipe, tickAt }, evaluateJobOptions(evaluateJobId(pipe, tickAt, suffix)));
     },
@@ -126,19 +181,38 @@ export function createDaemon(options: DaemonOptions): Daemon {
         return;
       }
       const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
-      await lane.queue.add(name, data, applyJobOptions(name, pipe.name, direction));
+      const opts = applyJobOptions(name, pipe.name, direction);
+      const job = await lane.queue.add(name, data, opts);
+      // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
+      // scale-down's) priority, nor behind a read's delay. The turn does the newest desire anyway.
+      if (name === 'apply' && job.id !== undefined) await upgradePending(lane.queue, job.id, data.idempotencyKey, opts.priority ?? 0);
     },
   };
 
   async function tick(at = now()): Promise<void> {
     const config = current;
     if (!evaluateQueue || stopping) return;
+    // Every replica checks, so each one holds its own evaluations while the state is lost.
+    await guardStarted;
+    await guard.check(config.pipes.map((p) => p.name));
+    if (!(await claimTick(at))) return;
     for (let i = 0; i < config.pipes.length; i += TICK_BATCH) {
       await evaluateQueue.addBulk(config.pipes.slice(i, i + TICK_BATCH).map((p) => ({
         name: 'evaluate', data: { pipe: p.name, tickAt: at }, opts: evaluateJobOptions(evaluateJobId(p.name, at)),
       })));
     }
     emitter.emit('tick', { at, pipes: config.pipes.length });
+  }
+
+  /**
+   * One replica enqueues each tick: the first to set the tick's marker. The value is this
+   * daemon's id, so a SET whose reply was lost in a reconnect (ioredis resends it) still counts as
+   * ours. The evaluate jobs' deterministic ids remain a second guard while they are kept.
+   */
+  async function claimTick(at: number): Promise<boolean> {
+    const key = store.keys.tick(Math.floor(at / 1000));
+    if (await redis.set(key, replicaId, 'PX', TICK_MARK_MS, 'NX')) return true;
+    return (await redis.get(key)) === replicaId;
   }
 
   function startSchedule(): void {
@@ -163,12 +237,23 @@ export function createDaemon(options: DaemonOptions): Daemon {
       return false;
     }
     const previous = current;
-    current = config;
-    if (config.redis.url !== previous.redis.url || config.redis.prefix !== previous.redis.prefix
-      || config.api.baseUrl !== previous.api.baseUrl || config.api.fixtures !== previous.api.fixtures) {
-      logger.warn({}, 'changes to redis.url, redis.prefix, api.baseUrl and api.fixtures take effect at the next restart');
+    // Everything the swap needs is checked first: a refused reload changes nothing. What takes a
+    // restart (the Redis connection, the API's base URL, the telemetry server) is refused too.
+    const keys = effectiveKeys(config, embedded?.demoKey ?? null);
+    const problems = [...restartProblems(config, previous, fixedSettings), ...reloadProblems(config, keys, previous)];
+    if (problems.length === 0) {
+      try {
+        lanes?.sync(keys, laneSettings(config));
+      } catch (err) {
+        problems.push(`api: ${(err as Error).message}`);
+      }
     }
-    lanes?.sync(effectiveKeys(config, embedded?.demoKey ?? null));
+    if (problems.length > 0) {
+      emitter.emit('config:reload', { result: 'failure', errors: problems });
+      return false;
+    }
+    current = config;
+    const changes = configChanges(previous, config);
     if (evaluateWorker) evaluateWorker.concurrency = config.evaluate.concurrency;
     if (scheduler && config.evaluate.cron !== previous.evaluate.cron) {
       await scheduler.stop();
@@ -179,13 +264,27 @@ export function createDaemon(options: DaemonOptions): Daemon {
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'could not clear parked pipes');
     }
-    emitter.emit('config:reload', { result: 'success' });
+    announcePlans(config);
+    emitter.emit('config:reload', { result: 'success', changes });
     return true;
+  }
+
+  /** Each key's reconcile period and bounds under this config: logged and exported as metrics. */
+  function announcePlans(config: Config): void {
+    for (const p of plansOf(config).values()) {
+      const text = describeKeyPlan(p);
+      logger.info({ key: p.key, ...(p.pool ? { pool: p.pool.name } : {}), pipes: p.pipes, reconcileSeconds: p.reconcileMs / 1000, scaleDownBoundSeconds: p.scaleDownBoundMs / 1000 }, text);
+      emitter.emit('budget:plan', { key: p.key, pipes: p.pipes, reconcileMs: p.reconcileMs, stretched: p.stretched, scaleDownBoundMs: p.scaleDownBoundMs, text });
+    }
   }
 
   async function start(): Promise<void> {
     if (running) return;
     running = true;
+    // Not awaited here (Redis may still be coming up); every tick waits for it first, so the
+    // marker exists before it is first checked.
+    guardStarted = guard.start().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not check the Redis state at start'));
+    heartbeat.start();
     let baseUrl = options.api?.baseUrl ?? current.api.baseUrl;
     if (baseUrl === 'embedded') {
       embedded = await startEmbedded(current);
@@ -201,10 +300,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
       lockDuration: 10_000, stalledInterval: 5_000, ...options.workerOptions,
     };
     lanes = new Lanes({
-      redis, prefix, baseUrl, timeoutMs: current.api.timeoutMs, processor: createApplyProcessor(ctx),
-      workerOptions, onWorkerError: onBullError, onClient: options.onClient,
+      redis, prefix, baseUrl, processor: createApplyProcessor(ctx), workerOptions, onWorkerError: onBullError, onClient: options.onClient,
     });
-    lanes.sync(options.api?.keys ?? effectiveKeys(current, embedded?.demoKey ?? null));
+    lanes.sync(options.api?.keys ?? effectiveKeys(current, embedded?.demoKey ?? null), laneSettings(current));
     evaluateQueue = new Queue(EVALUATE_QUEUE, { connection: redis, prefix });
     evaluateQueue.on('error', onBullError);
     evaluateWorker = new Worker(EVALUATE_QUEUE, createEvaluateProcessor(ctx), {
@@ -214,7 +312,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
     evaluateWorker.on('failed', (job, err) => logger.warn({ pipe: job?.data.pipe, err: err.message }, 'evaluation failed'));
     if (options.schedule ?? true) startSchedule();
     if (path && (options.watch ?? true)) unwatch = watchConfig(path, () => void reload());
-    logger.info({ pipes: current.pipes.length, cron: current.evaluate.cron, dryRun: current.dryRun }, 'daemon started');
+    logger.info({ pipes: current.pipes.length, cron: current.evaluate.cron, dryRun: current.dryRun, redis: ownRedis ? describeRedis(target) : 'given' }, 'daemon started');
+    announcePlans(current);
   }
 
   async function stop({ timeoutMs = 10_000 } = {}): Promise<void> {
@@ -226,18 +325,28 @@ export function createDaemon(options: DaemonOptions): Daemon {
     // worker.close() waits for active jobs with no limit of its own. Without Redis no job can
     // finish anyway (nor would close() return), so there is no point waiting the full grace.
     const graceMs = redisReady ? timeoutMs : Math.min(timeoutMs, 1_000);
-    const graceful = await settleWithin(Promise.all(workers.map((w) => w.close())), graceMs);
+    // Everything after the grace fits in one more second, so a pod with a 30 s grace period is
+    // never SIGKILLed (a 25 s request used to hold stop through pool.close() for 24 s).
+    const deadline = Date.now() + graceMs + STOP_AFTER_GRACE_MS;
+    const left = (ms: number) => Math.max(0, Math.min(ms, deadline - Date.now()));
+    const closing = Promise.all(workers.map((w) => w.close()));
+    const graceful = await settleWithin(closing, graceMs);
     if (!graceful) {
-      logger.warn({ timeoutMs: graceMs, redisReady }, 'in-flight jobs did not finish in time; closing workers by force');
-      await settleWithin(Promise.all(workers.map((w) => w.close(true))), 2_000);
+      logger.warn({ timeoutMs: graceMs, redisReady }, 'in-flight jobs did not finish in time; ending their requests and closing workers by force');
+      // Each lane's Pool is its own: destroying it fails the requests in flight at once, and their
+      // jobs go back to the queue (a retry) for the next replica or start to finish.
+      await settleWithin(lanes?.closeClients({ force: true }) ?? Promise.resolve(), left(200));
+      if (!(await settleWithin(closing, left(400)))) await settleWithin(Promise.all(workers.map((w) => w.close(true))), left(200));
     }
     const queues = [...(lanes?.queues() ?? []), ...(evaluateQueue ? [evaluateQueue] : [])];
-    await settleWithin(Promise.all(queues.map((q) => q.close())), 2_000);
-    await lanes?.closeClients();
-    await embedded?.close();
+    await settleWithin(Promise.all(queues.map((q) => q.close())), graceful ? 2_000 : left(200));
+    await settleWithin(lanes?.closeClients() ?? Promise.resolve(), graceful ? 2_000 : left(100));
+    await settleWithin(metrics.close(), graceful ? 2_000 : left(100));
+    await settleWithin(embedded?.close() ?? Promise.resolve(), graceful ? 5_000 : left(100));
+    await settleWithin(heartbeat.stop().catch(() => undefined), graceful ? 1_000 : left(100));
     unwatchRedis();
     if (ownRedis) {
-      if (!(await settleWithin(redis.quit(), 1_000))) redis.disconnect();
+      if (!(await settleWithin(redis.quit(), graceful ? 1_000 : left(100)))) redis.disconnect();
     }
     running = false;
     logger.info({ graceful }, 'daemon stopped');
@@ -246,7 +355,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   return {
     emitter, store, start, tick, reload, stop,
     async status() {
-      return { running, ready: redisReady, dryRun: current.dryRun, pipes: await readPipeStatuses(store, current) };
+      return { running, ready: redisReady, dryRun: current.dryRun, pipes: await readPipeStatuses(store, current, now()) };
     },
     config: () => current,
     queues: () => [...(evaluateQueue ? [evaluateQueue] : []), ...(lanes?.queues() ?? [])],

@@ -1,6 +1,6 @@
 // `api.baseUrl: embedded`: the daemon starts the embedded cloud in-process from `api.fixtures`
-// and, when the config names no key, uses the fixtures' demo key.
-import { demoCredentials, loadFixtures, startCloud } from '../cloud/index.js';
+// and, when the config names no key, uses the fixtures' demo key. The cloud (fastify, ajv) is
+// imported here, on first use, so a daemon against the platform never loads it.
 import type { ApiKeyConfig, Config } from '../policy/types.js';
 
 export const DEFAULT_RATE_LIMIT = { requests: 10, perMs: 10_000 } as const;
@@ -12,6 +12,7 @@ export interface EmbeddedCloud {
 }
 
 export async function startEmbedded(config: Config): Promise<EmbeddedCloud> {
+  const { demoCredentials, loadFixtures, startCloud } = await import('../cloud/index.js');
   const fixtures = loadFixtures(config.api.fixtures);
   const cloud = await startCloud({ fixtures, port: 0 });
   const demo = demoCredentials(fixtures);

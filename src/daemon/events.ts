@@ -1,11 +1,15 @@
-// The daemon's typed event map: the seam between the work and its telemetry (STYLE.md,
-// graphile/worker). The daemon emits these; metrics and logs subscribe. Nothing in the daemon
+// The daemon's typed event map: the seam between the work and its telemetry (as in graphile/worker;
+// docs/architecture.md#telemetry). The daemon emits these; metrics and logs subscribe. Nothing in the daemon
 // calls a metric or writes an audit line directly.
 import { EventEmitter } from 'node:events';
 import type { ApiErrorCode, ScalingValues } from '../api/index.js';
 import type { Decision, Direction, Reason } from '../policy/types.js';
+import type { ConfigChanges } from './reload-changes.js';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
+
+/** The direction of an audited outcome: 'mixed' when one PATCH moves fields both ways. */
+export type AuditDirection = Direction | 'mixed';
 
 export interface DaemonEvents {
   /** A cron tick fired and enqueued one evaluation per pipe. */
@@ -15,9 +19,10 @@ export interface DaemonEvents {
   /** The outcome of a decision: one per evaluation that led somewhere, and one per apply. */
   decision: {
     pipe: string;
-    direction: Direction;
+    direction: AuditDirection;
     result: DecisionResult;
-    /** Short machine reason for the metric label: window, baseline, cooldown, pipe_state, API_BAD_REQUEST... */
+    /** Short machine reason for the metric label: window, baseline, lead_time, a skip code, an API error code
+     *  (docs/decisions.md#the-reason-label-of-the-decisions-metric). */
     reason: string;
     windows: readonly string[];
     before: ScalingValues;
@@ -30,18 +35,37 @@ export interface DaemonEvents {
   applied: { pipe: string; values: ScalingValues };
   window: { pipe: string; windows: readonly string[] };
   paused: { pipe: string; paused: boolean; reason?: string; until?: number };
-  /** An apply job started after waiting this long in its queue. */
+  /** A change's PATCH was answered; queueWaitMs runs from the first decision that wanted the change
+   *  (not only the last queue wait of a re-queued turn). */
   'apply:start': { pipe: string; key: string; queueWaitMs: number };
   /** BullMQ will retry the job: the daemon's clients do not retry themselves (retry: false), so
    *  this is the daemon's API retry; operation is the API operation that failed. */
   'apply:retry': { pipe: string; code: ApiErrorCode; attempt: number; delayMs: number; operation?: string };
   /** The key's queue was paused for a 429 until the platform's window resets. */
   'rate-limited': { key: string; resetMs: number };
+  /** A 429's X-RateLimit-Reset was missing, unparsable or beyond twice the key's window (60 s at
+   *  most): the key waited one window (usedMs) instead. value: what the header said (cut). */
+  'rate-limit:reset-invalid': { key: string; value: string; usedMs: number };
+  /** A scaling answer was applied although its envelope did not fit (a requestId not a uuid). */
+  'api:envelope-issue': { pipe: string; key: string; issue: string };
   drift: { pipe: string; expected: ScalingValues; actual: ScalingValues };
+  /** What a key's request budget affords under the config in force (at start and each reload). */
+  'budget:plan': { key: string; pipes: number; reconcileMs: number; stretched: boolean; scaleDownBoundMs: number; text: string };
+  /** Fields of a pipe's record in Redis that did not parse: dropped, and the pipe is read again. */
+  'state:invalid': { pipe: string; fields: readonly string[] };
+  /** A pipe whose reads failed (the code) was read again successfully. */
+  'read:recovered': { pipe: string; code: string };
   /** A pipe parked because its key keeps failing auth. */
   parked: { pipe: string; code: ApiErrorCode; message: string };
-  'config:reload': { result: 'success' | 'failure'; errors?: readonly string[] };
+  /** A reload: on success what it changed (names only), on failure why it was refused. */
+  'config:reload': { result: 'success' | 'failure'; errors?: readonly string[]; changes?: ConfigChanges };
   'redis:status': { ready: boolean };
+  /** Redis lost the daemon's state, or may (an eviction policy): scaling is held while lost. */
+  'redis:state': { lost: boolean; cause?: 'data_lost' | 'eviction_policy' };
+  /** This replica queried Prometheus for a metric policy's tick (one per policy per tick, fleet-wide). */
+  'metric:query': { policy: string; durationMs: number; samples?: number; error?: string };
+  /** A metric policy's last good result is this old (null: never), read once per policy and tick. */
+  'metric:age': { policy: string; lastGoodAgeMs: number | null };
   /** The API answered (any status) within the last reconcile interval. */
   'api:contact': { at: number };
 }

@@ -6,3 +6,4 @@ export { readPipeStatuses, type PipeStatus } from './status.js';
 export { handleSignals } from './signals.js';
 export { connectRedis, connectRedisOnce } from './redis-connection.js';
 export { EVALUATE_QUEUE, applyQueueName, evaluateJobId } from './queues.js';
+export { readReplicas, HEARTBEAT_TTL_MS, type ReplicaBeat } from './heartbeat.js';

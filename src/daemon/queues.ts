@@ -1,5 +1,6 @@
 // Queue names, job shapes and job options. One "evaluate" queue for the whole fleet; one apply
 // queue per API key, so its Worker limiter is that key's platform limit and a 429 pauses only it.
+import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { Direction } from '../policy/types.js';
 import { safeName } from './redis-keys.js';
@@ -40,32 +41,91 @@ export function evaluateJobId(pipe: string, tickAt: number, suffix = ''): string
  */
 export const STALE_AFTER_MS = 5 * 60_000;
 
-/** Kept long enough (seconds) that a slower replica's duplicate of the same tick is dropped. */
-export const EVALUATE_KEEP_S = 3_600;
+/**
+ * Finished evaluations are kept only briefly and only so many: one replica enqueues each tick (the
+ * tick's `SET NX` in Redis, daemon.ts), so the jobs no longer have to outlive a slower replica's
+ * duplicate. Kept an hour by age, 2,000 pipes at a 10 s cron held 368,000 jobs (487 MB) after
+ * 30 minutes; now Redis holds at most EVALUATE_KEEP_COUNT of them whatever the fleet and the cron.
+ */
+export const EVALUATE_KEEP_S = 60;
+export const EVALUATE_KEEP_COUNT = 1_000;
+
+/** How long the tick's marker (`<prefix>:ps:tick:<epoch s>`) lives: longer than any replica's
+ *  clock skew or late cron callback, and past STALE_AFTER_MS, after which a tick's work is dropped. */
+export const TICK_MARK_MS = STALE_AFTER_MS + 60_000;
 
 export const evaluateJobOptions = (jobId: string): JobsOptions => ({
   jobId,
-  removeOnComplete: { age: EVALUATE_KEEP_S },
-  removeOnFail: { age: EVALUATE_KEEP_S },
+  removeOnComplete: { age: EVALUATE_KEEP_S, count: EVALUATE_KEEP_COUNT },
+  removeOnFail: { age: EVALUATE_KEEP_S, count: EVALUATE_KEEP_COUNT },
   attempts: 3,
   backoff: { type: 'exponential', delay: 500 },
 });
 
-// Lower number = earlier. Scale-ups go first: under a tight limit, capacity matters more than savings.
-const PRIORITY: Record<Direction | 'read', number> = { up: 1, read: 2, none: 3, down: 4 };
+// Lower number = earlier. Changes before reads (a change's answer is a read too); scale-ups first:
+// under a tight limit, capacity matters more than savings. A pipe has one pending turn, so the
+// scale-downs behind the scale-ups wait at most one change per pipe of the key.
+const PRIORITY: Record<Direction | 'read', number> = { up: 1, none: 2, down: 3, read: 4 };
+
+export function applyPriority(name: ApplyJobName, direction: Direction): number {
+  return PRIORITY[name === 'read' ? 'read' : direction];
+}
 
 export const APPLY_ATTEMPTS = 6;
 
-export function applyJobOptions(name: ApplyJobName, pipe: string, direction: Direction): JobsOptions {
+/** The backoff type of apply jobs: the delay is the one the processor chose and logged. */
+export const APPLY_BACKOFF = 'chosen';
+const RETRY_BASE_MS = 1_000;
+const RETRY_JITTER = 0.5;
+
+/**
+ * The wait before retry `attempt` (1-based): exponential from 1 s, cut by up to half at random so
+ * that the pipes of one outage do not retry in step (BullMQ's exponential backoff with jitter 0.5).
+ */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const max = RETRY_BASE_MS * 2 ** (attempt - 1);
+  return Math.floor(max * (1 - RETRY_JITTER) + random() * max * RETRY_JITTER);
+}
+
+/** An error that carries the delay its processor chose (and reported) for the job's next attempt. */
+export interface ChosenDelay {
+  readonly retryDelayMs?: number;
+}
+
+/**
+ * The apply Workers' backoff strategy: the delay the processor chose, so the delay in the
+ * `apply:retry` event and log is the one BullMQ waits (computing it twice, once with jitter, made
+ * the logged value up to 2x wrong). An error without one waits as BullMQ's exponential would.
+ */
+export function chosenBackoff(attemptsMade: number, _type?: string, err?: Error): number {
+  return (err as ChosenDelay | undefined)?.retryDelayMs ?? retryDelayMs(attemptsMade);
+}
+
+let jobSeq = 0;
+
+/**
+ * An apply job's id, made so that ids sort (as text) in the order the jobs were made. A job that a
+ * rate limit sends back (the key's budget has no unit, or no read credit) goes to the front of its
+ * priority, and BullMQ orders those by id: with its counter's ids "1000" went before "970", so a
+ * newer read kept winning the next credit and older ones were never read (a fleet's reconcile
+ * reads starved). Zero-padded time, a per-process sequence, a random tail for replicas.
+ */
+export function applyJobId(now: number): string {
+  jobSeq = (jobSeq + 1) % 1_000_000;
+  return `t${String(Math.max(0, Math.floor(now))).padStart(15, '0')}-${String(jobSeq).padStart(6, '0')}-${randomBytes(3).toString('hex')}`;
+}
+
+export function applyJobOptions(name: ApplyJobName, pipe: string, direction: Direction, now = Date.now()): JobsOptions {
   return {
-    priority: PRIORITY[name === 'read' ? 'read' : direction],
+    jobId: applyJobId(now),
+    priority: applyPriority(name, direction),
     // One pending turn per pipe: at most one active and one waiting, and the waiting job reads
     // the newest stored desire when it runs, so a newer decision always wins and a pipe's
     // requests never overlap.
     deduplication: { id: safeName(pipe), keepLastIfActive: true },
     attempts: APPLY_ATTEMPTS,
-    backoff: { type: 'exponential', delay: 1_000, jitter: 0.5 },
-    removeOnComplete: { age: EVALUATE_KEEP_S, count: 1_000 },
+    backoff: { type: APPLY_BACKOFF, delay: RETRY_BASE_MS },
+    removeOnComplete: { age: 3_600, count: 1_000 },
     removeOnFail: { age: 24 * 3_600, count: 1_000 },
   };
 }

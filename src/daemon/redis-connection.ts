@@ -1,22 +1,121 @@
-// The daemon's Redis connections. Workers need maxRetriesPerRequest: null (BullMQ blocks on
-// them); retryStrategy keeps reconnecting forever with a capped backoff, so a Redis restart is
-// an outage of readiness, never a crash.
-import { Redis, type RedisOptions } from 'ioredis';
+// The daemon's Redis connections: one server, a Sentinel group or a Redis Cluster (the URL says
+// which, src/policy/config-redis.ts). Workers need maxRetriesPerRequest: null (BullMQ blocks on
+// them); the retry strategies keep reconnecting forever with a capped backoff, so a Redis restart
+// or a failover is an outage of readiness, never a crash.
+//
+// - Sentinel: ioredis asks the sentinels for the master, and again after every disconnect; the
+//   failover detector subscribes to the sentinels' +switch-master so a promotion is followed at
+//   once. A write answered READONLY (a demoted master still connected) reconnects and is resent.
+// - Cluster: ioredis follows MOVED/ASK and refreshes the slots; every key of ours and BullMQ's is
+//   under one hash-tagged prefix, so each script and MULTI lands on one node.
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from '../policy/config-redis.js';
+import type { RedisSettings } from '../policy/types.js';
 
 export const RECONNECT_CAP_MS = 2_000;
+
+/** A connection of either kind: every command the daemon sends works on both. */
+export type RedisClient = Redis | Cluster;
+
+/** Where to connect: the config's redis settings without the prefix, or a bare URL. */
+export type RedisTarget = string | Omit<RedisSettings, 'prefix'>;
 
 export interface RedisStatusListener {
   (ready: boolean): void;
 }
 
+const backoff = (times: number) => Math.min(50 * 2 ** Math.min(times, 10), RECONNECT_CAP_MS);
+
+/** A write sent to a replica (a master demoted by a failover while we were connected to it):
+ *  reconnect, which asks the sentinels again, and resend the command. */
+const reconnectOnReadonly = (err: Error): 2 | false => (err.message.startsWith('READONLY') ? 2 : false);
+
+function settingsOf(target: RedisTarget): Omit<RedisSettings, 'prefix'> {
+  return typeof target === 'string' ? { url: target } : target;
+}
+
+/** The endpoint of a target, its credentials merged; throws a clear error for a bad URL. */
+export function endpointOf(target: RedisTarget): RedisEndpoint {
+  const s = settingsOf(target);
+  const parsed = parseRedisUrl(s.url);
+  if ('error' in parsed) throw new Error(`the Redis URL ${parsed.error}`);
+  if (parsed.mode === 'standalone') return parsed;
+  return {
+    ...parsed,
+    ...(s.username !== undefined ? { username: s.username } : {}),
+    ...(s.password !== undefined ? { password: s.password } : {}),
+  };
+}
+
+const hosts = (list: readonly HostPort[]) => list.map((h) => ({ host: h.host, port: h.port }));
+
+/** Where a target points, for messages and logs: never a password. */
+export function describeRedis(target: RedisTarget): string {
+  let e: RedisEndpoint;
+  try {
+    e = endpointOf(target);
+  } catch {
+    return 'an invalid Redis URL';
+  }
+  const list = (l: readonly HostPort[]) => l.map((h) => `${h.host}:${h.port}`).join(',');
+  if (e.mode === 'sentinel') return `master "${e.name}" of sentinels ${list(e.sentinels)}`;
+  if (e.mode === 'cluster') return `cluster ${list(e.nodes)}`;
+  return URL.canParse(e.url) ? new URL(e.url).host : 'an invalid Redis URL';
+}
+
+/** Why this prefix cannot work with this target (a cluster without a hash-tagged prefix), or null. */
+export function prefixProblem(target: RedisTarget, prefix: string): string | null {
+  return endpointOf(target).mode === 'cluster' ? clusterPrefixProblem(prefix) : null;
+}
+
+/** Options of one connection: for every mode, for Sentinel only, for a Cluster only. */
+interface ModeOptions {
+  readonly all: RedisOptions;
+  readonly sentinel: RedisOptions;
+  readonly cluster: Partial<ClusterOptions>;
+}
+
+function create(target: RedisTarget, { all: options, sentinel, cluster }: ModeOptions): RedisClient {
+  const s = settingsOf(target);
+  const e = endpointOf(target);
+  if (e.mode === 'cluster') {
+    return new Cluster(hosts(e.nodes), {
+      ...cluster,
+      redisOptions: {
+        ...options,
+        ...(e.username !== undefined ? { username: e.username } : {}),
+        ...(e.password !== undefined ? { password: e.password } : {}),
+      },
+    });
+  }
+  if (e.mode === 'sentinel') {
+    return new Redis({
+      ...options,
+      ...sentinel,
+      sentinels: hosts(e.sentinels),
+      name: e.name,
+      db: e.db,
+      ...(e.username !== undefined ? { username: e.username } : {}),
+      ...(e.password !== undefined ? { password: e.password } : {}),
+      ...(s.sentinelPassword !== undefined ? { sentinelPassword: s.sentinelPassword } : {}),
+    });
+  }
+  return new Redis(e.url, {
+    ...options,
+    ...(s.username !== undefined ? { username: s.username } : {}),
+    ...(s.password !== undefined ? { password: s.password } : {}),
+  });
+}
+
 /** A connection for the daemon: commands wait through an outage instead of failing. */
-export function connectRedis(url: string, onStatus?: RedisStatusListener, extra: RedisOptions = {}): Redis {
-  const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
-    enableReadyCheck: true,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), RECONNECT_CAP_MS),
-    lazyConnect: false,
-    ...extra,
+export function connectRedis(target: RedisTarget, onStatus?: RedisStatusListener, extra: RedisOptions = {}): RedisClient {
+  const redis = create(target, {
+    all: { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy: backoff, lazyConnect: false, ...extra },
+    // Follow a promotion at once (+switch-master), and a write answered READONLY by a demoted
+    // master reconnects and is resent. Sentinel only: on one server it would retry a misconfigured
+    // replica forever.
+    sentinel: { sentinelRetryStrategy: backoff, failoverDetector: true, reconnectOnError: reconnectOnReadonly },
+    cluster: { clusterRetryStrategy: backoff, enableReadyCheck: true, retryDelayOnFailover: 200, maxRedirections: 32 },
   });
   if (onStatus) watchStatus(redis, onStatus);
   // ioredis emits 'error' on every failed reconnect; without a listener Node would throw it.
@@ -25,7 +124,7 @@ export function connectRedis(url: string, onStatus?: RedisStatusListener, extra:
 }
 
 /** Report each change of readiness of a connection (ours or one the caller passed in). */
-export function watchStatus(redis: Redis, onStatus: RedisStatusListener): () => void {
+export function watchStatus(redis: RedisClient, onStatus: RedisStatusListener): () => void {
   let last: boolean | null = redis.status === 'ready' ? true : null;
   const report = (ready: boolean) => {
     if (ready !== last) {
@@ -46,8 +145,23 @@ export function watchStatus(redis: Redis, onStatus: RedisStatusListener): () => 
 }
 
 /** A connection for a one-shot CLI command: fail fast when Redis is not there. */
-export function connectRedisOnce(url: string): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 3_000 });
+export function connectRedisOnce(target: RedisTarget): RedisClient {
+  const redis = create(target, {
+    all: { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 3_000 },
+    sentinel: { sentinelRetryStrategy: () => null },
+    cluster: { clusterRetryStrategy: () => null },
+  });
   redis.on('error', () => {});
   return redis;
+}
+
+/** An error that means Redis could not be reached (rather than a command's own failure). */
+export function isUnreachable(err: unknown): boolean {
+  return err instanceof Error
+    && /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|Connection is closed|max retries|None of startup nodes|All sentinels are unreachable|Failed to refresh slots/i.test(err.message);
+}
+
+/** Whether a connection is a Redis Cluster (its server commands go to each master). */
+export function isCluster(redis: RedisClient): redis is Cluster {
+  return (redis as Partial<Cluster>).isCluster === true;
 }

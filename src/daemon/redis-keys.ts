@@ -1,5 +1,9 @@
 // Every Redis key the daemon owns outside BullMQ's, in one place. BullMQ keys live under
 // `<prefix>:<queue>:...`; ours under `<prefix>:ps:...` so no queue name can collide with them.
+// Every key starts with the prefix, so on a Redis Cluster a hash-tagged prefix ("{pipescaler}",
+// required there, config-redis.ts) puts all of them in one slot: the scripts and multi-key
+// commands of budget.ts, state-store.ts, redis-guard.ts, the tick's SET NX and metric-source.ts
+// never cross slots.
 
 export function redisKeys(prefix: string) {
   const base = `${prefix}:ps`;
@@ -10,8 +14,24 @@ export function redisKeys(prefix: string) {
     pause: (name: string) => `${base}:pause:${name}`,
     /** Hash: service id (lower case) -> JSON {state, at}, the services of one organization as last read. */
     services: (organizationId: string) => `${base}:services:${organizationId.toLowerCase()}`,
+    /** Hash {end, left}: one API key's request budget, the platform's window as its answers report it (budget.ts). */
+    budget: (keyId: string) => `${base}:budget:${safeName(keyId)}`,
+    /** String, expiring a few minutes later: the replica that enqueued the tick at this epoch second. */
+    tick: (epochS: number) => `${base}:tick:${epochS}`,
+    /** String (JSON {since, lostAt?}): written at start, checked at every tick (redis-guard.ts). */
+    marker: `${base}:marker`,
+    /** String (JSON, heartbeat.ts), expiring 30 s after its last write: one daemon replica alive. */
+    replica: (id: string) => `${base}:replica:${id}`,
+    /** Set: the ids of the replicas that wrote a heartbeat (status forgets those whose key expired). */
+    replicas: `${base}:replicas`,
     /** The same for every pipe at once (`pause --all`). */
     pauseAll: `${base}:pause-all`,
+    /** String (JSON), for a few minutes: a metric policy's query result at one tick, shared by every replica. */
+    metricTick: (policy: string, tickAt: number) => `${base}:metric:${policy}:${tickAt}`,
+    /** String, NX with a short expiry: the replica that queries Prometheus for that tick. */
+    metricLock: (policy: string, tickAt: number) => `${base}:metric-lock:${policy}:${tickAt}`,
+    /** String: epoch ms of a policy's last good query result. */
+    metricGood: (policy: string) => `${base}:metric-good:${policy}`,
     /** Every key of ours, for cleanup and status. */
     pattern: `${base}:*`,
   } as const;

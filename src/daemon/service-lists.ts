@@ -5,6 +5,7 @@ import { isApiError, SERVICE_STATES_REFUSING_CHANGES, type ServiceState } from '
 import type { PipeConfig } from '../policy/types.js';
 import { pauseLane } from './apply-failure.js';
 import type { DaemonContext, KeyLane } from './context.js';
+import { spend } from './spend.js';
 import type { StoredService } from './state-store.js';
 
 /**
@@ -51,10 +52,11 @@ export class ServiceLists {
     const { ctx } = this;
     const states = new Map<string, ServiceState | null>();
     try {
-      const res = await lane.client.listServices(pipe.organizationId, undefined, { retry: false });
+      const res = await spend(lane, () => lane.client.listServices(pipe.organizationId, undefined, { retry: false }));
       ctx.emitter.emit('api:contact', { at: ctx.now() });
       for (const s of res.result) states.set(s.id.toLowerCase(), s.state ?? null);
     } catch (err) {
+      if (err instanceof RateLimitError) throw err; // no unit of the key's budget: wait for its window
       if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
       ctx.logger.debug({ pipe: pipe.name, err: (err as Error).message }, 'services list failed: the change goes ahead without the service state');
       // Unknown for every configured service of the organization, so none asks again this period.

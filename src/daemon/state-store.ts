@@ -1,10 +1,11 @@
 // What the daemon knows of each pipe, in Redis so every replica and the CLI share it. One hash
 // per pipe, one JSON value per field, so a writer touches only the fields it owns (the evaluator
 // its decision, the applier what the platform answered) without read-modify-write races.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, PipeView, Reason } from '../policy/types.js';
 import { redisKeys } from './redis-keys.js';
+import { parseField, parseStored, RECORD_FIELDS, StoredPause, StoredServiceSchema, type RecordField } from './stored-record.js';
 
 export interface StoredDecision {
   readonly at: number;
@@ -52,19 +53,36 @@ export interface PipeRecord {
   readonly drifts: number;
   /** Whether the last evaluation found the pipe paused, to emit 'paused' on each change only. */
   readonly pausedSeen: boolean;
+  /** "<organization>/<service>/<pipe>" ids this record is about: a reload that points the name at
+   *  another pipe resets the record (refOf). */
+  readonly ref: string | null;
+  /** The tick instant of the newest stored decision: an older one never overwrites it (writeDecision). */
+  readonly decidedAt: number | null;
+  /** Never met, kind known from the config: the first contact sends the desire as this kind. */
+  readonly contactKind: PipeKind | null;
+  /** A first contact sent as a change got a 400 for its fields: the next contact is a read. */
+  readonly contactAsRead: boolean;
+  /** The first decision instant that wanted the pending change (the apply-wait metric starts here). */
+  readonly wantedSince: number | null;
+}
+
+/** The ids a pipe's record is about. */
+export function refOf(p: { organizationId: string; serviceId: string; pipeId: string }): string {
+  return `${p.organizationId}/${p.serviceId}/${p.pipeId}`.toLowerCase();
 }
 
 const EMPTY: PipeRecord = {
   kind: null, state: null, applied: {}, lastApplied: null, desired: null, desiredDirection: 'none',
   endpoints: {}, lastChange: {}, recommendations: [], lastDecision: null, lastError: null,
   lastReadAt: null, readDue: false, endpointsDue: [], contactTickAt: null, authFailures: 0, parked: null, drifts: 0, pausedSeen: false,
+  ref: null, decidedAt: null, contactKind: null, contactAsRead: false, wantedSince: null,
 };
 
 export interface PauseFlag {
   readonly reason: string;
   readonly until?: number;
   /** 'all' when it comes from `pause --all`. */
-  readonly scope?: 'pipe' | 'all';
+  readonly scope?: 'pipe' | 'all' | 'config';
 }
 
 export interface ServiceIds {
@@ -87,15 +105,32 @@ export interface Snapshot {
 // Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
 const SNAPSHOT_SCRIPT = "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1])}";
 
+const WRITE_DECISION_SCRIPT = `
+local cur = tonumber(redis.call('HGET', KEYS[1], 'decidedAt') or '')
+if cur and cur > tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+`;
+
 export class StateStore {
   readonly keys: ReturnType<typeof redisKeys>;
 
-  constructor(readonly redis: Redis, prefix: string) {
+  /**
+   * @param onInvalid called with the fields of a pipe's record that did not parse (dropped, and
+   *   the pipe read again); the daemon logs and counts them.
+   */
+  constructor(readonly redis: RedisClient, prefix: string, private readonly onInvalid: (pipe: string, fields: readonly string[]) => void = () => {}) {
     this.keys = redisKeys(prefix);
   }
 
   async read(pipe: string): Promise<PipeRecord> {
-    return parseRecord(await this.redis.hgetall(this.keys.pipe(pipe)));
+    return this.parse(pipe, await this.redis.hgetall(this.keys.pipe(pipe)));
+  }
+
+  private parse(pipe: string, raw: Record<string, string>): PipeRecord {
+    const { rec, invalid } = parseRecord(raw);
+    if (invalid.length > 0) this.onInvalid(pipe, invalid);
+    return rec;
   }
 
   /** The record, the pause that applies and (given the pipe's ids) its service's last known
@@ -108,7 +143,7 @@ export class StateStore {
       [string[], string | null, string | null, string | null];
     const fields: Record<string, string> = {};
     for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i]!] = raw[i + 1]!;
-    return { rec: parseRecord(fields), pause: parsePause(own, all), service: service ? JSON.parse(service) as StoredService : null };
+    return { rec: this.parse(pipe, fields), pause: parsePause(own, all), service: parseStored(StoredServiceSchema, service) };
   }
 
   /** What a services list (or a 424) said of an organization's services, at `at`. */
@@ -122,6 +157,23 @@ export class StateStore {
     const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return;
     await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, JSON.stringify(v)])));
+  }
+
+  /**
+   * Write a decision of the tick at `tickAt` unless a newer tick's decision is stored already
+   * (compare-and-set in one script): a stalled evaluation of an older tick that finishes late must
+   * not overwrite a newer desire (seen: 8 -> 2 -> 8 after a window ended). False when refused.
+   */
+  async writeDecision(pipe: string, tickAt: number, fields: Partial<PipeRecord>): Promise<boolean> {
+    const entries = Object.entries({ ...fields, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
+    const args = entries.flatMap(([k, v]) => [k, JSON.stringify(v)]);
+    const ok = await this.redis.eval(WRITE_DECISION_SCRIPT, 1, this.keys.pipe(pipe), String(tickAt), ...args);
+    return Number(ok) === 1;
+  }
+
+  /** Forget everything known of a pipe (its name now points at another pipe). */
+  async reset(pipe: string): Promise<void> {
+    await this.redis.del(this.keys.pipe(pipe));
   }
 
   /** Atomic counter fields (authFailures, drifts) so concurrent replicas don't lose a count. */
@@ -143,10 +195,16 @@ export class StateStore {
     else await this.redis.set(key, value);
   }
 
-  /** Resume one pipe, or with null every pipe (the fleet flag and every pipe's own). */
-  async clearPause(pipe: string | null, pipes: readonly string[] = []): Promise<void> {
-    const keys = pipe === null ? [this.keys.pauseAll, ...pipes.map((p) => this.keys.pause(p))] : [this.keys.pause(pipe)];
-    await this.redis.del(...keys);
+  /** Resume one pipe, or with null every pipe (the fleet flag and every pipe's own). Says what
+   *  was paused: the fleet flag, and the pipes whose own flag was there. */
+  async clearPause(pipe: string | null, pipes: readonly string[] = []): Promise<{ all: boolean; pipes: string[] }> {
+    const names = pipe === null ? pipes : [pipe];
+    const multi = this.redis.multi();
+    if (pipe === null) multi.del(this.keys.pauseAll);
+    for (const name of names) multi.del(this.keys.pause(name));
+    const deleted = ((await multi.exec()) ?? []).map(([err, n]) => (err ? 0 : Number(n)));
+    const own = pipe === null ? deleted.slice(1) : deleted;
+    return { all: pipe === null && deleted[0] === 1, pipes: names.filter((_, i) => own[i] === 1) };
   }
 
   /** Parking is cleared on reload: the operator may have fixed the key. */
@@ -158,17 +216,31 @@ export class StateStore {
   }
 }
 
-function parseRecord(raw: Record<string, string>): PipeRecord {
+/**
+ * The record from its hash, every field checked by its schema (stored-record.ts). A field that
+ * does not parse keeps its empty value and is named in `invalid`; the pipe is then read again
+ * (readDue), as after a lost state, so nothing is decided on a value nobody can vouch for.
+ */
+export function parseRecord(raw: Record<string, string>): { rec: PipeRecord; invalid: string[] } {
   const out: Record<string, unknown> = { ...EMPTY };
+  const invalid: string[] = [];
   for (const field in raw) {
-    if (Object.hasOwn(EMPTY, field)) out[field] = JSON.parse(raw[field]!);
+    if (!Object.hasOwn(RECORD_FIELDS, field)) continue;
+    const r = parseField(field as RecordField, raw[field]!);
+    if (r.ok) out[field] = r.value;
+    else invalid.push(field);
   }
-  return out as unknown as PipeRecord;
+  if (invalid.length > 0) out.readDue = true;
+  // Every field has passed its schema (or is EMPTY's): the shape is PipeRecord's.
+  return { rec: out as unknown as PipeRecord, invalid };
 }
 
+/** The pause that applies: the pipe's own, else the fleet's. An unreadable flag still pauses
+ *  (with that as its reason): a pause must never be lost to a bad value. */
 function parsePause(own: string | null, all: string | null): PauseFlag | null {
-  if (own) return { ...(JSON.parse(own) as PauseFlag), scope: 'pipe' };
-  if (all) return { ...(JSON.parse(all) as PauseFlag), scope: 'all' };
+  const flag = (text: string, scope: 'pipe' | 'all'): PauseFlag => ({ ...(parseStored(StoredPause, text) ?? { reason: 'unreadable pause flag in Redis' }), scope });
+  if (own) return flag(own, 'pipe');
+  if (all) return flag(all, 'all');
   return null;
 }
 

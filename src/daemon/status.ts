@@ -1,30 +1,54 @@
 // What `pipescaler status` and daemon.status() show per pipe, read from the shared Redis state.
 import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
 import type { Config } from '../policy/types.js';
+import { SKIP_REASON_CODES, type Reason } from '../policy/types.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError } from './state-store.js';
 
 export interface PipeStatus {
   readonly pipe: string;
   readonly policy: string;
   readonly key: string;
+  /** The pool that gave the pipe its key, when the pipe names a pool. */
+  readonly pool?: string;
   readonly kind: PipeKind | null;
   readonly state: PipeState | null;
   readonly applied: ScalingValues;
   readonly desired: ScalingValues | null;
   readonly windows: readonly string[];
   readonly lastDecision: StoredDecision | null;
+  /** Why the last decision skipped the pipe or held a change back (a reason code), else null. */
+  readonly reason: string | null;
+  /** Seconds since the last decision's tick: how old this row is (null: never evaluated). */
+  readonly ageSeconds: number | null;
   readonly lastError: StoredError | null;
+  /** The pause in force: the pipe's own, the fleet's (`pause --all`) or the config's (pipes[].paused). */
   readonly paused: PauseFlag | null;
   readonly parked: StoredError | null;
   readonly drifts: number;
 }
 
-export async function readPipeStatuses(store: StateStore, config: Config): Promise<PipeStatus[]> {
+/** The reasons that hold a change back, in the order they are named. */
+const HOLDING: readonly string[] = ['cooldown', 'stabilization', 'max_step', 'tolerance', 'metric_unavailable'];
+
+/** The reason code a status row shows: why a pipe was skipped, or what held its change back. */
+export function statusReason(d: Pick<StoredDecision, 'action' | 'reasons'> | null): string | null {
+  if (d === null) return null;
+  const has = (codes: readonly string[]): Reason | undefined => d.reasons.find((r) => codes.includes(r.code));
+  if (d.action === 'skip') return has(SKIP_REASON_CODES)?.code ?? d.reasons[0]?.code ?? 'skip';
+  for (const code of HOLDING) if (d.reasons.some((r) => r.code === code)) return code;
+  return null;
+}
+
+export async function readPipeStatuses(store: StateStore, config: Config, now: number = Date.now()): Promise<PipeStatus[]> {
   return Promise.all(config.pipes.map(async (p) => {
-    const { rec, pause: paused } = await store.snapshot(p.name, p);
+    const { rec, pause } = await store.snapshot(p.name, p);
+    // a pause declared in the config holds whatever Redis holds, as the evaluation sees it
+    const paused: PauseFlag | null = p.paused ? { reason: p.paused, scope: 'config' } : pause;
+    const last = rec.lastDecision;
     return {
-      pipe: p.name, policy: p.policy, key: p.key, kind: rec.kind, state: rec.state, applied: rec.applied,
-      desired: rec.desired, windows: rec.lastDecision?.windows ?? [], lastDecision: rec.lastDecision,
+      pipe: p.name, policy: p.policy, key: p.key, ...(p.pool !== undefined ? { pool: p.pool } : {}), kind: rec.kind, state: rec.state,
+      applied: rec.applied, desired: rec.desired, windows: last?.windows ?? [], lastDecision: last, reason: statusReason(last),
+      ageSeconds: last ? Math.max(0, Math.round((now - last.at) / 1000)) : null,
       lastError: rec.lastError, paused, parked: rec.parked, drifts: rec.drifts,
     };
   }));

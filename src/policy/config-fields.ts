@@ -29,6 +29,17 @@ export const durationMs = (what = 'a duration') => field<number>((v) => {
 
 export const positiveDurationMs = (what = 'a duration') => durationMs(what).refine((ms) => ms > 0, 'must be longer than 0s');
 
+/** Longest lead time a policy may ask for (and the farthest auto plans ahead). */
+export const MAX_LEAD_MS = 24 * 3_600_000;
+
+/** `behavior.scaleUp.leadTime`: auto, or a duration from 0 (no lead) to 24h. */
+export const leadTime = field<'auto' | number>((v) => {
+  if (v === 'auto') return { ok: 'auto' };
+  const ms = typeof v === 'string' ? parseDuration(v) : v === 0 ? 0 : null;
+  if (ms === null) return 'must be auto or a duration such as 0, 90s, 5m or 1h (units ms, s, m, h, d)';
+  return ms > MAX_LEAD_MS ? 'must be at most 24h' : { ok: ms };
+});
+
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 export const localTime = field<LocalTime>((v) => {
   const m = typeof v === 'string' ? HHMM.exec(v) : null;
@@ -94,7 +105,7 @@ export const nonEmptyString = field<string>((v) =>
   typeof v === 'string' && v.trim() !== '' ? { ok: v } : 'must be a non-empty string',
 );
 
-/** A value the platform accepts for a scaling field (api.md section 8). */
+/** A value the platform accepts for a scaling field (SCALING_LIMITS; docs/platform-api.md#scale-a-pipe). */
 export const scalingValue = (f: ScalingField) => field<number>((v) => {
   const bad = limitViolation(f, v);
   return bad === null ? { ok: v as number } : bad;

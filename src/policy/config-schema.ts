@@ -2,10 +2,12 @@
 // normalized shapes of types.ts. Every object is strict (unknown keys are errors with a
 // did-you-mean); cross references and secrets are checked in config-refs.ts and config-secrets.ts.
 import { z } from 'zod';
-import { SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { SCALABLE_KINDS, SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { metricSchema, pipeLabels, prometheusSchema } from './config-metric.js';
+import { redisSchema } from './config-redis.js';
 import { didYouMean } from './did-you-mean.js';
 import {
-  WEEKDAYS, cronExpression, durationMs, field, instant, listenAddress, localDate, localTime, lowerName,
+  WEEKDAYS, cronExpression, durationMs, field, instant, leadTime, listenAddress, localDate, localTime, lowerName,
   nonEmptyString, positiveDurationMs, scalingValue, stepValue, timeZone, uuid, weekdays,
 } from './config-fields.js';
 import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from './types.js';
@@ -42,7 +44,18 @@ const targetBounds = perField(rangeOf).transform((b): Target => compact(Object.f
   }]),
 )));
 
-const fixedValues = perField(scalingValue);
+/** Window `set`: a fixed value per field. A `{min, max}` there is a range, which is `bounds`: say so. */
+const setField = (f: ScalingField) => z.unknown().transform((v, ctx): number => {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    ctx.addIssue({ code: 'custom', message: `set takes a fixed ${f}; for a range write bounds: { ${f}: { min: ..., max: ... } }` });
+    return z.NEVER;
+  }
+  const r = scalingValue(f).safeParse(v);
+  if (r.success) return r.data;
+  for (const i of r.error.issues) ctx.addIssue(i as never);
+  return z.NEVER;
+});
+const fixedValues = perField(setField);
 
 /** Policy `baseline`: per field a fixed value, or `{min, max}`. */
 const baselineField = (f: ScalingField) => z.unknown().transform((v, ctx): FieldTarget => {
@@ -128,10 +141,10 @@ const direction = {
   cooldown: durationMs().optional(),
 };
 const behavior = strict({
-  scaleUp: strict(direction).optional(),
+  scaleUp: strict({ ...direction, leadTime: leadTime.optional() }).optional(),
   scaleDown: strict({ ...direction, stabilization: durationMs().optional() }).optional(),
 }).transform((b): Behavior => ({
-  scaleUp: { maxStep: b.scaleUp?.maxStep ?? {}, cooldownMs: b.scaleUp?.cooldown ?? 0 },
+  scaleUp: { maxStep: b.scaleUp?.maxStep ?? {}, cooldownMs: b.scaleUp?.cooldown ?? 0, leadTime: b.scaleUp?.leadTime ?? 'auto' },
   scaleDown: {
     maxStep: b.scaleDown?.maxStep ?? {},
     cooldownMs: b.scaleDown?.cooldown ?? 0,
@@ -144,6 +157,7 @@ const policy = strict({
   windows: z.array(window).optional(),
   exclude: z.array(localDate).optional(),
   behavior: behavior.optional(),
+  metric: metricSchema(strict).optional(),
 });
 
 const policies = z.record(z.string(), policy).transform((rec): Record<string, Policy> => {
@@ -159,9 +173,10 @@ const policies = z.record(z.string(), policy).transform((rec): Record<string, Po
       baseline: p.baseline ?? {},
       windows,
       behavior: p.behavior ?? {
-        scaleUp: { maxStep: {}, cooldownMs: 0 },
+        scaleUp: { maxStep: {}, cooldownMs: 0, leadTime: 'auto' },
         scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
       },
+      ...(p.metric ? { metric: p.metric } : {}),
     };
   }
   return out;
@@ -177,7 +192,13 @@ const pipe = strict({
   policy: nonEmptyString,
   key: nonEmptyString.optional(),
   bounds: pipeBounds.optional(),
-}).transform((p): PipeConfig => ({ ...p, key: p.key ?? 'default', bounds: p.bounds ?? {} }));
+  labels: pipeLabels.optional(),
+  kind: z.enum(SCALABLE_KINDS, { error: `must be one of ${SCALABLE_KINDS.join(', ')} (a database pipe takes no scaling)` }).optional(),
+  paused: nonEmptyString.optional(),
+}).transform((p): PipeConfig => {
+  const { kind, ...rest } = p;
+  return { ...rest, key: p.key ?? 'default', bounds: p.bounds ?? {}, labels: p.labels ?? {}, ...(kind ? { kind } : {}) };
+});
 
 const rateLimit = strict({
   requests: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }),
@@ -201,28 +222,25 @@ const api = strict({
   baseUrl: baseUrl.optional(),
   fixtures: nonEmptyString.optional(),
   timeout: positiveDurationMs().optional(),
+  maxResponseBytes: z.number({ error: 'must be an integer (bytes)' }).int({ error: 'must be an integer (bytes)' })
+    .min(1024, { error: 'must be at least 1024 (bytes)' }).optional(),
   ...keyFields,
-  keys: z.record(z.string(), strict(keyFields)).optional(),
-});
-
-const redisUrl = field<string>((v) => {
-  // never echo the value: it may carry a password
-  if (typeof v !== 'string' || !URL.canParse(v) || !/^rediss?:$/.test(new URL(v).protocol)) {
-    return 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
-  }
-  return { ok: v };
+  // pool: pipes that name the pool (key: <pool>) are spread over its keys (key-pool.ts)
+  keys: z.record(z.string(), strict({ ...keyFields, pool: lowerName('pool name').optional() })).optional(),
 });
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const configSchema = strict({
   api: api.optional(),
-  redis: strict({ url: redisUrl.optional(), prefix: nonEmptyString.optional() }).optional(),
+  redis: redisSchema(strict).optional(),
   evaluate: strict({
     cron: cronExpression.optional(),
     reconcile: positiveDurationMs().optional(),
     concurrency: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' })
       .min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).optional(),
+    readShare: z.number({ error: 'must be a number' }).gt(0, { error: 'must be above 0' })
+      .max(0.9, { error: 'must be at most 0.9 (changes need the rest)' }).optional(),
   }).optional(),
   telemetry: strict({
     listen: listenAddress.optional(),
@@ -231,6 +249,7 @@ export const configSchema = strict({
       : `must be one of ${LOG_LEVELS.join(', ')}${typeof v === 'string' ? didYouMean(v, LOG_LEVELS) : ''}`).optional(),
   }).optional(),
   dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  metrics: strict({ prometheus: prometheusSchema(strict).optional() }).optional(),
   pipes: z.array(pipe).optional(),
   policies: policies.optional(),
 });
@@ -247,6 +266,7 @@ export const DEFAULTS = {
   cron: '*/30 * * * * *',
   reconcileMs: 600_000,
   concurrency: 10,
+  readShare: 0.25,
   listen: '127.0.0.1:9464',
   logLevel: 'info',
 } as const;

@@ -3,6 +3,7 @@
 // name and every secret value, so the loader can scrub them from anything it prints.
 import { isAbsolute, join } from 'node:path';
 import { formatPath } from './config-errors.js';
+import { parseRedisUrl } from './config-redis.js';
 import { isRecord, type RawIssue } from './config-issue.js';
 
 export interface ResolvedKey {
@@ -12,6 +13,8 @@ export interface ResolvedKey {
 
 export interface SecretsResult {
   readonly keys: Record<string, ResolvedKey>;
+  /** redis.password and redis.sentinelPassword, resolved. */
+  readonly redis: { readonly password?: string; readonly sentinelPassword?: string };
   readonly issues: RawIssue[];
   /** Every secret value met, to scrub from messages. */
   readonly secrets: string[];
@@ -24,45 +27,66 @@ export interface SecretsInput {
   /** Folder of the config file: keySecretFile is relative to it. */
   readonly dir: string;
   readonly readFile: (path: string) => string;
+  /** false: the keys' credentials are not wanted (status, pause, resume): each key is resolved
+   *  with an empty id and secret, and nothing is asked of it. Default true. */
+  readonly apiCredentials?: boolean;
 }
 
 /** Credentials of the default key when baseUrl is embedded and none are given: the fixtures' demo key. */
 export const DEMO_KEY: ResolvedKey = { keyId: '', keySecret: '' };
 
-export function resolveSecrets({ raw, interpolated, dir, readFile }: SecretsInput): SecretsResult {
+export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredentials = true }: SecretsInput): SecretsResult {
   const issues: RawIssue[] = [];
   const secrets: string[] = [];
   const keys: Record<string, ResolvedKey> = {};
-  if (!isRecord(raw)) return { keys, issues, secrets };
+  if (!isRecord(raw)) return { keys, redis: {}, issues, secrets };
   const api = isRecord(raw.api) ? raw.api : {};
   const embedded = api.baseUrl === undefined || api.baseUrl === 'embedded';
 
-  const resolve = (spec: Record<string, unknown>, path: (string | number)[], name: string, optional: boolean): void => {
-    const { keyId, keySecret, keySecretFile } = spec;
-    let secret: string | undefined;
-    if (keySecret !== undefined && keySecret !== null) {
-      const secretPath = [...path, 'keySecret'];
-      if (typeof keySecret !== 'string') return; // the schema reports the type
-      if (!interpolated.has(formatPath(secretPath))) {
-        issues.push({ path: secretPath, message: 'a secret must not be written in the config file: use keySecret: ${ENV_VAR} or keySecretFile: /path/to/file' });
-      } else if (keySecret === '') {
-        issues.push({ path: secretPath, message: `is empty (${interpolated.get(formatPath(secretPath))} resolved to nothing)` });
+  /** A secret from `${ENV_VAR}` (a literal is refused) or from a file relative to the config. */
+  const secretOf = (spec: Record<string, unknown>, path: (string | number)[], valueKey: string, fileKey: string): { secret?: string; badType?: true } => {
+    const value = spec[valueKey];
+    const fileName = spec[fileKey];
+    if (value !== undefined && value !== null) {
+      const valuePath = [...path, valueKey];
+      if (typeof value !== 'string') return { badType: true }; // the schema reports the type
+      let secret: string | undefined;
+      if (!interpolated.has(formatPath(valuePath))) {
+        issues.push({ path: valuePath, message: `a secret must not be written in the config file: use ${valueKey}: \${ENV_VAR} or ${fileKey}: /path/to/file` });
+      } else if (value === '') {
+        issues.push({ path: valuePath, message: `is empty (${interpolated.get(formatPath(valuePath))} resolved to nothing)` });
       } else {
-        secret = keySecret;
-        secrets.push(keySecret);
+        secret = value;
+        secrets.push(value);
       }
-      if (keySecretFile !== undefined) issues.push({ path: [...path, 'keySecretFile'], message: 'give keySecret or keySecretFile, not both' });
-    } else if (typeof keySecretFile === 'string' && keySecretFile !== '') {
-      const file = isAbsolute(keySecretFile) ? keySecretFile : join(dir, keySecretFile);
-      try {
-        secret = readFile(file).replace(/\r?\n$/, '');
-        if (secret === '') issues.push({ path: [...path, 'keySecretFile'], message: `the file ${JSON.stringify(file)} is empty` });
-        else secrets.push(secret);
-      } catch (err) {
-        const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
-        issues.push({ path: [...path, 'keySecretFile'], message: `cannot read ${JSON.stringify(file)} (${code})` });
-      }
+      if (fileName !== undefined) issues.push({ path: [...path, fileKey], message: `give ${valueKey} or ${fileKey}, not both` });
+      return secret !== undefined ? { secret } : {};
     }
+    if (typeof fileName !== 'string' || fileName === '') return {};
+    const file = isAbsolute(fileName) ? fileName : join(dir, fileName);
+    try {
+      const secret = readFile(file).replace(/\r?\n$/, '');
+      if (secret === '') {
+        issues.push({ path: [...path, fileKey], message: `the file ${JSON.stringify(file)} is empty` });
+        return {};
+      }
+      secrets.push(secret);
+      return { secret };
+    } catch (err) {
+      const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
+      issues.push({ path: [...path, fileKey], message: `cannot read ${JSON.stringify(file)} (${code})` });
+      return {};
+    }
+  };
+
+  const resolve = (spec: Record<string, unknown>, path: (string | number)[], name: string, optional: boolean): void => {
+    if (!apiCredentials) {
+      keys[name] = { keyId: '', keySecret: '' };
+      return;
+    }
+    const { keyId, keySecret, keySecretFile } = spec;
+    const { secret, badType } = secretOf(spec, path, 'keySecret', 'keySecretFile');
+    if (badType) return;
     const hasSecret = keySecret !== undefined || keySecretFile !== undefined;
     if (keyId === undefined && !hasSecret) {
       if (!optional) {
@@ -88,14 +112,25 @@ export function resolveSecrets({ raw, interpolated, dir, readFile }: SecretsInpu
   }
 
   const redis = isRecord(raw.redis) ? raw.redis : {};
-  if (typeof redis.url === 'string' && URL.canParse(redis.url)) {
-    const password = new URL(redis.url).password;
-    if (password !== '') {
-      secrets.push(password, decodeURIComponent(password));
-      if (!interpolated.has('redis.url')) {
-        issues.push({ path: ['redis', 'url'], message: 'a password must not be written in the config file: use url: ${REDIS_URL} (or redis://:${REDIS_PASSWORD}@host:6379)' });
-      }
+  const endpoint = typeof redis.url === 'string' ? parseRedisUrl(redis.url) : null;
+  const urlPassword = endpoint === null || 'error' in endpoint ? undefined
+    : endpoint.mode === 'standalone' ? (URL.canParse(endpoint.url) ? new URL(endpoint.url).password : undefined) : endpoint.password;
+  if (urlPassword !== undefined && urlPassword !== '') {
+    secrets.push(urlPassword, safeDecode(urlPassword), encodeURIComponent(urlPassword));
+    if (!interpolated.has('redis.url')) {
+      issues.push({ path: ['redis', 'url'], message: 'a password must not be written in the config file: use url: ${REDIS_URL} (or redis://:${REDIS_PASSWORD}@host:6379), or password: ${REDIS_PASSWORD}' });
     }
   }
-  return { keys, issues, secrets };
+  const password = secretOf(redis, ['redis'], 'password', 'passwordFile').secret;
+  const sentinelPassword = secretOf(redis, ['redis'], 'sentinelPassword', 'sentinelPasswordFile').secret;
+  const resolvedRedis = { ...(password !== undefined ? { password } : {}), ...(sentinelPassword !== undefined ? { sentinelPassword } : {}) };
+  return { keys, redis: resolvedRedis, issues, secrets };
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

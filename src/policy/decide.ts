@@ -1,5 +1,5 @@
 // decide(): one pure decision for one pipe at one instant. Same code serves the daemon, `plan` and
-// `simulate`. Order: skips -> window or baseline target -> pipe bounds -> platform ranges
+// `simulate`. Order: skips -> window or baseline target (raised by lead time) -> pipe bounds -> platform ranges
 // (= the recommendation) -> behavior -> the hard limits again -> the fields of the pipe's kind ->
 // compare with what is applied.
 // The hard limits run again after behavior because behavior only holds at or steps from the
@@ -11,9 +11,12 @@
 import { clampToLimit, KIND_FIELDS, SCALABLE_PIPE_STATES, SCALING_FIELDS, SCALING_LIMITS, SERVICE_STATES_REFUSING_CHANGES } from '../api/index.js';
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import { applyBehavior } from './behavior.js';
+import { leadHorizon, statesAhead, withLead } from './lead.js';
+import { applyMetric } from './metric.js';
 import { resolveTarget } from './target.js';
 import type { Bounds, Decision, Direction, PipeView, Policy, Reason } from './types.js';
 import { activeWindows } from './windows.js';
+import { withArticle } from './words.js';
 
 /** The reason this pipe must not be scaled now, or null. */
 function skipReason(view: PipeView, now: number): Reason | null {
@@ -106,12 +109,18 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   const kind = view.kind!;
   const fields = KIND_FIELDS[kind];
 
-  const resolved = resolveTarget(policy, active, winners, view.applied);
+  // Lead time: what the schedule sets up to the horizon raises the target now (lead.ts).
+  const until = leadHorizon(policy, now, view.leadUntil);
+  const ahead = until > now ? statesAhead(policy.windows, now, until) : [];
+  const resolved = withLead(policy, now, ahead, resolveTarget(policy, active, winners, view.applied), view.applied);
   const reasons: Reason[] = [...resolved.reasons];
+  // A metric picks the value of its field inside the window's (or baseline's) bounds.
+  const metric = applyMetric(policy, now, view.metric, resolved.target, resolved.values, view.applied, fields);
+  reasons.push(...metric.reasons);
 
   const recommendation: ScalingValues = {};
   for (const field of fields) {
-    const value = resolved.values[field];
+    const value = metric.values[field];
     if (value !== undefined) recommendation[field] = clampHard(field, value, view.bounds, reasons, '');
   }
 
@@ -141,8 +150,12 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
       code: 'unchanged',
       message: Object.keys(desired).length > 0
         ? `already applied: ${list(desired)}`
-        : `the policy sets no field a ${kind} pipe takes`,
+        : `the policy sets no field ${withArticle(kind)} pipe takes`,
     });
   }
-  return { action: changed ? 'change' : 'none', direction, windows, recommendation, desired, changes, reasons };
+  return {
+    action: changed ? 'change' : 'none', direction, windows, recommendation, desired, changes, reasons,
+    ...(metric.outcome ? { metric: metric.outcome } : {}),
+    ...(resolved.lead ? { lead: resolved.lead } : {}),
+  };
 }

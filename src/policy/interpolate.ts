@@ -58,6 +58,8 @@ export interface DocumentInterpolation {
   readonly raw: Map<string, string>;
   /** The subset of `raw` written in quotes: their values stay text. */
   readonly quoted: Map<string, string>;
+  /** Each interpolated result -> its source text: an error names `${VAR}`, never what it held. */
+  readonly expanded: Map<string, string>;
 }
 
 /**
@@ -68,6 +70,7 @@ export function interpolateDocument(doc: Document, env: Env): DocumentInterpolat
   const problems: InterpolationProblem[] = [];
   const rawByPath = new Map<string, string>();
   const quoted = new Map<string, string>();
+  const expanded = new Map<string, string>();
   const walk = (node: unknown, path: (string | number)[]): void => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -85,12 +88,13 @@ export function interpolateDocument(doc: Document, env: Env): DocumentInterpolat
       }
       if (r.value === raw) return;
       if (r.interpolated) rawByPath.set(formatPath(path), raw);
+      if (r.interpolated && r.value !== '') expanded.set(r.value, raw);
       if (r.interpolated && node.type !== 'PLAIN') quoted.set(formatPath(path), raw);
       node.value = r.interpolated && node.type === 'PLAIN' ? retype(r.value) : r.value;
     }
   };
   walk(doc.contents, []);
-  return { problems, raw: rawByPath, quoted };
+  return { problems, raw: rawByPath, quoted, expanded };
 }
 
 function retype(text: string): string | number | boolean {

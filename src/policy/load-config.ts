@@ -5,25 +5,36 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
+import { expandCalendars } from './calendar.js';
 import { ConfigError, formatPath, type ConfigIssue } from './config-errors.js';
 import { isRecord, type RawIssue } from './config-issue.js';
 import { crossCheck } from './config-refs.js';
 import { DEFAULTS, configSchema, type ParsedConfig } from './config-schema.js';
-import { DEMO_KEY, resolveSecrets, type ResolvedKey } from './config-secrets.js';
+import { clusterUrl, redisIssues, sentinelUrl } from './config-redis.js';
+import { DEMO_KEY, resolveSecrets, type ResolvedKey, type SecretsResult } from './config-secrets.js';
+import { cutConnections } from './config-redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
+import { assignPools } from './key-pool.js';
+import { metricMatchIssues } from './metric-match.js';
 import { locate } from './yaml-locate.js';
-import type { ApiKeyConfig, Config } from './types.js';
+import type { ApiKeyConfig, Config, PrometheusConfig, RedisSettings } from './types.js';
 
 export interface ParseOptions {
   /** The file name used in messages; keySecretFile and fixtures are relative to its folder. */
   readonly file: string;
   readonly env?: Env;
-  /** Reads a keySecretFile (tests inject one); default fs.readFileSync as UTF-8. */
+  /** Reads a keySecretFile or a calendar (tests inject one); default fs.readFileSync as UTF-8. */
   readonly readFile?: (path: string) => string;
+  /**
+   * 'redis': for the commands that talk to Redis only (status, pause, resume). The API's base URL
+   * and credentials and the Prometheus server are not read (config-redis-only.ts): every key comes
+   * back with an empty id and secret, and the API is the embedded one. Default 'all'.
+   */
+  readonly needs?: 'all' | 'redis';
 }
 
 /** Read, validate and normalize a config file. Throws ConfigError (CONFIG_INVALID or CONFIG_UNREADABLE). */
-export function loadConfig(path: string, env: Env = process.env): Config {
+export function loadConfig(path: string, env: Env = process.env, needs: ParseOptions['needs'] = 'all'): Config {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -31,7 +42,7 @@ export function loadConfig(path: string, env: Env = process.env): Config {
     const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
     throw new ConfigError('CONFIG_UNREADABLE', path, [{ path: '', line: 1, column: 1, message: `cannot read the config file (${code})` }]);
   }
-  return parseConfig(text, { file: path, env });
+  return parseConfig(text, { file: path, env, needs });
 }
 
 /** True for the default key of an embedded config that gave no credentials: use the fixtures' demo key. */
@@ -52,7 +63,12 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     const message = more > 0 ? `${first.message} (then ${more} more syntax error${more > 1 ? 's' : ''} that may follow from it)` : first.message;
     throw new ConfigError('CONFIG_INVALID', file, [{ ...first, message }]);
   }
+  if (doc.contents === null) {
+    // `: > config.yaml`, or an editor that truncates before it writes: not a config of defaults
+    throw new ConfigError('CONFIG_INVALID', file, [{ path: '', line: 1, column: 1, message: 'the config file is empty (nothing but whitespace or comments)' }]);
+  }
   const env = opts.env ?? process.env;
+  if (opts.needs === 'redis') cutConnections(doc);
   const interpolation = interpolateDocument(doc, env);
   const raw: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
   unsetEmptyCredentials(raw, interpolation.raw);
@@ -63,6 +79,8 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     rawIssues.push({ path: [], message: 'the config must be a mapping (api, redis, evaluate, telemetry, dryRun, pipes, policies)' });
     throw toError(file, doc, lc, rawIssues, []);
   }
+  const readFile = opts.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
+  rawIssues.push(...expandCalendars(raw, dir, readFile));
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     // a value whose interpolation failed is already reported; its leftover text is no second issue
@@ -70,16 +88,17 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     rawIssues.push(...parsed.error.issues.flatMap((i) => fromZod(i, raw, interpolation.quoted))
       .filter((i) => !failed.has(formatPath(i.path))));
   }
-  rawIssues.push(...crossCheck(raw));
+  rawIssues.push(...crossCheck(raw), ...metricMatchIssues(raw), ...redisIssues(raw));
   const secrets = resolveSecrets({
-    raw, interpolated: interpolation.raw, dir, readFile: opts.readFile ?? ((p) => readFileSync(p, 'utf8')),
+    raw, interpolated: interpolation.raw, dir, readFile, apiCredentials: opts.needs !== 'redis',
   });
   rawIssues.push(...secrets.issues);
-  if (rawIssues.length > 0 || !parsed.success) throw toError(file, doc, lc, rawIssues, secrets.secrets);
-  return assemble(parsed.data, secrets.keys, dir);
+  if (rawIssues.length > 0 || !parsed.success) throw toError(file, doc, lc, rawIssues, secrets.secrets, interpolation.expanded);
+  return assemble(parsed.data, secrets, dir);
 }
 
-function assemble(c: ParsedConfig, resolved: Record<string, ResolvedKey>, dir: string): Config {
+function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>; redis: SecretsResult['redis'] }, dir: string): Config {
+  const resolved = secrets.keys;
   const api = c.api ?? {};
   const defaultRate = api.rateLimit ?? DEFAULTS.rateLimit;
   const keys: Record<string, ApiKeyConfig> = {
@@ -87,25 +106,50 @@ function assemble(c: ParsedConfig, resolved: Record<string, ResolvedKey>, dir: s
   };
   for (const [name, spec] of Object.entries(api.keys ?? {})) {
     const creds = resolved[name];
-    if (creds) keys[name] = { ...creds, rateLimit: spec.rateLimit ?? defaultRate };
+    if (creds) keys[name] = { ...creds, rateLimit: spec.rateLimit ?? defaultRate, ...(spec.pool !== undefined ? { pool: spec.pool } : {}) };
   }
   // the default is the repository's demo fixtures (from the working folder, as `npm start` runs);
   // a path written in the config is relative to the config, like keySecretFile
   const fixtures = api.fixtures === undefined
     ? DEFAULTS.fixtures
     : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
-  return {
-    api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys },
-    redis: { url: c.redis?.url ?? DEFAULTS.redisUrl, prefix: c.redis?.prefix ?? DEFAULTS.redisPrefix },
+  return assignPools({
+    api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys,
+      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}) },
+    redis: redisSettings(c.redis, secrets.redis),
     evaluate: {
       cron: c.evaluate?.cron ?? DEFAULTS.cron,
       reconcileMs: c.evaluate?.reconcile ?? DEFAULTS.reconcileMs,
       concurrency: c.evaluate?.concurrency ?? DEFAULTS.concurrency,
+      readShare: c.evaluate?.readShare ?? DEFAULTS.readShare,
     },
     telemetry: { listen: c.telemetry?.listen ?? DEFAULTS.listen, logLevel: c.telemetry?.logLevel ?? DEFAULTS.logLevel },
     dryRun: c.dryRun ?? false,
     pipes: c.pipes ?? [],
     policies: c.policies ?? {},
+    metrics: c.metrics?.prometheus ? { prometheus: resolvePrometheusPaths(c.metrics.prometheus, dir) } : null,
+  });
+}
+
+/** The servers as one URL of their mode (the list forms become redis+sentinel:// or redis+cluster://). */
+function redisSettings(r: ParsedConfig['redis'], secrets: SecretsResult['redis']): RedisSettings {
+  const url = r?.cluster ? clusterUrl(r.cluster)
+    : r?.sentinels && r.name !== undefined ? sentinelUrl(r.sentinels, r.name)
+      : r?.url ?? DEFAULTS.redisUrl;
+  return {
+    url, prefix: r?.prefix ?? DEFAULTS.redisPrefix,
+    ...(r?.username !== undefined ? { username: r.username } : {}),
+    ...secrets,
+  };
+}
+
+/** Token and password files are relative to the config's folder, like keySecretFile. */
+function resolvePrometheusPaths(p: PrometheusConfig, dir: string): PrometheusConfig {
+  const at = (f: string) => (isAbsolute(f) ? f : join(dir, f));
+  return {
+    ...p,
+    ...(p.bearerTokenFile !== undefined ? { bearerTokenFile: at(p.bearerTokenFile) } : {}),
+    ...(p.basicAuth !== undefined ? { basicAuth: { ...p.basicAuth, passwordFile: at(p.basicAuth.passwordFile) } } : {}),
   };
 }
 
@@ -157,8 +201,18 @@ function fromZod(issue: z.core.$ZodIssue, raw: unknown, quoted: ReadonlyMap<stri
   return [{ path, message: issue.message }];
 }
 
-function toError(file: string, doc: Parameters<typeof locate>[0], lc: LineCounter, issues: readonly RawIssue[], secrets: readonly string[]): ConfigError {
-  const scrub = (s: string): string => secrets.filter((x) => x.length >= 3).reduce((acc, x) => acc.replaceAll(x, '[redacted]'), s);
+function toError(
+  file: string, doc: Parameters<typeof locate>[0], lc: LineCounter, issues: readonly RawIssue[], secrets: readonly string[],
+  expanded: ReadonlyMap<string, string> = new Map(),
+): ConfigError {
+  // `${VAR}` can hold anything of the environment (a password read by mistake into a pipe name):
+  // a message names the variable, never its value; quoted forms first, longer values before shorter.
+  const values = [...expanded].sort(([a], [b]) => b.length - a.length);
+  const unexpand = (s: string): string => values.reduce((acc, [value, source]) => {
+    const quotedForm = acc.replaceAll(JSON.stringify(value), source);
+    return value.length >= 4 ? quotedForm.replaceAll(value, source) : quotedForm;
+  }, s);
+  const scrub = (s: string): string => secrets.filter((x) => x.length >= 3).reduce((acc, x) => acc.replaceAll(x, '[redacted]'), unexpand(s));
   const seen = new Set<string>();
   const out: ConfigIssue[] = [];
   for (const i of withoutEchoes(issues)) {

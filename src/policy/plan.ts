@@ -1,6 +1,7 @@
 // `plan`: what decide() says for every configured pipe at one instant. Pure; the CLI reads the
 // pipe views and prints.
 import { decide } from './decide.js';
+import { leadPlan, leadPlanSpan, leadUntil, nextSlot, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
 import type { Config, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
 
@@ -12,6 +13,8 @@ export interface PlanEntry {
   /** Every window containing the instant, winners or not. */
   readonly active: readonly Window[];
   readonly decision: Decision;
+  /** leadTime auto: the pipe's next slot in its key's lead plan (its next early start), or null. */
+  readonly leadSlot: LeadSlot | null;
 }
 
 /** A view for a pipe nothing is known of: decide() skips it as not read yet. */
@@ -19,11 +22,16 @@ export function unknownView(pipe: PipeConfig): PipeView {
   return { kind: null, state: null, applied: {}, bounds: pipe.bounds, lastChange: {}, recommendations: [], endpoints: {} };
 }
 
-export function plan(config: Config, views: Readonly<Record<string, PipeView | undefined>>, at: number): PlanEntry[] {
+/** `fleet`: the whole config the keys' lead plans are made of, when `config` holds only some of its pipes. */
+export function plan(config: Config, views: Readonly<Record<string, PipeView | undefined>>, at: number, fleet: Config = config): PlanEntry[] {
+  // The keys' lead plans as the daemon makes them at this instant (leadTime auto).
+  const span = leadPlanSpan(at);
+  const lead = leadPlan(fleet, span.from, span.to);
   return config.pipes.map((pipe) => {
     const policy = config.policies[pipe.policy]!;
     const view = views[pipe.name] ?? null;
-    const decision = decide(policy, at, { ...(view ?? unknownView(pipe)), bounds: pipe.bounds });
-    return { pipe, policy, view, active: activeWindows(policy.windows, at).active, decision };
+    const until = leadUntil(lead, pipe.name, at);
+    const decision = decide(policy, at, { ...(view ?? unknownView(pipe)), bounds: pipe.bounds, ...(until !== undefined ? { leadUntil: until } : {}) });
+    return { pipe, policy, view, active: activeWindows(policy.windows, at).active, decision, leadSlot: nextSlot(lead, pipe.name, at) };
   });
 }

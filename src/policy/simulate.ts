@@ -1,10 +1,20 @@
-// `simulate`: the daemon's loop on a fake clock. At every step each pipe gets decide() exactly as
-// the daemon would call it; a change is applied at once to the simulated pipe, stamps lastChange
-// for each direction it moves in, and every recommendation is kept for scale-down stabilization.
-// Pure, so the daemon's tests can hold their timeline against it.
+// `simulate`: the daemon's loop on a fake clock. The timeline is the one stepping every `stepMs`
+// from `from` would give, through the daemon's own evaluation step (step.ts): decide(), the
+// recommendations kept by the daemon's rule, and a change applied at once to the simulated pipe
+// with lastChange stamped for each direction it moves in.
+//
+// It runs at the speed of its changes: between two ticks where something can change (a window
+// boundary, a cooldown or stabilization running out, the tick after a change) every tick decides
+// the same, so those ticks are skipped; the one thing they would leave behind, their
+// recommendation, is added at the last skipped tick. Pipes with the same policy, bounds and
+// starting view share one timeline. Pure, so the daemon's tests can hold their timeline against it.
 import type { ScalingValues } from '../api/index.js';
-import { changeDirections, decide } from './decide.js';
-import type { Config, Direction, PipeView, Reason } from './types.js';
+import { MAX_LEAD_MS } from './config-fields.js';
+import { leadPlan, type LeadSlot } from './lead-plan.js';
+import { recommendationsAfter } from './recommendations.js';
+import { afterChange, evaluateStep } from './step.js';
+import type { Config, Direction, LeadOutcome, MetricReading, PipeConfig, PipeView, Policy, Reason } from './types.js';
+import { nextBoundary } from './windows.js';
 
 export interface SimulatedChange {
   readonly pipe: string;
@@ -18,6 +28,20 @@ export interface SimulatedChange {
   /** The values those fields had before. */
   readonly previous: ScalingValues;
   readonly reasons: readonly Reason[];
+  /** A scale-up sent ahead of its boundary (lead time): the boundary and the windows that win there. */
+  readonly lead?: LeadOutcome;
+}
+
+/** The metric reading of a pipe at a simulated instant (recorded series), for metric policies. */
+export type MetricAt = (pipe: PipeConfig, policy: Policy, now: number) => MetricReading | undefined;
+
+export interface SimulateOptions {
+  /** Readings for metric policies; without it their pipes are decided without a value. */
+  readonly metricAt?: MetricAt;
+  /** Called after each distinct timeline with the pipes done so far and in all. */
+  readonly onProgress?: (done: number, total: number) => void;
+  /** The whole config the keys' lead plans are made of, when `config` holds only some of its pipes. */
+  readonly fleet?: Config;
 }
 
 /**
@@ -30,50 +54,166 @@ export function simulate(
   from: number,
   to: number,
   stepMs: number,
+  opts: SimulateOptions = {},
 ): SimulatedChange[] {
   if (!(stepMs > 0)) throw new RangeError('stepMs must be above 0');
-  const changes: SimulatedChange[] = [];
-  const state = new Map<string, PipeView>();
+  // leadTime auto: the keys' lead plans, as the daemon makes them (a boundary up to the longest
+  // lead after the period may start a change within it).
+  const lead = leadPlan(opts.fleet ?? config, from, to + MAX_LEAD_MS);
+  const groups = new Map<string, { policy: Policy; view: PipeView; pipes: PipeConfig[]; slots: readonly LeadSlot[] }>();
+  let total = 0;
   for (const pipe of config.pipes) {
     const view = views[pipe.name];
-    if (view !== undefined) state.set(pipe.name, { ...view, bounds: pipe.bounds });
+    if (view === undefined) continue;
+    const start: PipeView = { ...view, bounds: pipe.bounds };
+    // a metric's readings are the pipe's own: such a pipe shares its timeline with no other
+    const own = config.policies[pipe.policy]!.metric !== undefined && opts.metricAt !== undefined ? pipe.name : '';
+    // Pipes whose lead slots start at the same ticks share a timeline (a slot starts a change at
+    // the first tick at or after its start).
+    const slots = (lead.slots.get(pipe.name) ?? []).filter((s) => s.boundary > from && s.start < to);
+    let ticks = '';
+    for (const s of slots) ticks += `${s.boundary}:${s.start <= from ? from : nextTick(from, stepMs, s.start - 1, s.start)},`;
+    const key = `${pipe.policy}\u0000${own}\u0000${ticks}\u0000${JSON.stringify(start)}`;
+    const group = groups.get(key);
+    if (group) group.pipes.push(pipe);
+    else groups.set(key, { policy: config.policies[pipe.policy]!, view: start, pipes: [pipe], slots });
+    total++;
   }
-  for (let now = from; now < to; now += stepMs) {
-    for (const pipe of config.pipes) {
-      const view = state.get(pipe.name);
-      if (view === undefined) continue;
-      const policy = config.policies[pipe.policy]!;
-      const decision = decide(policy, now, view);
-      if (decision.action === 'skip') continue;
+  const order = new Map(config.pipes.map((p, i) => [p.name, i]));
+  const changes: SimulatedChange[] = [];
+  let done = 0;
+  for (const { policy, view, pipes, slots } of groups.values()) {
+    const { metricAt } = opts;
+    const metric = policy.metric && metricAt ? (now: number) => metricAt(pipes[0]!, policy, now) : undefined;
+    const timeline = pipeTimeline(policy, view, from, to, stepMs, metric, slots);
+    for (const pipe of pipes) for (const c of timeline) changes.push({ ...c, pipe: pipe.name });
+    done += pipes.length;
+    opts.onProgress?.(done, total);
+  }
+  return changes.sort((a, b) => a.at - b.at || order.get(a.pipe)! - order.get(b.pipe)!);
+}
 
-      const keepFrom = now - policy.behavior.scaleDown.stabilizationMs;
-      const recommendations = Object.keys(decision.recommendation).length > 0
-        ? [...view.recommendations.filter((r) => r.at >= keepFrom), { at: now, values: decision.recommendation }]
-        : view.recommendations.filter((r) => r.at >= keepFrom);
-      let next: PipeView = { ...view, recommendations };
-
-      if (decision.action === 'change') {
-        const previous: ScalingValues = {};
-        for (const f of Object.keys(decision.changes) as (keyof ScalingValues)[]) {
-          if (view.applied[f] !== undefined) previous[f] = view.applied[f];
-        }
-        const moves = changeDirections(view.applied, decision.changes);
-        next = {
-          ...next,
-          applied: { ...view.applied, ...decision.changes },
-          lastChange: {
-            ...view.lastChange,
-            ...(moves.up ? { up: now } : {}),
-            ...(moves.down ? { down: now } : {}),
-          },
-        };
-        changes.push({
-          pipe: pipe.name, at: now, direction: decision.direction, windows: decision.windows,
-          scaling: decision.changes, previous, reasons: decision.reasons,
-        });
-      }
-      state.set(pipe.name, next);
+/** The changes of one pipe, as stepping every `stepMs` would make them. */
+export function pipeTimeline(
+  policy: Policy, start: PipeView, from: number, to: number, stepMs: number, metric?: (now: number) => MetricReading | undefined,
+  slots: readonly LeadSlot[] = [],
+): Omit<SimulatedChange, 'pipe'>[] {
+  const lead = new SlotCursor(slots);
+  const until = (now: number): Partial<Pick<PipeView, 'leadUntil'>> => {
+    const u = lead.until(now);
+    return u === undefined ? {} : { leadUntil: u };
+  };
+  const out: Omit<SimulatedChange, 'pipe'>[] = [];
+  // A recorded metric is read at every tick: nothing can be skipped. Without readings a metric
+  // policy holds (its onError choice) and changes only where a schedule would.
+  const everyTick = policy.metric !== undefined && metric !== undefined;
+  let view = start;
+  /** The recommendation of the last tick decided, when the ticks skipped after it repeat it. */
+  let repeated: { at: number; values: ScalingValues } | null = null;
+  for (let now = from; now < to;) {
+    if (repeated && now - stepMs > repeated.at) {
+      view = { ...view, recommendations: recommendationsAfter(policy, now - stepMs, view.recommendations, { action: 'none', recommendation: repeated.values }) };
     }
+    repeated = null;
+    const reading = metric?.(now);
+    const { decision, recommendations } = evaluateStep(policy, now, { ...view, ...(reading ? { metric: reading } : {}), ...until(now) });
+    if (decision.action === 'skip') {
+      now = everyTick ? now + stepMs : nextTick(from, stepMs, now, nextEvent(policy, view, now, to, {}, lead.nextStart(now)));
+      continue;
+    }
+    view = { ...view, recommendations };
+    if (decision.action === 'change') {
+      const previous: ScalingValues = {};
+      for (const f of Object.keys(decision.changes) as (keyof ScalingValues)[]) {
+        if (view.applied[f] !== undefined) previous[f] = view.applied[f];
+      }
+      const { applied, lastChange } = afterChange(view.applied, view.lastChange, decision.changes, now);
+      view = { ...view, applied, lastChange };
+      out.push({
+        at: now, direction: decision.direction, windows: decision.windows, scaling: decision.changes, previous, reasons: decision.reasons,
+        ...(decision.lead && decision.direction === 'up' ? { lead: decision.lead } : {}),
+      });
+      now += stepMs;
+      continue;
+    }
+    if (everyTick) {
+      now += stepMs;
+      continue;
+    }
+    if (Object.keys(decision.recommendation).length > 0) repeated = { at: now, values: decision.recommendation };
+    now = nextTick(from, stepMs, now, nextEvent(policy, view, now, to, decision.recommendation, lead.nextStart(now)));
   }
-  return changes;
+  return out;
+}
+
+/**
+ * The first instant after `now` at which a decision can differ from the one made at `now`: a
+ * window starts or ends, a cooldown runs out, or a recommendation above the current one
+ * (`current`, repeated by every tick until then) leaves the stabilization window.
+ */
+export function nextEvent(
+  policy: Policy, view: PipeView, now: number, to: number, current: ScalingValues, leadStart?: number,
+): number {
+  let next = nextBoundary(policy.windows, now, to) ?? to;
+  const consider = (t: number): void => {
+    if (t > now && t < next) next = t;
+  };
+  // Lead time: a fixed lead sees a boundary that long before it; auto, from each slot's start.
+  const lead = policy.behavior.scaleUp.leadTime ?? 'auto';
+  if (lead !== 'auto' && lead > 0) {
+    const ahead = nextBoundary(policy.windows, now + lead, to + lead);
+    if (ahead !== null) consider(ahead - lead);
+  }
+  if (leadStart !== undefined) consider(leadStart);
+  const { scaleUp, scaleDown } = policy.behavior;
+  if (view.lastChange.up !== undefined) consider(view.lastChange.up + scaleUp.cooldownMs);
+  if (view.lastChange.down !== undefined) consider(view.lastChange.down + scaleDown.cooldownMs);
+  // An entry counts while at >= now - stabilization: it is gone 1 ms after at + stabilization.
+  // Only one above the current recommendation holds a floor whose end can change anything.
+  for (const r of view.recommendations) {
+    const above = (Object.keys(r.values) as (keyof ScalingValues)[]).some((f) => current[f] === undefined || r.values[f]! > current[f]);
+    if (above) consider(r.at + scaleDown.stabilizationMs + 1);
+  }
+  return next;
+}
+
+/**
+ * A pipe's lead slots (by boundary) as simulated time moves forward: the lead horizon at an
+ * instant (leadUntil() of lead-plan.ts) and the next slot start, looking only at the slots whose
+ * boundary is at most the longest lead ahead (a slot starts at most that long before it).
+ */
+class SlotCursor {
+  #first = 0;
+
+  constructor(private readonly slots: readonly LeadSlot[]) {}
+
+  #skip(now: number): void {
+    while (this.#first < this.slots.length && this.slots[this.#first]!.boundary <= now) this.#first++;
+  }
+
+  until(now: number): number | undefined {
+    this.#skip(now);
+    let until: number | undefined;
+    for (let i = this.#first; i < this.slots.length && this.slots[i]!.boundary - MAX_LEAD_MS <= now; i++) {
+      const s = this.slots[i]!;
+      if (s.start <= now && (until === undefined || s.boundary > until)) until = s.boundary;
+    }
+    return until;
+  }
+
+  nextStart(now: number): number | undefined {
+    this.#skip(now);
+    let next: number | undefined;
+    for (let i = this.#first; i < this.slots.length && (next === undefined || this.slots[i]!.boundary - MAX_LEAD_MS <= next); i++) {
+      const { start } = this.slots[i]!;
+      if (start > now && (next === undefined || start < next)) next = start;
+    }
+    return next;
+  }
+}
+
+/** The first tick of the grid (from + k * step) at or after `at`, and after `now`. */
+function nextTick(from: number, stepMs: number, now: number, at: number): number {
+  const tick = from + Math.ceil((at - from) / stepMs) * stepMs;
+  return tick > now ? tick : now + stepMs;
 }

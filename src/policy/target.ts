@@ -61,6 +61,17 @@ function boundsReason(field: ScalingField, t: { min: number; max: number }, appl
   return `${range}: applied ${applied} moves to ${value}`;
 }
 
+/** The winners' combined target, the baseline for the fields they leave unset (no reasons). */
+export function targetOf(policy: Policy, winners: readonly Window[]): Target {
+  const fromWindows = combineTargets(winners.map((w) => w.target));
+  const target: Partial<Record<ScalingField, FieldTarget>> = {};
+  for (const field of SCALING_FIELDS) {
+    const t = fromWindows[field] ?? policy.baseline[field];
+    if (t !== undefined) target[field] = t;
+  }
+  return target;
+}
+
 /** The target at `now`: the winners' combined target, the baseline for fields they leave unset. */
 export function resolveTarget(
   policy: Policy,

@@ -1,7 +1,7 @@
 // The normalized shapes the policy engine works on. The config loader (config-schema.ts) turns
 // YAML into these; decide() and the windows read only these. All times are epoch milliseconds;
 // nothing here reads a clock.
-import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingField, ScalingValues, ServiceState } from '../api/index.js';
+import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalableKind, ScalingField, ScalingValues, ServiceState } from '../api/index.js';
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 
@@ -53,12 +53,57 @@ export interface DirectionBehavior {
   readonly cooldownMs: number;
 }
 
+/** How early a window's scale-ups may start: `auto` (the key's lead plan, lead.ts) or a duration in ms. */
+export type LeadTime = 'auto' | number;
+
 export interface Behavior {
-  readonly scaleUp: DirectionBehavior;
+  readonly scaleUp: DirectionBehavior & {
+    /** Scale-ups due at a boundary may be sent this early (default `auto`). Scale-downs never lead. */
+    readonly leadTime?: LeadTime;
+  };
   readonly scaleDown: DirectionBehavior & {
     /** A scale-down goes no lower than the highest recommendation of this trailing window. */
     readonly stabilizationMs: number;
   };
+}
+
+/** The field a metric drives: replicas (stream pipes) or concurrency (object-storage pipes). */
+export type MetricField = 'replicas' | 'concurrency';
+
+/** What a pipe does when its metric is unavailable: keep the applied value, the baseline, or fixed values. */
+export type MetricFallback =
+  | { readonly kind: 'hold' }
+  | { readonly kind: 'baseline' }
+  | { readonly kind: 'fixed'; readonly values: ScalingValues };
+
+/** Target tracking on a PromQL instant query, inside the bounds the windows or the baseline set. */
+export interface MetricSpec {
+  readonly query: string;
+  /** Sample label -> template of the value this pipe's sample has (`{{ .labels.x }}`, `{{ .name }}`). */
+  readonly match: Readonly<Record<string, string>>;
+  /** Metric value per unit of the field: recommended = ceil(value / target). */
+  readonly targetPer: Partial<Record<MetricField, number>>;
+  readonly onError: MetricFallback;
+  /** A value older than this counts as unavailable. */
+  readonly staleAfterMs: number;
+  /** Relative change (0.1 = 10%) below which the applied value is kept. */
+  readonly tolerance: number;
+}
+
+/** This pipe's value of its policy's metric at the tick (what the evaluate job passes in). */
+export type MetricReading =
+  | { readonly value: number; readonly at: number }
+  | { readonly error: string };
+
+/** What the metric did in a decision: for plan, status and the metric gauges. */
+export interface MetricOutcome {
+  readonly field: MetricField;
+  readonly value?: number;
+  readonly error?: string;
+  /** The bounds the metric moves within (window or baseline; a fixed value is min = max). */
+  readonly bounds: { readonly min: number; readonly max: number };
+  /** ceil(value / target) within the bounds, or the fallback's value. */
+  readonly recommended: number;
 }
 
 export interface Policy {
@@ -67,6 +112,7 @@ export interface Policy {
   readonly baseline: Target;
   readonly windows: readonly Window[];
   readonly behavior: Behavior;
+  readonly metric?: MetricSpec;
 }
 
 /** What the daemon knows of one pipe (Redis), and what plan/simulate assume. */
@@ -87,15 +133,24 @@ export interface PipeView {
   readonly paused?: { readonly reason: string; readonly until?: number };
   /** The state of the pipe's service when known (the daemon reads it before a change). */
   readonly serviceState?: ServiceState;
+  /** The pipe's metric value at this instant, for a policy with a metric (absent: not fetched). */
+  readonly metric?: MetricReading;
+  /**
+   * Lead time: what the schedule sets up to this instant may raise the target now (scale-ups only).
+   * For `leadTime: auto` the caller takes it from the key's lead plan (leadUntil() in lead.ts);
+   * absent, decide() uses now + a fixed leadTime, and no lead for auto.
+   */
+  readonly leadUntil?: number;
 }
 
-/** Why a decision is what it is; also the `reason` label of the decisions metric. */
-/** The reasons decide() skips a pipe for, in the order it checks them. */
+/** The reasons decide() skips a pipe for, in the order it checks them (docs/decisions.md#skips). */
 export const SKIP_REASON_CODES = ['unknown_pipe', 'paused', 'service_not_running', 'pipe_state', 'endpoint_not_ready'] as const;
 
+/** Every code a decision's reasons carry, each emitted by decide() (docs/decisions.md#reason-codes). */
 export const REASON_CODES = [
   'window', 'baseline', 'pipe_bound', 'platform_range', 'cooldown', 'max_step', 'stabilization',
   'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged', 'service_not_running',
+  'metric', 'metric_unavailable', 'tolerance', 'lead_time',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -121,6 +176,16 @@ export interface Decision {
   /** Only the fields of `desired` that differ from `applied`: the PATCH body. */
   readonly changes: ScalingValues;
   readonly reasons: readonly Reason[];
+  /** Present when the policy has a metric and the pipe takes its field. */
+  readonly metric?: MetricOutcome;
+  /** Present when lead time raised the target ahead of a boundary: the first such boundary and its winning windows. */
+  readonly lead?: LeadOutcome;
+}
+
+export interface LeadOutcome {
+  readonly boundary: number;
+  /** The windows that win at the boundary (empty: the baseline). */
+  readonly windows: readonly string[];
 }
 
 /** A pipe of the config (`pipes[]`). */
@@ -132,9 +197,27 @@ export interface PipeConfig {
   readonly pipeId: string;
   /** Name of a policy in `policies`. */
   readonly policy: string;
-  /** Name of an API key in `api.keys`; `default` is the key of `api.keyId`/`api.keySecret`. */
+  /** Name of an API key in `api.keys`; `default` is the key of `api.keyId`/`api.keySecret`. A pipe
+   *  that names a pool has here the pool's key it was given (key-pool.ts), and the pool in `pool`. */
   readonly key: string;
+  /** The pool the pipe named (`key: <pool>`), when it named one. */
+  readonly pool?: string;
   readonly bounds: Bounds;
+  /** Declared kind (`pipes[].kind`): lets plan and simulate work from the policy when the pipe is not read. */
+  readonly kind?: ScalableKind;
+  /** Free labels (`pipes[].labels`), e.g. the consumer group a metric's `match` names. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Paused in the config (`pipes[].paused: <reason>`): survives any Redis; `resume` cannot lift it. */
+  readonly paused?: string;
+}
+
+/** `metrics.prometheus`: where metric policies query. Secrets stay in their files (read per request). */
+export interface PrometheusConfig {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly bearerTokenFile?: string;
+  readonly basicAuth?: { readonly username: string; readonly passwordFile: string };
 }
 
 export interface ApiKeyConfig {
@@ -143,6 +226,24 @@ export interface ApiKeyConfig {
   readonly keySecret: string;
   /** The platform's limit for this key (default 10 per 10 s). */
   readonly rateLimit: { readonly requests: number; readonly perMs: number };
+  /** The pool this key serves (`api.keys.<name>.pool`): pipes that name the pool are spread over its keys. */
+  readonly pool?: string;
+}
+
+/**
+ * Where the daemon's Redis is (config-redis.ts). `url` names the servers in every mode: redis://,
+ * rediss://, redis+sentinel://host:port,.../<master name>, redis+cluster://host:port,...; the list
+ * forms of the config (redis.sentinels, redis.cluster) are turned into such a URL.
+ */
+export interface RedisSettings {
+  readonly url: string;
+  /** Of every key (BullMQ's and ours); a cluster needs a hash tag: "{pipescaler}". */
+  readonly prefix: string;
+  readonly username?: string;
+  /** The data nodes' password, from the environment or a file; never logged. */
+  readonly password?: string;
+  /** The sentinels' own password (Sentinel only), from the environment or a file; never logged. */
+  readonly sentinelPassword?: string;
 }
 
 /** The loaded, validated, normalized config (config/pipescaler.yaml). */
@@ -152,13 +253,23 @@ export interface Config {
     readonly baseUrl: string;
     readonly fixtures: string;
     readonly timeoutMs: number;
+    /** Answers larger than this (bytes) fail API_BAD_RESPONSE unread; default 4 MiB. */
+    readonly maxResponseBytes?: number;
     /** `default` plus every entry of `api.keys`. */
     readonly keys: Readonly<Record<string, ApiKeyConfig>>;
   };
-  readonly redis: { readonly url: string; readonly prefix: string };
-  readonly evaluate: { readonly cron: string; readonly reconcileMs: number; readonly concurrency: number };
+  readonly redis: RedisSettings;
+  readonly evaluate: {
+    readonly cron: string;
+    readonly reconcileMs: number;
+    readonly concurrency: number;
+    /** Share of each key's request budget reconcile reads may take (default 0.25, key-budget.ts). */
+    readonly readShare?: number;
+  };
   readonly telemetry: { readonly listen: string; readonly logLevel: string };
   readonly dryRun: boolean;
   readonly pipes: readonly PipeConfig[];
   readonly policies: Readonly<Record<string, Policy>>;
+  /** null: no metric source configured (no policy may have a metric then). */
+  readonly metrics?: { readonly prometheus: PrometheusConfig } | null;
 }

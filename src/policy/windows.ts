@@ -34,8 +34,28 @@ function zoneOf(window: RecurringWindow): IANAZone {
   return zone;
 }
 
-function offsetMs(zone: IANAZone, instant: number): number {
+/** Offsets at the start and end of each UTC day, per zone: equal means no transition that day. */
+const dayOffsets = new Map<string, readonly [number, number]>();
+
+function exactOffsetMs(zone: IANAZone, instant: number): number {
   return zone.offset(instant) * MINUTE_MS;
+}
+
+/**
+ * The zone's offset at `instant`. Each reading is an Intl call, the hottest cost of simulate:
+ * a day whose start and end have the same offset has no transition (zones change at most once
+ * a day), so one memoized pair answers every instant of it.
+ */
+function offsetMs(zone: IANAZone, instant: number): number {
+  const day = Math.floor(instant / DAY_MS);
+  const key = `${zone.name}|${day}`;
+  let pair = dayOffsets.get(key);
+  if (pair === undefined) {
+    if (dayOffsets.size >= MAX_MEMO) dayOffsets.clear();
+    pair = [exactOffsetMs(zone, day * DAY_MS), exactOffsetMs(zone, (day + 1) * DAY_MS - 1)];
+    dayOffsets.set(key, pair);
+  }
+  return pair[0] === pair[1] ? pair[0] : exactOffsetMs(zone, instant);
 }
 
 /** The local calendar day (days since 1970-01-01) that `instant` falls on in `zone`. */
@@ -47,8 +67,17 @@ function weekdayOf(day: number): Weekday {
   return WEEKDAYS[(((day + EPOCH_WEEKDAY) % 7) + 7) % 7]!;
 }
 
-function isoDate(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+/** A window's excluded local dates as day numbers, parsed once per (immutable) window. */
+const excludedDays = new WeakMap<RecurringWindow, ReadonlySet<number>>();
+
+function isExcluded(window: RecurringWindow, day: number): boolean {
+  if (window.exclude.length === 0) return false;
+  let days = excludedDays.get(window);
+  if (days === undefined) {
+    days = new Set(window.exclude.map((d) => Math.floor(Date.parse(`${d}T00:00:00Z`) / DAY_MS)));
+    excludedDays.set(window, days);
+  }
+  return days.has(day);
 }
 
 function minutesOf(time: LocalTime): number {
@@ -105,7 +134,7 @@ function lookbackDays(window: RecurringWindow): number {
 /** The occurrence of `window` starting on local `day`, or null when it does not start that day. */
 function occurrenceOn(window: RecurringWindow, zone: IANAZone, day: number): Occurrence | null {
   if (!window.days.includes(weekdayOf(day))) return null;
-  if (window.exclude.includes(isoDate(day))) return null;
+  if (isExcluded(window, day)) return null;
   const startMinutes = minutesOf(window.start);
   const start = wallToInstant(zone, day, startMinutes);
   let end: number;

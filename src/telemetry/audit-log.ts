@@ -2,6 +2,7 @@
 // requestId), and a line for each thing an operator must know about (parking, reload failures,
 // 429 pauses, drift, Redis going away).
 import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
+import { describeChanges } from '../daemon/reload-changes.js';
 import type { TelemetryLogger } from './logger.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
 
@@ -46,15 +47,25 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
       logger.error({ pipe, code, error: message }, 'pipe parked: its API key keeps failing auth; fix the key and reload'),
     'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
     'rate-limited': ({ key, resetMs }) => logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),
+    'rate-limit:reset-invalid': ({ key, value, usedMs }) =>
+      logger.warn({ key, value, usedMs }, 'X-RateLimit-Reset of a 429 not believed (missing, unparsable or too long): the key waits one window'),
+    'read:recovered': ({ pipe, code }) => logger.info({ pipe, code }, 'pipe read again after failing'),
+    'api:envelope-issue': ({ pipe, key, issue }) =>
+      logger.warn({ pipe, key, issue }, 'scaling answer applied although its envelope does not fit'),
+    'state:invalid': ({ pipe, fields }) =>
+      logger.warn({ pipe, fields }, "pipe's record in Redis had unreadable fields: they were dropped and the pipe is read again"),
     drift: ({ pipe, expected, actual }) => logger.warn({ pipe, expected, actual }, 'pipe scaling drifted from what was applied'),
-    'config:reload': ({ result, errors }) => {
-      if (result === 'success') logger.info({ result }, 'config reloaded');
+    'config:reload': ({ result, errors, changes }) => {
+      if (result === 'success') logger.info({ result, ...changes }, changes ? `config reloaded: ${describeChanges(changes)}` : 'config reloaded');
       else logger.error({ result, errors }, 'config reload failed; the previous config stays in force');
     },
     'redis:status': ({ ready }) => {
       if (ready === redisReady) return;
+      // a connection never made was not lost: the first attempt failed (Redis not up yet, a wrong url)
+      const never = redisReady === undefined;
       redisReady = ready;
       if (ready) logger.info({ redis: 'ready' }, 'redis connection ready');
+      else if (never) logger.warn({ redis: 'down' }, 'redis not reachable at start; evaluations wait for it, and the daemon keeps trying');
       else logger.warn({ redis: 'down' }, 'redis connection lost; evaluations wait for it');
     },
   };

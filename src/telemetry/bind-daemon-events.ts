@@ -12,10 +12,14 @@ export interface BindDaemonOptions {
   /** The pipes of the config in force: after a successful reload, the gauges of pipes no longer
    *  in it are dropped (else a removed pipe's last desire would keep an alert going). */
   readonly pipes?: () => readonly string[];
+  /** The API keys of the config in force: after a successful reload, the reconcile period of a
+   *  key no longer in it (a key taken out of a pool) is dropped. */
+  readonly keys?: () => readonly string[] | null;
 }
 
-const RESULTS: ReadonlySet<string> = new Set(['applied', 'skipped', 'failed', 'dry_run', 'none']);
-const DIRECTIONS: ReadonlySet<string> = new Set(['up', 'down', 'none']);
+export const DECISION_RESULTS = ['applied', 'skipped', 'failed', 'dry_run', 'none'] as const;
+const RESULTS: ReadonlySet<string> = new Set(DECISION_RESULTS);
+const DIRECTIONS: ReadonlySet<string> = new Set(['up', 'down', 'none', 'mixed']);
 
 /** Subscribe the metrics to the daemon's events; returns the unsubscribe. */
 export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, options: BindDaemonOptions = {}): () => void {
@@ -26,6 +30,22 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
   const windowSeries = new Map<string, Set<string>>();
   const gaugedPipes = new Set<string>();
   const parkedPipes = new Set<string>();
+  /** Keys with a pipescaler_reconcile_period_seconds series. */
+  const plannedKeys = new Set<string>();
+  /** Pipes whose pipescaler_decision_results_total series exist (from 0). */
+  const countedPipes = new Set<string>();
+
+  const countFromZero = (pipes: readonly string[]): void => {
+    for (const p of pipes.map(configName)) {
+      if (countedPipes.has(p)) continue;
+      countedPipes.add(p);
+      for (const result of DECISION_RESULTS) metrics.decisionResults.inc({ pipe: p, result }, 0);
+      metrics.drift.inc({ pipe: p }, 0);
+      gaugedPipes.add(p);
+      metrics.pipeFailing.set({ pipe: p }, 0);
+    }
+  };
+  if (options.pipes !== undefined) countFromZero(options.pipes());
 
   const setValues = (gauge: Metrics['desired'], pipe: string, values: ScalingValues): void => {
     gaugedPipes.add(pipe);
@@ -43,7 +63,9 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
     for (const window of windowSeries.get(pipe) ?? []) metrics.windowActive.remove({ pipe, window });
     metrics.paused.remove({ pipe });
     metrics.parked.remove({ pipe });
-    for (const known of [gaugedPipes, parkedPipes]) known.delete(pipe);
+    metrics.pipeFailing.remove({ pipe });
+    // Counters keep their history (pipescaler_decision_results_total, pipescaler_drift_total).
+    for (const known of [gaugedPipes, parkedPipes, countedPipes]) known.delete(pipe);
     activeWindows.delete(pipe);
     windowSeries.delete(pipe);
   };
@@ -63,12 +85,13 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       // A skipped pipe (paused, stopped, endpoint not ready) wants nothing now: its old desire
       // must not keep the "not at desired scaling" alert going.
       if (result === 'skipped') setValues(metrics.desired, configName(pipe), {});
-      metrics.decisions.inc({
-        pipe: configName(pipe),
-        direction: DIRECTIONS.has(direction) ? direction : 'none',
-        result: RESULTS.has(result) ? result : 'none',
-        reason: reasonLabel(reason),
-      });
+      const p = configName(pipe);
+      const r = RESULTS.has(result) ? result : 'none';
+      metrics.decisions.inc({ pipe: p, direction: DIRECTIONS.has(direction) ? direction : 'none', result: r, reason: reasonLabel(reason) });
+      metrics.decisionResults.inc({ pipe: p, result: r });
+      // A failure holds until a call for the pipe succeeds (an apply here, a read: read:recovered).
+      if (r === 'failed') metrics.pipeFailing.set({ pipe: p }, 1);
+      else if (r === 'applied') metrics.pipeFailing.set({ pipe: p }, 0);
     },
     desired: ({ pipe, values }) => setValues(metrics.desired, configName(pipe), values),
     applied: ({ pipe, values }) => setValues(metrics.applied, configName(pipe), values),
@@ -100,7 +123,15 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       if (operation !== undefined) metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) });
     },
     'rate-limited': ({ key }) => metrics.rateLimitPauses.inc({ key: configName(key) }),
+    'budget:plan': ({ key, reconcileMs }) => {
+      plannedKeys.add(configName(key));
+      metrics.reconcilePeriod.set({ key: configName(key) }, reconcileMs / 1000);
+    },
+    'rate-limit:reset-invalid': ({ key }) => metrics.rateLimitResetInvalid.inc({ key: configName(key) }),
+    'api:envelope-issue': ({ key }) => metrics.envelopeIssues.inc({ key: configName(key) }),
+    'read:recovered': ({ pipe }) => metrics.pipeFailing.set({ pipe: configName(pipe) }, 0),
     drift: ({ pipe }) => metrics.drift.inc({ pipe: configName(pipe) }),
+    'state:invalid': () => metrics.stateInvalid.inc(),
     'config:reload': ({ result }) => {
       metrics.configReloads.inc({ result });
       metrics.configLastReloadSuccess.set(result === 'success' ? 1 : 0);
@@ -108,13 +139,29 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       // A reload unparks every pipe (the daemon tries them again with the new keys).
       for (const p of parkedPipes) metrics.parked.set({ pipe: p }, 0);
       parkedPipes.clear();
+      const inForceKeys = options.keys?.() ?? null;
+      if (inForceKeys !== null) {
+        const keys = new Set(inForceKeys.map(configName));
+        for (const k of plannedKeys) {
+          if (keys.has(k)) continue;
+          metrics.reconcilePeriod.remove({ key: k });
+          plannedKeys.delete(k);
+        }
+      }
       if (options.pipes === undefined) return;
-      const kept = new Set(options.pipes().map(configName));
-      for (const p of [...gaugedPipes]) if (!kept.has(p)) forget(p);
+      const inForce = options.pipes();
+      const kept = new Set(inForce.map(configName));
+      for (const p of new Set([...gaugedPipes, ...countedPipes])) if (!kept.has(p)) forget(p);
+      countFromZero(inForce);
     },
     'redis:status': ({ ready }) => metrics.redisUp.set(ready ? 1 : 0),
+    'redis:state': ({ lost, cause }) => {
+      for (const c of ['data_lost', 'eviction_policy'] as const) metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
+    },
     'api:contact': ({ at }) => metrics.apiLastContact.set(at / 1000),
   };
 
+  // both series from the start, so an alert on them has something to read
+  for (const c of ['data_lost', 'eviction_policy'] as const) metrics.redisStateLost.set({ cause: c }, 0);
   return subscribe(emitter, listeners);
 }

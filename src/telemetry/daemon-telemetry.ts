@@ -10,6 +10,7 @@ import { queueMetrics, type PrometheusExporter } from './exposition.js';
 import { startTelemetry, type TelemetryServer } from './http-server.js';
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
 import { createReadiness } from './readiness.js';
 
 /** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
@@ -17,6 +18,8 @@ export interface TelemetryConfigView {
   readonly pipes: readonly { readonly name: string }[];
   readonly evaluate: { readonly reconcileMs: number };
   readonly telemetry: { readonly listen: string };
+  /** The API keys in force (their reconcile periods are exported); absent: never dropped. */
+  readonly api?: { readonly keys: Readonly<Record<string, unknown>> };
 }
 
 export interface DaemonTelemetryOptions {
@@ -40,8 +43,8 @@ export interface DaemonTelemetry {
   readonly url: string;
   readonly registry: Registry;
   readonly metrics: Metrics;
-  /** Subscribe one API client's events (metrics and log); returns the unsubscribe. */
-  bindClient(events: ClientEventSource): () => void;
+  /** Subscribe one API client's events (metrics and log) under its key's config name; returns the unsubscribe. */
+  bindClient(events: ClientEventSource, key?: string): () => void;
   /** Unsubscribe everything and stop the server. */
   close(): Promise<void>;
 }
@@ -56,9 +59,14 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     redisReady: options.redisReady ?? false,
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
   });
+  const keysInForce = () => {
+    const keys = config().api?.keys;
+    return keys ? Object.keys(keys) : null;
+  };
   const unbinds = [
-    bindDaemonEvents(emitter, metrics, { pipes: () => config().pipes.map((p) => p.name) }),
+    bindDaemonEvents(emitter, metrics, { pipes: () => config().pipes.map((p) => p.name), keys: keysInForce }),
     bindAuditLog(emitter, logger),
+    bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry)),
     () => readiness.close(),
   ];
   const unbindAll = (): void => {
@@ -81,8 +89,8 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     url: server.url,
     registry,
     metrics,
-    bindClient(events) {
-      const off = [bindClientEvents(events, metrics), bindClientLog(events, logger)];
+    bindClient(events, key) {
+      const off = [bindClientEvents(events, metrics, key === undefined ? {} : { key }), bindClientLog(events, logger)];
       const unbind = (): void => off.forEach((f) => f());
       unbinds.push(unbind);
       return unbind;

@@ -39,6 +39,16 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
+/** A listen that failed, naming the setting (a port clash said only "EADDRINUSE" with a stack). */
+function listenError(listen: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const fix = 'set telemetry.listen (or PIPESCALER_TELEMETRY_LISTEN) to a free host:port';
+  if (code === 'EADDRINUSE') return new Error(`telemetry.listen: ${listen} is already in use (another pipescaler, or another program, listens there): ${fix}`);
+  if (code === 'EACCES') return new Error(`telemetry.listen: ${listen}: not allowed to listen there (a port below 1024 needs privileges): ${fix}`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`telemetry.listen: ${listen}: no such address on this machine: ${fix}`);
+  return new Error(`telemetry.listen: ${listen}: cannot listen (${code ?? (err as Error).message})`);
+}
+
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -149,20 +159,28 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
+  const removeOwn = (): void => {
+    for (const name of OWN_METRICS) if (registry.getSingleMetric(name) !== undefined) registry.removeSingleMetric(name);
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    removeOwn();
+    throw listenError(options.listen, err);
+  }
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
     url: `http://${urlHost}:${address.port}`,
     close: async () => {
-      for (const name of OWN_METRICS) if (registry.getSingleMetric(name) !== undefined) registry.removeSingleMetric(name);
+      removeOwn();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

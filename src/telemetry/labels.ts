@@ -3,15 +3,20 @@
 import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS, type ApiErrorCode } from '../api/index.js';
 import { REASON_CODES } from '../policy/types.js';
 
-/** Reasons the daemon gives that are not policy reasons (outcomes of the apply path). */
-const DAEMON_REASONS = ['skip', 'dry_run', 'applied', 'parked', 'rate_limited', 'drift', 'reconcile', 'contact', 'superseded', 'stale'];
-
-const REASONS: ReadonlySet<string> = new Set<string>([...REASON_CODES, ...DAEMON_REASONS, ...API_ERROR_CODES]);
+/** What the `reason` label of a decision may be: a decide() reason code (window, baseline,
+ *  lead_time, a skip code...) or the API error code of a failed call
+ *  (docs/decisions.md#the-reason-label-of-the-decisions-metric). */
+const REASONS: ReadonlySet<string> = new Set<string>([...REASON_CODES, ...API_ERROR_CODES]);
 const OPERATION_SET: ReadonlySet<string> = new Set<string>(OPERATIONS);
 const CODE_SET: ReadonlySet<string> = new Set<string>(API_ERROR_CODES);
 const FIELD_SET: ReadonlySet<string> = new Set<string>(SCALING_FIELDS);
 
 export const OTHER = 'other';
+
+/** The API operations the daemon calls (the CLI's others never reach its metrics). */
+export const DAEMON_OPERATIONS = ['scalePipe', 'getReversePrivateEndpoint', 'listServices'] as const;
+/** Every error code, for series that start at 0. */
+export const ERROR_CODES: readonly string[] = API_ERROR_CODES;
 
 /** Config names (pipes, windows, API keys): lower-case words, as the config loader enforces. */
 const CONFIG_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;

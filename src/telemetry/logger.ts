@@ -3,7 +3,12 @@
 // scrub of every written line replaces the configured secret values wherever they hide (an error
 // message, a URL, a header logged under some other key).
 import { pino, type DestinationStream, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type { PrettyOptions, PrettyStream } from 'pino-pretty';
+
+// pino-pretty (and its colour and date dependencies) load only when a person reads the lines.
+const requirePretty = (): ((options: PrettyOptions) => PrettyStream) =>
+  createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
 
 export type TelemetryLogger = Logger;
 
@@ -42,7 +47,7 @@ export function secretForms(secret: string, keyId?: string): string[] {
 /** The parts of the loaded config that hold secrets (src/policy/types.ts Config fits). */
 export interface SecretBearingConfig {
   readonly api: { readonly keys: Readonly<Record<string, { readonly keyId: string; readonly keySecret: string }>> };
-  readonly redis: { readonly url: string };
+  readonly redis: { readonly url: string; readonly password?: string; readonly sentinelPassword?: string };
 }
 
 const configSecretsCache = new WeakMap<SecretBearingConfig, readonly string[]>();
@@ -53,12 +58,20 @@ export function configSecrets(config: SecretBearingConfig): readonly string[] {
   let secrets = configSecretsCache.get(config);
   if (secrets === undefined) {
     const list = Object.values(config.api.keys).flatMap((k) => secretForms(k.keySecret, k.keyId));
-    const password = URL.canParse(config.redis.url) ? new URL(config.redis.url).password : '';
+    const password = urlPassword(config.redis.url);
     if (password !== '') list.push(...secretForms(decodeURIComponent(password)), password);
+    for (const p of [config.redis.password, config.redis.sentinelPassword]) if (p) list.push(...secretForms(p), p);
     secrets = [...new Set(list)];
     configSecretsCache.set(config, secrets);
   }
   return secrets;
+}
+
+/** The password of a Redis URL of any form (redis://, rediss://, redis+sentinel://, redis+cluster://), as written. */
+function urlPassword(url: string): string {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(url);
+  const colon = m?.[1]?.indexOf(':') ?? -1;
+  return m && colon >= 0 ? m[1]!.slice(colon + 1) : '';
 }
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -100,7 +113,7 @@ export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
   const usePretty = options.pretty ?? process.stdout.isTTY === true;
   const destination =
     usePretty
-      ? pretty({ colorize: options.destination === undefined, sync: true, destination: options.destination ?? 1 })
+      ? requirePretty()({ colorize: options.destination === undefined, sync: true, destination: options.destination ?? 1 })
       : (options.destination ?? pino.destination({ dest: 1, sync: false }));
   return pino(
     {

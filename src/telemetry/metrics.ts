@@ -2,6 +2,7 @@
 // global default, so tests and several daemons in one process do not collide). BullMQ's own
 // bullmq_* names come from queue.exportPrometheusMetrics() and are not registered here.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERSION } from '../version.js';
 
 /** Up to 30 s: the API client's timeout, so a request that times out still lands in a bucket. */
 export const API_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -11,7 +12,7 @@ const EVALUATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export interface MetricsOptions {
-  /** Package version for pipescaler_build_info. */
+  /** Version for pipescaler_build_info (default: package.json's). */
   readonly version?: string;
   /** Node's process_* and nodejs_* metrics on the same registry (default true). */
   readonly defaultMetrics?: boolean;
@@ -29,7 +30,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     labelNames: ['version', 'node'] as const,
     registers,
   });
-  buildInfo.set({ version: options.version ?? 'unknown', node: process.versions.node }, 1);
+  buildInfo.set({ version: options.version ?? VERSION, node: process.versions.node }, 1);
 
   const lastEvaluation = new Gauge({
     name: 'pipescaler_last_evaluation_timestamp_seconds',
@@ -38,7 +39,16 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
   });
   lastEvaluation.set((options.startedAt ?? Date.now()) / 1000);
 
-  return {
+  // The daemon makes its metrics only once its first config has loaded: that load is the first
+  // successful one (else PipescalerConfigReloadFailed would fire after every start).
+  const configLastReloadSuccess = new Gauge({
+    name: 'pipescaler_config_last_reload_success',
+    help: '1 when the config in force loaded (at start or at the last reload), 0 when the last reload failed (the previous config stays)',
+    registers,
+  });
+  configLastReloadSuccess.set(1);
+
+  const metrics = {
     registry,
     buildInfo,
     lastEvaluation,
@@ -75,6 +85,14 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['pipe', 'direction', 'result', 'reason'] as const,
       registers,
     }),
+    // The same outcomes by pipe and result only: a label set known from the config, so every
+    // series starts at 0 and increase() sees the first event (a series born at 1 has no increase).
+    decisionResults: new Counter({
+      name: 'pipescaler_decision_results_total',
+      help: 'Decision outcomes by pipe and result (every configured pipe and result starts at 0)',
+      labelNames: ['pipe', 'result'] as const,
+      registers,
+    }),
     desired: new Gauge({
       name: 'pipescaler_desired_scaling',
       help: 'What the policy wants the pipe to have, per scaling field',
@@ -91,6 +109,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       name: 'pipescaler_window_active',
       help: '1 while the window drives the pipe, 0 once it no longer does',
       labelNames: ['pipe', 'window'] as const,
+      registers,
+    }),
+    pipeFailing: new Gauge({
+      name: 'pipescaler_pipe_failing',
+      help: '1 from a failed change or read of the pipe until one succeeds again',
+      labelNames: ['pipe'] as const,
       registers,
     }),
     paused: new Gauge({ name: 'pipescaler_paused', help: '1 while scaling of the pipe is paused', labelNames: ['pipe'] as const, registers }),
@@ -112,6 +136,29 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['key'] as const,
       registers,
     }),
+    reconcilePeriod: new Gauge({
+      name: 'pipescaler_reconcile_period_seconds',
+      help: "Effective reconcile period of a key's pipes: evaluate.reconcile, stretched to what the key's read share affords",
+      labelNames: ['key'] as const,
+      registers,
+    }),
+    rateLimitResetInvalid: new Counter({
+      name: 'pipescaler_rate_limit_reset_invalid_total',
+      help: "429s whose X-RateLimit-Reset was missing, unparsable or beyond twice the key's window (60 s at most): the key waited one window",
+      labelNames: ['key'] as const,
+      registers,
+    }),
+    envelopeIssues: new Counter({
+      name: 'pipescaler_api_envelope_issues_total',
+      help: 'Scaling answers applied although their envelope did not fit (a requestId that is not a uuid)',
+      labelNames: ['key'] as const,
+      registers,
+    }),
+    stateInvalid: new Counter({
+      name: 'pipescaler_state_invalid_total',
+      help: "Pipe records read from Redis with fields that did not parse (dropped; the pipe is read again)",
+      registers,
+    }),
     drift: new Counter({
       name: 'pipescaler_drift_total',
       help: 'Times the platform reported other scaling than pipescaler last applied',
@@ -124,15 +171,29 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['result'] as const,
       registers,
     }),
-    configLastReloadSuccess: new Gauge({
-      name: 'pipescaler_config_last_reload_success',
-      help: '1 when the last config reload succeeded, 0 when it failed (the previous config stays)',
+    configLastReloadSuccess,
+    redisUp: new Gauge({ name: 'pipescaler_redis_up', help: '1 while the Redis connection is ready', registers }),
+    redisStateLost: new Gauge({
+      name: 'pipescaler_redis_state_lost',
+      help: '1 while scaling is held because Redis lost the daemon\'s state (data_lost: its marker key is gone) or may (eviction_policy: maxmemory-policy is not noeviction)',
+      labelNames: ['cause'] as const,
       registers,
     }),
-    redisUp: new Gauge({ name: 'pipescaler_redis_up', help: '1 while the Redis connection is ready', registers }),
     apiLastContact: new Gauge({
       name: 'pipescaler_api_last_contact_timestamp_seconds',
       help: 'When the platform API last answered (any status)',
+      registers,
+    }),
+    apiLastSuccess: new Gauge({
+      name: 'pipescaler_api_last_success_timestamp_seconds',
+      help: 'When the platform API last answered 2xx to this API key (the start of the process until then)',
+      labelNames: ['key'] as const,
+      registers,
+    }),
+    apiLastFailure: new Gauge({
+      name: 'pipescaler_api_last_failure_timestamp_seconds',
+      help: 'When a call with this API key last failed for the platform or the network (5xx, timeout, no answer, unreadable answer)',
+      labelNames: ['key'] as const,
       registers,
     }),
     apiRequestDuration: new Histogram({
@@ -144,8 +205,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     apiErrors: new Counter({
       name: 'pipescaler_api_errors_total',
-      help: 'Failed platform API attempts by operation and error code',
-      labelNames: ['operation', 'code'] as const,
+      help: 'Failed platform API attempts by API key, operation and error code (each key\'s series start at 0)',
+      labelNames: ['key', 'operation', 'code'] as const,
       registers,
     }),
     apiRetries: new Counter({
@@ -161,6 +222,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       registers,
     }),
   };
+  for (const result of ['success', 'failure']) metrics.configReloads.inc({ result }, 0);
+  return metrics;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -6,6 +6,8 @@ export interface ReadinessReport {
   readonly redis: boolean;
   readonly config: boolean;
   readonly api: boolean;
+  /** Set while Redis has lost the daemon's state or may (data_lost, eviction_policy): not ready, scaling held. */
+  readonly redisState?: string;
 }
 
 export const READINESS_CHECKS = ['redis', 'config', 'api'] as const satisfies readonly (keyof ReadinessReport)[];
@@ -37,6 +39,10 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   let redis = options.redisReady ?? false;
   let config = options.configLoaded ?? false;
   let lastContact: number | undefined;
+  let redisState: string | undefined;
+  const onState = ({ lost, cause }: { lost: boolean; cause?: string }): void => {
+    redisState = lost ? cause ?? 'unknown' : undefined;
+  };
 
   const onRedis = ({ ready }: { ready: boolean }): void => {
     redis = ready;
@@ -51,17 +57,25 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   emitter.on('redis:status', onRedis);
   emitter.on('config:reload', onReload);
   emitter.on('api:contact', onContact);
+  emitter.on('redis:state', onState);
 
   return {
-    report: () => ({ redis, config, api: lastContact !== undefined && now() - lastContact <= reconcileMs() + graceMs }),
+    report: () => ({
+      redis, config, api: lastContact !== undefined && now() - lastContact <= reconcileMs() + graceMs,
+      ...(redisState !== undefined ? { redisState } : {}),
+    }),
     close: () => {
       emitter.off('redis:status', onRedis);
       emitter.off('config:reload', onReload);
       emitter.off('api:contact', onContact);
+      emitter.off('redis:state', onState);
     },
   };
 }
 
 export function failedChecks(report: ReadinessReport): string[] {
-  return READINESS_CHECKS.filter((c) => !report[c]);
+  const failed: string[] = READINESS_CHECKS.filter((c) => !report[c]);
+  // named with its cause: "redis_state:data_lost"
+  if (report.redisState !== undefined) failed.push(`redis_state:${report.redisState}`);
+  return failed;
 }

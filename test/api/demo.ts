@@ -1,4 +1,4 @@
-// The ids of the demo organization in config/cloud.yaml (notes/DEMO-IDS.md), and a scripted
+// The ids of the demo organization in config/cloud.yaml, and a scripted
 // random source for the embedded cloud's fault injection.
 import { fileURLToPath } from 'node:url';
 import type { DashboardInput } from '../../src/api/index.js';

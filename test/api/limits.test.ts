@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clampToLimit, limitViolation, SCALING_LIMITS, ScalingRequest } from '../../src/api/index.js';
 
-describe('scaling limits (api.md section 8)', () => {
+describe('scaling limits (SCALING_LIMITS, the platform ranges)', () => {
   it('are the ranges of the contract', () => {
     expect(SCALING_LIMITS).toEqual({
       replicas: { min: 1, max: 10, integer: true },

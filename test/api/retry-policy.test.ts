@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, DEFAULT_RETRY, resolveRetry, retryDelay, type ApiErrorCode } from '../../src/api/index.js';
+import { ApiError, DEFAULT_RETRY, type ApiErrorCode } from '../../src/api/index.js';
+import { resolveRetry, retryDelay } from '../../src/api/retry-policy.js';
 
 const err = (code: ApiErrorCode, retryAfterSeconds?: number) => new ApiError(code, 'x', { retryAfterSeconds });
 const ctx = (attempt: number, over: Partial<Parameters<typeof retryDelay>[1]> = {}) => ({

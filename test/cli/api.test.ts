@@ -78,7 +78,7 @@ describe('pipescaler api services', () => {
   });
 
   it('shows the platform\'s 400 for a malformed filter', async () => {
-    expectErrorExit(await cli(['services', 'list', ORG, '--filter', 'Environment=Production']), /^error: API_BAD_REQUEST: BAD_REQUEST: .+ \(requestId /);
+    expectErrorExit(await cli(['services', 'list', ORG, '--filter', 'Environment=Production']), /^error: API_BAD_REQUEST: (?!BAD_REQUEST).+ \(requestId /);
   });
 });
 
@@ -93,7 +93,7 @@ describe('pipescaler api pipes', () => {
 
   it('exits 1 with the platform text and requestId for an out-of-range value, no stack trace', async () => {
     const run = await cli(['pipes', 'scale', ORG, SVC, PIPES.ordersEvents, '--replicas', '11']);
-    expectErrorExit(run, /^error: API_BAD_REQUEST: BAD_REQUEST: replicas must be between 1 and 10 /);
+    expectErrorExit(run, /^error: API_BAD_REQUEST: replicas must be between 1 and 10 /);
     expect(run.stderr).toMatch(REQUEST_ID);
   });
 
@@ -120,7 +120,7 @@ describe('pipescaler api pipes', () => {
 
   it('a wrong secret is a 401 whose message does not echo it', async () => {
     const run = await cli(['services', 'list', ORG], { env: { PIPESCALER_KEY_SECRET: 'MARKER-wrong-secret' } });
-    expectErrorExit(run, /^error: API_UNAUTHORIZED: UNAUTHORIZED: /);
+    expectErrorExit(run, /^error: API_UNAUTHORIZED: (?!UNAUTHORIZED)/);
     expect(run.stderr).not.toContain('MARKER');
   });
 });
@@ -149,7 +149,7 @@ describe('pipescaler api dashboards and alerts', () => {
     expect(updated.stdout).toContain('Renamed');
 
     expect((await cli(['dashboards', 'delete', ORG, SVC, dashboardId])).stdout).toMatch(new RegExp(`^deleted dashboard ${dashboardId} \\(requestId `));
-    expectErrorExit(await cli(['dashboards', 'get', ORG, SVC, dashboardId]), /^error: API_NOT_FOUND: NOT_FOUND: .+ \(requestId /);
+    expectErrorExit(await cli(['dashboards', 'get', ORG, SVC, dashboardId]), /^error: API_NOT_FOUND: Unknown .+ \(requestId /);
   });
 
   it('create (stdin), update (--file), list, get and delete an alert', { timeout: 60_000 }, async () => {
@@ -166,7 +166,7 @@ describe('pipescaler api dashboards and alerts', () => {
     expect((await cli(['alerts', 'list', ORG, SVC])).stdout).toMatch(new RegExp(`^${alertId}\\s+Lag too high`, 'm'));
     expect((await cli(['alerts', 'get', ORG, SVC, alertId])).stdout).toContain(`${dashboardId}/lag`);
     expect((await cli(['alerts', 'delete', ORG, SVC, alertId])).stdout).toMatch(new RegExp(`^deleted alert ${alertId} \\(requestId `));
-    expectErrorExit(await cli(['alerts', 'get', ORG, SVC, alertId]), /^error: API_NOT_FOUND: NOT_FOUND: .+ \(requestId /);
+    expectErrorExit(await cli(['alerts', 'get', ORG, SVC, alertId]), /^error: API_NOT_FOUND: Unknown .+ \(requestId /);
   });
 
   it('refuses a body that is not JSON, naming where it came from', async () => {
@@ -176,7 +176,7 @@ describe('pipescaler api dashboards and alerts', () => {
 
   it('passes an invalid body through and shows the platform\'s 400', async () => {
     const run = await cli(['alerts', 'create', ORG, SVC], { input: JSON.stringify({ ...demoAlert(UNKNOWN_OBJECT_ID), interval: '2m' }) });
-    expectErrorExit(run, /^error: API_BAD_REQUEST: BAD_REQUEST: .*interval/);
+    expectErrorExit(run, /^error: API_BAD_REQUEST: (?!BAD_REQUEST).*interval/);
   });
 });
 
@@ -185,5 +185,34 @@ describe('pipescaler api sources', () => {
     const run = await cli(['sources', 'list', ORG, SVC]);
     expect(run.code).toBe(0);
     expect(lines(run.stdout).map((l) => l.split(/\s+/).slice(1, 3))).toEqual([['NAME', 'KIND'], ['Logs', 'log'], ['Traces', 'trace']]);
+  });
+});
+
+describe('waiting out a 429', () => {
+  it('says on stderr that it waits for the key\'s window, then answers', async () => {
+    const limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 1, windowMs: 8_000 } });
+    try {
+      // the key's one request of this window, spent here (the window outlasts a slow spawn of the bin)
+      const client = new ApiClient({ baseUrl: limited.url, ...DEMO_KEY });
+      await client.listServices(ORG);
+      await client.close();
+      const run = await cli(['services', 'list', ORG], { env: { PIPESCALER_API_URL: limited.url } });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toMatch(/^rate limited \(429 on listServices\): waiting \d+(\.\d)? s for the key's window to reset, then trying again\n$/);
+      expect(lines(run.stdout)).toHaveLength(4);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('help texts', () => {
+  it('say "an alert", and what --json prints', async () => {
+    const get = await cli(['alerts', 'get', '--help']);
+    expect(get.stdout).toContain('show an alert');
+    expect(get.stdout).toMatch(/--json\s+one JSON object/);
+    expect((await cli(['alerts', '--help'])).stdout).toMatch(/create an alert from JSON/);
+    expect((await cli(['alerts', 'list', '--help'])).stdout).toMatch(/--json\s+one JSON array/);
+    expect((await cli(['dashboards', '--help'])).stdout).toMatch(/delete a dashboard/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cell, formatTable } from '../../src/cli/table.js';
+import { cell, formatTable, wrap } from '../../src/cli/table.js';
 
 describe('formatTable', () => {
   it('pads every column to its widest cell, two spaces apart, no trailing blanks', () => {
@@ -16,5 +16,35 @@ describe('formatTable', () => {
 
   it('shows absent values as "-", lists joined, objects as JSON', () => {
     expect([null, undefined, '', [], ['a', 'b'], { k: 1 }, 0, false].map(cell)).toEqual(['-', '-', '-', '-', 'a,b', '{"k":1}', '0', 'false']);
+  });
+});
+
+describe('formatTable to a width', () => {
+  const rows = [{ a: 'a-rather-long-name', b: 'fixed-value', c: 'some detail that can go' }];
+  const columns = [
+    { header: 'A', value: (r: typeof rows[0]) => r.a, shrink: 2, floor: 8 },
+    { header: 'B', value: (r: typeof rows[0]) => r.b },
+    { header: 'C', value: (r: typeof rows[0]) => r.c, shrink: 1, floor: 6 },
+  ];
+
+  it('cuts the shrinkable columns in their order, each down to its floor, with "…"', () => {
+    const natural = formatTable(rows, columns);
+    expect(natural.split('\n')[1]).toHaveLength(18 + 2 + 11 + 2 + 23);
+    // 10 too many: all from C first
+    expect(formatTable(rows, columns, 46).split('\n')[1]).toBe('a-rather-long-name  fixed-value  some detail …');
+    // C at its floor (6), the rest from A, never a fixed column
+    expect(formatTable(rows, columns, 30).split('\n')[1]).toBe('a-rather…  fixed-value  some …');
+    expect(formatTable(rows, columns, 10).split('\n')[1]).toBe('a-rathe…  fixed-value  some …');
+  });
+
+  it('leaves a table that fits as it is', () => {
+    expect(formatTable(rows, columns, 200)).toBe(formatTable(rows, columns));
+  });
+});
+
+describe('wrap', () => {
+  it('breaks between words and indents the lines after the first', () => {
+    expect(wrap('one two three four', 9)).toBe('one two\n  three\n  four');
+    expect(wrap('short', 80)).toBe('short');
   });
 });

@@ -1,4 +1,4 @@
-// The bad-input sweep of the embedded cloud (issue 6): malformed requests of every kind over real
+// The bad-input sweep of the embedded cloud: malformed requests of every kind over real
 // HTTP, each answered with its status and the platform's error in words that name the field, and
 // the server still serving a valid request right after (nothing crashed, nothing poisoned).
 import { Readable } from 'node:stream';

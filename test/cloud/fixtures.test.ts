@@ -24,14 +24,14 @@ organizations:
 `;
 
 describe('config/cloud.yaml (the demo organization)', () => {
-  it('loads, with the ids of notes/DEMO-IDS.md', () => {
+  it('loads, with the demo ids the tests use (test/api/demo.ts)', () => {
     const f = loadFixtures(FIXTURES_PATH);
     expect(demoCredentials(f)).toEqual({ keyId: 'pipescaler-demo-key', keySecret: 'demo-secret-change-me', organizationId: ORG });
     expect(demoCredentials(f, OTHER_ORG).keyId).toBe('other-org-key');
     const demo = f.organizations[0]!;
     expect(demo.services.map((s) => [s.name, s.state])).toEqual([['analytics-prod', 'running'], ['ingest-staging', 'running'], ['archive', 'idle']]);
     const pipes = demo.services.flatMap((s) => s.pipes.map((p) => [p.name, p.id, p.state]));
-    expect(pipes).toHaveLength(9);
+    expect(pipes).toHaveLength(10);
     expect(pipes).toContainEqual(['backfill-gcs', 'b1000000-0000-4000-8000-000000000006', 'Completed']);
     expect(demo.services[0]!.stack.dashboards[0]!.tiles).toHaveLength(2);
     expect(demo.services[0]!.stack.alerts).toHaveLength(1);

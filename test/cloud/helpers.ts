@@ -2,7 +2,8 @@
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { expect } from 'vitest';
-import { buildPath, ENDPOINTS, type Operation } from '../../src/api/index.js';
+import { ENDPOINTS, type Operation } from '../../src/api/index.js';
+import { buildPath } from '../../src/api/endpoints.js';
 import { loadFixtures, startCloud, type CloudOptions, type EmbeddedCloud } from '../../src/cloud/index.js';
 
 export const FIXTURES_PATH = fileURLToPath(new URL('../../config/cloud.yaml', import.meta.url));

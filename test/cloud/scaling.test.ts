@@ -23,7 +23,7 @@ const FIELD_PIPE: Record<ScalingField, [string, string]> = {
   concurrency: [PIPE.nightly, SVC.analytics],
 };
 
-describe('PATCH .../pipes/{pipeId}/scaling: ranges of api.md section 8', () => {
+describe('PATCH .../pipes/{pipeId}/scaling: the platform ranges of SCALING_LIMITS', () => {
   for (const [field, { min, max, integer }] of Object.entries(SCALING_LIMITS) as [ScalingField, typeof SCALING_LIMITS[ScalingField]][]) {
     const [pipe, svc] = FIELD_PIPE[field];
     const below = integer ? min - 1 : min - 0.01;
@@ -80,7 +80,7 @@ describe('scaling: kinds and states', () => {
 
   it('an empty or all-null PATCH answers every pipe as it is, whatever its kind and state', async () => {
     const all = DEMO.organizations[0]!.services.flatMap((s) => s.pipes.map((p) => [p.id, s.id] as const));
-    expect(all).toHaveLength(9);
+    expect(all).toHaveLength(10);
     for (const [pipe, svc] of all) {
       const before = structuredClone(cloud.store.pipe(pipe));
       clock += 1000;

@@ -72,16 +72,19 @@ afterEach(async () => {
 });
 
 describe('the daemon against the embedded cloud', () => {
-  it('reads a new pipe, applies its baseline at the same tick, and sends nothing when nothing changes', async () => {
+  it('meets a new pipe with its first change (one request), and sends nothing when nothing changes', async () => {
     await startDaemon(baseConfig());
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
     expect(scaling(DEMO.pipes['orders-events'])).toMatchObject({ replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 });
     expect(scaling(DEMO.pipes['nightly-s3'])).toMatchObject({ concurrency: 4 });
+    // The policies imply the kinds, so the first contact is the change: one PATCH per pipe, and
+    // nothing was known before it (the answer is the read).
+    expect(patches()).toBe(2);
     const applied = decisions.filter((d) => d.result === 'applied');
     expect(applied.map((d) => [d.pipe, d.before, d.after]).sort()).toEqual([
-      ['nightly-s3', { concurrency: 2 }, { concurrency: 4 }],
-      ['orders-events', { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }],
+      ['nightly-s3', {}, { concurrency: 4 }],
+      ['orders-events', {}, { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }],
     ]);
     expect(applied.every((d) => typeof d.requestId === 'string')).toBe(true);
 
@@ -132,7 +135,9 @@ describe('the daemon against the embedded cloud', () => {
       { pipe: 'orders-events', paused: false },
     ]);
 
-    await daemon.store.setPause(null, { reason: 'freeze', until: T0 + 60 * MIN });
+    // The flag's key expires at `until` on Redis' clock, which is the real one: T0 + 60 min is in
+    // the past once the real day passes it (this test broke at 11:00Z on 2026-11-23).
+    await daemon.store.setPause(null, { reason: 'freeze', until: Math.max(T0, Date.now()) + 60 * MIN });
     await tickAt(T0 + 20 * MIN);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
     expect((await daemon.status()).pipes[0]!.paused).toMatchObject({ reason: 'freeze', scope: 'all' });
@@ -187,18 +192,19 @@ describe('the daemon against the embedded cloud', () => {
     const lists = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
-    const reads = patches(); // first contact: an empty PATCH, which an idle service still answers
-    expect(cloud.stats().requests.scalePipe).toEqual({ 200: reads });
+    // The kind is known from the policy, so first contact would be the change; the service's
+    // state is read first (one list) and the change waits: no PATCH at all.
+    expect(patches()).toBe(0);
     expect(lists()).toBe(1);
     await tickAt(T0 + MIN);
     await tickAt(T0 + 2 * MIN);
-    expect(patches()).toBe(reads);
+    expect(patches()).toBe(0);
     expect(lists()).toBe(1);
     expect(decisions).toEqual([expect.objectContaining({ pipe: 'archive-events', result: 'skipped', reason: 'service_not_running' })]);
-    // A reconcile period later: the pipe is read, the list too; the service still idles.
+    // A reconcile period later the list is read again; the service still idles.
     await tickAt(T0 + 10 * MIN + 1_000);
     expect(lists()).toBe(2);
-    expect(cloud.stats().requests.scalePipe).toEqual({ 200: reads + 1 });
+    expect(patches()).toBe(0);
     // Once the service runs, the next read of the list lets the change through.
     cloud.store.service(IDLE_SERVICE)!.service.state = 'running';
     await tickAt(T0 + 20 * MIN + 2_000);
@@ -235,17 +241,21 @@ describe('the daemon against the embedded cloud', () => {
     expect(pipe.lastError!.message).toMatch(/Current state: idle/);
   });
 
-  it('a pipe changed behind its back is read at the reconcile interval and set back (drift)', async () => {
+  it('a pipe changed behind its back is seen in the answer of the next change (fields not sent) and set back (drift)', async () => {
     await startDaemon(baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 10 * MIN, concurrency: 4 } }));
     await tickAt(T0);
-    scaling(DEMO.pipes['orders-events']).replicas = 9;
+    scaling(DEMO.pipes['orders-events']).replicaCpuMillicores = 1000;
     const drifts = collect(emitter, 'drift');
     await tickAt(T0 + 5 * MIN);
     expect(drifts).toHaveLength(0);
+    const before = patches();
+    // The window opens: the change's answer is the read, and it shows the CPU nobody sent.
     await tickAt(T0 + 10 * MIN + 1_000);
-    expect(drifts).toEqual([expect.objectContaining({ pipe: 'orders-events', actual: expect.objectContaining({ replicas: 9 }) })]);
-    // The window is open now, so the pipe ends at the window's 6 rather than the baseline's 3.
-    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
+    expect(drifts).toEqual([expect.objectContaining({ pipe: 'orders-events', actual: expect.objectContaining({ replicaCpuMillicores: 1000 }) })]);
+    expect(scaling(DEMO.pipes['orders-events'])).toMatchObject({ replicas: 6, replicaCpuMillicores: 500 });
+    // The change, then the correction, and no read of its own (the third PATCH is nightly-s3's
+    // reconcile read: it had no change to answer for it).
+    expect(patches()).toBe(before + 3);
     expect((await daemon.status()).pipes[0]!.drifts).toBe(1);
   });
 });
@@ -331,10 +341,15 @@ describe('pipes behind reverse private endpoints', () => {
       ],
     });
     const decisions = collect(emitter, 'decision');
+    // First contact is each pipe's first change (the kind is implied by the policy): its answer
+    // names the endpoints, which are read next, one per turn.
     await tickAt(T0);
     expect(cloud.stats().requests.getReversePrivateEndpoint).toEqual({ 200: 2 });
     expect(scaling(DEMO.pipes['payments-msk']).replicas).toBe(3);
-    expect(scaling('b1000000-0000-4000-8000-000000000004').replicas).toBe(1);
-    expect(decisions.find((d) => d.pipe === 'audit-stream')).toMatchObject({ result: 'skipped', reason: 'endpoint_not_ready' });
+    // From then on a change waits for its endpoint: the window moves only the Ready one.
+    await tickAt(T0 + 10 * MIN);
+    expect(scaling(DEMO.pipes['payments-msk']).replicas).toBe(6);
+    expect(scaling('b1000000-0000-4000-8000-000000000004').replicas).not.toBe(6);
+    expect(decisions.find((d) => d.pipe === 'audit-stream' && d.result === 'skipped')).toMatchObject({ reason: 'endpoint_not_ready' });
   });
 });

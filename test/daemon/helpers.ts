@@ -39,7 +39,7 @@ export function oneOff(name: string, from: number, to: number, values: ScalingVa
   return { kind: 'oneOff', name, from, to, priority, target: target(values) };
 }
 
-/** The demo organization of config/cloud.yaml (notes/DEMO-IDS.md). */
+/** The ids of the demo organization of config/cloud.yaml (also in test/api/demo.ts). */
 export const DEMO = {
   org: '5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b',
   analytics: 'a1000000-0000-4000-8000-000000000001',

@@ -1,6 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { Job, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
 import { limiterFor } from '../../src/daemon/lanes.js';
-import { applyJobOptions, applyQueueName, evaluateJobId } from '../../src/daemon/queues.js';
+import { applyJobId, applyJobOptions, applyQueueName, chosenBackoff, evaluateJobId, retryDelayMs } from '../../src/daemon/queues.js';
+import { REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
+
+const prefix = uniquePrefix('queues');
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+afterAll(async () => {
+  await cleanupPrefix(redis, prefix);
+  redis.disconnect();
+});
 
 describe('queue names, ids and options', () => {
   it('evaluation ids are per pipe and tick second, with no ":" and never all digits', () => {
@@ -10,18 +20,60 @@ describe('queue names, ids and options', () => {
     expect(applyQueueName('key:with/odd chars')).toBe('apply-key_with_odd_chars');
   });
 
-  it('scale-ups go before reads and scale-downs; one pending turn per pipe', () => {
+  it('apply job ids sort as text in the order they were made (BullMQ orders the jobs a rate limit sent back by id)', () => {
+    const t = Date.parse('2026-11-23T10:00:00Z');
+    const ids = [applyJobId(t), applyJobId(t), applyJobId(t + 1), applyJobId(t + 999), applyJobId(t + 10_000)];
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.every((id) => !/^\d+$/.test(id) && !id.includes(':'))).toBe(true);
+    expect(applyJobOptions('read', 'p', 'none', t).jobId! < applyJobOptions('read', 'p', 'none', t + 1).jobId!).toBe(true);
+  });
+
+  it('changes go before reads, scale-ups first; one pending turn per pipe', () => {
     const up = applyJobOptions('apply', 'p', 'up');
     const read = applyJobOptions('read', 'p', 'none');
     const down = applyJobOptions('apply', 'p', 'down');
-    expect(up.priority!).toBeLessThan(read.priority!);
-    expect(read.priority!).toBeLessThan(down.priority!);
+    // Changes before reads (a change's answer is a read too), scale-ups first.
+    expect(up.priority!).toBeLessThan(down.priority!);
+    expect(down.priority!).toBeLessThan(read.priority!);
     expect(up.deduplication).toEqual({ id: 'p', keepLastIfActive: true });
     expect(down.deduplication).toEqual(up.deduplication);
-    expect(up.backoff).toMatchObject({ type: 'exponential' });
+    expect(up.backoff).toMatchObject({ type: 'chosen' });
   });
 
-  it("the limiter is the key's limit with a window a little longer than the platform's", () => {
-    expect(limiterFor({ keyId: 'k', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } })).toEqual({ max: 10, duration: 10_500 });
+  it("BullMQ's limiter paces nothing (the key's budget does); it is set only so queue.rateLimit() is honored", () => {
+    expect(limiterFor({ keyId: 'k', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } }).max).toBeGreaterThan(10_000);
+  });
+
+  it('a retry waits 1 s, 2 s, 4 s... cut by up to half at random', () => {
+    expect(retryDelayMs(1, () => 0)).toBe(500);
+    expect(retryDelayMs(1, () => 0.999_999)).toBe(999);
+    expect(retryDelayMs(3, () => 0.5)).toBe(3_000);
+    for (let a = 1; a <= 6; a++) {
+      const d = retryDelayMs(a);
+      expect(d).toBeGreaterThanOrEqual(1_000 * 2 ** (a - 1) / 2);
+      expect(d).toBeLessThan(1_000 * 2 ** (a - 1));
+    }
+    expect(chosenBackoff(2, 'chosen', Object.assign(new Error('x'), { retryDelayMs: 1_234 }))).toBe(1_234);
+    expect(chosenBackoff(2, 'chosen', new Error('x'))).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('BullMQ waits exactly the delay the processor chose and reported', async () => {
+    const name = 'apply-backoff';
+    const queue = new Queue(name, { connection: redis, prefix });
+    const worker = new Worker(name, async () => {
+      throw Object.assign(new Error('server error'), { retryDelayMs: 3_210 });
+    }, { connection: redis, prefix, settings: { backoffStrategy: chosenBackoff } });
+    try {
+      const failed = new Promise<void>((resolve) => worker.once('failed', () => resolve()));
+      const job = await queue.add('apply', {}, applyJobOptions('apply', 'p', 'up'));
+      await failed;
+      expect(await job.getState()).toBe('delayed');
+      expect((await Job.fromId(queue, job.id!))!.delay).toBe(3_210);
+    } finally {
+      await worker.close(true);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
   });
 });

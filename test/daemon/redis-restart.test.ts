@@ -79,7 +79,12 @@ describe('Redis stopped and started again mid-run', () => {
       await up;
       await pendingTick;
       await drained([daemon], 30_000);
-      // The new Redis is empty: the pipe is met again and still ends where the window says.
+      // The new Redis is empty: the daemon sees its state lost (redis-guard.ts) and holds scaling
+      // while it meets the pipe again; the next tick ends where the window says.
+      expect(cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas).toBe(2);
+      clock += 30_000;
+      await daemon.tick(clock);
+      await drained([daemon], 30_000);
       expect(cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas).toBe(7);
       expect(daemon.ready()).toBe(true);
       expect(statuses).toEqual([true, false, true]);

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { KeyBudget } from '../../src/daemon/budget.js';
 import { silentLogger, type DaemonContext, type KeyLane } from '../../src/daemon/context.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { refuses, ServiceLists } from '../../src/daemon/service-lists.js';
@@ -21,7 +22,8 @@ let client: ApiClient;
 
 const config = { pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('nightly-s3', 'objects'), serviceId: DEMO.staging }] };
 const ctx = { store, emitter: new DaemonEmitter(), logger: silentLogger, now: () => NOW, config: () => config } as unknown as DaemonContext;
-const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client } as unknown as KeyLane);
+const budget = new KeyBudget(redis, `${prefix}:budget`, { requests: 1000, perMs: 1000 });
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget } as unknown as KeyLane);
 const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
 const pipeOn = (serviceId: string): PipeConfig => ({ ...demoPipe('orders-events', 'streams'), serviceId });
 

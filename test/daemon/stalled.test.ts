@@ -1,10 +1,11 @@
 // A daemon dies in the middle of an apply (its Redis connection cut and its workers closed by
-// force while the cloud still holds the request): the job's lock expires, another daemon's
+// force while a proxy in front of the cloud still holds the request): the job's lock expires, another daemon's
 // stalled check puts it back, and the pipe converges.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
+import { tamperProxy } from './tamper-proxy.js';
 import {
   DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, drained, policy, testConfig, uniquePrefix, waitForEvent,
 } from './helpers.js';
@@ -21,8 +22,23 @@ afterAll(async () => {
 describe('a worker killed mid-apply', () => {
   it('has its job recovered by another daemon, and the pipe converges', async () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+    // The proxy holds the first change until the doomed daemon is dead, then lets it through.
+    const proxy = await tamperProxy(cloud.url);
+    let arrived!: () => void;
+    let release!: () => void;
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    const released = new Promise<void>((r) => (release = r));
+    let held = false;
+    proxy.tamper = async (req, upstream) => {
+      if (req.method === 'PATCH' && req.body.includes('"replicas":4') && !held) {
+        held = true;
+        arrived();
+        await released;
+      }
+      return upstream();
+    };
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 3_600_000,
+      baseUrl: proxy.url, prefix, reconcileMs: 24 * 3_600_000,
       pipes: [demoPipe('orders-events', 'streams')],
       policies: { streams: policy('streams', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
     });
@@ -36,16 +52,12 @@ describe('a worker killed mid-apply', () => {
       kind: 'stream', state: 'Running', applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, lastReadAt: T0,
     });
     await doomed.start();
-    // The cloud holds every scaling request for 3 s: the apply is in flight when the daemon dies.
-    cloud.setFaults({ scalePipe: { latency: { probability: 1, minMs: 3_000, maxMs: 3_000 } } });
-    const started = waitForEvent(doomedEvents, 'apply:start');
     await doomed.tick(T0);
-    await started;
+    await inFlight;
     // "kill -9": no more Redis for it (no lock renewal, no completion), workers gone by force.
     doomedRedis.disconnect();
     await Promise.all(doomed.workers().map((w) => w.close(true)));
-
-    cloud.setFaults({});
+    release();
     const rescuerEvents = new DaemonEmitter();
     const rescuer = createDaemon({
       config, redis, prefix, now: () => T0, emitter: rescuerEvents, schedule: false, watch: false, workerOptions: FAST_WORKERS,
@@ -65,6 +77,7 @@ describe('a worker killed mid-apply', () => {
     } finally {
       await rescuer.stop({ timeoutMs: 2_000 });
       await doomed.stop({ timeoutMs: 100 });
+      await proxy.close();
       await cloud.close();
     }
   }, 40_000);

@@ -37,14 +37,40 @@ describe('StateStore.snapshot', () => {
     expect(await store.read('p1')).toEqual(rec);
   });
 
+  it('a field that does not parse is dropped and named, and the pipe is read again', async () => {
+    const invalid: [string, readonly string[]][] = [];
+    const checked = new StateStore(redis, prefix, (pipe, fields) => invalid.push([pipe, fields]));
+    await checked.write('p-bad', { kind: 'stream', applied: { replicas: 2 }, lastReadAt: 1_000 });
+    // another version's shape, a hand edit, and a value out of its enum
+    await redis.hset(checked.keys.pipe('p-bad'), {
+      recommendations: '{"at":1}', lastChange: 'not json', state: '"Sleeping"', applied: '{"replicas":"3"}',
+    });
+    const { rec } = await checked.snapshot('p-bad');
+    expect(rec).toMatchObject({ kind: 'stream', lastReadAt: 1_000, applied: {}, recommendations: [], lastChange: {}, state: null, readDue: true });
+    expect(invalid).toEqual([['p-bad', expect.arrayContaining(['recommendations', 'lastChange', 'state', 'applied'])]]);
+    expect(invalid[0]![1]).toHaveLength(4);
+    expect(await checked.read('p-bad')).toEqual(rec);
+  });
+
+  it('an unreadable pause flag still pauses, saying so', async () => {
+    await redis.set(store.keys.pause('p-pause'), '{"why":1}');
+    expect((await store.snapshot('p-pause')).pause).toEqual({ reason: 'unreadable pause flag in Redis', scope: 'pipe' });
+    await redis.del(store.keys.pause('p-pause'));
+  });
+
   it('a pipe\'s own pause wins over the fleet-wide one, which applies otherwise', async () => {
     await store.setPause(null, { reason: 'freeze' });
     await store.setPause('p2', { reason: 'own', until: Date.now() + 60_000 });
     expect((await store.snapshot('p2')).pause).toMatchObject({ reason: 'own', scope: 'pipe' });
     expect((await store.snapshot('p3')).pause).toEqual({ reason: 'freeze', scope: 'all' });
     expect(await store.pause('p3')).toEqual({ reason: 'freeze', scope: 'all' });
-    await store.clearPause(null, ['p2']);
+    // says what it lifted: the fleet's pause and the pipes' own
+    expect(await store.clearPause(null, ['p2', 'p3'])).toEqual({ all: true, pipes: ['p2'] });
     expect((await store.snapshot('p2')).pause).toBeNull();
+    expect(await store.clearPause(null, ['p2', 'p3'])).toEqual({ all: false, pipes: [] });
+    await store.setPause('p3', { reason: 'own' });
+    expect(await store.clearPause('p3')).toEqual({ all: false, pipes: ['p3'] });
+    expect(await store.clearPause('p3')).toEqual({ all: false, pipes: [] });
   });
 });
 

@@ -103,7 +103,7 @@ describe('the target, the kind and the comparison', () => {
     const d = decide(policy(), NOW, view({ kind: 'objectStorage', applied: { concurrency: 4 } }));
     expect(d.action).toBe('none');
     expect(d.reasons.slice(-2).map((r) => r.message)).toEqual([
-      'objectStorage pipes take only concurrency: ignoring replicas', 'the policy sets no field a objectStorage pipe takes',
+      'objectStorage pipes take only concurrency: ignoring replicas', 'the policy sets no field an objectStorage pipe takes',
     ]);
   });
 

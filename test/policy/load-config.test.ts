@@ -22,13 +22,13 @@ const parse = (text: string, env: Record<string, string> = {}, files: Record<str
 describe('the shipped config/pipescaler.yaml', () => {
   const config = loadConfig('config/pipescaler.yaml', {});
 
-  it('runs embedded with the demo key, and the defaults of DESIGN.md', () => {
+  it('runs embedded with the demo key, and the documented defaults', () => {
     expect(config.api.baseUrl).toBe('embedded');
     expect(config.api.fixtures).toBe(join('config', 'cloud.yaml'));
     expect(isDemoKey(config.api.keys.default!)).toBe(true);
     expect(config.api.keys.default!.rateLimit).toEqual({ requests: 10, perMs: 10_000 });
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'pipescaler' });
-    expect(config.evaluate).toEqual({ cron: '*/30 * * * * *', reconcileMs: 600_000, concurrency: 10 });
+    expect(config.evaluate).toEqual({ cron: '*/30 * * * * *', reconcileMs: 600_000, concurrency: 10, readShare: 0.25 });
     expect(config.dryRun).toBe(false);
   });
 
@@ -46,12 +46,12 @@ describe('the shipped config/pipescaler.yaml', () => {
     expect(error?.issues).toEqual([expect.objectContaining({ path: 'api', message: expect.stringMatching(/^baseUrl is not embedded: give keyId/) })]);
   });
 
-  it('has every demo pipe and three policies', () => {
+  it('has every demo pipe and four policies', () => {
     expect(config.pipes.map((p) => p.name)).toEqual([
       'orders-events', 'payments-msk', 'clickstream', 'nightly-s3',
-      'audit-stream', 'backfill-gcs', 'users-cdc', 'legacy-events', 'archive-events',
+      'audit-stream', 'backfill-gcs', 'users-cdc', 'legacy-events', 'archive-events', 'orders-lag',
     ]);
-    expect(Object.keys(config.policies).sort()).toEqual(['clickstream-launch', 'nightly-s3', 'weekday-business-hours']);
+    expect(Object.keys(config.policies).sort()).toEqual(['clickstream-launch', 'nightly-s3', 'orders-by-lag', 'weekday-business-hours']);
     expect(config.pipes.find((p) => p.name === 'payments-msk')!.bounds).toEqual({ replicas: { min: 2, max: 4 } });
   });
 
@@ -60,11 +60,12 @@ describe('the shipped config/pipescaler.yaml', () => {
     expect(weekday.windows[0]).toEqual({
       kind: 'recurring', name: 'business-hours', priority: 0,
       days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: { hour: 8, minute: 0 }, end: { hour: 20, minute: 0 },
-      timezone: 'Europe/Berlin', exclude: ['2026-12-24', '2026-12-25', '2026-12-31', '2027-01-01'],
+      timezone: 'Europe/Berlin', exclude: ['2026-12-24', '2026-12-25', '2026-12-31', '2027-01-01', '2027-03-26', '2027-03-29', '2027-05-01',
+        '2027-05-06', '2027-05-17', '2027-10-03', '2027-12-25', '2027-12-26'],
       target: { replicas: { value: 6 }, replicaCpuMillicores: { value: 1000 }, replicaMemoryGb: { value: 4 } },
     });
     expect(weekday.behavior).toEqual({
-      scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 60_000 },
+      scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 60_000, leadTime: 'auto' },
       scaleDown: { maxStep: { replicas: 2 }, cooldownMs: 300_000, stabilizationMs: 600_000 },
     });
     const click = config.policies['clickstream-launch']!;

@@ -69,10 +69,21 @@ describe('bindAuditLog', () => {
 
   it('logs a Redis status change once, not every repeat', () => {
     const { lines, emitter } = capture();
+    emitter.emit('redis:status', { ready: true });
     emitter.emit('redis:status', { ready: false });
     emitter.emit('redis:status', { ready: false });
     emitter.emit('redis:status', { ready: true });
-    expect(lines.map((l) => l.msg)).toEqual(['redis connection lost; evaluations wait for it', 'redis connection ready']);
+    expect(lines.map((l) => l.msg)).toEqual(['redis connection ready', 'redis connection lost; evaluations wait for it', 'redis connection ready']);
+  });
+
+  it('does not call a connection never made lost', () => {
+    const { lines, emitter } = capture();
+    emitter.emit('redis:status', { ready: false });
+    emitter.emit('redis:status', { ready: true });
+    expect(lines.map((l) => l.msg)).toEqual([
+      'redis not reachable at start; evaluations wait for it, and the daemon keeps trying', 'redis connection ready',
+    ]);
+    expect(lines.map((l) => l.msg)).not.toContain('redis connection lost; evaluations wait for it');
   });
 
   it('stops writing once unbound', () => {

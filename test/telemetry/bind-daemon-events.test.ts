@@ -106,11 +106,31 @@ describe('bindDaemonEvents', () => {
     pipes = ['orders-events'];
     emitter.emit('config:reload', { result: 'success' });
     const text = await registry.metrics();
-    const gauges = text.split('\n').filter((l) => l.includes('nightly-s3') && !l.startsWith('pipescaler_drift_total'));
+    const gauges = text.split('\n').filter((l) => l.includes('nightly-s3') && !/^pipescaler_\w+_total\{/.test(l));
     expect(gauges).toEqual([]);
     expect(text).toContain('pipescaler_drift_total{pipe="nightly-s3"} 1'); // counters keep their history
     expect(text).toContain('pipescaler_desired_scaling{pipe="orders-events",field="replicas"} 6');
     expect(text).toContain('pipescaler_window_active{pipe="orders-events",window="business-hours"} 1');
+  });
+
+  it('keeps a reconcile period per key in force: a key a reload took out of its pool loses its series', async () => {
+    const { registry, metrics } = (() => {
+      const r = new Registry();
+      return { registry: r, metrics: createMetrics(r, { defaultMetrics: false }) };
+    })();
+    const emitter = new DaemonEmitter();
+    let keys = ['batch-1', 'batch-2'];
+    bindDaemonEvents(emitter, metrics, { keys: () => keys });
+    const plan = (key: string, reconcileMs: number) => emitter.emit('budget:plan', { key, pipes: 1, reconcileMs, stretched: true, scaleDownBoundMs: 1, text: '' });
+    plan('batch-1', 2_400_000);
+    plan('batch-2', 2_400_000);
+    // the reload announces the plans of its keys, then succeeds
+    keys = ['batch-1'];
+    plan('batch-1', 4_800_000);
+    emitter.emit('config:reload', { result: 'success' });
+    const s = parseScrape(await registry.metrics());
+    expect(sampleValue(s, 'pipescaler_reconcile_period_seconds', { key: 'batch-1' })).toBe(4_800);
+    expect(sampleValue(s, 'pipescaler_reconcile_period_seconds', { key: 'batch-2' })).toBeUndefined();
   });
 
   it('counts a retry of the apply queue as an API retry of its operation (the daemon\'s clients never retry)', async () => {

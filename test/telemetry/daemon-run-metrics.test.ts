@@ -14,7 +14,7 @@ import type { Config } from '../../src/policy/types.js';
 import { configSecrets, createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
 import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, uniquePrefix, waitForEvent } from '../daemon/helpers.js';
 import { parseScrape, sampleValue, scrape, type Scrape } from './exposition-parse.js';
-import { dashboardMetricNames, missing, ruleMetricNames } from './metric-coverage.js';
+import { dashboardMetricNames, missing, ruleMetricNames, untilGcObserved } from './metric-coverage.js';
 
 const prefix = uniquePrefix('runmetrics');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -127,6 +127,7 @@ describe('a short real run against the embedded cloud', () => {
     appliedAtLastTick = applied.map((a) => a.pipe);
     applyStartsAtLastTick = applyStarts.map((a) => a.pipe);
 
+    await untilGcObserved(async () => (await telemetry.registry.metrics()).includes('nodejs_gc_duration_seconds_sum{'));
     const res = await scrape(telemetry.url);
     expect(res.status).toBe(200);
     text = res.text;

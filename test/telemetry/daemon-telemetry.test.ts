@@ -62,6 +62,32 @@ describe('startDaemonTelemetry', () => {
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'telemetry listening (/metrics, /healthz, /readyz)', url: telemetry.url }));
   });
 
+  it('starts with the config in force counted as loaded and every configured pipe and result at 0 (issues 10.9, 12.1)', async () => {
+    const s = parseScrape((await scrape(telemetry.url)).text);
+    // The first load is a successful one: PipescalerConfigReloadFailed must not fire after a start.
+    expect(sampleValue(s, 'pipescaler_config_last_reload_success')).toBe(1);
+    expect(sampleValue(s, 'pipescaler_config_reloads_total', { result: 'failure' })).toBe(0);
+    for (const pipe of ['orders-events', 'nightly-s3', 'users-cdc']) {
+      for (const result of ['applied', 'failed', 'skipped', 'dry_run', 'none']) {
+        expect(sampleValue(s, 'pipescaler_decision_results_total', { pipe, result }), `${pipe} ${result}`).toBe(0);
+      }
+    }
+  });
+
+  it('binds a client under its key: its error series start at 0, its last success at the bind', async () => {
+    const events = new ApiClientEmitter();
+    const before = Date.now() / 1000;
+    const unbind = telemetry.bindClient(events, 'other-org');
+    let s = parseScrape((await scrape(telemetry.url)).text);
+    expect(sampleValue(s, 'pipescaler_api_errors_total', { key: 'other-org', operation: 'scalePipe', code: 'API_NOT_FOUND' })).toBe(0);
+    expect(sampleValue(s, 'pipescaler_api_last_success_timestamp_seconds', { key: 'other-org' })).toBeGreaterThanOrEqual(Math.floor(before));
+    events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: null, code: 'API_NETWORK', durationMs: 3, attempt: 1 });
+    s = parseScrape((await scrape(telemetry.url)).text);
+    expect(sampleValue(s, 'pipescaler_api_errors_total', { key: 'other-org', operation: 'scalePipe', code: 'API_NETWORK' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_api_last_failure_timestamp_seconds', { key: 'other-org' })).toBeGreaterThanOrEqual(Math.floor(before));
+    unbind();
+  });
+
   it('is not ready until Redis is ready and the API has answered, then ready', async () => {
     const before = await fetch(`${telemetry.url}/readyz`);
     expect(before.status).toBe(503);
@@ -77,6 +103,7 @@ describe('startDaemonTelemetry', () => {
     expect(sampleValue(s, 'pipescaler_decisions_total', { pipe: 'orders-events', result: 'applied' })).toBe(1);
     expect(sampleValue(s, 'bullmq_job_count', { queue: 'evaluate', state: 'waiting' })).toBe(1);
     expect(sampleValue(s, 'pipescaler_build_info', { version: '0.1.0' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_decision_results_total', { pipe: 'orders-events', result: 'applied' })).toBe(1);
     expect(lines.filter((l) => l.audit === true).map((l) => l.msg)).toContain('scaling applied');
   });
 

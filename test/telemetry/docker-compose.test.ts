@@ -1,11 +1,16 @@
 // No Docker engine runs here, so the compose demo, the Dockerfile and the Grafana provisioning are
 // checked by reading them: the services are there, every mount points at a file of the repo, and
 // the names that tie them together (service hosts, ports, datasource uid, dashboard path) agree.
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { posix } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/policy/load-config.js';
+import { freePort } from '../redis-servers.js';
 
 interface Service {
   image?: string;
@@ -31,11 +36,30 @@ const datasources = parse(readFileSync('config/grafana/provisioning/datasources/
 const providers = parse(readFileSync('config/grafana/provisioning/dashboards/pipescaler.yml', 'utf8')) as {
   providers: { type: string; options: { path: string } }[];
 };
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { uid: string };
+  gridPos: { x: number; y: number; w: number; h: number };
+  targets?: { datasource: { uid: string }; expr: string }[];
+  fieldConfig?: { defaults: { unit?: string; custom?: { spanNulls?: boolean; lineInterpolation?: string } } };
+}
 const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as {
   uid: string;
   title: string;
-  panels: { id: number; type: string; datasource?: { uid: string }; gridPos: { x: number; y: number; w: number; h: number }; targets?: { datasource: { uid: string } }[] }[];
+  __inputs: unknown[];
+  templating: { list: { name: string; type: string; query?: unknown }[] };
+  annotations: { list: { expr?: string }[] };
+  panels: Panel[];
 };
+
+/** The Dockerfile's HEALTHCHECK command (exec form). */
+function healthcheck(): string[] {
+  const m = /^HEALTHCHECK [^\n]*\\\n\s+CMD (\[.*\])$/m.exec(dockerfile);
+  expect(m, 'HEALTHCHECK ... CMD [...]').not.toBeNull();
+  return JSON.parse(m![1]!) as string[];
+}
 
 /** Bind mounts of a service: repo path -> container path. */
 function mounts(service: Service): { source: string; target: string }[] {
@@ -55,12 +79,16 @@ function repoPath(service: Service, containerPath: string): string | undefined {
 }
 
 describe('docker-compose.yml', () => {
-  it('has redis, the daemon, the embedded cloud, prometheus and grafana', () => {
-    expect(Object.keys(services).sort()).toEqual(['cloud', 'grafana', 'pipescaler', 'prometheus', 'redis']);
+  it('has redis, the daemon, the embedded cloud, the demo lag exporter, prometheus and grafana', () => {
+    expect(Object.keys(services).sort()).toEqual(['cloud', 'grafana', 'lag-exporter', 'pipescaler', 'prometheus', 'redis']);
+    // the demo pipe orders-lag's metric: Prometheus scrapes the exporter, the daemon queries Prometheus
+    expect(prometheus.scrape_configs.find((j) => j.job_name === 'lag-exporter')!.static_configs[0]!.targets).toEqual(['lag-exporter:9308']);
+    expect(services.pipescaler!.environment!.PROMETHEUS_URL).toBe('http://prometheus:9090');
+    expect(existsSync('config/demo/lag-exporter.mjs')).toBe(true);
   });
 
   it('runs redis 7 with noeviction and appendonly, health-checked with redis-cli ping', () => {
-    expect(services.redis!.image).toBe('redis:7');
+    expect(services.redis!.image).toMatch(/^redis:7\.\d+\.\d+$/);
     expect(services.redis!.command).toEqual(expect.arrayContaining(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']));
     expect(services.redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
   });
@@ -76,6 +104,26 @@ describe('docker-compose.yml', () => {
     expect(env.PIPESCALER_REDIS_URL).toBe('redis://redis:6379');
     expect(env.PIPESCALER_BASE_URL).toBe('http://cloud:8123');
     expect(env.PIPESCALER_TELEMETRY_LISTEN).toBe('0.0.0.0:9464');
+  });
+
+  it('pins every image, health-checks every service and starts each once what it needs is healthy', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (service.build === undefined) expect(service.image, name).toMatch(/^[\w./-]+:v?\d+\.\d+\.\d+$/);
+      // The daemon's healthcheck is the image's own HEALTHCHECK (it follows PIPESCALER_TELEMETRY_LISTEN).
+      if (service.healthcheck === undefined) expect(service.build !== undefined && /^HEALTHCHECK /m.test(dockerfile), name).toBe(true);
+      const deps = service.depends_on ?? {};
+      expect(Array.isArray(deps), `${name} depends_on has conditions`).toBe(false);
+      for (const [dep, { condition }] of Object.entries(deps)) expect(condition, `${name} -> ${dep}`).toBe('service_healthy');
+    }
+    expect(Object.keys(services.prometheus!.depends_on ?? {})).toContain('pipescaler');
+    expect(Object.keys(services.grafana!.depends_on ?? {})).toEqual(['prometheus']);
+  });
+
+  it('publishes ports on 127.0.0.1 only, and keeps Grafana\'s data in a volume', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    }
+    expect(services.grafana!.volumes).toContain('grafana-data:/var/lib/grafana');
   });
 
   it('mounts only paths that exist in the repo', () => {
@@ -122,7 +170,7 @@ describe('docker-compose.yml', () => {
   it('provisions Grafana: datasource uid, dashboard folder and home dashboard line up, anonymous viewers allowed', () => {
     const g = services.grafana!;
     expect(g.environment).toMatchObject({ GF_AUTH_ANONYMOUS_ENABLED: 'true', GF_AUTH_ANONYMOUS_ORG_ROLE: 'Viewer' });
-    expect(g.ports).toContain('3000:3000');
+    expect(g.ports).toContain('127.0.0.1:3000:3000');
     expect(repoPath(g, '/etc/grafana/provisioning/datasources/prometheus.yml')).toBe('config/grafana/provisioning/datasources/prometheus.yml');
     expect(repoPath(g, '/etc/grafana/provisioning/dashboards/pipescaler.yml')).toBe('config/grafana/provisioning/dashboards/pipescaler.yml');
     const folder = repoPath(g, providers.providers[0]!.options.path)!;
@@ -134,13 +182,50 @@ describe('docker-compose.yml', () => {
 });
 
 describe('the pipescaler dashboard', () => {
-  it('has uid pipescaler and every query on the provisioned datasource', () => {
+  it('has uid pipescaler, every query on the datasource variable, and imports through Grafana\'s UI (__inputs)', () => {
     expect(dashboard.uid).toBe('pipescaler');
     expect(dashboard.title).toBe('pipescaler');
+    // Provisioned or imported, the panels follow the $datasource variable: no uid of this repo's.
     for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
-      expect(panel.datasource?.uid, `panel ${panel.id}`).toBe('pipescaler-prom');
-      for (const t of panel.targets ?? []) expect(t.datasource.uid).toBe('pipescaler-prom');
+      expect(panel.datasource?.uid, `panel ${panel.id}`).toBe('${datasource}');
+      for (const t of panel.targets ?? []) expect(t.datasource.uid).toBe('${datasource}');
     }
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
+    const vars = dashboard.templating.list;
+    expect(vars.map((v) => v.name)).toEqual(expect.arrayContaining(['datasource', 'job', 'instance', 'pipe']));
+    expect(vars.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+  });
+
+  it('selects job and instance in every query, so two deployments on one Prometheus stay apart', () => {
+    for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
+      for (const t of panel.targets ?? []) {
+        expect(t.expr, `panel ${panel.id}`).toContain('job=~"$job"');
+        if (!t.expr.startsWith('ALERTS')) expect(t.expr, `panel ${panel.id}`).toContain('instance=~"$instance"');
+      }
+    }
+  });
+
+  it('draws scaling values as steps, never bridges gaps, and gives every time series a unit', () => {
+    const series = dashboard.panels.filter((p) => p.type === 'timeseries');
+    for (const panel of series) {
+      const d = panel.fieldConfig!.defaults;
+      expect(d.unit, panel.title).toBeTruthy();
+      expect(d.custom?.spanNulls, panel.title).toBe(false);
+    }
+    const scaling = series.filter((p) => p.targets!.some((t) => t.expr.includes('pipescaler_applied_scaling')));
+    expect(scaling.map((p) => p.fieldConfig!.defaults.unit)).toEqual(['none', 'suffix: millicores', 'decgbytes', 'none']);
+    for (const p of scaling) expect(p.fieldConfig!.defaults.custom!.lineInterpolation, p.title).toBe('stepAfter');
+  });
+
+  it('annotates decisions and alerts, and has the runtime row, the per-pipe failures and the not-at-desired table', () => {
+    const annotations = dashboard.annotations.list.map((a) => a.expr ?? '');
+    expect(annotations.some((e) => e.includes('pipescaler_decision_results_total'))).toBe(true);
+    expect(annotations.some((e) => e.startsWith('ALERTS{'))).toBe(true);
+    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+    for (const name of ['nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_gc_duration_seconds_sum', 'pipescaler_apply_retries_total']) {
+      expect(exprs.some((e) => e.includes(name)), name).toBe(true);
+    }
+    expect(dashboard.panels.find((p) => p.title === 'Pipes not at desired scaling')?.type).toBe('table');
   });
 
   it('lays panels out on the 24-column grid without overlap, with unique ids', () => {
@@ -160,8 +245,8 @@ describe('the pipescaler dashboard', () => {
 });
 
 describe('Dockerfile', () => {
-  it('builds in one stage and runs production dependencies only in another', () => {
-    expect(dockerfile.match(/^FROM node:20\S* AS (\w+)$/gm)).toEqual(['FROM node:20-bookworm-slim AS build', 'FROM node:20-bookworm-slim AS runtime']);
+  it('builds in one stage and runs production dependencies only in another, on a pinned Node 24 (current LTS)', () => {
+    expect(dockerfile.match(/^FROM node:\S* AS (\w+)$/gm)).toEqual(['FROM node:24.11.1-bookworm-slim AS build', 'FROM node:24.11.1-bookworm-slim AS runtime']);
     const [build, runtime] = dockerfile.split(/^FROM .* AS runtime$/m);
     expect(build).toMatch(/^RUN npm ci /m);
     expect(build).toMatch(/^RUN npm run build$/m);
@@ -171,8 +256,31 @@ describe('Dockerfile', () => {
 
   it('runs as a non-root user, health-checks /healthz with node, and exposes 9464', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/HEALTHCHECK[^\n]*\\\n\s+CMD \["node", "-e", "fetch\('http:\/\/127\.0\.0\.1:9464\/healthz'\)/);
+    expect(healthcheck().slice(0, 2)).toEqual(['node', '-e']);
     expect(dockerfile).not.toMatch(/curl|wget/);
+  });
+
+  it('health-checks where PIPESCALER_TELEMETRY_LISTEN says the daemon listens', async () => {
+    const server = createServer((req, res) => {
+      res.statusCode = req.url === '/healthz' ? 200 : 404;
+      res.end();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const [, flag, script] = healthcheck();
+      const run = async (listen: string) => new Promise<number | null>((resolve) => {
+        execFile(process.execPath, [flag!, script!], { env: { ...process.env, PIPESCALER_TELEMETRY_LISTEN: listen }, timeout: 10_000 })
+          .on('exit', (code) => resolve(code));
+      });
+      expect(await run(`0.0.0.0:${port}`)).toBe(0);
+      expect(await run(`127.0.0.1:${port}`)).toBe(0);
+      const closed = await freePort();
+      expect(await run(`0.0.0.0:${closed}`)).toBe(1);
+    } finally {
+      server.close();
+    }
   });
 
   it('copies only files that exist, and .dockerignore keeps node_modules and tests out', () => {

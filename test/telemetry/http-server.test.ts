@@ -42,6 +42,16 @@ describe('startTelemetry', () => {
     expect(text).not.toContain('pipescaler_extra_metrics_up'); // nothing appended: no such gauge
   });
 
+  it('names telemetry.listen when the port is taken, and leaves the registry as it was', async () => {
+    const { server: first } = await start(() => ({ redis: true, config: true, api: true }));
+    const registry = new Registry();
+    const taken = first.url.replace('http://', '');
+    await expect(startTelemetry({ listen: taken, registry, readiness: () => ({ redis: true, config: true, api: true }) }))
+      .rejects.toThrow(`telemetry.listen: ${taken} is already in use (another pipescaler, or another program, listens there): `
+        + 'set telemetry.listen (or PIPESCALER_TELEMETRY_LISTEN) to a free host:port');
+    expect(registry.getMetricsAsArray()).toEqual([]);
+  });
+
   it('answers /healthz 200 even when not ready', async () => {
     const { server } = await start(() => ({ redis: false, config: false, api: false }));
     const res = await fetch(`${server.url}/healthz`);

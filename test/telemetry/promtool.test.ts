@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { dashboardExpressions } from './promql-names.js';
+import { PARSE_VARIABLES, dashboardExpressions, substituteVariables } from './promql-names.js';
 import { describe, expect, it } from 'vitest';
 
 /** PROMTOOL names another binary (or a missing one, to see the skip). */
@@ -51,7 +51,8 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
     const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as unknown;
     const exprs = dashboardExpressions(dashboard)
       .filter((e) => !e.startsWith('label_values('))
-      .map((e) => e.replaceAll('$__rate_interval', '1m').replaceAll('$pipe', '.*'));
+      .map((e) => substituteVariables(e, PARSE_VARIABLES));
+    for (const e of exprs) expect(e, 'a variable is left').not.toContain('$');
     expect(exprs.length).toBeGreaterThan(15);
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-dashboard-'));
     try {
@@ -65,7 +66,9 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
     }
   });
 
-  it('has a unit test that fires each alert, and every alert has a summary and a description', () => {
+  it('has a unit test that fires each alert, and every alert has a summary, a description and a runbook', () => {
+    const runbooks = readFileSync('docs/runbooks.md', 'utf8');
+    const anchors = new Set([...runbooks.matchAll(/^## (\S+)$/gm)].map((m) => m[1]!.toLowerCase()));
     const rules = parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as {
       groups: { rules: { alert: string; annotations?: Record<string, string> }[] }[];
     };
@@ -81,6 +84,9 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
       expect(fired, `no unit test fires ${alert.alert}`).toContain(alert.alert);
       expect(alert.annotations?.summary, `${alert.alert} summary`).toBeTruthy();
       expect(alert.annotations?.description, `${alert.alert} description`).toBeTruthy();
+      // Each alert links its runbook, a section of docs/runbooks.md in this repository.
+      expect(alert.annotations?.runbook_url, `${alert.alert} runbook_url`).toBe(`docs/runbooks.md#${alert.alert.toLowerCase()}`);
+      expect(anchors, `docs/runbooks.md has no section for ${alert.alert}`).toContain(alert.alert.toLowerCase());
     }
   });
 });

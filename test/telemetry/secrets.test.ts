@@ -149,3 +149,17 @@ describe('configSecrets', () => {
     expect(out.lines[0]).not.toMatch(/r3dis pw|other-s3cret/);
   });
 });
+
+describe('configSecrets of a Sentinel or Cluster config', () => {
+  it('lists redis.password, redis.sentinelPassword and the password in a redis+sentinel:// or redis+cluster:// URL', () => {
+    for (const url of [`redis+sentinel://:${encodeURIComponent('url pw-1')}@s1:26379,s2:26379/main`, `redis+cluster://app:${encodeURIComponent('url pw-1')}@n1:7000`]) {
+      const config = { api: { keys: {} }, redis: { url, password: 'data-pw-2', sentinelPassword: 'sentinel-pw-3' } };
+      const out = collector();
+      const logger = createLogger({ level: 'info', pretty: false, destination: out.stream, secrets: () => configSecrets(config) });
+      logger.info({ note: 'url pw-1 url%20pw-1 data-pw-2 sentinel-pw-3' }, 'line');
+      logger.error({ err: new Error('NOAUTH with data-pw-2; sentinel said sentinel-pw-3') }, 'connect failed');
+      for (const line of out.lines) expect(line).not.toMatch(/url pw-1|url%20pw-1|data-pw-2|sentinel-pw-3/);
+      expect(out.lines.join('\n')).toContain('[redacted]');
+    }
+  });
+});

@@ -1,4 +1,4 @@
-// Reverse private endpoint (api.md 2.7) with the enums of platform-facts.md.
+// Reverse private endpoint (docs/platform-api.md#reverse-private-endpoints), enums from enums.ts.
 import { z } from 'zod';
 import { MskAuthentication, ReversePrivateEndpointStatus, ReversePrivateEndpointType } from './enums.js';
 import { Uuid } from './ids.js';

@@ -1,4 +1,4 @@
-// Every enum of platform-facts.md, written once.
+// Every enum of the platform's API (docs/platform-api.md), written once.
 import { z } from 'zod';
 
 export const PipeState = z.enum([
@@ -40,7 +40,7 @@ export const ServiceState = z.enum([
 ]);
 export type ServiceState = z.infer<typeof ServiceState>;
 
-/** Service states in which the platform refuses a scaling change with 424 (platform-facts.md). */
+/** Service states in which the platform refuses a scaling change with 424 (docs/platform-api.md#services). */
 export const SERVICE_STATES_REFUSING_CHANGES: ReadonlySet<ServiceState> = new Set(['idle', 'stopped']);
 
 export const AlertInterval = z.enum(['1m', '5m', '15m', '30m', '1h', '6h', '12h', '1d']);

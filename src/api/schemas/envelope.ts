@@ -1,4 +1,4 @@
-// The response envelope (api.md 2.1) and the error bodies of platform-facts.md.
+// The response envelope and the error bodies (docs/platform-api.md#response-envelope, #errors).
 import { z } from 'zod';
 import { Uuid } from './ids.js';
 

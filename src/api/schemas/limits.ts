@@ -1,5 +1,6 @@
-// The scaling limits of api.md section 8: the one table every range in the project comes from
-// (the client's request schema, the embedded cloud's validation, the config loader, decide()).
+// The platform's scaling ranges (docs/platform-api.md#scale-a-pipe): the one table every range in
+// the project comes from (the client's request schema, the embedded cloud's validation, the config
+// loader, decide()).
 
 export interface FieldLimit {
   readonly min: number;
@@ -21,11 +22,14 @@ export const SCALING_FIELDS = Object.keys(SCALING_LIMITS) as readonly ScalingFie
 /** A full or partial set of scaling values, by field. */
 export type ScalingValues = Partial<Record<ScalingField, number>>;
 
-/** The kinds of pipe, from the one non-null member of `source` (platform-facts.md). */
+/** The kinds of pipe, from the one non-null member of `source` (docs/platform-api.md#pipe-kinds). */
 export const PIPE_KINDS = ['stream', 'objectStorage', 'database'] as const;
 export type PipeKind = (typeof PIPE_KINDS)[number];
+/** The kinds that take scaling (a database pipe takes none). */
+export const SCALABLE_KINDS = ['stream', 'objectStorage'] as const satisfies readonly PipeKind[];
+export type ScalableKind = (typeof SCALABLE_KINDS)[number];
 
-/** Which scaling fields a pipe of each kind takes (platform-facts.md, "Pipes"). */
+/** Which scaling fields a pipe of each kind takes (docs/platform-api.md#pipe-kinds). */
 export const KIND_FIELDS: Readonly<Record<PipeKind, readonly ScalingField[]>> = {
   stream: ['replicas', 'replicaCpuMillicores', 'replicaMemoryGb'],
   objectStorage: ['concurrency'],

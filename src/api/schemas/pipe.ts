@@ -1,4 +1,4 @@
-// Pipe (api.md 2.5) and the scaling request (api.md 4.1, limits of section 8).
+// Pipe and the scaling request, ranges from limits.ts (docs/platform-api.md#pipes, #scale-a-pipe).
 import { z } from 'zod';
 import { cpuMillicores, memoryGb } from '../quantity.js';
 import { KafkaOffsetStrategy, KafkaType, ObjectStorageCompression, ObjectStorageType, PipeState } from './enums.js';

@@ -1,4 +1,5 @@
-// Database service (api.md 2.6), its tags and the tag filter of the services list (platform-facts.md).
+// Database service, its tags and the tag filter of the services list (docs/platform-api.md#services,
+// #list-services).
 import { z } from 'zod';
 import { EndpointProtocol, ServiceState } from './enums.js';
 import { Uuid } from './ids.js';

@@ -1,4 +1,4 @@
-// Observability stack: dashboards, alerts and sources as platform-facts.md describes them.
+// Observability stack: dashboards, alerts and sources (docs/platform-api.md#observability-stack).
 // Inputs are strict (an unknown member is a 400 naming it); responses are loose (the platform
 // may add members).
 import { z } from 'zod';
@@ -38,14 +38,16 @@ export const DashboardInput = z.strictObject({
 });
 export type DashboardInput = z.infer<typeof DashboardInput>;
 
-const timestamps = { createdAt: z.string(), updatedAt: z.string() };
+// Responses require only what the platform's contract promises and accept what its published
+// document allows: a dashboard there has no timestamps, an alert's channel may be an email one.
+const timestamps = { createdAt: z.string().optional(), updatedAt: z.string().optional() };
 
 export const Tile = z.looseObject({ ...TileInput.shape, id: z.string() });
 export const Dashboard = z.looseObject({
   id: ObjectId,
   name: z.string(),
   tiles: z.array(Tile),
-  tags: z.array(z.string()),
+  tags: z.array(z.string()).default([]),
   ...timestamps,
 });
 export type Dashboard = z.infer<typeof Dashboard>;
@@ -72,7 +74,7 @@ const alertFields = {
 type AlertShape = { source: string; dashboardId?: string | null | undefined; tileId?: string | null | undefined;
   savedSearchId?: string | null | undefined; thresholdType: string; threshold: number; thresholdMax?: number | null | undefined };
 
-// The rules of platform-facts.md that tie members together. Whether the dashboard and tile
+// The platform's rules that tie members together. Whether the dashboard and tile
 // exist is for the server to say (a 400 naming it).
 function alertRules(a: AlertShape, ctx: z.RefinementCtx): void {
   if (a.source === 'tile') {
@@ -93,8 +95,16 @@ function alertRules(a: AlertShape, ctx: z.RefinementCtx): void {
 export const AlertInput = z.strictObject(alertFields).superRefine(alertRules);
 export type AlertInput = z.input<typeof AlertInput>;
 
+/** A channel as answered: either kind, members the platform adds passed through. */
+const AlertChannelAnswer = z.looseObject({
+  type: AlertChannelType,
+  webhookId: z.string().nullish(),
+  emailRecipients: z.array(z.string()).nullish(),
+});
+
 export const Alert = z.looseObject({
   ...alertFields,
+  channel: AlertChannelAnswer,
   source: AlertSource,
   id: ObjectId,
   state: AlertState,

@@ -7,20 +7,24 @@ import {
 } from '../api-views.js';
 import { numberFlag, readJsonBody } from '../cli-input.js';
 import { formatTable, type Column } from '../table.js';
+import { withArticle } from '../../policy/words.js';
 
 interface OutputFlags extends ConnectionFlags {
   json?: boolean;
 }
 
+const ONE = 'one JSON object: the result as the platform returned it';
+const LIST = 'one JSON array: the results as the platform returned them';
+
 /** A leaf command with the connection and output flags every API command takes. */
-function leaf(parent: Command, name: string, description: string): Command {
+function leaf(parent: Command, name: string, description: string, json = ONE): Command {
   return parent
     .command(name)
     .description(description)
     .option('--url <url>', 'API base URL (default: env PIPESCALER_API_URL)')
     .option('--key-id <id>', 'API key id (default: env PIPESCALER_KEY_ID)')
     .option('--key-secret-file <file>', 'file holding the API key secret (default: env PIPESCALER_KEY_SECRET)')
-    .option('--json', 'print the raw result as JSON');
+    .option('--json', json);
 }
 
 function print<T>(flags: OutputFlags, result: T | readonly T[], columns: readonly Column<T>[]): void {
@@ -40,7 +44,7 @@ export function registerApiCommands(program: Command): void {
   const api = program.command('api').description('call the platform API: one command per endpoint');
 
   const services = api.command('services').description('database services of an organization');
-  leaf(services, 'list', 'list the services, optionally filtered by tags')
+  leaf(services, 'list', 'list the services, optionally filtered by tags', LIST)
     .argument('<organizationId>')
     .option('--filter <filter>', 'tag:Key or tag:Key=Value; repeat to require several', collect, [])
     .action(async (organizationId: string, flags: OutputFlags & { filter: string[] }) => {
@@ -96,7 +100,7 @@ export function registerApiCommands(program: Command): void {
   });
 
   const sources = api.command('sources').description('observability data sources of a service');
-  leaf(sources, 'list', 'list the data sources')
+  leaf(sources, 'list', 'list the data sources', LIST)
     .argument('<organizationId>').argument('<serviceId>')
     .action(async (organizationId: string, serviceId: string, flags: OutputFlags) => {
       const { result } = await withClient(flags, (c) => c.listSources({ organizationId, serviceId }));
@@ -123,31 +127,31 @@ function registerStackFamily<T>(api: Command, f: StackFamily<T>): void {
   const withRef = (cmd: Command) => cmd.argument('<organizationId>').argument('<serviceId>');
   type BodyFlags = OutputFlags & { file?: string };
 
-  withRef(leaf(family, 'list', `list the ${f.plural}`))
+  withRef(leaf(family, 'list', `list the ${f.plural}`, LIST))
     .action(async (organizationId: string, serviceId: string, flags: OutputFlags) => {
       const { result } = await withClient(flags, (c) => f.list(c, { organizationId, serviceId }));
       print(flags, result, f.columns);
     });
-  withRef(leaf(family, 'get', `show a ${f.noun}`)).argument(`<${f.idName}>`)
+  withRef(leaf(family, 'get', `show ${withArticle(f.noun)}`)).argument(`<${f.idName}>`)
     .action(async (organizationId: string, serviceId: string, id: string, flags: OutputFlags) => {
       const { result } = await withClient(flags, (c) => f.get(c, { organizationId, serviceId }, id));
       print(flags, result, f.columns);
     });
-  withRef(leaf(family, 'create', `create a ${f.noun} from JSON (--file F or stdin)`))
+  withRef(leaf(family, 'create', `create ${withArticle(f.noun)} from JSON (--file F or stdin)`))
     .option('--file <file>', 'JSON body ("-" for stdin)')
     .action(async (organizationId: string, serviceId: string, flags: BodyFlags) => {
       const body = await readJsonBody(flags.file);
       const { result } = await withClient(flags, (c) => f.create(c, { organizationId, serviceId }, body));
       print(flags, result, f.columns);
     });
-  withRef(leaf(family, 'update', `replace a ${f.noun} with JSON (--file F or stdin)`)).argument(`<${f.idName}>`)
+  withRef(leaf(family, 'update', `replace ${withArticle(f.noun)} with JSON (--file F or stdin)`)).argument(`<${f.idName}>`)
     .option('--file <file>', 'JSON body ("-" for stdin)')
     .action(async (organizationId: string, serviceId: string, id: string, flags: BodyFlags) => {
       const body = await readJsonBody(flags.file);
       const { result } = await withClient(flags, (c) => f.update(c, { organizationId, serviceId }, id, body));
       print(flags, result, f.columns);
     });
-  withRef(leaf(family, 'delete', `delete a ${f.noun}`)).argument(`<${f.idName}>`)
+  withRef(leaf(family, 'delete', `delete ${withArticle(f.noun)}`, 'one JSON object: {requestId, status}')).argument(`<${f.idName}>`)
     .action(async (organizationId: string, serviceId: string, id: string, flags: OutputFlags) => {
       const deleted = await withClient(flags, (c) => f.remove(c, { organizationId, serviceId }, id));
       printDeleted(flags, `${f.noun} ${id}`, deleted);

@@ -1,23 +1,40 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
+import { describeKeyPlan, keyPlans } from '../../policy/key-budget.js';
 import type { Command } from 'commander';
-import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, StateStore, connectRedisOnce } from '../../daemon/index.js';
-import type { Daemon, PipeStatus } from '../../daemon/index.js';
+import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce } from '../../daemon/index.js';
+import { describeRedis, endpointOf, isUnreachable, prefixProblem } from '../../daemon/redis-connection.js';
+import { parseRedisUrl } from '../../policy/config-redis.js';
+import type { Daemon, PauseFlag } from '../../daemon/index.js';
 import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
 import { loadConfig } from '../../policy/load-config.js';
 import { parseDuration } from '../../policy/durations.js';
 import type { Config } from '../../policy/types.js';
+import { count } from '../../policy/words.js';
 import { UserError } from '../run-cli.js';
+import { formatStatusText, NO_DAEMON } from '../status-output.js';
 
 const DEFAULT_CONFIG = 'config/pipescaler.yaml';
 const STOP_TIMEOUT_MS = 15_000;
 
-/** Environment overrides, so a test or a second instance can use its own Redis keys. */
-function redisTarget(config: Config): { url: string; prefix: string } {
-  return {
-    url: process.env.PIPESCALER_REDIS_URL ?? config.redis.url,
-    prefix: process.env.PIPESCALER_REDIS_PREFIX ?? config.redis.prefix,
-  };
+/**
+ * The config's Redis with the environment's overrides (a test or a second instance uses its own
+ * keys; a deployment names its servers). Checked here, so a mistake is one line naming where it is:
+ * a URL that is not one, or a cluster without a hash-tagged prefix.
+ */
+function redisTarget(config: Config, path: string): Config['redis'] {
+  const envUrl = process.env.PIPESCALER_REDIS_URL;
+  const envPrefix = process.env.PIPESCALER_REDIS_PREFIX;
+  if (envUrl !== undefined) {
+    const parsed = parseRedisUrl(envUrl);
+    if ('error' in parsed) throw new UserError(`PIPESCALER_REDIS_URL ${parsed.error}`);
+  }
+  const target = { ...config.redis, ...(envUrl !== undefined ? { url: envUrl } : {}), ...(envPrefix !== undefined ? { prefix: envPrefix } : {}) };
+  const problem = prefixProblem(target, target.prefix);
+  if (problem !== null) {
+    throw new UserError(`${envPrefix !== undefined ? 'PIPESCALER_REDIS_PREFIX' : `${path}: redis.prefix`}: ${problem}`);
+  }
+  return target;
 }
 
 export function registerDaemonCommands(program: Command): void {
@@ -59,22 +76,51 @@ export function registerDaemonCommands(program: Command): void {
     .action(async (pipe: string | undefined, opts: { all?: boolean; config: string }) => {
       await withStore(opts.config, async (store, config) => {
         const target = pickTarget(config, pipe, opts.all);
-        await store.clearPause(target, config.pipes.map((p) => p.name));
-        process.stdout.write(`resumed ${target ?? 'all pipes'}\n`);
+        const cleared = await store.clearPause(target, config.pipes.map((p) => p.name));
+        const fleet = target === null ? null : await store.pause(target);
+        process.stdout.write(`${describeResume(config, target, cleared, fleet)}\n`);
       });
     });
 
   program
     .command('status')
-    .description('per pipe: applied, desired, window, last decision, paused')
-    .option('--json', 'machine-readable output')
-    .option('-c, --config <path>', 'config file (for the Redis url and prefix)', DEFAULT_CONFIG)
-    .action(async (opts: { json?: boolean; config: string }) => {
+    .description('whether a daemon is alive; per pipe: applied, desired, window, age, skip reason, paused')
+    .option('--json', 'one JSON array, an object per pipe (whether a daemon is alive goes to stderr when none is)')
+    .option('--wide', 'every column at full length (policy, key, values, decision instant, drifts, errors)')
+    .option('-c, --config <path>', 'config file (for the Redis url and prefix; no API settings needed)', DEFAULT_CONFIG)
+    .action(async (opts: { json?: boolean; wide?: boolean; config: string }) => {
       await withStore(opts.config, async (store, config) => {
-        const statuses = await readPipeStatuses(store, config);
-        process.stdout.write(opts.json ? `${JSON.stringify(statuses, null, 2)}\n` : formatStatuses(statuses));
+        const now = Date.now();
+        const statuses = await readPipeStatuses(store, config, now);
+        const replicas = await readReplicas(store.redis, store.keys);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
+          if (replicas.length === 0) process.stderr.write(`warning: ${NO_DAEMON}\n`);
+          return;
+        }
+        const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
+        process.stdout.write(formatStatusText(statuses, replicas, keyPlans(config).map(describeKeyPlan), { wide: opts.wide ?? false, width, now }));
       });
     });
+}
+
+/** What `resume` did, and what still pauses the pipe when something else does. */
+function describeResume(config: Config, target: string | null, cleared: { all: boolean; pipes: string[] }, left: PauseFlag | null): string {
+  const byConfig = config.pipes.filter((p) => p.paused !== undefined && (target === null || p.name === target));
+  const stays = byConfig.length === 0 ? ''
+    : `; ${byConfig.map((p) => p.name).join(', ')} ${byConfig.length === 1 ? 'stays' : 'stay'} paused by the config (pipes[].paused: resume cannot lift it)`;
+  if (target === null) {
+    if (!cleared.all && cleared.pipes.length === 0) return `nothing was paused${stays}`;
+    const lifted = [cleared.all ? 'the pause of all pipes' : '', cleared.pipes.length > 0 ? `the own pause of ${count(cleared.pipes.length, 'pipe')}` : '']
+      .filter((s) => s !== '');
+    return `resumed all pipes (lifted ${lifted.join(' and ')})${stays}`;
+  }
+  const fleet = left?.scope === 'all' ? `; all pipes are still paused (pause --all: ${left.reason}): resume --all lifts that` : '';
+  if (cleared.pipes.length === 0) {
+    if (stays !== '' || fleet !== '') return `${target} has no pause of its own${stays}${fleet}`;
+    return `${target} is not paused: nothing to resume`;
+  }
+  return `resumed ${target}${stays}${fleet}`;
 }
 
 function pickTarget(config: Config, pipe: string | undefined, all: boolean | undefined): string | null {
@@ -88,14 +134,15 @@ function pickTarget(config: Config, pipe: string | undefined, all: boolean | und
 }
 
 async function withStore(path: string, fn: (store: StateStore, config: Config) => Promise<void>): Promise<void> {
-  const config = loadConfig(path);
-  const { url, prefix } = redisTarget(config);
-  const redis = connectRedisOnce(url);
+  // Redis only: the API's settings and credentials need not be there
+  const config = loadConfig(path, process.env, 'redis');
+  const target = redisTarget(config, path);
+  const redis = connectRedisOnce(target);
   try {
-    await fn(new StateStore(redis, prefix), config);
+    await fn(new StateStore(redis, target.prefix), config);
   } catch (err) {
-    if (err instanceof Error && /ECONNREFUSED|Connection is closed|max retries/i.test(err.message)) {
-      throw new UserError(`cannot reach Redis at ${new URL(url).host}: ${err.message}`);
+    if (isUnreachable(err)) {
+      throw new UserError(`cannot reach Redis (${describeRedis(target)}): ${(err as Error).message}`);
     }
     throw err;
   } finally {
@@ -103,27 +150,10 @@ async function withStore(path: string, fn: (store: StateStore, config: Config) =
   }
 }
 
-const fmt = (v: object | null | undefined) =>
-  v ? Object.entries(v).map(([k, n]) => `${k}=${String(n)}`).join(' ') || '-' : '-';
-
-function formatStatuses(statuses: readonly PipeStatus[]): string {
-  const rows = statuses.map((s) => [
-    s.pipe,
-    `${s.kind ?? '?'}/${s.state ?? '?'}`,
-    fmt(s.applied),
-    fmt(s.desired),
-    s.windows.join(',') || 'baseline',
-    s.lastDecision ? `${s.lastDecision.action} ${new Date(s.lastDecision.at).toISOString()}` : '-',
-    s.parked ? `parked (${s.parked.code})` : s.paused ? `paused: ${s.paused.reason}` : s.lastError ? `error ${s.lastError.code}` : 'ok',
-  ]);
-  const head = ['PIPE', 'KIND/STATE', 'APPLIED', 'DESIRED', 'WINDOW', 'LAST DECISION', 'STATUS'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
-}
-
 async function run(path: string): Promise<void> {
   let config = loadConfig(path);
-  const { url, prefix } = redisTarget(config);
+  const target = redisTarget(config, path);
+  const { url, prefix } = target;
   // Every secret the daemon holds (asked again per line: a reload may add keys), and the password
   // of a Redis URL given through the environment.
   const extra = url === config.redis.url ? [] : redisPassword(url);
@@ -131,16 +161,23 @@ async function run(path: string): Promise<void> {
   const logger = createLogger({ level: config.telemetry.logLevel, secrets });
   const emitter = new DaemonEmitter();
   emitter.on('config:reload', (r) => {
-    if (r.result === 'success') config = daemon.config();
+    if (r.result !== 'success') return;
+    config = daemon.config();
+    logger.level = config.telemetry.logLevel;
   });
   let daemon: Daemon;
   const telemetry = await startDaemonTelemetry({
     emitter, logger, config: () => config, queues: () => daemon.queues(),
     ...(process.env.PIPESCALER_TELEMETRY_LISTEN ? { listen: process.env.PIPESCALER_TELEMETRY_LISTEN } : {}),
   });
+  // Only what the environment overrides is given: the file's redis.url, redis.prefix and
+  // telemetry.listen stay the daemon's to check, so a reload that changes them is refused.
   daemon = createDaemon({
-    config, configPath: path, redisUrl: url, prefix, emitter, logger,
-    onClient: (client) => telemetry.bindClient(client.events),
+    config, configPath: path, emitter, logger,
+    ...(process.env.PIPESCALER_REDIS_URL !== undefined ? { redisUrl: url } : {}),
+    ...(process.env.PIPESCALER_REDIS_PREFIX !== undefined ? { prefix } : {}),
+    telemetryFromConfig: !process.env.PIPESCALER_TELEMETRY_LISTEN,
+    onClient: (client, keyName) => telemetry.bindClient(client.events, keyName),
   });
   try {
     await daemon.start();
@@ -167,8 +204,9 @@ async function run(path: string): Promise<void> {
 /** A password in the Redis URL is a secret too. */
 function redisPassword(url: string): string[] {
   try {
-    const { password } = new URL(url);
-    return password ? secretForms(decodeURIComponent(password)) : [];
+    const e = endpointOf(url);
+    const password = e.mode === 'standalone' ? decodeURIComponent(new URL(e.url).password) : e.password ?? '';
+    return password ? secretForms(password) : [];
   } catch {
     return [];
   }

@@ -1,8 +1,10 @@
 // `pipescaler validate | plan | simulate`: check a config, see what it decides now, and replay it
 // over a period, all with the daemon's own decide().
 import type { Command } from 'commander';
+import { writeFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { isConfigError } from '../../policy/config-errors.js';
+import { didYouMean } from '../../policy/did-you-mean.js';
 import { parseDuration } from '../../policy/durations.js';
 import { loadConfig } from '../../policy/load-config.js';
 import { plan } from '../../policy/plan.js';
@@ -10,13 +12,21 @@ import { simulate } from '../../policy/simulate.js';
 import type { Config, PipeView } from '../../policy/types.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
+import { renderReport, simulationReport } from '../html-report.js';
+import { progress } from '../progress.js';
 import { UserError } from '../run-cli.js';
+import { describeKeyPlan, keyPlans } from '../../policy/key-budget.js';
+import { formatBands, formatMetricPlan, liveReadings, metricJson, recordedMetrics, validateQueries, withReadings } from '../metric-cli.js';
+import { count } from '../../policy/words.js';
 
 const DEFAULT_CONFIG = 'config/pipescaler.yaml';
-/** Decisions a simulation may take before it is refused as too long for its step. */
-const MAX_DECISIONS = 5_000_000;
+/**
+ * Ticks a simulation may span before it is refused as too long for its step: a year at 15 s.
+ * simulate() skips quiet ticks, but a metric policy is decided at every one.
+ */
+const MAX_TICKS = 2_200_000;
 
-function load(file: string): Config {
+export function load(file: string): Config {
   try {
     return loadConfig(file);
   } catch (err) {
@@ -27,14 +37,14 @@ function load(file: string): Config {
 }
 
 /** An ISO 8601 time; without an offset it is local time. */
-function instant(flag: string, text: string): number {
+export function instant(flag: string, text: string): number {
   const t = DateTime.fromISO(text);
   if (!t.isValid) throw new UserError(`${flag}: ${JSON.stringify(text)} is not an ISO 8601 time (e.g. 2026-11-23T09:00:00+01:00)`);
   return t.toMillis();
 }
 
 /** The views decide() can work on; for simulate, without pipes whose every change is refused. */
-function knownViews(views: PipeViews, simulating = false): Record<string, PipeView> {
+export function knownViews(views: PipeViews, simulating = false): Record<string, PipeView> {
   const out: Record<string, PipeView> = {};
   for (const [name, read] of Object.entries(views)) {
     if (read.view && !(simulating && read.refused)) out[name] = read.view;
@@ -42,13 +52,69 @@ function knownViews(views: PipeViews, simulating = false): Record<string, PipeVi
   return out;
 }
 
+/** Writes an HTML report; a path that cannot be written is the user's mistake. */
+export function writeReport(file: string, html: string): void {
+  try {
+    writeFileSync(file, html);
+  } catch (err) {
+    throw new UserError(`--html: cannot write ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  process.stderr.write(`wrote ${file}\n`);
+}
+
+/** The config with only the pipes named by --pipe (all without it). */
+export function onlyPipes(config: Config, names: readonly string[] | undefined): Config {
+  if (names === undefined) return config;
+  const known = new Set(config.pipes.map((p) => p.name));
+  for (const name of names) {
+    if (!known.has(name)) {
+      throw new UserError(`--pipe: no pipe named ${JSON.stringify(name)} in the config${didYouMean(name, known)}`);
+    }
+  }
+  return { ...config, pipes: config.pipes.filter((p) => names.includes(p.name)) };
+}
+
+/** --from, --to and --step of a simulation, checked. */
+export function period(opts: { from: string; to: string; step: string }): { from: number; to: number; step: number } {
+  const from = instant('--from', opts.from);
+  const to = instant('--to', opts.to);
+  if (to <= from) throw new UserError('--to must be after --from');
+  const step = parseDuration(opts.step);
+  if (step === null || step <= 0) throw new UserError(`--step: ${JSON.stringify(opts.step)} is not a duration above 0 (e.g. 30s, 1m)`);
+  if ((to - from) / step > MAX_TICKS) {
+    throw new UserError('the period is too long for this step: shorten it or use a larger --step');
+  }
+  return { from, to, step };
+}
+
+/** A plan of pipes it could not read is no plan of them: the command says which and exits 2
+ *  (the platform unreachable made every pipe "unknown" and still exited 0). */
+function failIfUnread(views: PipeViews): void {
+  const unread = Object.entries(views).filter(([, v]) => v.unreadable !== undefined);
+  if (unread.length === 0) return;
+  const total = Object.keys(views).length;
+  const list = unread.slice(0, 5).map(([name, v]) => `${name} (${v.unreadable})`).join(', ');
+  throw new UserError(`could not read ${unread.length} of ${total} pipe${total === 1 ? '' : 's'}: ${list}${unread.length > 5 ? ', ...' : ''}`, 2);
+}
+
 export function registerPolicyCommands(program: Command): void {
   program
     .command('validate')
     .description('check a config: "ok" and its pipes, or every problem with its line')
     .argument('[config]', 'config file', DEFAULT_CONFIG)
-    .action((file: string) => {
-      process.stdout.write(`${formatValidate(file, load(file))}\n`);
+    .option('--allow-empty', 'accept a config without pipes')
+    .action(async (file: string, opts: { allowEmpty?: boolean }) => {
+      const config = load(file);
+      if (config.pipes.length === 0 && !opts.allowEmpty) {
+        throw new UserError(`${file} has no pipes: the daemon would scale nothing (a half-written file?); --allow-empty accepts it`);
+      }
+      process.stdout.write(`${formatValidate(file, config)}\n`);
+      // What each key's request budget affords: reconcile period, scale-down bound, boundary lead.
+      process.stdout.write(`${keyPlans(config).map(describeKeyPlan).join('\n')}\n`);
+      // metric queries through Prometheus' own parser, when the configured server answers
+      const queries = await validateQueries(config);
+      if (queries.text !== '') process.stdout.write(`${queries.text}\n`);
+      if (queries.failed) process.exitCode = 1;
     });
 
   program
@@ -56,15 +122,21 @@ export function registerPolicyCommands(program: Command): void {
     .description('what the policies decide for every pipe at one instant, and why')
     .argument('[config]', 'config file', DEFAULT_CONFIG)
     .option('--at <time>', 'ISO 8601 instant (default: now)')
-    .option('--json', 'one JSON object per pipe')
-    .action(async (file: string, opts: { at?: string; json?: boolean }) => {
-      const config = load(file);
+    .option('--json', 'one JSON array, an object per pipe')
+    .option('--pipe <name...>', 'only these pipes')
+    .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
+    .action(async (file: string, opts: { at?: string; json?: boolean; pipe?: string[]; offline?: boolean }) => {
+      const fleet = load(file);
+      const config = onlyPipes(fleet, opts.pipe);
       const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
-      const views = await readPipeViews(config);
-      const entries = plan(config, knownViews(views), at);
+      const views = await readPipeViews(config, { offline: opts.offline ?? false });
+      const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
+      // the keys' lead plans are the whole fleet's, whatever --pipe shows
+      const entries = plan(config, withReadings(knownViews(views), readings), at, fleet);
       process.stdout.write(opts.json
-        ? `${JSON.stringify(planJson(at, entries, views), null, 2)}\n`
-        : `${formatPlan(at, entries, views)}\n`);
+        ? `${JSON.stringify(planJson(at, entries, views).map((o, i) => ({ ...(o as object), ...metricJson(config, entries[i]!) })), null, 2)}\n`
+        : `${formatPlan(at, entries, views)}${formatMetricPlan(config, entries)}\n`);
+      failIfUnread(views);
     });
 
   program
@@ -74,21 +146,29 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('--from <time>', 'ISO 8601 start (inclusive)')
     .requiredOption('--to <time>', 'ISO 8601 end (exclusive)')
     .option('--step <duration>', 'evaluation interval', '1m')
-    .option('--json', 'one JSON object per change')
-    .action(async (file: string, opts: { from: string; to: string; step: string; json?: boolean }) => {
-      const config = load(file);
-      const from = instant('--from', opts.from);
-      const to = instant('--to', opts.to);
-      if (to <= from) throw new UserError('--to must be after --from');
-      const step = parseDuration(opts.step);
-      if (step === null || step <= 0) throw new UserError(`--step: ${JSON.stringify(opts.step)} is not a duration above 0 (e.g. 30s, 1m)`);
-      if (((to - from) / step) * Math.max(1, config.pipes.length) > MAX_DECISIONS) {
-        throw new UserError('the period is too long for this step: shorten it or use a larger --step');
+    .option('--json', 'one JSON array, an object per change')
+    .option('--html <file>', 'also write a self-contained HTML report: a step chart per pipe and field')
+    .option('--pipe <name...>', 'only these pipes')
+    .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
+    .option('--metrics <file...>', 'recorded metric series ([policy=]FILE, a Prometheus range-query answer) for metric policies')
+    .action(async (file: string, opts: { from: string; to: string; step: string; json?: boolean; html?: string; pipe?: string[]; offline?: boolean; metrics?: string[] }) => {
+      const fleet = load(file);
+      const config = onlyPipes(fleet, opts.pipe);
+      const { from, to, step } = period(opts);
+      const views = await readPipeViews(config, { offline: opts.offline ?? false });
+      const metricAt = opts.metrics ? recordedMetrics(config, opts.metrics) : undefined;
+      const bar = progress('simulate');
+      const changes = simulate(config, knownViews(views, true), from, to, step, {
+        ...(metricAt ? { metricAt } : {}), onProgress: (d, t) => bar.update(d, t), fleet,
+      });
+      bar.end();
+      if (opts.html !== undefined) {
+        const notes = Object.fromEntries(Object.entries(views).map(([name, read]) => [name, read.note]));
+        const subtitle = `${file}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}: ${count(changes.length, 'change')}`;
+        writeReport(opts.html, renderReport(simulationReport(config, knownViews(views, true), notes, changes, from, to, subtitle)));
       }
-      const views = await readPipeViews(config);
-      const changes = simulate(config, knownViews(views, true), from, to, step);
       process.stdout.write(opts.json
-        ? `${JSON.stringify(simulationJson(changes), null, 2)}\n`
-        : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from))}\n`);
+        ? `${JSON.stringify(simulationJson(changes, views), null, 2)}\n`
+        : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from, fleet))}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`);
     });
 }

@@ -1,5 +1,5 @@
 // Observability stack: dashboards and alerts (list, create, get, full-replace update, delete) and
-// sources (list), with the validation of platform-facts.md from the schemas of src/api.
+// sources (list), validated with the schemas of src/api (docs/platform-api.md#observability-stack).
 import { ENDPOINTS } from '../../api/index.js';
 import { badRequest, parseBody } from '../errors.js';
 import { newObjectId, withTileIds, type StoredAlert, type StoredDashboard, type StoredService } from '../store.js';

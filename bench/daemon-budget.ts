@@ -1,0 +1,205 @@
+// The request budget of one key, time compressed 10x: 10 requests per 1 s at the cloud
+// and in the daemon, reconcile 60 s, a tick every 3 s, the daemon's clock running with real time.
+// cold start: N pipes whose baseline differs from what they run, until every one is at target;
+// steady: a while with nothing to change, reads against the key's budget and how often each pipe
+// is read; boundary: half the pipes scale up and half down at one instant T, placed so that the
+// key's lead plan (leadTime auto) has its lead. Runs in a fresh process.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { generateFixtures, seqUuid } from '../src/cloud/index.js';
+import { createDaemon } from '../src/daemon/index.js';
+import { reconcilePeriodMs } from '../src/policy/key-budget.js';
+import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
+import type { Config, OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
+import { cloudProcess } from './child.js';
+import { NO_BEHAVIOR } from './daemon-harness.js';
+import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
+
+export interface BudgetOptions {
+  pipes: number;
+  steadyMs: number;
+  /** Print the key's queue and the evaluation lag every 10 s of the steady phase (stderr). */
+  trace?: boolean;
+}
+
+export interface BudgetRun {
+  coldMs: number;
+  /** Scaling PATCHes (changes or reads) and services-list GETs during the cold start. */
+  coldRequests: number;
+  coldListReads: number;
+  cold429: number;
+  /** Seconds of the cold start in which no request was answered (the budget's pacing, a stall). */
+  coldIdleSeconds: number;
+  steadyMs: number;
+  steadyReads: number;
+  steady429: number;
+  /** The longest time a pipe went unread in the steady phase: between two reads, or from its last
+   *  read to the phase's end. */
+  steadyMaxGapMs: number;
+  /** The latest first read of a pipe after the phase began. */
+  steadyFirstReadMs: number;
+  steadyPeriodMs: number;
+  steadyMinReads: number;
+  /** What the key's lead plan starts the boundary's first scale-up at, before T. */
+  planLeadMs: number;
+  /** The first scale-up answered, before T (positive: that long before). */
+  firstUpBeforeTMs: number;
+  upsAtT: number;
+  /** The last scale-up answered, relative to T (negative: before T). */
+  upsDoneMs: number;
+  downsBeforeT: number;
+  /** The last scale-down answered, after T. */
+  downsDoneMs: number;
+  boundary429: number;
+  boundaryRequests: number;
+}
+
+const RATE = { requests: 10, perMs: 1_000 };
+const TICK_MS = 3_000;
+const RECONCILE_MS = 60_000;
+const SHARE = 0.25;
+
+export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
+  const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
+  const { keyId, keySecret } = fixtures.apiKeys[0]!;
+  const cloud = await cloudProcess(fixtures, { requests: RATE.requests, windowMs: RATE.perMs });
+  const prefix = benchPrefix('budget');
+  // Boundary T is set once cold start and steady are over; the window is placed then (reload).
+  const up: Policy = { name: 'up', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
+  const down: Policy = { name: 'down', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
+  const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
+    name: `pipe-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
+    policy: i % 2 === 0 ? 'up' : 'down', key: 'default', bounds: {},
+  }));
+  const config: Config = {
+    api: { baseUrl: cloud.url, fixtures: '', timeoutMs: 30_000, keys: { default: { keyId, keySecret, rateLimit: RATE } } },
+    redis: { url: REDIS_URL, prefix },
+    evaluate: { cron: '*/3 * * * * *', reconcileMs: RECONCILE_MS, concurrency: 10, readShare: SHARE },
+    telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
+    dryRun: false,
+    pipes,
+    policies: { up, down },
+  };
+  const redis = connect();
+  const daemon = createDaemon({ config, prefix, redis, now: () => Date.now(), schedule: false, watch: false });
+  // Every answer about a pipe (a change's or a read's), with its time: what it runs and when we learnt it.
+  const answers = new Map<string, { at: number; replicas: number }[]>();
+  daemon.emitter.on('applied', (e) => {
+    const list = answers.get(e.pipe) ?? [];
+    list.push({ at: Date.now(), replicas: e.values.replicas ?? 0 });
+    answers.set(e.pipe, list);
+  });
+  const now = (p: string) => answers.get(p)?.at(-1)?.replicas;
+  await daemon.start();
+  let ticking = true;
+  const ticker = (async () => {
+    while (ticking) {
+      await daemon.tick(Math.floor(Date.now() / 1000) * 1000).catch(() => undefined);
+      await sleep(TICK_MS - (Date.now() % TICK_MS));
+    }
+  })();
+  const total = async () => {
+    const s = await cloud.stats();
+    const count = (op: string) => Object.values(s.requests[op] ?? {}).reduce((a, b) => a + b, 0);
+    return { requests: count('scalePipe'), lists: count('listServices'), limited: s.rateLimited };
+  };
+  const waitFor = async (check: () => boolean, limitMs: number) => {
+    const t0 = Date.now();
+    while (!check()) {
+      if (Date.now() - t0 > limitMs) throw new Error('budget bench: timed out');
+      await sleep(50);
+    }
+    return Date.now() - t0;
+  };
+  try {
+    // Cold start: every pipe from 1 to 2.
+    const c0 = Date.now();
+    await waitFor(() => pipes.every((p) => now(p.name) === 2), 20 * (o.pipes / RATE.requests) * 1000);
+    const coldMs = Date.now() - c0;
+    const cold = await total();
+    const seconds = new Set<number>();
+    for (const list of answers.values()) for (const a of list) seconds.add(Math.floor((a.at - c0) / 1000));
+    const coldIdleSeconds = Math.ceil(coldMs / 1000) - seconds.size;
+    await cloud.resetStats();
+
+    // Steady: nothing to change, so every request at the cloud is a reconcile read. Each pipe's
+    // reads are the values its lastReadAt (the answer's instant) takes, polled every second.
+    const s0 = Date.now();
+    const reads = new Map<string, number[]>(pipes.map((p) => [p.name, []]));
+    const poll = async () => {
+      const multi = redis.multi();
+      for (const p of pipes) multi.hget(daemon.store.keys.pipe(p.name), 'lastReadAt');
+      const got = (await multi.exec()) ?? [];
+      pipes.forEach((p, i) => {
+        const at = Number(JSON.parse(String(got[i]?.[1] ?? 'null')) ?? NaN);
+        const list = reads.get(p.name)!;
+        if (Number.isFinite(at) && at !== list.at(-1)) list.push(at);
+      });
+    };
+    let lag = 0;
+    const onEvaluation = (e: { lagMs: number }) => { lag = Math.max(lag, e.lagMs); };
+    daemon.emitter.on('evaluation', onEvaluation);
+    let traced = s0;
+    while (Date.now() - s0 < o.steadyMs) {
+      await poll();
+      if (o.trace && Date.now() - traced >= 10_000) {
+        traced = Date.now();
+        const counts = await Promise.all(daemon.queues().map((q) => q.getJobCounts('waiting', 'prioritized', 'active', 'delayed')));
+        const done = [...reads.values()].reduce((a, l) => a + Math.max(0, l.length - 1), 0);
+        process.stderr.write(`steady +${Math.round((traced - s0) / 1000)} s: reads ${done} (${(done / ((traced - s0) / 1000)).toFixed(2)}/s), queues ${JSON.stringify(counts)}, evaluation lag ${lag} ms\n`);
+        lag = 0;
+      }
+      await sleep(1_000);
+    }
+    daemon.emitter.off('evaluation', onEvaluation);
+    await poll();
+    const s1 = Date.now();
+    const steady = await total();
+    const steadyPeriodMs = reconcilePeriodMs(o.pipes, RECONCILE_MS, SHARE, RATE);
+    let steadyMaxGapMs = 0;
+    let steadyFirstReadMs = 0;
+    let steadyMinReads = Infinity;
+    for (const p of pipes) {
+      // between two reads in the steady phase, and from the last one to its end; the first read
+      // after the cold start (whose changes all came within two minutes) is reported apart
+      const [, ...rest] = reads.get(p.name)!;
+      steadyMinReads = Math.min(steadyMinReads, rest.length);
+      steadyFirstReadMs = Math.max(steadyFirstReadMs, (rest[0] ?? s1) - s0);
+      for (let i = 1; i <= rest.length; i++) steadyMaxGapMs = Math.max(steadyMaxGapMs, (rest[i] ?? s1) - rest[i - 1]!);
+    }
+    await cloud.resetStats();
+
+    // Boundary: at T the up pipes go to 4, the down pipes to 1. T leaves the key's lead plan its
+    // lead (and a few ticks to take the new config).
+    const w = (at: number, target: number): OneOffWindow => ({ kind: 'oneOff', name: 'boundary', priority: 0, from: at, to: at + 3_600_000, target: { replicas: { value: target } } });
+    const at = (T: number): Config => ({ ...config, policies: { up: { ...up, windows: [w(T, 4)] }, down: { ...down, windows: [w(T, 1)] } } });
+    const probe = Math.ceil((Date.now() + 600_000) / 1000) * 1000;
+    const span = leadPlanSpan(Date.now());
+    const plan = leadPlan(at(probe), span.from, span.to);
+    const planLeadMs = probe - Math.min(...pipes.map((p) => plan.slots.get(p.name)?.find((s) => s.boundary === probe)?.start ?? Infinity));
+    const T = Math.ceil((Date.now() + planLeadMs + 5 * TICK_MS) / 1000) * 1000;
+    const b0 = Date.now();
+    await daemon.reload(at(T));
+    const ups = pipes.filter((p) => p.policy === 'up').map((p) => p.name);
+    const downs = pipes.filter((p) => p.policy === 'down').map((p) => p.name);
+    const reached = (p: string, v: number) => answers.get(p)?.find((a) => a.at >= b0 && a.replicas === v)?.at;
+    await waitFor(() => ups.every((p) => reached(p, 4) !== undefined) && Date.now() >= T, 1_200_000);
+    const upTimes = ups.map((p) => reached(p, 4)!);
+    await waitFor(() => downs.every((p) => reached(p, 1) !== undefined), 1_200_000);
+    const downTimes = downs.map((p) => reached(p, 1)!);
+    const boundary = await total();
+    return {
+      coldMs, coldRequests: cold.requests, coldListReads: cold.lists, cold429: cold.limited, coldIdleSeconds,
+      steadyMs: s1 - s0, steadyReads: steady.requests, steady429: steady.limited, steadyMaxGapMs, steadyFirstReadMs, steadyPeriodMs,
+      steadyMinReads: steadyMinReads === Infinity ? 0 : steadyMinReads,
+      planLeadMs, firstUpBeforeTMs: T - Math.min(...upTimes), upsAtT: upTimes.filter((t) => t <= T).length,
+      upsDoneMs: Math.max(...upTimes) - T, downsBeforeT: downTimes.filter((t) => t < T).length, downsDoneMs: Math.max(...downTimes) - T,
+      boundary429: boundary.limited, boundaryRequests: boundary.requests,
+    };
+  } finally {
+    ticking = false;
+    await ticker;
+    await daemon.stop({ timeoutMs: 10_000 });
+    await cloud.close();
+    await deletePrefix(redis, prefix).finally(() => redis.quit());
+  }
+}

@@ -1,0 +1,48 @@
+// `pipescaler diff BASE HEAD --from T --to T`: what a config change would decide differently,
+// pipe by pipe, and the capacity each config runs. Exit 0: the same; 2: they differ; 1: error
+// (as `terraform plan -detailed-exitcode`), so CI can comment on a pull request.
+import type { Command } from 'commander';
+import { diffConfigs, type DiffSide } from '../../policy/diff.js';
+import { simulate } from '../../policy/simulate.js';
+import type { Config } from '../../policy/types.js';
+import { diffJson, formatDiff } from '../diff-output.js';
+import { diffReport, renderReport } from '../html-report.js';
+import { readPipeViews } from '../pipe-views.js';
+import { knownViews, load, period, writeReport } from './policy.js';
+
+async function side(config: Config, from: number, to: number, step: number, offline: boolean): Promise<DiffSide> {
+  const read = await readPipeViews(config, { offline });
+  const views = knownViews(read, true);
+  return { config, views, changes: simulate(config, views, from, to, step) };
+}
+
+export function registerDiffCommand(program: Command): void {
+  program
+    .command('diff')
+    .description('what HEAD decides differently from BASE over a period, and the capacity each runs (exit 0 same, 2 differ, 1 error)')
+    .argument('<base>', 'config file before the change')
+    .argument('<head>', 'config file after the change')
+    .requiredOption('--from <time>', 'ISO 8601 start (inclusive)')
+    .requiredOption('--to <time>', 'ISO 8601 end (exclusive)')
+    .option('--step <duration>', 'evaluation interval', '1m')
+    .option('--json', 'one JSON object: totals and an entry per pipe')
+    .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
+    .option('--html <file>', 'also write a self-contained HTML report: base and head overlaid per pipe and field')
+    .action(async (baseFile: string, headFile: string, opts: { from: string; to: string; step: string; json?: boolean; html?: string; offline?: boolean }) => {
+      const base = load(baseFile);
+      const head = load(headFile);
+      const { from, to, step } = period(opts);
+      const offline = opts.offline ?? false;
+      const baseSide = await side(base, from, to, step, offline);
+      const headSide = await side(head, from, to, step, offline);
+      const diff = diffConfigs(baseSide, headSide, from, to);
+      if (opts.html !== undefined) {
+        const subtitle = `${baseFile} -> ${headFile}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}`;
+        writeReport(opts.html, renderReport(diffReport(baseSide, headSide, diff, subtitle)));
+      }
+      process.stdout.write(opts.json
+        ? `${JSON.stringify(diffJson(diff), null, 2)}\n`
+        : `${formatDiff(baseFile, headFile, opts.step, diff)}\n`);
+      if (diff.differs) process.exitCode = 2;
+    });
+}

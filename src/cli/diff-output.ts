@@ -1,0 +1,98 @@
+// Text and JSON of `diff`: per pipe what the head config decides differently from the base, and
+// the capacity each runs, so a pull request shows its effect before it ships.
+import type { Capacity } from '../policy/capacity.js';
+import type { ChangeDiff, ConfigDiff, PipeDiff } from '../policy/diff.js';
+import type { SimulatedChange } from '../policy/simulate.js';
+import { changeWindows, formatInstant, formatMoves } from './policy-output.js';
+import { count } from '../policy/words.js';
+
+const UNITS: readonly (readonly [keyof Capacity, string])[] = [
+  ['replicaCoreHours', 'replica-core-hours'],
+  ['replicaGbHours', 'replica-GB-hours'],
+  ['concurrencySlotHours', 'concurrency-slot-hours'],
+];
+
+const num = (v: number): string => v.toFixed(1);
+const signed = (v: number): string => (v > 0.05 ? `+${num(v)}` : v < -0.05 ? num(v) : '0.0');
+
+function capacityTable(base: Capacity, head: Capacity, delta: Capacity): string[] {
+  const rows = UNITS.map(([k, label]) => [label, num(base[k]), num(head[k]), signed(delta[k])]);
+  const all = [['capacity', 'base', 'head', 'delta'], ...rows];
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return all.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd());
+}
+
+/** "replica-core-hours 12.0 -> 14.0 (+2.0)" for each unit that this pipe uses. */
+function capacityLine(d: PipeDiff): string {
+  const parts = UNITS.filter(([k]) => d.base[k] !== 0 || d.head[k] !== 0)
+    .map(([k, label]) => `${label} ${num(d.base[k])} -> ${num(d.head[k])} (${signed(d.delta[k])})`);
+  return parts.length > 0 ? parts.join(', ') : 'no capacity';
+}
+
+function changeLine(c: SimulatedChange): string {
+  return `${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`;
+}
+
+function describeChange(d: ChangeDiff): string[] {
+  switch (d.kind) {
+    case 'added': return [`  + ${changeLine(d.head)}   (head only)`];
+    case 'removed': return [`  - ${changeLine(d.base)}   (base only)`];
+    case 'moved': return [`  ~ moved: ${changeLine(d.base)}`, `         -> ${formatInstant(d.head.at)}`];
+    case 'values': return [`  - ${changeLine(d.base)}`, `  + ${changeLine(d.head)}`];
+  }
+}
+
+function headline(d: PipeDiff): string {
+  const n = d.changes.length;
+  const changes = `${count(n, 'change')} differ${n === 1 ? 's' : ''}`;
+  switch (d.status) {
+    case 'same': return `${d.pipe}: same`;
+    case 'added': return `${d.pipe}: added (${count(n, 'change')})`;
+    case 'removed': return `${d.pipe}: removed (had ${count(n, 'change')})`;
+    case 'renamed': return `${d.pipe}: renamed from ${d.renamedFrom ?? '?'}${n > 0 ? `, ${changes}` : ''}`;
+    case 'changed': return `${d.pipe}: ${changes}`;
+  }
+}
+
+export function formatDiff(baseFile: string, headFile: string, step: string, diff: ConfigDiff): string {
+  const differing = diff.pipes.filter((d) => d.status !== 'same').length;
+  const out = [
+    `diff ${baseFile} -> ${headFile}, ${new Date(diff.from).toISOString()} .. ${new Date(diff.to).toISOString()}, every ${step}: ` +
+      (differing === 0 ? 'the two decide the same' : `${count(differing, 'pipe')} differ${differing === 1 ? 's' : ''}`),
+    '',
+    ...capacityTable(diff.total.base, diff.total.head, diff.total.delta),
+  ];
+  for (const d of diff.pipes) {
+    out.push('', `${headline(d)}${d.simulated ? '' : ' (not simulated: pipe unknown)'}`, `  ${capacityLine(d)}`);
+    for (const c of d.changes) out.push(...describeChange(c));
+  }
+  return out.join('\n');
+}
+
+function changeJson(c: SimulatedChange): unknown {
+  return { at: new Date(c.at).toISOString(), direction: c.direction, windows: c.windows, scaling: c.scaling, previous: c.previous };
+}
+
+/** diff --json: one object with the totals and one entry per pipe. */
+export function diffJson(diff: ConfigDiff): unknown {
+  return {
+    from: new Date(diff.from).toISOString(),
+    to: new Date(diff.to).toISOString(),
+    differs: diff.differs,
+    total: diff.total,
+    pipes: diff.pipes.map((d) => ({
+      pipe: d.pipe,
+      status: d.status,
+      ...(d.renamedFrom !== undefined ? { renamedFrom: d.renamedFrom } : {}),
+      simulated: d.simulated,
+      base: d.base,
+      head: d.head,
+      delta: d.delta,
+      changes: d.changes.map((c) => ({
+        kind: c.kind,
+        ...('base' in c ? { base: changeJson(c.base) } : {}),
+        ...('head' in c ? { head: changeJson(c.head) } : {}),
+      })),
+    })),
+  };
+}

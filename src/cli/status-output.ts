@@ -1,0 +1,118 @@
+// `pipescaler status` as text: whether a daemon is alive, then a row per pipe that fits the
+// terminal (100 columns when stdout is not one), or everything at full length with --wide.
+import type { ScalingValues } from '../api/index.js';
+import type { PipeStatus, ReplicaBeat } from '../daemon/index.js';
+import { HEARTBEAT_TTL_MS } from '../daemon/index.js';
+import { count } from '../policy/words.js';
+import { keyLabel } from './policy-output.js';
+import { formatTable, wrap, type Column } from './table.js';
+
+export interface StatusTextOptions {
+  readonly wide: boolean;
+  /** Columns of the terminal; ignored with wide. */
+  readonly width: number;
+  /** Epoch ms, for the ages of the heartbeats. */
+  readonly now: number;
+}
+
+/** 45s, 12m, 3h, 2d: how old something is, in its largest unit. */
+export function formatAge(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7_200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172_800) return `${Math.floor(seconds / 3_600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/** "4x1000m/4GB" (replicas x CPU/memory each), "conc 3": a scaling in a few characters. */
+export function compactScaling(v: ScalingValues | null | undefined): string {
+  if (!v) return '-';
+  const each = [
+    v.replicaCpuMillicores !== undefined ? `${v.replicaCpuMillicores}m` : '',
+    v.replicaMemoryGb !== undefined ? `${v.replicaMemoryGb}GB` : '',
+  ].filter((s) => s !== '').join('/');
+  const stream = v.replicas !== undefined ? (each ? `${v.replicas}x${each}` : `${v.replicas} repl`) : each;
+  const parts = [stream, v.concurrency !== undefined ? `conc ${v.concurrency}` : ''].filter((s) => s !== '');
+  return parts.join(', ') || '-';
+}
+
+const fullScaling = (v: ScalingValues | null | undefined): string =>
+  v ? Object.entries(v).map(([k, n]) => `${k}=${String(n)}`).join(' ') || '-' : '-';
+
+/** What the pipe should have: "=" when that is what it has (the common case, and a narrow column). */
+function desired(s: PipeStatus): string {
+  const want = compactScaling(s.desired);
+  return want !== '-' && want === compactScaling(s.applied) ? '=' : want;
+}
+
+function statusText(s: PipeStatus, wide: boolean, now: number): string {
+  if (s.parked) return `parked ${s.parked.code}`;
+  if (s.paused) {
+    const { until, scope, reason } = s.paused;
+    if (wide) {
+      const whole = scope === 'all' ? ' (all pipes)' : scope === 'config' ? ' (config)' : '';
+      return `paused${whole}${until === undefined ? '' : ` until ${new Date(until).toISOString()}`}: ${reason}`;
+    }
+    const parts = [scope === 'all' ? 'all' : scope === 'config' ? 'config' : '', until === undefined ? '' : `${formatAge(Math.max(0, Math.round((until - now) / 1000)))} left`];
+    const what = parts.filter((x) => x !== '').join(', ');
+    return `paused${what ? ` (${what})` : ''}: ${reason}`;
+  }
+  // the platform's text starts with its reason (BAD_REQUEST: ...), which the code says already
+  if (s.lastError) return wide ? `error ${s.lastError.code}: ${s.lastError.message.replace(/^[A-Z][A-Z_]+: /, '')}` : `error ${s.lastError.code}`;
+  return 'ok';
+}
+
+const age = (s: PipeStatus): string => (s.ageSeconds === null ? 'never' : formatAge(s.ageSeconds));
+const window = (s: PipeStatus): string => (s.lastDecision === null ? '-' : s.windows.join(',') || 'baseline');
+
+/** Cut to fit in this order: the status's details (--wide has them), window names, keys, pipe names.
+ *  The key shows when the pipes do not all use the same one. */
+const narrow = (now: number, keys: boolean): readonly Column<PipeStatus>[] => [
+  { header: 'PIPE', value: (s) => s.pipe, shrink: 4, floor: 12 },
+  ...(keys ? [{ header: 'KEY', value: keyLabel, shrink: 3, floor: 8 }] : []),
+  // the kind shows in the values (replicas or concurrency; none: a database pipe)
+  { header: 'STATE', value: (s) => s.state ?? '?', shrink: 5, floor: 7 },
+  { header: 'APPLIED', value: (s) => compactScaling(s.applied) },
+  { header: 'DESIRED', value: desired },
+  { header: 'WINDOW', value: window, shrink: 2, floor: 10 },
+  { header: 'AGE', value: age },
+  // reason codes stay whole: they are what the docs and the metrics name
+  { header: 'REASON', value: (s) => s.reason },
+  { header: 'STATUS', value: (s) => statusText(s, false, now), shrink: 1, floor: 10 },
+];
+
+const wide = (now: number): readonly Column<PipeStatus>[] => [
+  { header: 'PIPE', value: (s) => s.pipe },
+  { header: 'POLICY', value: (s) => s.policy },
+  { header: 'KEY', value: keyLabel },
+  { header: 'KIND/STATE', value: (s) => `${s.kind ?? '?'}/${s.state ?? '?'}` },
+  { header: 'APPLIED', value: (s) => fullScaling(s.applied) },
+  { header: 'DESIRED', value: (s) => fullScaling(s.desired) },
+  { header: 'WINDOW', value: window },
+  { header: 'LAST DECISION', value: (s) => (s.lastDecision ? `${s.lastDecision.action} ${new Date(s.lastDecision.at).toISOString()}` : '-') },
+  { header: 'AGE', value: age },
+  { header: 'REASON', value: (s) => s.reason },
+  { header: 'DRIFTS', value: (s) => s.drifts },
+  { header: 'STATUS', value: (s) => statusText(s, true, now) },
+];
+
+export const NO_DAEMON = `no daemon alive (no heartbeat in the last ${HEARTBEAT_TTL_MS / 1000} s): nothing is scaling these pipes`;
+
+/** The line (or lines, with wide) saying which daemon replicas are alive. */
+export function formatReplicas(replicas: readonly ReplicaBeat[], now: number, wide: boolean): string[] {
+  const seconds = (at: number) => formatAge(Math.max(0, Math.round((now - at) / 1000)));
+  if (replicas.length === 0) {
+    return [NO_DAEMON];
+  }
+  const head = `daemons: ${count(replicas.length, 'replica')} alive, last heartbeat ${seconds(replicas[0]!.at)} ago`;
+  if (!wide) return [head];
+  return [head, ...replicas.map((r) =>
+    `  ${r.host} pid ${r.pid}, version ${r.version}, up ${seconds(r.startedAt)}, heartbeat ${seconds(r.at)} ago, ${count(r.pipes, 'pipe')}${r.dryRun ? ', dryRun' : ''} (${r.id})`)];
+}
+
+/** The whole text of `status`: daemons, the table, each key's budget. */
+export function formatStatusText(statuses: readonly PipeStatus[], replicas: readonly ReplicaBeat[], keyLines: readonly string[], o: StatusTextOptions): string {
+  const manyKeys = new Set(statuses.map(keyLabel)).size > 1;
+  const table = o.wide ? formatTable(statuses, wide(o.now)) : formatTable(statuses, narrow(o.now, manyKeys), o.width);
+  const keys = o.wide ? keyLines : keyLines.map((l) => wrap(l, o.width));
+  return [...formatReplicas(replicas, o.now, o.wide), '', table, '', ...keys].join('\n') + '\n';
+}

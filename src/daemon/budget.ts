@@ -1,0 +1,141 @@
+// The request budget of one API key, shared by every replica through one Redis hash and paced to
+// the platform's own window as its answers report it (X-RateLimit-Remaining, X-RateLimit-Reset).
+// Every request of the daemon takes one unit first (spend.ts); no unit, no request.
+//
+// The platform counts a fixed window per key that starts at the first request after the last
+// window ended. The hash holds our view of it: `end` (epoch ms, Redis clock) and `left`. A take
+// after `end` opens a new window of ours; every answer corrects both from its headers, so the
+// phase and the count follow the platform's, whoever else spent from the same key.
+import type { RedisClient } from './redis-connection.js';
+
+/** No request in the last `margin` ms of a window, and none before `margin` ms after its end: an
+ *  answer's Reset is rounded (to 10 ms) and late by its latency. 1 % of the window, 25 ms at least. */
+export function marginMs(windowMs: number): number {
+  return Math.max(25, Math.round(windowMs * 0.01));
+}
+
+/** A 429's or an answer's X-RateLimit-Reset beyond this is not believed: the window instead. */
+export function maxResetMs(windowMs: number): number {
+  return Math.min(2 * windowMs, 60_000);
+}
+
+/**
+ * Seconds from X-RateLimit-Reset, bounded: at most twice the key's window and 60 s; a larger or
+ * missing/unparsable value is the window (an epoch time read as seconds froze a key for decades).
+ */
+export function boundedResetMs(resetSeconds: number | undefined, windowMs: number): { ms: number; valid: boolean } {
+  if (resetSeconds === undefined || !Number.isFinite(resetSeconds) || resetSeconds < 0) return { ms: windowMs, valid: false };
+  const ms = Math.ceil(resetSeconds * 1000);
+  return ms > maxResetMs(windowMs) ? { ms: windowMs, valid: false } : { ms: Math.max(1, ms), valid: true };
+}
+
+// KEYS[1] budget hash; ARGV limit, window ms, margin ms, read share, 1 for a read. Returns 0 when a
+// unit was taken, else the ms to wait (negative: a read whose share is spent, changes may go).
+// Redis' clock, so replicas whose clocks differ share one view. Reads earn share x limit credits
+// per window's length of time (`rc` as of `rt`), at most one window's worth plus one, so the share
+// holds on average, not in bursts; by time, not per window opened, so the gaps between the
+// platform's windows (the margins, the answers' latency) do not cost reads their share.
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt')
+local e = tonumber(h[1]) or 0
+local left = tonumber(h[2]) or 0
+local limit = tonumber(ARGV[1])
+local win = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local share = tonumber(ARGV[4]) * limit
+local rc = tonumber(h[3]) or (share + 1)
+local rt = tonumber(h[4]) or now
+rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
+if now >= e + margin then
+  e = now + win
+  left = limit
+elseif now >= e - margin then
+  return e + margin - now
+end
+if left <= 0 then return e + margin - now end
+if ARGV[5] == '1' and rc < 1 then return -math.max(1, math.ceil((1 - rc) * win / share)) end
+if ARGV[5] == '1' then rc = rc - 1 end
+redis.call('HSET', KEYS[1], 'end', e, 'left', left - 1, 'rc', rc, 'rt', now)
+redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
+return 0
+`;
+
+// KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, margin ms,
+// 1 for a 429. An answer whose window ends before ours began is an older window's: ignored.
+const OBSERVE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local remaining = tonumber(ARGV[1])
+local reset = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local win = tonumber(ARGV[4])
+local margin = tonumber(ARGV[5])
+local h = redis.call('HMGET', KEYS[1], 'end', 'left')
+local e = tonumber(h[1]) or 0
+local left = tonumber(h[2])
+if reset < 0 then
+  if ARGV[6] == '1' then
+    e = math.max(e, now + win)
+    left = 0
+  else
+    return 0
+  end
+else
+  local theirs = now + reset
+  if ARGV[6] == '1' then
+    e = math.max(e, theirs)
+    left = 0
+  elseif theirs <= e - win + margin then
+    return 0
+  else
+    e = theirs
+    if remaining >= 0 then left = math.min(left or remaining, remaining) end
+  end
+end
+redis.call('HSET', KEYS[1], 'end', e, 'left', left or limit)
+redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
+return 1
+`;
+
+export interface BudgetLimit {
+  readonly requests: number;
+  readonly perMs: number;
+}
+
+export interface BudgetAnswer {
+  readonly remaining?: number | undefined;
+  readonly resetSeconds?: number | undefined;
+}
+
+/** One key's budget. `limit` may change on reload (set it again). */
+export class KeyBudget {
+  /** Share of the budget reads may take (evaluate.readShare). */
+  public readShare = 0.25;
+
+  constructor(private readonly redis: RedisClient, readonly key: string, public limit: BudgetLimit) {}
+
+  /** 0 when a request may go now (a unit was taken), else the ms to wait before asking again;
+   *  negative for a read whose share is spent while changes could still go. */
+  async take(kind: 'change' | 'read' = 'change'): Promise<number> {
+    const { requests, perMs } = this.limit;
+    return Number(await this.redis.eval(TAKE, 1, this.key, requests, perMs, marginMs(perMs), this.readShare, kind === 'read' ? '1' : '0'));
+  }
+
+  /** What an answer said of the platform's window (any status); a 429 empties the window. */
+  async observe(answer: BudgetAnswer | undefined, rateLimited = false): Promise<void> {
+    const { requests, perMs } = this.limit;
+    const reset = answer?.resetSeconds;
+    const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
+    const remaining = answer?.remaining ?? -1;
+    if (resetMs < 0 && !rateLimited) return;
+    await this.redis.eval(OBSERVE, 1, this.key, remaining, resetMs, requests, perMs, marginMs(perMs), rateLimited ? '1' : '0');
+  }
+
+  /** For status and tests: our current view of the window. */
+  async view(): Promise<{ end: number; left: number } | null> {
+    const [end, left] = await this.redis.hmget(this.key, 'end', 'left');
+    return end === null || left === null ? null : { end: Number(end), left: Number(left) };
+  }
+}

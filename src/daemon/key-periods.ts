@@ -1,0 +1,48 @@
+// The effective reconcile period of each key's pipes under the current config (key-budget.ts),
+// computed once per loaded config, and the keys' lead plans (lead-plan.ts), once per config and hour.
+import { keyPlans, type KeyPlan } from '../policy/index.js';
+import { leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type LeadPlan } from '../policy/lead-plan.js';
+import type { Config, PipeConfig } from '../policy/types.js';
+
+const cache = new WeakMap<Config, ReadonlyMap<string, KeyPlan>>();
+
+export function plansOf(config: Config): ReadonlyMap<string, KeyPlan> {
+  let plans = cache.get(config);
+  if (!plans) {
+    plans = new Map(keyPlans(config).map((p) => [p.key, p]));
+    cache.set(config, plans);
+  }
+  return plans;
+}
+
+export function reconcileMsFor(config: Config, pipe: PipeConfig): number {
+  return plansOf(config).get(pipe.key)?.reconcileMs ?? config.evaluate.reconcileMs;
+}
+
+const leads = new WeakMap<Config, LeadPlan>();
+
+/** PipeView.leadUntil of the pipe at `at` under leadTime auto (undefined: no slot has started). */
+export function leadUntilFor(config: Config, pipe: PipeConfig, at: number): number | undefined {
+  const span = leadPlanSpan(at);
+  let plan = leads.get(config);
+  if (!plan || plan.from !== span.from) {
+    plan = leadPlan(config, span.from, span.to);
+    leads.set(config, plan);
+  }
+  return leadUntil(plan, pipe.name, at);
+}
+
+/**
+ * How long after a pipe's last read (or change) its next read is due, so that every pipe of its key
+ * is read within the key's reconcile period: early enough that the key's read share reads all its
+ * pipes in time even when they all came due at once (a cold start, a boundary), and two ticks to
+ * spare (a read is found due at a tick and sent in a turn). 0 for a key whose period the share
+ * stretched: its reads go round continuously at the share's pace, in the order of their last
+ * reads, each pipe once per period.
+ */
+export function readDueAfterMs(config: Config, pipe: PipeConfig): number {
+  const plan = plansOf(config).get(pipe.key);
+  if (!plan) return config.evaluate.reconcileMs;
+  const readAllMs = (plan.pipes * plan.rate.perMs) / (plan.readShare * plan.rate.requests);
+  return Math.max(0, plan.reconcileMs - readAllMs - 2 * tickIntervalMs(config.evaluate.cron));
+}

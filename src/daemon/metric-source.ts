@@ -1,0 +1,150 @@
+// The value of a pipe's metric at a tick. One Prometheus query per metric policy per tick for the
+// whole fleet: the first evaluation of a policy at a tick (on any replica) takes a short lock in
+// Redis, queries, and stores the result under the tick; every other evaluation, on this replica or
+// another, reads that result. Within a replica, one read per policy and tick is shared by all its
+// evaluations (an indexed vector, so a pipe finds its sample with one lookup).
+import { randomUUID } from 'node:crypto';
+import type { RedisClient } from './redis-connection.js';
+import { indexSamples, matchKey, resolveMatch, selectSample, type Sample } from '../policy/metric-match.js';
+import type { Config, MetricReading, PipeConfig, Policy, PrometheusConfig } from '../policy/types.js';
+import { PrometheusClient } from '../prometheus/client.js';
+import type { DaemonEmitter } from './events.js';
+import { redisKeys } from './redis-keys.js';
+
+/** A tick's stored result: the samples as [labels, value] pairs, or the query's error. */
+type Stored = { at: number; samples: [Record<string, string>, number | string][] } | { at: number; error: string };
+
+interface TickVector {
+  readonly at: number;
+  readonly error?: string;
+  readonly samples: readonly Sample[];
+  readonly index: Map<string, Sample[]>;
+  readonly labelNames: readonly string[];
+}
+
+/** Long enough for every replica to read a tick's result; far shorter than a day of ticks. */
+const RESULT_TTL_MS = 5 * 60_000;
+/** Read results kept in memory (a few ticks of every policy). */
+const MAX_CACHED = 256;
+const POLL_MS = 25;
+
+export interface MetricSourceOptions {
+  readonly redis: RedisClient;
+  readonly prefix: string;
+  readonly emitter: DaemonEmitter;
+  readonly now: () => number;
+  readonly config: () => Config;
+}
+
+export class MetricSource {
+  private readonly keys;
+  private readonly vectors = new Map<string, Promise<TickVector>>();
+  private client: PrometheusClient | null = null;
+  private clientFor: PrometheusConfig | null = null;
+
+  constructor(private readonly o: MetricSourceOptions) {
+    this.keys = redisKeys(o.prefix);
+  }
+
+  /** The pipe's reading at the tick: its sample's value, or why there is none. */
+  async reading(policy: Policy, pipe: PipeConfig, tickAt: number): Promise<MetricReading> {
+    const spec = policy.metric!;
+    const labelNames = Object.keys(spec.match).sort();
+    const cacheKey = JSON.stringify([policy.name, tickAt, spec.query, labelNames]);
+    let vector = this.vectors.get(cacheKey);
+    if (!vector) {
+      vector = this.load(policy, tickAt, labelNames);
+      this.vectors.set(cacheKey, vector);
+      if (this.vectors.size > MAX_CACHED) this.vectors.delete(this.vectors.keys().next().value!);
+    }
+    const v = await vector;
+    if (v.error !== undefined) return { error: v.error };
+    const wanted = resolveMatch(spec.match, pipe);
+    const matching = labelNames.length === 0 ? v.samples : (v.index.get(matchKey(labelNames, wanted)) ?? []);
+    return selectSample(matching, wanted, v.at);
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close();
+    this.client = null;
+  }
+
+  private prometheus(): PrometheusClient | null {
+    const cfg = this.o.config().metrics?.prometheus ?? null;
+    if (cfg !== this.clientFor) {
+      void this.client?.close();
+      this.client = cfg ? new PrometheusClient(cfg) : null;
+      this.clientFor = cfg;
+    }
+    return this.client;
+  }
+
+  private async load(policy: Policy, tickAt: number, labelNames: readonly string[]): Promise<TickVector> {
+    let stored: Stored;
+    try {
+      stored = await this.shared(policy, tickAt);
+    } catch (err) {
+      stored = { at: this.o.now(), error: `metric result not shared: ${(err as Error).message}` };
+    }
+    await this.reportAge(policy.name);
+    if ('error' in stored) return { at: stored.at, error: stored.error, samples: [], index: new Map(), labelNames };
+    const samples = stored.samples.map(([labels, value]) => ({ labels, value: typeof value === 'string' ? Number(value) : value }));
+    return { at: stored.at, samples, index: indexSamples(samples, labelNames), labelNames };
+  }
+
+  /** The tick's result from Redis, querying Prometheus first when this replica is the first to ask. */
+  private async shared(policy: Policy, tickAt: number): Promise<Stored> {
+    const { redis } = this.o;
+    const resultKey = this.keys.metricTick(policy.name, tickAt);
+    const found = await redis.get(resultKey);
+    if (found !== null) return JSON.parse(found) as Stored;
+    const timeoutMs = this.o.config().metrics?.prometheus.timeoutMs ?? 5_000;
+    const won = await redis.set(this.keys.metricLock(policy.name, tickAt), randomUUID(), 'PX', timeoutMs + 10_000, 'NX');
+    if (won === 'OK') {
+      const result = await this.query(policy);
+      await redis.set(resultKey, JSON.stringify(result), 'PX', RESULT_TTL_MS);
+      if (!('error' in result)) await redis.set(this.keys.metricGood(policy.name), String(result.at));
+      return result;
+    }
+    // Another evaluation (here or on another replica) queries: its result arrives within its timeout.
+    const deadline = Date.now() + timeoutMs + 5_000;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      const later = await redis.get(resultKey);
+      if (later !== null) return JSON.parse(later) as Stored;
+    }
+    return { at: this.o.now(), error: 'no result from the replica querying Prometheus for this tick' };
+  }
+
+  private async query(policy: Policy): Promise<Stored> {
+    const started = performance.now();
+    const client = this.prometheus();
+    let result: Stored;
+    if (!client) {
+      result = { at: this.o.now(), error: 'no metrics.prometheus configured' };
+    } else {
+      try {
+        const samples = await client.query(policy.metric!.query, policy.metric!.staleAfterMs);
+        result = samples.length === 0
+          ? { at: this.o.now(), error: 'the query returned no samples' }
+          : { at: this.o.now(), samples: samples.map((s) => [s.labels, Number.isFinite(s.value) ? s.value : String(s.value)]) };
+      } catch (err) {
+        result = { at: this.o.now(), error: (err as Error).message };
+      }
+    }
+    this.o.emitter.emit('metric:query', {
+      policy: policy.name, durationMs: performance.now() - started,
+      ...('error' in result ? { error: result.error } : { samples: result.samples.length }),
+    });
+    return result;
+  }
+
+  private async reportAge(policy: string): Promise<void> {
+    try {
+      const good = await this.o.redis.get(this.keys.metricGood(policy));
+      this.o.emitter.emit('metric:age', { policy, lastGoodAgeMs: good === null ? null : Math.max(0, this.o.now() - Number(good)) });
+    } catch {
+      // the gauge waits for the next tick
+    }
+  }
+}

@@ -1,0 +1,150 @@
+// Redis losing the daemon's state must not be silent. A Redis restarted empty (no persistence, a
+// failover to an empty replica, a FLUSHALL) drops every pause and the cooldown history: a pipe
+// paused for an incident was scaled right after. And an eviction policy other than noeviction
+// lets Redis drop BullMQ's and our keys under memory pressure.
+//
+// - A marker key (`<prefix>:ps:marker`) is written at start and checked at every tick; when it is
+//   gone, the state was lost. The replica that notices writes it again with the instant of the
+//   loss, so every other replica sees the new marker and holds too.
+// - maxmemory-policy is read at start (CONFIG GET; a server that refuses CONFIG, as managed ones
+//   do, is let through with a warning) and again at every tick while it is wrong.
+// While either holds, scaling is held (evaluations decide and record, nothing is sent), the
+// 'redis:state' event drives a metric, an error log line and /readyz. A loss is over once every
+// configured pipe has been read again (or its read failed) after it; a policy once it is noeviction.
+import { isCluster, type RedisClient } from './redis-connection.js';
+import type { DaemonLogger } from './context.js';
+import type { DaemonEmitter } from './events.js';
+import type { redisKeys } from './redis-keys.js';
+
+export type StateLossCause = 'data_lost' | 'eviction_policy';
+export const STATE_LOSS_CAUSES: readonly StateLossCause[] = ['data_lost', 'eviction_policy'];
+
+interface Marker {
+  readonly since: number;
+  /** Set when a replica found the marker gone: the instant of the loss. */
+  readonly lostAt?: number;
+}
+
+export class RedisGuard {
+  private lostAt: number | null = null;
+  private policy: string | null = null;
+  private policyChecked = false;
+  private lastCause: StateLossCause | null | undefined = undefined;
+  private known: string | null = null;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: ReturnType<typeof redisKeys>,
+    private readonly emitter: DaemonEmitter,
+    private readonly logger: DaemonLogger,
+    private readonly now: () => number,
+  ) {}
+
+  /** The cause scaling is held for, or null. */
+  held(): StateLossCause | null {
+    if (this.lostAt !== null) return 'data_lost';
+    if (this.policy !== null) return 'eviction_policy';
+    return null;
+  }
+
+  async start(): Promise<void> {
+    const fresh = JSON.stringify({ since: this.now() } satisfies Marker);
+    await this.redis.set(this.keys.marker, fresh, 'NX');
+    await this.readMarker();
+    await this.checkPolicy();
+    this.report(null);
+  }
+
+  /** At every tick, before its evaluations are enqueued. */
+  async check(pipes: readonly string[]): Promise<void> {
+    await this.readMarker();
+    if (this.policy !== null || !this.policyChecked) await this.checkPolicy();
+    if (this.lostAt !== null && await this.rebuilt(pipes, this.lostAt)) {
+      this.logger.info({ pipes: pipes.length }, 'every pipe was read again after the Redis state loss: scaling resumes');
+      this.lostAt = null;
+    }
+    this.report(pipes.length);
+  }
+
+  private async readMarker(): Promise<void> {
+    const value = await this.redis.get(this.keys.marker);
+    if (value === null) {
+      const at = this.now();
+      const marker = JSON.stringify({ since: at, lostAt: at } satisfies Marker);
+      await this.redis.set(this.keys.marker, marker);
+      this.known = marker;
+      this.lostAt = at;
+      return;
+    }
+    if (value === this.known) return;
+    this.known = value;
+    let marker: Marker;
+    try {
+      marker = JSON.parse(value) as Marker;
+    } catch {
+      return;
+    }
+    // another replica found the state lost: hold here too until every pipe is read again
+    if (marker.lostAt !== undefined) this.lostAt = Math.max(this.lostAt ?? 0, marker.lostAt);
+  }
+
+  /** After a reconnect (a failover may have moved us to another server): read the policy again at
+   *  the next tick. */
+  reconnected(): void {
+    this.policyChecked = false;
+  }
+
+  private async checkPolicy(): Promise<void> {
+    try {
+      // A cluster: every master (our keys live on one, which may move); else the server we talk to.
+      const servers = isCluster(this.redis) ? this.redis.nodes('master') : [this.redis];
+      let wrong: string | null = null;
+      for (const server of servers) {
+        const reply = await server.call('CONFIG', 'GET', 'maxmemory-policy') as string[];
+        const value = reply[1];
+        if (value !== undefined && value !== 'noeviction') wrong = value;
+      }
+      this.policy = wrong;
+    } catch (err) {
+      if (!this.policyChecked) {
+        this.logger.warn({ err: (err as Error).message },
+          'could not read maxmemory-policy (CONFIG refused): make sure it is noeviction, or Redis may drop queued jobs and state');
+      }
+      this.policy = null;
+    }
+    this.policyChecked = true;
+  }
+
+  /** Every pipe read (or its read failed) at or after `since`. */
+  private async rebuilt(pipes: readonly string[], since: number): Promise<boolean> {
+    const CHUNK = 1_000;
+    for (let i = 0; i < pipes.length; i += CHUNK) {
+      const multi = this.redis.pipeline();
+      for (const p of pipes.slice(i, i + CHUNK)) multi.hmget(this.keys.pipe(p), 'lastReadAt', 'lastError');
+      const replies = (await multi.exec()) ?? [];
+      for (const [err, fields] of replies) {
+        if (err) return false;
+        const [readAt, lastError] = fields as [string | null, string | null];
+        const read = readAt ? (JSON.parse(readAt) as number | null) : null;
+        const failed = lastError ? (JSON.parse(lastError) as { at: number } | null)?.at ?? null : null;
+        if (Math.max(read ?? -Infinity, failed ?? -Infinity) < since) return false;
+      }
+    }
+    return true;
+  }
+
+  private report(pipes: number | null): void {
+    const cause = this.held();
+    if (cause === this.lastCause) return;
+    this.lastCause = cause;
+    if (cause === 'data_lost') {
+      this.logger.error({ cause, pipes },
+        'Redis lost the daemon\'s state (its marker key is gone: restarted empty?): pauses kept only in Redis and the cooldown history are gone; '
+        + 'scaling is held until every pipe has been read again. Declare lasting pauses in the config (pipes[].paused) and re-apply others with `pipescaler pause`');
+    } else if (cause === 'eviction_policy') {
+      this.logger.error({ cause, maxmemoryPolicy: this.policy },
+        'Redis maxmemory-policy is not noeviction: it may drop queued jobs and state; scaling is held until it is set to noeviction');
+    }
+    this.emitter.emit('redis:state', { lost: cause !== null, ...(cause ? { cause } : {}) });
+  }
+}

@@ -1,0 +1,81 @@
+// What is read back from Redis is checked like an API answer: another version of the daemon, a
+// hand edit or a partial write may have left a field that is not what this code expects. Each
+// field of a pipe's record has its schema; a field that does not parse is dropped (its empty
+// value is used, as for a pipe never met) and named, and the pipe is read again.
+import { z } from 'zod';
+import { PIPE_KINDS, PipeState, ReversePrivateEndpointStatus, SCALING_FIELDS, ServiceState, type ScalingField } from '../api/index.js';
+import { REASON_CODES } from '../policy/types.js';
+
+const epochMs = z.number().finite();
+const scalingValues = z.strictObject(
+  Object.fromEntries(SCALING_FIELDS.map((f) => [f, z.number().finite().optional()])) as Record<ScalingField, z.ZodOptional<z.ZodNumber>>,
+);
+const direction = z.enum(['up', 'down', 'none']);
+const reason = z.object({ code: z.enum(REASON_CODES), field: z.enum(SCALING_FIELDS as [ScalingField, ...ScalingField[]]).optional(), message: z.string() });
+const storedError = z.object({ at: epochMs, code: z.string(), message: z.string(), requestId: z.string().optional() });
+const storedDecision = z.object({
+  at: epochMs,
+  action: z.enum(['change', 'none', 'skip']),
+  direction,
+  windows: z.array(z.string()),
+  desired: scalingValues,
+  changes: scalingValues,
+  reasons: z.array(reason),
+  dryRun: z.boolean().optional(),
+});
+
+/** One schema per stored field of a pipe's record (state-store.ts PipeRecord). */
+export const RECORD_FIELDS = {
+  kind: z.enum(PIPE_KINDS).nullable(),
+  state: PipeState.nullable(),
+  applied: scalingValues,
+  lastApplied: scalingValues.nullable(),
+  desired: scalingValues.nullable(),
+  desiredDirection: direction,
+  endpoints: z.record(z.string(), ReversePrivateEndpointStatus),
+  lastChange: z.object({ up: epochMs.optional(), down: epochMs.optional() }),
+  recommendations: z.array(z.object({ at: epochMs, values: scalingValues })),
+  lastDecision: storedDecision.nullable(),
+  lastError: storedError.nullable(),
+  lastReadAt: epochMs.nullable(),
+  readDue: z.boolean(),
+  endpointsDue: z.array(z.string()),
+  contactTickAt: epochMs.nullable(),
+  authFailures: z.number().int().nonnegative(),
+  parked: storedError.nullable(),
+  drifts: z.number().int().nonnegative(),
+  pausedSeen: z.boolean(),
+  ref: z.string().nullable(),
+  decidedAt: epochMs.nullable(),
+  contactKind: z.enum(PIPE_KINDS).nullable(),
+  contactAsRead: z.boolean(),
+  wantedSince: epochMs.nullable(),
+} as const;
+
+export type RecordField = keyof typeof RECORD_FIELDS;
+
+/** The value of one stored field, or `invalid` when it is not JSON or does not fit its schema. */
+export function parseField(field: RecordField, text: string): { ok: true; value: unknown } | { ok: false } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false };
+  }
+  const r = RECORD_FIELDS[field].safeParse(json);
+  return r.success ? { ok: true, value: r.data } : { ok: false };
+}
+
+export const StoredPause = z.object({ reason: z.string(), until: epochMs.optional() });
+export const StoredServiceSchema = z.object({ state: ServiceState.nullable(), at: epochMs });
+
+/** A stored JSON value checked by `schema`, or null when absent or not what it should be. */
+export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undefined): T | null {
+  if (!text) return null;
+  try {
+    const r = schema.safeParse(JSON.parse(text));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,202 @@
+// `leadTime: auto`: each API key's lead plan. The scale-ups its pipes have due at the boundaries
+// ahead (a window starts, or ends into a higher target) are scheduled so that, at the key's rate,
+// the last lands by its boundary: backwards from the latest boundary, each change takes the latest
+// slot that still meets its boundary and leaves room for the ones after it (earliest deadline
+// first across windows, latest possible start). Reads are not subtracted: changes go before them.
+// A pipe's change may go from its slot's start (leadUntil()); decide() then raises its target to
+// what the schedule sets up to that boundary (lead.ts). Pure: config and instants in.
+import { parse } from 'node-cron';
+import { clampToLimit, KIND_FIELDS, SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { MAX_LEAD_MS } from './config-fields.js';
+import { assumedKind } from './kind.js';
+import { targetOf } from './target.js';
+import type { Bounds, Config, PipeConfig, Policy, Window } from './types.js';
+import { activeWindows, nextBoundary } from './windows.js';
+
+/** The plan counts on this share of the key's rate: the budget's pacing margins and the answers'
+ *  latency leave about 95 % of it usable (bench/budget.ts). */
+export const LEAD_RATE_SHARE = 0.9;
+
+/** The last change of a boundary is planned this many ticks before it: a tick for the evaluation
+ *  that finds it due, a tick for its turn on the key's queue. */
+export const LEAD_MARGIN_TICKS = 2;
+
+/** One change of a pipe at one boundary: it may go from `start` on. */
+export interface LeadSlot {
+  readonly boundary: number;
+  readonly start: number;
+}
+
+/** The boundary of a key that needs the longest lead in the plan. */
+export interface KeyLead {
+  readonly key: string;
+  readonly boundary: number;
+  /** Changes due at that boundary. */
+  readonly changes: number;
+  /** From the first change's start to the boundary. */
+  readonly leadMs: number;
+}
+
+export interface LeadPlan {
+  /** The boundaries planned are those in (from, to]. */
+  readonly from: number;
+  readonly to: number;
+  /** Per pipe (name), its slots by boundary. Pipes with a fixed leadTime have none. */
+  readonly slots: ReadonlyMap<string, readonly LeadSlot[]>;
+  readonly keys: ReadonlyMap<string, KeyLead>;
+}
+
+const intervals = new Map<string, number>();
+
+/** The longest gap between two ticks of a cron expression (within a day; at most an hour). */
+export function tickIntervalMs(cron: string): number {
+  let ms = intervals.get(cron);
+  if (ms === undefined) {
+    const f = parse(cron);
+    const at: number[] = [];
+    for (const h of f.hour) for (const m of f.minute) for (const s of f.second) at.push(h * 3_600 + m * 60 + s);
+    at.sort((a, b) => a - b);
+    let gap = at.length > 0 ? at[0]! + 86_400 - at.at(-1)! : 86_400;
+    for (let i = 1; i < at.length; i++) gap = Math.max(gap, at[i]! - at[i - 1]!);
+    ms = Math.min(gap, 3_600) * 1_000;
+    intervals.set(cron, ms);
+  }
+  return ms;
+}
+
+/** Time one key's lead plan gives `changes` changes due at one boundary: at LEAD_RATE_SHARE of
+ *  its rate, the last LEAD_MARGIN_TICKS ticks before the boundary. */
+export function autoLeadMs(changes: number, rate: { requests: number; perMs: number }, tickMs: number): number {
+  if (changes <= 0) return 0;
+  return Math.ceil(changes * slotMs(rate)) + LEAD_MARGIN_TICKS * tickMs;
+}
+
+function slotMs(rate: { requests: number; perMs: number }): number {
+  return rate.perMs / (rate.requests * LEAD_RATE_SHARE);
+}
+
+/** The lowest value of each field the schedule sets in a state, within the pipe's bounds and the platform's ranges. */
+function floors(policy: Policy, winners: readonly Window[], bounds: Bounds, fields: readonly ScalingField[]): ScalingValues {
+  const t = targetOf(policy, winners);
+  const out: ScalingValues = {};
+  for (const f of fields) {
+    const ft = t[f];
+    if (ft === undefined) continue;
+    let v = 'value' in ft ? ft.value : ft.min;
+    const b = bounds[f];
+    if (b?.max !== undefined) v = Math.min(v, b.max);
+    if (b?.min !== undefined) v = Math.max(v, b.min);
+    out[f] = clampToLimit(f, v);
+  }
+  return out;
+}
+
+/** Whether some field's lowest value rises at the boundary: a scale-up is due then. */
+function rises(before: ScalingValues, after: ScalingValues): boolean {
+  return (Object.keys(after) as ScalingField[]).some((f) => before[f] === undefined || after[f]! > before[f]!);
+}
+
+interface Job {
+  readonly pipe: string;
+  readonly index: number;
+  readonly boundary: number;
+}
+
+export interface LeadPlanOptions {
+  /** The key a pipe's requests go to (after pool assignment); default `pipe.key`. */
+  readonly keyOf?: (pipe: PipeConfig) => string;
+}
+
+/** The lead plan of every key for the boundaries in (from, to]. */
+export function leadPlan(config: Config, from: number, to: number, opts: LeadPlanOptions = {}): LeadPlan {
+  const keyOf = opts.keyOf ?? ((p: PipeConfig) => p.key);
+  const tickMs = tickIntervalMs(config.evaluate.cron);
+  const boundaries = new Map<string, number[]>();
+  const rising = new Map<string, boolean[]>();
+  const jobs = new Map<string, Job[]>();
+  config.pipes.forEach((pipe, index) => {
+    const policy = config.policies[pipe.policy];
+    if (!policy || pipe.paused !== undefined || (policy.behavior.scaleUp.leadTime ?? 'auto') !== 'auto') return;
+    let bs = boundaries.get(pipe.policy);
+    if (!bs) {
+      bs = [];
+      for (let t = nextBoundary(policy.windows, from, to); t !== null; t = nextBoundary(policy.windows, t, to)) bs.push(t);
+      boundaries.set(pipe.policy, bs);
+    }
+    if (bs.length === 0) return;
+    const kind = assumedKind(pipe, policy)?.kind;
+    const fields = kind ? KIND_FIELDS[kind] : SCALING_FIELDS;
+    const group = `${pipe.policy}\u0000${JSON.stringify(pipe.bounds)}\u0000${fields.join()}`;
+    let up = rising.get(group);
+    if (!up) {
+      const { windows } = policy;
+      up = bs.map((b) => rises(floors(policy, activeWindows(windows, b - 1).winners, pipe.bounds, fields),
+        floors(policy, activeWindows(windows, b).winners, pipe.bounds, fields)));
+      rising.set(group, up);
+    }
+    const key = keyOf(pipe);
+    let list = jobs.get(key);
+    if (!list) jobs.set(key, (list = []));
+    for (let i = 0; i < bs.length; i++) if (up[i]) list.push({ pipe: pipe.name, index, boundary: bs[i]! });
+  });
+
+  const slots = new Map<string, LeadSlot[]>();
+  const keys = new Map<string, KeyLead>();
+  const marginMs = LEAD_MARGIN_TICKS * tickMs;
+  for (const [key, list] of jobs) {
+    const rate = config.api.keys[key]?.rateLimit;
+    if (!rate || list.length === 0) continue;
+    const slot = slotMs(rate);
+    // Backwards: the latest boundary's changes take the last slots before it (config order within a
+    // boundary: the first pipes start first), and each earlier change ends where the next begins.
+    list.sort((a, b) => b.boundary - a.boundary || b.index - a.index);
+    let cursor = Infinity;
+    const first = new Map<number, { start: number; changes: number }>();
+    for (const job of list) {
+      const start = Math.max(Math.min(job.boundary - marginMs, cursor) - slot, job.boundary - MAX_LEAD_MS);
+      cursor = start;
+      let own = slots.get(job.pipe);
+      if (!own) slots.set(job.pipe, (own = []));
+      own.push({ boundary: job.boundary, start: Math.floor(start) });
+      const f = first.get(job.boundary);
+      first.set(job.boundary, { start: Math.min(f?.start ?? Infinity, start), changes: (f?.changes ?? 0) + 1 });
+    }
+    let worst: KeyLead | null = null;
+    for (const [boundary, f] of first) {
+      const leadMs = Math.ceil(boundary - f.start);
+      if (!worst || leadMs > worst.leadMs) worst = { key, boundary, changes: f.changes, leadMs };
+    }
+    if (worst) keys.set(key, worst);
+  }
+  for (const own of slots.values()) own.reverse();
+  return { from, to, slots, keys };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The boundaries the daemon and `plan` plan at `now`: from the start of its hour to 48 h later, so
+ * every replica computes the same plan within an hour and any boundary a change may lead (at most
+ * 24 h) is in it.
+ */
+export function leadPlanSpan(now: number): { from: number; to: number } {
+  const from = Math.floor(now / HOUR_MS) * HOUR_MS;
+  return { from, to: from + 2 * MAX_LEAD_MS };
+}
+
+/** The pipe's first slot whose boundary is after `now` (for plan and status), or null. */
+export function nextSlot(plan: LeadPlan, pipe: string, now: number): LeadSlot | null {
+  return (plan.slots.get(pipe) ?? []).find((s) => s.boundary > now) ?? null;
+}
+
+/**
+ * The instant up to which the schedule may raise this pipe's target at `now` (PipeView.leadUntil):
+ * the latest boundary ahead whose slot has started; undefined when none has.
+ */
+export function leadUntil(plan: LeadPlan, pipe: string, now: number): number | undefined {
+  let until: number | undefined;
+  for (const s of plan.slots.get(pipe) ?? []) {
+    if (s.start <= now && now < s.boundary && (until === undefined || s.boundary > until)) until = s.boundary;
+  }
+  return until;
+}

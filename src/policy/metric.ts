@@ -1,0 +1,112 @@
+// Target tracking on a metric, inside the bounds the schedule sets. Pure: the evaluate job fetches
+// the pipe's value and passes it in the view; this turns it into the recommendation of the field
+// the metric drives. The window (or baseline) gives the bounds, a fixed `set` being min = max, so
+// a metric never moves a fixed value. Missing data never scales down: an error, an empty or stale
+// value, NaN, Inf or a negative value gives the policy's onError choice (hold by default).
+import { SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { resolveFieldTarget } from './target.js';
+import type { FieldTarget, MetricField, MetricOutcome, MetricReading, MetricSpec, Policy, Reason, Target } from './types.js';
+import { formatDuration } from './windows.js';
+
+export interface MetricResult {
+  /** The target values with the metric's field replaced by its recommendation. */
+  readonly values: ScalingValues;
+  readonly reasons: Reason[];
+  /** Absent when the pipe takes none of the fields the metric drives. */
+  readonly outcome?: MetricOutcome;
+}
+
+/** The field the metric drives for a pipe taking `fields`: replicas first, then concurrency. */
+export function metricField(spec: MetricSpec, fields: readonly ScalingField[]): MetricField | null {
+  for (const f of ['replicas', 'concurrency'] as const) if (spec.targetPer[f] !== undefined && fields.includes(f)) return f;
+  return null;
+}
+
+/** The bounds a target gives a field: fixed is min = max, none is the platform's range. */
+export function metricBounds(t: FieldTarget | undefined, field: ScalingField): { min: number; max: number } {
+  if (t === undefined) return { min: SCALING_LIMITS[field].min, max: SCALING_LIMITS[field].max };
+  return 'value' in t ? { min: t.value, max: t.value } : { min: t.min, max: t.max };
+}
+
+const clamp = (v: number, b: { min: number; max: number }): number => Math.min(b.max, Math.max(b.min, v));
+
+/** Why a reading cannot be used, or null when its value is good at `now`. */
+export function readingProblem(reading: MetricReading | undefined, spec: MetricSpec, now: number): string | null {
+  if (reading === undefined) return 'the metric was not read';
+  if ('error' in reading) return reading.error;
+  if (Number.isNaN(reading.value)) return 'the value is NaN';
+  if (!Number.isFinite(reading.value)) return `the value is ${reading.value > 0 ? '+Inf' : '-Inf'}`;
+  if (reading.value < 0) return `the value ${reading.value} is negative`;
+  if (now - reading.at > spec.staleAfterMs) {
+    return `the value is ${formatDuration(now - reading.at)} old (staleAfter ${formatDuration(spec.staleAfterMs)})`;
+  }
+  return null;
+}
+
+/** ceil(value / target); 0 and tiny values give 0 (the lower bound then applies). */
+export function rawRecommendation(value: number, target: number): number {
+  const ratio = value / target;
+  // 100000 / 50000 is exactly 2; guard against a ratio like 2.0000000000000004 from float noise
+  const rounded = Math.round(ratio);
+  return Math.abs(ratio - rounded) < 1e-9 ? rounded : Math.ceil(ratio);
+}
+
+export function applyMetric(
+  policy: Policy,
+  now: number,
+  reading: MetricReading | undefined,
+  target: Target,
+  values: ScalingValues,
+  applied: ScalingValues,
+  fields: readonly ScalingField[],
+): MetricResult {
+  const spec = policy.metric;
+  const field = spec ? metricField(spec, fields) : null;
+  if (!spec || field === null) return { values, reasons: [] };
+  const per = spec.targetPer[field]!;
+  const bounds = metricBounds(target[field], field);
+  const range = `${bounds.min}..${bounds.max}`;
+  const now_ = applied[field];
+  const reasons: Reason[] = [];
+  const problem = readingProblem(reading, spec, now);
+
+  let recommended: number;
+  let value: number | undefined;
+  if (problem !== null) {
+    const held = target[field] !== undefined ? resolveFieldTarget(target[field], now_) : (now_ ?? bounds.min);
+    const fallback = spec.onError;
+    let why: string;
+    if (fallback.kind === 'fixed' && fallback.values[field] !== undefined) {
+      recommended = clamp(fallback.values[field], bounds);
+      why = `onError sets ${field} ${fallback.values[field]}`;
+    } else if (fallback.kind === 'baseline' && policy.baseline[field] !== undefined) {
+      recommended = clamp(resolveFieldTarget(policy.baseline[field], now_), bounds);
+      why = `onError baseline: ${field} ${recommended}`;
+    } else {
+      recommended = clamp(held, bounds);
+      why = now_ === undefined ? `holding: nothing applied is known, ${field} ${recommended}` : `holding ${field} at ${recommended}`;
+    }
+    reasons.push({ code: 'metric_unavailable', field, message: `metric unavailable (${problem}): ${why} within ${range}` });
+  } else {
+    value = (reading as { value: number }).value;
+    const raw = rawRecommendation(value, per);
+    const ratio = now_ !== undefined && now_ > 0 ? value / (now_ * per) : null;
+    if (ratio !== null && now_ !== undefined && Math.abs(ratio - 1) <= spec.tolerance && now_ === clamp(now_, bounds)) {
+      recommended = now_;
+      reasons.push({
+        code: 'tolerance', field,
+        message: `metric ${value} is ${Math.round(ratio * 100)}% of ${now_} x ${per}: within the ${Math.round(spec.tolerance * 100)}% tolerance, ${field} stays ${now_}`,
+      });
+    } else {
+      recommended = clamp(raw, bounds);
+      const clamped = recommended !== raw ? ` -> ${recommended} within ${range}` : ` (within ${range})`;
+      reasons.push({ code: 'metric', field, message: `metric ${value} / ${per} per unit: ${field} ${raw}${clamped}` });
+    }
+  }
+  const outcome: MetricOutcome = {
+    field, bounds, recommended,
+    ...(value !== undefined ? { value } : {}),
+    ...(problem !== null ? { error: problem } : {}),
+  };
+  return { values: { ...values, [field]: recommended }, reasons, outcome };
+}

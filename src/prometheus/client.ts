@@ -1,0 +1,129 @@
+// A small client for the Prometheus HTTP API: instant queries (the daemon, `plan`) and
+// /api/v1/parse_query (`validate`). One undici Pool per server. Credentials come from their files
+// at each request (a rotated token is picked up) and never appear in an error message.
+import { readFile } from 'node:fs/promises';
+import { Pool } from 'undici';
+import { parseSampleValue, type Sample } from '../policy/metric-match.js';
+import type { PrometheusConfig } from '../policy/types.js';
+
+export class PrometheusError extends Error {
+  override readonly name = 'PrometheusError';
+}
+
+interface Envelope {
+  status?: string;
+  error?: string;
+  errorType?: string;
+  data?: { resultType?: string; result?: unknown };
+}
+
+export class PrometheusClient {
+  private readonly pool: Pool;
+  private readonly base: URL;
+
+  constructor(private readonly cfg: PrometheusConfig) {
+    this.base = new URL(cfg.url.endsWith('/') ? cfg.url : `${cfg.url}/`);
+    this.pool = new Pool(this.base.origin, {
+      connections: 4, connectTimeout: cfg.timeoutMs, headersTimeout: cfg.timeoutMs, bodyTimeout: cfg.timeoutMs,
+    });
+  }
+
+  get url(): string {
+    return this.cfg.url;
+  }
+
+  /**
+   * The samples of an instant query: a vector's, or a scalar's as one sample without labels.
+   * lookbackMs goes as lookback_delta: servers that know it drop series whose newest sample is
+   * older (a stalled exporter then gives no sample); others keep their own lookback (5m).
+   */
+  async query(query: string, lookbackMs?: number): Promise<Sample[]> {
+    const form: Record<string, string> = { query };
+    if (lookbackMs !== undefined) form.lookback_delta = `${Math.max(1, Math.round(lookbackMs / 1000))}s`;
+    const data = await this.call('api/v1/query', form);
+    const result = data?.result;
+    switch (data?.resultType) {
+      case 'vector':
+        if (!Array.isArray(result)) throw new PrometheusError('the answer has no result list');
+        return result.map((s: { metric?: Record<string, string>; value?: [number, string] }) => ({
+          labels: s.metric ?? {},
+          value: parseSampleValue(String(s.value?.[1])),
+        }));
+      case 'scalar':
+        return [{ labels: {}, value: parseSampleValue(String((result as [number, string])[1])) }];
+      default:
+        throw new PrometheusError(`the query returns a ${data?.resultType ?? 'missing'} result; a metric needs an instant vector or a scalar`);
+    }
+  }
+
+  /**
+   * null when Prometheus' own parser takes the query, else its message. Servers without
+   * /api/v1/parse_query (before 2.45 or so answer 404) parse it by running it once as an instant query.
+   */
+  async parseQuery(query: string): Promise<string | null> {
+    try {
+      try {
+        await this.call('api/v1/parse_query', { query });
+      } catch (err) {
+        if (!(err instanceof PrometheusError && err.message.startsWith('Prometheus answered 404'))) throw err;
+        await this.call('api/v1/query', { query });
+      }
+      return null;
+    } catch (err) {
+      if (err instanceof PrometheusError && err.message.startsWith('Prometheus refused the query')) return err.message;
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async headers(): Promise<Record<string, string>> {
+    const h: Record<string, string> = { ...this.cfg.headers, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    try {
+      if (this.cfg.bearerTokenFile !== undefined) {
+        h.authorization = `Bearer ${(await readFile(this.cfg.bearerTokenFile, 'utf8')).trim()}`;
+      } else if (this.cfg.basicAuth !== undefined) {
+        const password = (await readFile(this.cfg.basicAuth.passwordFile, 'utf8')).trim();
+        h.authorization = `Basic ${Buffer.from(`${this.cfg.basicAuth.username}:${password}`).toString('base64')}`;
+      }
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+      throw new PrometheusError(`cannot read the Prometheus credentials file (${code})`);
+    }
+    return h;
+  }
+
+  private async call(path: string, form: Record<string, string>): Promise<Envelope['data']> {
+    const url = new URL(path, this.base);
+    const signal = AbortSignal.timeout(this.cfg.timeoutMs);
+    let status: number;
+    let text: string;
+    try {
+      const res = await this.pool.request({
+        method: 'POST', path: url.pathname, headers: await this.headers(), body: new URLSearchParams(form).toString(), signal,
+      });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (err) {
+      if (err instanceof PrometheusError) throw err;
+      if (signal.aborted) throw new PrometheusError(`no answer from Prometheus within ${this.cfg.timeoutMs} ms`);
+      const e = err as NodeJS.ErrnoException;
+      throw new PrometheusError(`Prometheus unreachable (${e.code ?? e.name ?? 'error'})`);
+    }
+    let body: Envelope;
+    try {
+      body = JSON.parse(text) as Envelope;
+    } catch {
+      throw new PrometheusError(`Prometheus answered ${status} without JSON`);
+    }
+    if (status === 400 || status === 422 || body.errorType === 'bad_data') {
+      throw new PrometheusError(`Prometheus refused the query (${status}): ${body.error ?? 'no message'}`);
+    }
+    if (status < 200 || status >= 300 || body.status !== 'success') {
+      throw new PrometheusError(`Prometheus answered ${status}: ${body.error ?? 'no message'}`);
+    }
+    return body.data;
+  }
+}

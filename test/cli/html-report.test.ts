@@ -1,0 +1,114 @@
+// The HTML reports of `simulate --html` and `diff --html`, opened in a real browser (Debian's
+// chromium driven by playwright-core): one chart per pipe and field, no console error, nothing
+// fetched from the network, and hovering a change shows its instant and reason.
+// PIPESCALER_UPDATE_DOCS=1 also writes the picture the README shows (npm run docs:report).
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleText } from './example.js';
+
+const BIN = 'dist/cli/main.js';
+const dir = mkdtempSync(join(tmpdir(), 'pipescaler-html-'));
+const PERIOD = ['--from', '2026-11-23T00:00:00Z', '--to', '2026-11-26T00:00:00Z'];
+let browser: Browser;
+
+function run(args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin' }, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Opens a report and records console errors and every request that is not the file itself. */
+async function open(file: string): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const errors: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(e.message));
+  const url = pathToFileURL(resolve(file)).href;
+  page.on('request', (r) => { if (r.url() !== url) requests.push(r.url()); });
+  await page.goto(url);
+  return { page, errors, requests };
+}
+
+describe('simulate --html', () => {
+  it('renders a chart per pipe and field, and a hover shows the instant and the reason', async () => {
+    const file = join(dir, 'simulate.html');
+    const r = run(['simulate', ...PERIOD, '--html', file]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`wrote ${file}\n`);
+    const html = readFileSync(file, 'utf8');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\//);
+
+    const { page, errors, requests } = await open(file);
+    // stream pipes: replicas, cpu and memory; object-storage pipes: concurrency; as simulated
+    const charts = await page.$$eval('figure.chart', (els) => els.map((e) => `${e.getAttribute('data-pipe')}/${e.getAttribute('data-field')}`));
+    expect(charts).toContain('orders-events/replicas');
+    expect(charts).toContain('orders-events/replicaCpuMillicores');
+    expect(charts).toContain('orders-events/replicaMemoryGb');
+    expect(charts).toContain('nightly-s3/concurrency');
+    expect(new Set(charts).size).toBe(charts.length);
+    expect(await page.locator('figure.chart svg path.head').count()).toBe(charts.length);
+    expect(await page.locator('figure[data-pipe="orders-events"][data-field="replicas"] rect.window').count()).toBeGreaterThan(0);
+    expect(await page.locator('figure[data-pipe="payments-msk"][data-field="replicas"] line.bound').count()).toBe(2);
+    // A metric policy simulated without --metrics: the band its metric moves replicas within, the
+    // baseline's 1..4 at night and business hours' 3..10 (Berlin 08-20 is 07-19 UTC), Mon to Wed.
+    const band = page.locator('figure[data-pipe="orders-lag"][data-field="replicas"] rect.metric-band');
+    const spans = await band.evaluateAll((els) => els.map((e) => `${e.getAttribute('data-min')}..${e.getAttribute('data-max')} ${e.textContent}`));
+    const night = '1..4 metric bounds 1..4 (baseline)';
+    const day = '3..10 metric bounds 3..10 (business-hours)';
+    expect(spans).toEqual([night, day, night, day, night, day, night]);
+    const [x, width] = await band.nth(1).evaluate((e) => [Number(e.getAttribute('x')), Number(e.getAttribute('width'))]);
+    const hour = (960 - 56 - 12) / 72; // the plot's width (the SVG's less its margins) over the 72 hours
+    expect(x).toBeCloseTo(56 + 7 * hour, 0);
+    expect(width).toBeCloseTo(12 * hour, 0);
+    expect(await page.locator('figure[data-pipe="orders-events"] rect.metric-band').count()).toBe(0);
+    expect(await page.locator('.legend').textContent()).toContain('metric bounds');
+
+    const marker = page.locator('figure[data-pipe="orders-events"][data-field="replicas"] circle.change').first();
+    await marker.hover();
+    const tip = page.locator('#tip');
+    await expect.poll(() => tip.isVisible()).toBe(true);
+    const text = await tip.textContent();
+    // lead time auto: the first step goes the minute before the window opens, and says so
+    expect(text).toMatch(/^2026-11-23 06:59 UTC \/ Mon 2026-11-23 07:59 Europe\/Berlin/);
+    expect(text).toMatch(/up replicas 2 -> 4 \[baseline, ahead of business-hours at 2026-11-23 07:00 UTC \/ Mon 2026-11-23 08:00 Europe\/Berlin\] \| baseline: /);
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    if (process.env.PIPESCALER_UPDATE_DOCS === '1') await page.screenshot({ path: 'docs/simulate-report.png', fullPage: false });
+    await page.close();
+  }, 60_000);
+});
+
+describe('diff --html', () => {
+  it('overlays base and head on the charts of the pipes that differ', async () => {
+    copyFileSync('config/cloud.yaml', join(dir, 'cloud.yaml'));
+    const head = join(dir, 'earlier.yaml');
+    writeFileSync(head, exampleText().replace('start: "08:00"            # quote', 'start: "07:00"            # quote'));
+    const file = join(dir, 'diff.html');
+    const r = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD, '--html', file]);
+    expect(r.code).toBe(2);
+    const { page, errors } = await open(file);
+    const chart = page.locator('figure[data-pipe="orders-events"][data-field="replicas"]');
+    expect(await chart.locator('path.base').count()).toBe(1);
+    expect(await chart.locator('path.head').count()).toBe(1);
+    await chart.locator('circle.head-change').first().hover();
+    await expect.poll(() => page.locator('#tip').textContent()).toMatch(/^head: 2026-11-23 05:59 UTC/);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,33 @@
+// When a pipe's next read is due (key-periods.ts): early enough that the key's read share reads
+// every pipe of the key within its reconcile period, continuously for a key the share stretched.
+import { describe, expect, it } from 'vitest';
+import { readDueAfterMs } from '../../src/daemon/key-periods.js';
+import type { Config, PipeConfig } from '../../src/policy/types.js';
+
+const pipe = (i: number, key = 'default'): PipeConfig => ({
+  name: `p-${i}`, organizationId: 'o', serviceId: 's', pipeId: `${i}`, policy: 'x', key, bounds: {},
+});
+
+function config(pipes: number, reconcileMs: number): Config {
+  return {
+    api: { keys: { default: { keyId: 'a', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } } } },
+    evaluate: { cron: '*/30 * * * * *', reconcileMs, concurrency: 10, readShare: 0.25 },
+    pipes: Array.from({ length: pipes }, (_, i) => pipe(i)),
+    policies: {},
+  } as unknown as Config;
+}
+
+describe('readDueAfterMs', () => {
+  it('a key within its share: the period less the time the share takes to read all its pipes, less two ticks', () => {
+    // 100 pipes at 0.25 per s take 400 s to read: due 600 - 400 - 60 = 140 s after the last read
+    const c = config(100, 600_000);
+    expect(readDueAfterMs(c, c.pipes[0]!)).toBe(140_000);
+    const few = config(10, 600_000);
+    expect(readDueAfterMs(few, few.pipes[0]!)).toBe(600_000 - 40_000 - 60_000);
+  });
+
+  it('a key whose period the share stretched: always due, so its reads go round at the share\'s pace', () => {
+    const c = config(1_200, 600_000);
+    expect(readDueAfterMs(c, c.pipes[0]!)).toBe(0);
+  });
+});

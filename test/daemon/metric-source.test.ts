@@ -1,0 +1,99 @@
+// One Prometheus query per metric policy per tick across replicas: two MetricSources (two daemon
+// replicas: their own Redis connections and emitters, one prefix) read every pipe of a policy at
+// the same tick, all at once; a real Prometheus counts the queries it served. The first reader
+// queries and stores the vector under the tick, every other one (here or on the other replica)
+// reads it; a failed query is shared the same way.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DaemonEmitter } from '../../src/daemon/events.js';
+import { MetricSource } from '../../src/daemon/metric-source.js';
+import type { Config, MetricReading, PipeConfig, Policy } from '../../src/policy/types.js';
+import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
+import { startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { REDIS_URL, cleanupPrefix, collect, demoPipe, testConfig, uniquePrefix } from './helpers.js';
+
+const prefix = uniquePrefix('metricsrc');
+const LAG = 'kafka_consumergroup_lag';
+const T = Date.parse('2026-11-23T10:00:00Z');
+const PIPES = 8;
+
+const lag: Policy = {
+  name: 'by-lag', baseline: { replicas: { min: 1, max: 10 } }, windows: [],
+  behavior: { scaleUp: { maxStep: {}, cooldownMs: 0 }, scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 } },
+  metric: {
+    query: `sum by (consumergroup) (${LAG})`, match: { consumergroup: '{{ .labels.consumerGroup }}' },
+    targetPer: { replicas: 100 }, onError: { kind: 'hold' }, staleAfterMs: 120_000, tolerance: 0.1,
+  },
+};
+const pipes: PipeConfig[] = Array.from({ length: PIPES }, (_, i) => ({
+  ...demoPipe('orders-events', 'by-lag'), name: `p${i}`, labels: { consumerGroup: `cg-${i}` },
+}));
+
+let exporter: GaugeExporter;
+let prom: PrometheusServer;
+let config: Config;
+const replicas: { redis: Redis; emitter: DaemonEmitter; source: MetricSource }[] = [];
+
+/** /api/v1/query requests Prometheus has served, from its own /metrics. */
+async function served(): Promise<number> {
+  const text = await (await fetch(`${prom.url}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith('prometheus_http_requests_total{') && l.includes('handler="/api/v1/query"'))
+    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+}
+
+/** Every pipe read at `tick`, alternating replicas, all at once. */
+function readAll(tick: number): Promise<MetricReading[]> {
+  return Promise.all(pipes.map((p, i) => replicas[i % 2]!.source.reading(lag, p, tick)));
+}
+
+beforeAll(async () => {
+  exporter = await startGaugeExporter();
+  for (let i = 0; i < PIPES; i++) exporter.set(LAG, { consumergroup: `cg-${i}`, topic: 'orders' }, 100 * (i + 1));
+  prom = await startPrometheus({ targets: [{ job: 'lag', targets: [exporter.target] }] });
+  await prom.waitFor(`count(${LAG})`, (r) => r[0]?.value === PIPES, 20_000);
+  config = {
+    ...testConfig({ baseUrl: 'http://127.0.0.1:1', prefix, pipes, policies: { 'by-lag': lag } }),
+    metrics: { prometheus: { url: prom.url, timeoutMs: 2_000, headers: {} } },
+  };
+  for (let r = 0; r < 2; r++) {
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const emitter = new DaemonEmitter();
+    replicas.push({ redis, emitter, source: new MetricSource({ redis, prefix, emitter, now: () => T, config: () => config }) });
+  }
+}, 60_000);
+
+afterAll(async () => {
+  for (const r of replicas) await r.source.close();
+  await prom?.stop();
+  await exporter?.close();
+  if (replicas[0]) await cleanupPrefix(replicas[0].redis, prefix);
+  for (const r of replicas) r.redis.disconnect();
+});
+
+describe('MetricSource across replicas', () => {
+  it('queries Prometheus once per policy and tick; every pipe on either replica gets its own sample', async () => {
+    const events = replicas.map((r) => collect(r.emitter, 'metric:query'));
+    const before = await served();
+    const first = await readAll(T);
+    expect(first).toEqual(pipes.map((_, i) => ({ value: 100 * (i + 1), at: T })));
+    expect(await served() - before).toBe(1);
+    expect(events.flat()).toHaveLength(1);
+
+    // A reader that comes later for the same tick reads the stored vector: no query.
+    expect(await replicas[1]!.source.reading(lag, pipes[3]!, T)).toEqual({ value: 400, at: T });
+    // The next tick is a new query, once again for both replicas.
+    await readAll(T + 30_000);
+    expect(await served() - before).toBe(2);
+    expect(events.flat()).toHaveLength(2);
+  });
+
+  it('shares a failed query the same way: one attempt, the error for every pipe', async () => {
+    const events = replicas.map((r) => collect(r.emitter, 'metric:query'));
+    await prom.halt();
+    const readings = await readAll(T + 60_000);
+    await prom.restart();
+    expect(events.flat()).toHaveLength(1);
+    expect(events.flat()[0]).toMatchObject({ policy: 'by-lag', error: expect.stringMatching(/Prometheus unreachable/) });
+    for (const r of readings) expect(r).toEqual({ error: events.flat()[0]!.error });
+  }, 60_000);
+});

@@ -1,0 +1,220 @@
+// What a turn checks and reports, against the embedded cloud (through a proxy where the cloud never
+// misbehaves on purpose) and the real Redis: a 429's reset is bounded; a successful change with an
+// odd envelope is applied once; the desire is re-checked before every PATCH (pipe state, ids, the
+// newest decision); failed first contacts are failed decisions, reported once and held; the audit
+// line's direction and `before` come from the platform; a drift correction follows maxStep.
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { boundedResetMs } from '../../src/daemon/budget.js';
+import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
+import type { Config, PipeConfig } from '../../src/policy/types.js';
+import {
+  DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix,
+} from './helpers.js';
+import { tamperProxy, type TamperProxy } from './tamper-proxy.js';
+
+const prefix = uniquePrefix('turn-checks');
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const T0 = Date.parse('2026-11-23T10:00:00Z');
+const MIN = 60_000;
+
+let cloud: EmbeddedCloud;
+let proxy: TamperProxy;
+let daemon: Daemon;
+let emitter: DaemonEmitter;
+let clock = T0;
+
+const scaling = (id: string) => cloud.store.pipe(id)!.scaling;
+const patchesTo = (id: string) => proxy.seen.filter((r) => r.method === 'PATCH' && r.url.includes(id.toLowerCase())).length;
+
+function config(pipes: PipeConfig[], policies: Config['policies'], reconcileMs = 10 * MIN): Config {
+  return testConfig({ baseUrl: proxy.url, prefix, pipes, policies, reconcileMs, rateLimit: { requests: 1000, perMs: 2_000 } });
+}
+
+async function startDaemon(c: Config): Promise<void> {
+  emitter = new DaemonEmitter();
+  daemon = createDaemon({ config: c, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+  await daemon.start();
+}
+
+async function tickAt(at: number): Promise<void> {
+  clock = at;
+  await daemon.tick(at);
+  await drained([daemon]);
+}
+
+const STREAMS = { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 };
+const orders = demoPipe('orders-events', 'streams');
+
+beforeAll(async () => {
+  await redis.ping();
+});
+afterAll(async () => {
+  await cleanupPrefix(redis, prefix);
+  redis.disconnect();
+});
+beforeEach(async () => {
+  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  proxy = await tamperProxy(cloud.url);
+  clock = T0;
+});
+afterEach(async () => {
+  await daemon?.stop({ timeoutMs: 2_000 });
+  await proxy.close();
+  await cloud.close();
+  await cleanupPrefix(redis, prefix);
+});
+
+describe('a 429 whose X-RateLimit-Reset cannot be right', () => {
+  it('is bounded by twice the window and 60 s; larger or unparsable is the window', () => {
+    expect(boundedResetMs(1795345850, 10_000)).toEqual({ ms: 10_000, valid: false });
+    expect(boundedResetMs(3.42, 10_000)).toEqual({ ms: 3_420, valid: true });
+    expect(boundedResetMs(20, 10_000)).toEqual({ ms: 20_000, valid: true });
+    expect(boundedResetMs(21, 10_000)).toEqual({ ms: 10_000, valid: false });
+    expect(boundedResetMs(59, 60_000)).toEqual({ ms: 59_000, valid: true });
+    expect(boundedResetMs(61, 60_000)).toEqual({ ms: 60_000, valid: false });
+    expect(boundedResetMs(undefined, 10_000)).toEqual({ ms: 10_000, valid: false });
+  });
+
+  it('an epoch time in X-RateLimit-Reset pauses the key one window, is reported, and the change still lands', async () => {
+    let limited = false;
+    proxy.tamper = async (req, upstream) => {
+      if (req.method === 'PATCH' && !limited) {
+        limited = true;
+        return { status: 429, headers: { 'content-type': 'application/json', 'x-ratelimit-reset': '1795345850', 'x-ratelimit-remaining': '0' }, text: '{"error":"TOO_MANY_REQUESTS"}' };
+      }
+      return upstream();
+    };
+    await startDaemon(config([orders], { streams: policy('streams', STREAMS) }));
+    const invalid = collect(emitter, 'rate-limit:reset-invalid');
+    const paused = collect(emitter, 'rate-limited');
+    await tickAt(T0);
+    expect(paused.map((p) => p.resetMs)).toEqual([2_000]);
+    expect(invalid).toEqual([{ key: 'default', value: '1795345850', usedMs: 2_000 }]);
+    expect(scaling(DEMO.pipes['orders-events'])).toMatchObject(STREAMS);
+  }, 30_000);
+});
+
+describe('an answer that fits the pipe but not the envelope', () => {
+  it('a successful PATCH whose requestId is not a uuid is applied once, and the envelope problem reported', async () => {
+    proxy.tamper = async (req, upstream) => {
+      const a = await upstream();
+      if (req.method !== 'PATCH' || a.status !== 200) return a;
+      return { ...a, text: JSON.stringify({ ...(JSON.parse(a.text) as object), requestId: 'req-42' }) };
+    };
+    await startDaemon(config([orders], { streams: policy('streams', STREAMS) }));
+    const decisions = collect(emitter, 'decision');
+    const issues = collect(emitter, 'api:envelope-issue');
+    await tickAt(T0);
+    await tickAt(T0 + MIN);
+    await tickAt(T0 + 2 * MIN);
+    expect(decisions.map((d) => d.result)).toEqual(['applied']);
+    expect(patchesTo(DEMO.pipes['orders-events'])).toBe(1);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ pipe: 'orders-events', key: 'default' });
+  });
+});
+
+describe('the re-check right before a PATCH', () => {
+  it('a pipe found Stopped by a read is not sent the stored change', async () => {
+    await startDaemon(config([orders], { streams: policy('streams', STREAMS) }));
+    await tickAt(T0);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+    // Stopped by hand, replicas 1: the reconcile read sees it.
+    cloud.store.pipe(DEMO.pipes['orders-events'])!.state = 'Stopped';
+    scaling(DEMO.pipes['orders-events']).replicas = 1;
+    const decisions = collect(emitter, 'decision');
+    await tickAt(T0 + 10 * MIN + 1_000);
+    await tickAt(T0 + 11 * MIN);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(1);
+    expect(decisions.filter((d) => d.result === 'applied')).toEqual([]);
+    expect(decisions.at(-1)).toMatchObject({ result: 'skipped', reason: 'pipe_state' });
+  });
+
+  it('a late evaluation of an older tick never overwrites the newer decision (compare-and-set)', async () => {
+    const windowed = policy('streams', STREAMS, [oneOff('burst', T0 + 2 * MIN, T0 + 4 * MIN, { replicas: 8 })]);
+    await startDaemon(config([orders], { streams: windowed }));
+    await tickAt(T0);
+    await tickAt(T0 + 4 * MIN); // the window has ended: 3
+    clock = T0 + 4 * MIN + 10_000;
+    await daemon.tick(T0 + 3 * MIN); // a stalled job of the window's tick finishes late: it wanted 8
+    await drained([daemon]);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+    const status = await daemon.status();
+    expect(status.pipes[0]!.lastDecision?.at).toBe(T0 + 4 * MIN);
+  });
+
+  it('a reload that points a name at another pipe forgets what was known of the old one', async () => {
+    const c = config([orders], { streams: policy('streams', STREAMS) });
+    await startDaemon(c);
+    await tickAt(T0);
+    const other = DEMO.pipes.clickstream;
+    scaling(other).replicas = 1;
+    await daemon.reload({ ...c, pipes: [{ ...orders, pipeId: other }] });
+    await tickAt(T0 + MIN);
+    expect(scaling(other)).toMatchObject(STREAMS);
+  });
+});
+
+describe('failed first contacts', () => {
+  it('a wrong pipe id is a failed decision with its code, reported once, held until the reconcile period, shown in status', async () => {
+    const wrong: PipeConfig = { ...orders, pipeId: 'b1000000-0000-4000-8000-0000000000ff' };
+    await startDaemon(config([wrong], { streams: policy('streams', STREAMS) }));
+    const decisions = collect(emitter, 'decision');
+    await tickAt(T0);
+    await tickAt(T0 + MIN);
+    await tickAt(T0 + 2 * MIN);
+    expect(patchesTo(wrong.pipeId)).toBe(1);
+    expect(decisions).toEqual([expect.objectContaining({ pipe: 'orders-events', result: 'failed', reason: 'API_NOT_FOUND' })]);
+    const status = await daemon.status();
+    expect(status.pipes[0]!.lastError).toMatchObject({ code: 'API_NOT_FOUND' });
+    // A reconcile period later it is tried again; the same failure is not reported again.
+    await tickAt(T0 + 10 * MIN + 1_000);
+    expect(patchesTo(wrong.pipeId)).toBe(2);
+    expect(decisions).toHaveLength(1);
+  });
+
+  it('a first-contact read that fails (the kind is not known) is reported too', async () => {
+    const wrong: PipeConfig = { ...orders, pipeId: 'b1000000-0000-4000-8000-0000000000fe' };
+    // A policy naming fields of two kinds implies none: the first contact is a read.
+    await startDaemon(config([{ ...wrong, policy: 'mixed' }], { mixed: policy('mixed', { replicas: 3, concurrency: 2 }) }));
+    const decisions = collect(emitter, 'decision');
+    await tickAt(T0);
+    await tickAt(T0 + MIN);
+    expect(patchesTo(wrong.pipeId)).toBe(1);
+    expect(decisions).toEqual([expect.objectContaining({ result: 'failed', reason: 'API_NOT_FOUND' })]);
+  });
+});
+
+describe('the audit line and drift corrections', () => {
+  it('a drift is corrected by a new decision that follows maxStep, with its own reasons and the platform\'s before', async () => {
+    const stepped = policy('streams', { replicas: 5, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [], {
+      scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 0 },
+      scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
+    });
+    await startDaemon(config([orders], { streams: stepped }));
+    await tickAt(T0);
+    await tickAt(T0 + MIN);
+    await tickAt(T0 + 2 * MIN);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(5);
+    scaling(DEMO.pipes['orders-events']).replicas = 1; // by hand
+    const decisions = collect(emitter, 'decision');
+    await tickAt(T0 + 12 * MIN); // reconcile read: the drift
+    const correction = decisions.find((d) => d.result === 'applied');
+    expect(correction).toMatchObject({ direction: 'up', before: expect.objectContaining({ replicas: 1 }), after: expect.objectContaining({ replicas: 3 }) });
+    expect(correction!.reasons.some((r) => r.code === 'unchanged')).toBe(false);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+  });
+
+  it('a change moving fields both ways is labelled mixed', async () => {
+    scaling(DEMO.pipes['orders-events']).replicaCpuMillicores = 1000;
+    const c = config([orders], { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 1000, replicaMemoryGb: 2 }) });
+    await startDaemon(c);
+    await tickAt(T0);
+    const decisions = collect(emitter, 'decision');
+    await daemon.reload({ ...c, policies: { streams: policy('streams', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) } });
+    await tickAt(T0 + MIN);
+    expect(decisions.filter((d) => d.result === 'applied').map((d) => d.direction)).toEqual(['mixed']);
+  });
+});
