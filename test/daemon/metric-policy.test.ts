@@ -100,7 +100,7 @@ afterAll(async () => {
 function metricPanel(): { value: string; bounds: string } {
   const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as { panels: { title: string; targets?: { refId: string; expr: string }[] }[] };
   const panel = dashboard.panels.find((p) => p.title.startsWith('Metric policies'))!;
-  const vars = { __rate_interval: '10s', __interval: '1s', __range: '5m', job: 'pipescaler', instance, pipe: '.*', datasource: 'prometheus' };
+  const vars = { __rate_interval: '10s', __interval: '1s', __range: '5m', job: 'pipescaler', instance, pipe: '.*', DS_PROMETHEUS: 'prometheus' };
   const expr = (ref: string) => substituteVariables(panel.targets!.find((t) => t.refId === ref)!.expr, vars);
   return { value: expr('A'), bounds: expr('B') };
 }
