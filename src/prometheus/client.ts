@@ -3,8 +3,7 @@
 // at each request (a rotated token is picked up) and never appear in an error message.
 import { readFile } from 'node:fs/promises';
 import { Pool } from 'undici';
-import { parseSampleValue, type Sample } from '../policy/metric-match.js';
-import type { PrometheusConfig } from '../policy/types.js';
+import { parseSampleValue, type Sample, type PrometheusConfig } from '../policy/index.js';
 
 export class PrometheusError extends Error {
   override readonly name = 'PrometheusError';

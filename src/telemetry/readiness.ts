@@ -1,6 +1,6 @@
 // Readiness from the daemon's events: Redis ready, a config loaded, and the platform's API heard
 // from within the last reconcile interval. /readyz and pipescaler_ready read the same report.
-import type { DaemonEmitter } from '../daemon/events.js';
+import type { DaemonEmitter } from '../daemon/index.js';
 
 export interface ReadinessReport {
   readonly redis: boolean;
