@@ -3,10 +3,9 @@
 // tests run it in-process and drive ticks with chosen instants.
 import { randomUUID } from 'node:crypto';
 import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
-import type { ApiClient } from '../api/client.js';
-import { describeKeyPlan, readShareOf } from '../policy/key-budget.js';
-import { loadConfig } from '../policy/load-config.js';
-import type { Config, Direction, PipeConfig } from '../policy/types.js';
+import type { ApiClient } from '../api/index.js';
+import { loadConfig } from '../config/index.js';
+import { describeKeyPlan, readShareOf, type Config, type Direction, type PipeConfig } from '../policy/index.js';
 import { createApplyProcessor } from './apply.js';
 import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
 import { watchConfig } from './config-watch.js';

@@ -3,7 +3,7 @@
 // calls a metric or writes an audit line directly.
 import { EventEmitter } from 'node:events';
 import type { ApiErrorCode, ScalingValues } from '../api/index.js';
-import type { Decision, Direction, Reason } from '../policy/types.js';
+import type { Decision, Direction, Reason } from '../policy/index.js';
 import type { ConfigChanges } from './reload-changes.js';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';

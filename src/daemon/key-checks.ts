@@ -7,9 +7,8 @@
 // many minutes, is still heard from every minute, so an outage shows within one: its failure
 // sets pipescaler_api_last_failure_timestamp_seconds, its success the last success, and /readyz
 // follows (readiness.ts). Each replica checks for itself, so its own metrics and /readyz stay true.
-import type { ApiClient } from '../api/client.js';
-import { isApiError } from '../api/index.js';
-import type { Config } from '../policy/types.js';
+import { isApiError, type ApiClient } from '../api/index.js';
+import type { Config } from '../policy/index.js';
 import type { DaemonContext, KeyLane } from './context.js';
 
 export const DEFAULT_CHECK_EVERY_MS = 60_000;

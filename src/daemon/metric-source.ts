@@ -5,9 +5,8 @@
 // evaluations (an indexed vector, so a pipe finds its sample with one lookup).
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from './redis-connection.js';
-import { indexSamples, matchKey, resolveMatch, selectSample, type Sample } from '../policy/metric-match.js';
-import type { Config, MetricReading, PipeConfig, Policy, PrometheusConfig } from '../policy/types.js';
-import { PrometheusClient } from '../prometheus/client.js';
+import { indexSamples, matchKey, resolveMatch, selectSample, type Sample, type Config, type MetricReading, type PipeConfig, type Policy, type PrometheusConfig } from '../policy/index.js';
+import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { redisKeys } from './redis-keys.js';
 

@@ -1,7 +1,7 @@
 // Daemon events -> metrics. The daemon only emits; this is the one place that turns its events
 // into numbers, so a metric cannot drift from what actually happened.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { DaemonEmitter } from '../daemon/events.js';
+import type { DaemonEmitter } from '../daemon/index.js';
 import { codeLabel, configName, operationLabel, reasonLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';

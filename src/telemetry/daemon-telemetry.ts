@@ -2,8 +2,7 @@
 // emitter, readiness from its events, and the /metrics /healthz /readyz server with its queues'
 // BullMQ metrics appended. The daemon then binds each API client it creates with bindClient().
 import { Registry } from 'prom-client';
-import type { DaemonEmitter } from '../daemon/events.js';
-import { DEFAULT_CHECK_EVERY_MS } from '../daemon/key-checks.js';
+import { DEFAULT_CHECK_EVERY_MS, type DaemonEmitter } from '../daemon/index.js';
 import { bindAuditLog } from './audit-log.js';
 import { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 import { bindDaemonEvents } from './bind-daemon-events.js';

@@ -2,7 +2,7 @@
 // the metric's value and the bounds it moves within per pipe. Registered and bound apart from the
 // core metrics so this feature stays in one file.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { DaemonEmitter } from '../daemon/events.js';
+import type { DaemonEmitter } from '../daemon/index.js';
 import { configName } from './labels.js';
 import { subscribe } from './subscribe.js';
 

@@ -2,7 +2,7 @@
 // from lately: within two check intervals of the API keys (key-checks.ts: a key with no 2xx for
 // api.checkEvery checks in) and 15 s, or with checks off within the reconcile interval and its
 // grace. /readyz and pipescaler_ready read the same report.
-import type { DaemonEmitter } from '../daemon/events.js';
+import type { DaemonEmitter } from '../daemon/index.js';
 
 export interface ReadinessReport {
   readonly redis: boolean;

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { posix } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/policy/load-config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { freePort } from '../redis-servers.js';
 
 interface Service {
