@@ -3,7 +3,7 @@
 // generated name and id, added to the fixtures the embedded cloud serves.
 import { fileURLToPath } from 'node:url';
 import { loadFixtures, seqUuid, type ParsedFixtures } from '../src/cloud/index.js';
-import { loadConfig } from '../src/policy/index.js';
+import { loadConfig } from '../src/config/index.js';
 import type { Config, PipeConfig } from '../src/policy/types.js';
 
 const CONFIG = fileURLToPath(new URL('../config/pipescaler.yaml', import.meta.url));

@@ -55,7 +55,7 @@ const daemonMissing = await missing('../src/daemon/index.js', 'createDaemon', 't
 
 if (wanted('economy')) {
   const why = (await missing('../src/policy/index.js', 'simulate', 'simulate() (src/policy/simulate.ts)'))
-    ?? (await missing('../src/policy/index.js', 'loadConfig', 'the config loader'))
+    ?? (await missing('../src/config/index.js', 'loadConfig', 'the config loader'))
     ?? (await missing('../src/api/index.js', 'ApiClient', 'the API client (src/api/client.ts)'))
     ?? (await missing('../src/cli/pipe-views.js', 'viewsFromFixtures', 'viewsFromFixtures (src/cli/pipe-views.ts)'));
   const pipes = quick ? 100 : 1_000;

@@ -4,7 +4,8 @@
 import { stringify } from 'yaml';
 import { KIND_FIELDS, type PipeKind, type ScalingField, type ScalingValues } from '../../src/api/index.js';
 import { generateFixtures, type FaultRule, type Fixtures } from '../../src/cloud/index.js';
-import { decide, parseConfig } from '../../src/policy/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import { decide } from '../../src/policy/index.js';
 import type { PipeView } from '../../src/policy/types.js';
 
 export interface ChaosParams {

@@ -1,6 +1,6 @@
 // The public face of the client: what `import ... from 'pipescaler'` gives (package.json
 // "exports"). A deliberate list: path building, retry arithmetic, status-to-code mapping and the
-// error-path formatter stay internal; the project's own code imports those from their files.
+// error-path formatter stay internal; the rest of the project reaches what it shares through internal.ts.
 
 // The client and its options, results and events.
 export {

@@ -1,10 +1,7 @@
 // Text and JSON of `diff`: per pipe what the head config decides differently from the base, and
 // the capacity each runs, so a pull request shows its effect before it ships.
-import type { Capacity } from '../policy/capacity.js';
-import type { ChangeDiff, ConfigDiff, PipeDiff } from '../policy/diff.js';
-import type { SimulatedChange } from '../policy/simulate.js';
+import { count, type Capacity, type ChangeDiff, type ConfigDiff, type PipeDiff, type SimulatedChange } from '../policy/index.js';
 import { changeWindows, formatInstant, formatMoves } from './policy-output.js';
-import { count } from '../policy/words.js';
 
 const UNITS: readonly (readonly [keyof Capacity, string])[] = [
   ['replicaCoreHours', 'replica-core-hours'],

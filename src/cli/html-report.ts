@@ -6,11 +6,7 @@
 // dashed under the head.
 import { DateTime } from 'luxon';
 import { SCALING_LIMITS, type ScalingField } from '../api/index.js';
-import type { ConfigDiff, DiffSide } from '../policy/diff.js';
-import type { SimulatedChange } from '../policy/simulate.js';
-import { pipeTimeline, type PipeTimeline, type StepPoint } from '../policy/timeline.js';
-import type { Config, PipeView } from '../policy/types.js';
-import { count } from '../policy/words.js';
+import { pipeTimeline, count, type ConfigDiff, type DiffSide, type SimulatedChange, type PipeTimeline, type StepPoint, type Config, type PipeView } from '../policy/index.js';
 
 export interface ReportPipe {
   readonly name: string;

@@ -1,12 +1,8 @@
 // The metric side of `validate`, `plan` and `simulate`: live readings from the configured
 // Prometheus (one query per metric policy), the query check, recorded series, and their output.
 import { readFileSync } from 'node:fs';
-import { indexSamples, matchKey, resolveMatch, selectSample, type Sample } from '../policy/metric-match.js';
-import { metricBands, parseRangeQuery, recordedReading, type BandSegment, type RecordedSeries } from '../policy/metric-series.js';
-import type { PlanEntry } from '../policy/plan.js';
-import type { MetricAt } from '../policy/simulate.js';
-import type { Config, MetricReading, PipeView } from '../policy/types.js';
-import { PrometheusClient } from '../prometheus/client.js';
+import { indexSamples, matchKey, resolveMatch, selectSample, metricBands, parseRangeQuery, recordedReading, type Sample, type BandSegment, type RecordedSeries, type PlanEntry, type MetricAt, type Config, type MetricReading, type PipeView } from '../policy/index.js';
+import { PrometheusClient } from '../prometheus/index.js';
 import { UserError } from './run-cli.js';
 import { formatInstant } from './policy-output.js';
 
@@ -25,7 +21,9 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
       let samples: Sample[] | null = null;
       let error = '';
       try {
-        samples = await client.query(spec.query, spec.staleAfterMs);
+        // each sample dated by its own time where the query keeps it, as the daemon does (staleAfter)
+        samples = (await client.queryWithAges(spec.query, spec.staleAfterMs))
+          .map(({ ageMs, ...s }) => (ageMs === undefined ? s : { ...s, at: at - ageMs }));
         if (samples.length === 0) error = 'the query returned no samples';
       } catch (err) {
         error = (err as Error).message;

@@ -3,13 +3,10 @@
 // the same empty scaling PATCH the daemon uses (it changes nothing and answers the pipe).
 // A pipe that cannot be read gets a null view and a note saying why.
 import { ApiClient, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, isApiError, pipeKind, type ScalingValues } from '../api/index.js';
-import { FixturesError, loadFixtures } from '../cloud/fixtures.js';
-import type { ParsedFixtures } from '../cloud/fixtures-schema.js';
-import { assumedKind, assumedView, describeAssumed } from '../policy/kind.js';
-import type { Config, PipeConfig, PipeView } from '../policy/types.js';
+import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
+import { assumedKind, assumedView, describeAssumed, count, type Config, type PipeConfig, type PipeView } from '../policy/index.js';
 import { sayRateLimitWaits } from './api-connection.js';
 import { apiErrorText, UserError } from './run-cli.js';
-import { count } from '../policy/words.js';
 
 export interface PipeViewRead {
   readonly view: PipeView | null;

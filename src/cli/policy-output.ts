@@ -1,12 +1,8 @@
 // Text of `validate`, `plan` and `simulate`: what an operator reads before deploying a policy.
 import { DateTime } from 'luxon';
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { PlanEntry } from '../policy/plan.js';
-import type { SimulatedChange } from '../policy/simulate.js';
-import type { Config, LeadOutcome, PipeConfig, PipeView } from '../policy/types.js';
-import { describeWindow, formatDuration } from '../policy/windows.js';
+import { describeWindow, formatDuration, count, type PlanEntry, type SimulatedChange, type Config, type LeadOutcome, type PipeConfig, type PipeView } from '../policy/index.js';
 import type { PipeViews } from './pipe-views.js';
-import { count } from '../policy/words.js';
 
 const SHORT: Record<string, string> = {
   replicas: 'replicas', concurrency: 'concurrency', replicaCpuMillicores: 'cpu', replicaMemoryGb: 'memory',

@@ -1,9 +1,8 @@
 // `pipescaler status` as text: whether a daemon is alive, then a row per pipe that fits the
 // terminal (100 columns when stdout is not one), or everything at full length with --wide.
 import type { ScalingValues } from '../api/index.js';
-import type { PipeStatus, ReplicaBeat } from '../daemon/index.js';
-import { HEARTBEAT_TTL_MS } from '../daemon/index.js';
-import { count } from '../policy/words.js';
+import { HEARTBEAT_TTL_MS, type PipeStatus, type ReplicaBeat } from '../daemon/index.js';
+import { count } from '../policy/index.js';
 import { keyLabel } from './policy-output.js';
 import { formatTable, wrap, type Column } from './table.js';
 

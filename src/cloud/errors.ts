@@ -1,8 +1,7 @@
 // Errors the embedded cloud answers with, and the one formatter that turns zod issues into the
 // platform's `BAD_REQUEST: <field>: <what is wrong>` text.
 import type { z } from 'zod';
-import { formatPath } from '../api/issue-path.js';
-import { REASONS } from '../api/schemas/envelope.js';
+import { formatPath, REASONS } from '../api/internal.js';
 
 export { formatPath };
 

@@ -2,10 +2,7 @@
 // schemas of src/api. Fields a reader does not care about (serviceId, timestamps, mappings...)
 // get defaults so a fixtures file stays short.
 import { z } from 'zod';
-import {
-  AlertInput, AlertState, DashboardInput, ObjectId, OPERATIONS, Pipe, ReversePrivateEndpoint, ScalingRequest,
-  Service, ServiceState, Source, Tag, Uuid,
-} from '../api/index.js';
+import { AlertInput, AlertState, DashboardInput, ObjectId, OPERATIONS, Pipe, ReversePrivateEndpoint, ScalingRequest, Service, ServiceState, Source, Tag, Uuid } from '../api/index.js';
 
 const FIXTURE_EPOCH = '2026-01-01T00:00:00.000Z';
 

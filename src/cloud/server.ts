@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ENDPOINTS, isObjectId, isUuid, OPERATIONS, type Operation } from '../api/index.js';
-import { REASONS } from '../api/schemas/envelope.js';
+import { REASONS } from '../api/internal.js';
 import { KeyRing } from './auth.js';
 import { BODY_LIMIT, installBodyParsers, readBody } from './body.js';
 import { CloudHttpError } from './errors.js';

@@ -1,9 +1,7 @@
 // The in-memory state of the embedded cloud: Maps by id, so a lookup costs the same with ten
 // pipes or ten thousand. Records are the JSON the API answers; tests may read and alter them.
 import type { z } from 'zod';
-import type {
-  FieldMapping, PipeDestination, PipeSettings, PipeSource, PipeState, ReversePrivateEndpoint, ScalingField, Service, Source,
-} from '../api/index.js';
+import type { FieldMapping, PipeDestination, PipeSettings, PipeSource, PipeState, ReversePrivateEndpoint, ScalingField, Service, Source } from '../api/index.js';
 import type { FixtureAlert, FixtureDashboard, ParsedFixtures } from './fixtures-schema.js';
 
 export type StoredScaling = Record<ScalingField, number | null>;

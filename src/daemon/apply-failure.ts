@@ -6,7 +6,7 @@
 // 401/403 N times in a row -> the pipe is parked until a reload.
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { isApiError, ServiceState, type ApiError, type ScalingValues } from '../api/index.js';
-import type { PipeConfig, Reason } from '../policy/types.js';
+import type { PipeConfig, Reason } from '../policy/index.js';
 import { boundedResetMs } from './budget.js';
 import type { DaemonContext, KeyLane } from './context.js';
 import type { AuditDirection } from './events.js';

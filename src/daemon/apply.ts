@@ -5,11 +5,8 @@
 // never met whose kind is known gets its first change as its first contact.
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import {
-  clampToLimit, isApiError, pipeKind, SCALABLE_PIPE_STATES, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues,
-} from '../api/index.js';
-import { afterChange, changeDirections } from '../policy/index.js';
-import type { PipeConfig } from '../policy/types.js';
+import { clampToLimit, isApiError, pipeKind, SCALABLE_PIPE_STATES, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
+import { afterChange, changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure, type ApplyOutcome } from './apply-failure.js';
 import type { AuditDirection } from './events.js';

@@ -2,8 +2,8 @@
 // the state store, the clock, the emitter, and the way to enqueue work. Processors get this, not
 // the daemon, so each file holds one piece of the flow.
 import type { Queue } from 'bullmq';
-import type { ApiClient } from '../api/client.js';
-import type { Config, Direction, PipeConfig } from '../policy/types.js';
+import type { ApiClient } from '../api/index.js';
+import type { Config, Direction, PipeConfig } from '../policy/index.js';
 import type { KeyBudget } from './budget.js';
 import type { DaemonEmitter } from './events.js';
 import type { MetricSource } from './metric-source.js';

@@ -3,16 +3,16 @@
 // tests run it in-process and drive ticks with chosen instants.
 import { randomUUID } from 'node:crypto';
 import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
-import type { ApiClient } from '../api/client.js';
-import { describeKeyPlan, readShareOf } from '../policy/key-budget.js';
-import { loadConfig } from '../policy/load-config.js';
-import type { Config, Direction, PipeConfig } from '../policy/types.js';
+import type { ApiClient } from '../api/index.js';
+import { loadConfig } from '../config/index.js';
+import { describeKeyPlan, readShareOf, type Config, type Direction, type PipeConfig } from '../policy/index.js';
 import { createApplyProcessor } from './apply.js';
 import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
 import { watchConfig } from './config-watch.js';
 import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js';
 import { createEvaluateProcessor } from './evaluate.js';
 import { DaemonEmitter } from './events.js';
+import { KeyChecks } from './key-checks.js';
 import { leadUntilFor, plansOf, reconcileMsFor } from './key-periods.js';
 import { Lanes } from './lanes.js';
 import { configChanges } from './reload-changes.js';
@@ -195,6 +195,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     },
   };
 
+  // A quiet key is still heard from every api.checkEvery (key-checks.ts).
+  const checks = new KeyChecks({ ctx, lane: (keyName) => lanes?.get(keyName) });
+
   async function tick(at = now()): Promise<void> {
     const config = current;
     if (!evaluateQueue || stopping) return;
@@ -306,7 +309,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
       lockDuration: 10_000, stalledInterval: 5_000, ...options.workerOptions,
     };
     lanes = new Lanes({
-      redis, prefix, baseUrl, processor: createApplyProcessor(ctx), workerOptions, onWorkerError: onBullError, onClient: options.onClient,
+      redis, prefix, baseUrl, processor: createApplyProcessor(ctx), workerOptions, onWorkerError: onBullError,
+      onClient: (client, keyName) => {
+        checks.watch(client, keyName);
+        options.onClient?.(client, keyName);
+      },
     });
     lanes.sync(options.api?.keys ?? effectiveKeys(current, embedded?.demoKey ?? null), laneSettings(current));
     evaluateQueue = new Queue(EVALUATE_QUEUE, { connection: redis, prefix });
@@ -317,6 +324,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     evaluateWorker.on('error', onBullError);
     evaluateWorker.on('failed', (job, err) => logger.warn({ pipe: job?.data.pipe, err: err.message }, 'evaluation failed'));
     if (options.schedule ?? true) startSchedule();
+    checks.start();
     if (path && (options.watch ?? true)) unwatch = watchConfig(path, () => void reload());
     logger.info({ pipes: current.pipes.length, cron: current.evaluate.cron, dryRun: current.dryRun, redis: ownRedis ? describeRedis(target) : 'given' }, 'daemon started');
     announcePlans(current);
@@ -326,6 +334,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     if (stopping) return;
     stopping = true;
     unwatch?.();
+    checks.stop();
     await scheduler?.stop();
     const workers = [...(lanes?.workers() ?? []), ...(evaluateWorker ? [evaluateWorker] : [])];
     // worker.close() waits for active jobs with no limit of its own. Without Redis no job can

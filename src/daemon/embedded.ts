@@ -1,7 +1,7 @@
 // `api.baseUrl: embedded`: the daemon starts the embedded cloud in-process from `api.fixtures`
 // and, when the config names no key, uses the fixtures' demo key. The cloud (fastify, ajv) is
 // imported here, on first use, so a daemon against the platform never loads it.
-import type { ApiKeyConfig, Config } from '../policy/types.js';
+import type { ApiKeyConfig, Config } from '../policy/index.js';
 
 export const DEFAULT_RATE_LIMIT = { requests: 10, perMs: 10_000 } as const;
 

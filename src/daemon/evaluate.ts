@@ -3,9 +3,7 @@
 // enqueued on the key's apply queue so they share its limiter.
 import type { Job } from 'bullmq';
 import type { ScalingValues } from '../api/index.js';
-import { decide, evaluateStep } from '../policy/index.js';
-import { assumedKind } from '../policy/kind.js';
-import { SKIP_REASON_CODES, type Decision, type Policy } from '../policy/types.js';
+import { decide, evaluateStep, assumedKind, SKIP_REASON_CODES, type Decision, type Policy } from '../policy/index.js';
 import { pipeByName, type DaemonContext } from './context.js';
 import { readDueAfterMs } from './key-periods.js';
 import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';

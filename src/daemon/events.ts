@@ -3,7 +3,7 @@
 // calls a metric or writes an audit line directly.
 import { EventEmitter } from 'node:events';
 import type { ApiErrorCode, ScalingValues } from '../api/index.js';
-import type { Decision, Direction, Reason } from '../policy/types.js';
+import type { Decision, Direction, Reason } from '../policy/index.js';
 import type { ConfigChanges } from './reload-changes.js';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
@@ -66,8 +66,10 @@ export interface DaemonEvents {
   'metric:query': { policy: string; durationMs: number; samples?: number; error?: string };
   /** A metric policy's last good result is this old (null: never), read once per policy and tick. */
   'metric:age': { policy: string; lastGoodAgeMs: number | null };
-  /** The API answered (any status) within the last reconcile interval. */
+  /** The API answered (any status). */
   'api:contact': { at: number };
+  /** A key checked in with the platform (key-checks.ts), or skipped it for want of budget. */
+  'api:check': { key: string; result: 'ok' | 'failed' | 'no_budget' };
 }
 
 /** A typed EventEmitter over DaemonEvents. */

@@ -1,8 +1,6 @@
 // The effective reconcile period of each key's pipes under the current config (key-budget.ts),
 // computed once per loaded config, and the keys' lead plans (lead-plan.ts), once per config and hour.
-import { keyPlans, type KeyPlan } from '../policy/index.js';
-import { leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type LeadPlan } from '../policy/lead-plan.js';
-import type { Config, PipeConfig } from '../policy/types.js';
+import { keyPlans, leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type KeyPlan, type LeadPlan, type Config, type PipeConfig } from '../policy/index.js';
 
 const cache = new WeakMap<Config, ReadonlyMap<string, KeyPlan>>();
 

@@ -2,8 +2,8 @@
 // which lives in Redis, so it holds for every replica together.
 import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
 import type { RedisClient } from './redis-connection.js';
-import { ApiClient } from '../api/client.js';
-import type { ApiKeyConfig, Config } from '../policy/types.js';
+import { ApiClient } from '../api/index.js';
+import type { ApiKeyConfig, Config } from '../policy/index.js';
 import { KeyBudget } from './budget.js';
 import type { KeyLane } from './context.js';
 import { redisKeys } from './redis-keys.js';

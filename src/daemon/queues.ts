@@ -2,7 +2,7 @@
 // queue per API key, so its Worker limiter is that key's platform limit and a 429 pauses only it.
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import type { Direction } from '../policy/types.js';
+import type { Direction } from '../policy/index.js';
 import { safeName } from './redis-keys.js';
 
 export const EVALUATE_QUEUE = 'evaluate';

@@ -1,5 +1,5 @@
 // The daemon's Redis connections: one server, a Sentinel group or a Redis Cluster (the URL says
-// which, src/policy/config-redis.ts). Workers need maxRetriesPerRequest: null (BullMQ blocks on
+// which, src/config/redis.ts). Workers need maxRetriesPerRequest: null (BullMQ blocks on
 // them); the retry strategies keep reconnecting forever with a capped backoff, so a Redis restart
 // or a failover is an outage of readiness, never a crash.
 //
@@ -9,8 +9,8 @@
 // - Cluster: ioredis follows MOVED/ASK and refreshes the slots; every key of ours and BullMQ's is
 //   under one hash-tagged prefix, so each script and MULTI lands on one node.
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from '../policy/config-redis.js';
-import type { RedisSettings } from '../policy/types.js';
+import { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from '../config/index.js';
+import type { RedisSettings } from '../policy/index.js';
 
 export const RECONNECT_CAP_MS = 2_000;
 

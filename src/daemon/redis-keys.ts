@@ -1,7 +1,7 @@
 // Every Redis key the daemon owns outside BullMQ's, in one place. BullMQ keys live under
 // `<prefix>:<queue>:...`; ours under `<prefix>:ps:...` so no queue name can collide with them.
 // Every key starts with the prefix, so on a Redis Cluster a hash-tagged prefix ("{pipescaler}",
-// required there, config-redis.ts) puts all of them in one slot: the scripts and multi-key
+// required there, src/config/redis.ts) puts all of them in one slot: the scripts and multi-key
 // commands of budget.ts, state-store.ts, redis-guard.ts, the tick's SET NX and metric-source.ts
 // never cross slots.
 

@@ -1,7 +1,7 @@
 // What a reload changed, for its `config reloaded` log line: pipes added, removed and changed,
 // policies and API keys added, removed and changed, and the other settings that changed. Names
 // only: never a value of a key (its secret) or of a setting.
-import type { Config } from '../policy/types.js';
+import type { Config } from '../policy/index.js';
 
 export interface ConfigChanges {
   readonly pipesAdded: readonly string[];
@@ -37,6 +37,7 @@ function compare<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T
 const SETTINGS: readonly [string, (c: Config) => unknown][] = [
   ['api.timeout', (c) => c.api.timeoutMs],
   ['api.maxResponseBytes', (c) => c.api.maxResponseBytes],
+  ['api.checkEvery', (c) => c.api.checkEveryMs],
   ['evaluate.cron', (c) => c.evaluate.cron],
   ['evaluate.reconcile', (c) => c.evaluate.reconcileMs],
   ['evaluate.concurrency', (c) => c.evaluate.concurrency],

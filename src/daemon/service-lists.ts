@@ -2,7 +2,7 @@
 // or stopped service (424), and a services list tells that for a whole organization in one GET.
 import { RateLimitError } from 'bullmq';
 import { isApiError, SERVICE_STATES_REFUSING_CHANGES, type ServiceState } from '../api/index.js';
-import type { PipeConfig } from '../policy/types.js';
+import type { PipeConfig } from '../policy/index.js';
 import { pauseLane } from './apply-failure.js';
 import type { DaemonContext, KeyLane } from './context.js';
 import { spend } from './spend.js';

@@ -3,7 +3,7 @@
 // its decision, the applier what the platform answered) without read-modify-write races.
 import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
-import type { Decision, Direction, PipeView, Reason } from '../policy/types.js';
+import type { Decision, Direction, PipeView, Reason } from '../policy/index.js';
 import { redisKeys } from './redis-keys.js';
 import { parseField, parseStored, RECORD_FIELDS, StoredPause, StoredServiceSchema, type RecordField } from './stored-record.js';
 

@@ -1,7 +1,6 @@
 // What `pipescaler status` and daemon.status() show per pipe, read from the shared Redis state.
 import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
-import type { Config } from '../policy/types.js';
-import { SKIP_REASON_CODES, type Reason } from '../policy/types.js';
+import { SKIP_REASON_CODES, type Config, type Reason } from '../policy/index.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError } from './state-store.js';
 
 export interface PipeStatus {

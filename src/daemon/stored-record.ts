@@ -4,7 +4,7 @@
 // value is used, as for a pipe never met) and named, and the pipe is read again.
 import { z } from 'zod';
 import { PIPE_KINDS, PipeState, ReversePrivateEndpointStatus, SCALING_FIELDS, ServiceState, type ScalingField } from '../api/index.js';
-import { REASON_CODES } from '../policy/types.js';
+import { REASON_CODES } from '../policy/index.js';
 
 const epochMs = z.number().finite();
 const scalingValues = z.strictObject(

@@ -8,8 +8,7 @@
 // A decision that raises one field and lowers another keeps both moves (each field had its own
 // cooldown and step) and reports direction 'up' (scale-ups go first); changeDirections() tells the
 // daemon both directions so it can stamp both lastChange times.
-import { clampToLimit, KIND_FIELDS, SCALABLE_PIPE_STATES, SCALING_FIELDS, SCALING_LIMITS, SERVICE_STATES_REFUSING_CHANGES } from '../api/index.js';
-import type { ScalingField, ScalingValues } from '../api/index.js';
+import { clampToLimit, KIND_FIELDS, SCALABLE_PIPE_STATES, SCALING_FIELDS, SCALING_LIMITS, SERVICE_STATES_REFUSING_CHANGES, type ScalingField, type ScalingValues } from '../api/index.js';
 import { applyBehavior } from './behavior.js';
 import { leadHorizon, statesAhead, withLead } from './lead.js';
 import { applyMetric } from './metric.js';

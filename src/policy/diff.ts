@@ -2,8 +2,7 @@
 // would run. Pure: it takes both simulations (the changes simulate() made) and the views they
 // started from. Pipes are matched by name; a pipe whose name moved but whose platform ids did not
 // is reported as renamed.
-import type { ScalingValues } from '../api/index.js';
-import { SCALING_FIELDS } from '../api/index.js';
+import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import { addCapacity, capacityOver, NO_CAPACITY, subtractCapacity, type Capacity } from './capacity.js';
 import type { SimulatedChange } from './simulate.js';
 import type { Config, PipeConfig, PipeView } from './types.js';

@@ -9,10 +9,19 @@ export type { BehaviorResult, BehaviorView } from './behavior.js';
 export { decide, changeDirections } from './decide.js';
 export { pruneRecommendations, recommendationsAfter, type Recommendations } from './recommendations.js';
 export { evaluateStep, afterChange, type Step, type Changed } from './step.js';
-// The config: load and validate config/pipescaler.yaml into Config; plan and simulate over decide().
-export { loadConfig, parseConfig, isDemoKey, type ParseOptions } from './load-config.js';
-export { ConfigError, isConfigError, formatIssue, type ConfigIssue, type ConfigErrorCode } from './config-errors.js';
-export { parseDuration } from './durations.js';
+// Plan and simulate over decide().
 export { plan, unknownView, type PlanEntry } from './plan.js';
 export { simulate, type SimulatedChange, type SimulateOptions } from './simulate.js';
 export { keyPlans, describeKeyPlan, reconcilePeriodMs, scaleDownBoundMs, changesMs, readShareOf, humanMs, DEFAULT_READ_SHARE, type KeyPlan, type KeyRate } from './key-budget.js';
+export { type Capacity } from './capacity.js';
+export { type ChangeDiff, type ConfigDiff, type DiffSide, type PipeDiff } from './diff.js';
+export { assignPools } from './key-pool.js';
+export { assumedKind, assumedView, describeAssumed } from './kind.js';
+export { leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type LeadPlan } from './lead-plan.js';
+export { indexSamples, matchKey, parseSampleValue, resolveMatch, selectSample, templateRefs, type Sample } from './metric-match.js';
+export { metricBands, parseRangeQuery, recordedReading, type BandSegment, type RecordedSeries } from './metric-series.js';
+export { type MetricAt } from './simulate.js';
+export { pipeTimeline, type PipeTimeline, type StepPoint } from './timeline.js';
+export { count } from './words.js';
+export { diffConfigs } from './diff.js';
+export { withArticle } from './words.js';

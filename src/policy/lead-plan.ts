@@ -7,10 +7,9 @@
 // what the schedule sets up to that boundary (lead.ts). Pure: config and instants in.
 import { parse } from 'node-cron';
 import { clampToLimit, KIND_FIELDS, SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
-import { MAX_LEAD_MS } from './config-fields.js';
 import { assumedKind } from './kind.js';
 import { targetOf } from './target.js';
-import type { Bounds, Config, PipeConfig, Policy, Window } from './types.js';
+import { MAX_LEAD_MS, type Bounds, type Config, type PipeConfig, type Policy, type Window } from './types.js';
 import { activeWindows, nextBoundary } from './windows.js';
 
 /** The plan counts on this share of the key's rate: the budget's pacing margins and the answers'

@@ -1,14 +1,15 @@
 // Which sample of a policy's query result is a pipe's: `match` maps sample labels to templates
 // that name the pipe's own values (`{{ .labels.consumerGroup }}`, `{{ .name }}`, `{{ .pipeId }}`,
-// `{{ .serviceId }}`, `{{ .organizationId }}`). Pure; the load-time check (every pipe of the policy
-// has every label a placeholder names) reads the raw document like config-refs.ts.
-import { isRecord, type RawIssue } from './config-issue.js';
+// `{{ .serviceId }}`, `{{ .organizationId }}`). Pure; the load-time check that every pipe of the
+// policy has every label a placeholder names is src/config/metric-refs.ts.
 import type { MetricReading, PipeConfig } from './types.js';
 
 /** One sample of an instant vector: its labels and its value ("NaN", "+Inf" parsed as numbers). */
 export interface Sample {
   readonly labels: Readonly<Record<string, string>>;
   readonly value: number;
+  /** The sample's own time (epoch ms) when the query told it (src/prometheus/sample-time.ts). */
+  readonly at?: number;
 }
 
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
@@ -78,11 +79,12 @@ function describeMatch(wanted: Readonly<Record<string, string>>): string {
   return parts.length > 0 ? `{${parts.join(', ')}}` : 'the query';
 }
 
-/** The pipe's value from the samples that match, `at` the vector's time; an error when not exactly one. */
+/** The pipe's value from the samples that match, at the sample's own time (else `at`, the
+ *  vector's); an error when not exactly one. */
 export function selectSample(matching: readonly Sample[], wanted: Readonly<Record<string, string>>, at: number): MetricReading {
   if (matching.length === 0) return { error: `no sample matches ${describeMatch(wanted)}` };
   if (matching.length > 1) return { error: `${matching.length} samples match ${describeMatch(wanted)}; the match must pick one` };
-  return { value: matching[0]!.value, at };
+  return { value: matching[0]!.value, at: matching[0]!.at ?? at };
 }
 
 /** Prometheus' text of a sample value as a number ("NaN", "+Inf", "-Inf" included). */
@@ -90,43 +92,4 @@ export function parseSampleValue(text: string): number {
   if (text === '+Inf' || text === 'Inf') return Infinity;
   if (text === '-Inf') return -Infinity;
   return Number(text);
-}
-
-/**
- * Load-time check over the raw document: every placeholder of a policy's `metric.match` is known,
- * and every pipe of that policy has each label a placeholder names.
- */
-export function metricMatchIssues(raw: unknown): RawIssue[] {
-  const issues: RawIssue[] = [];
-  if (!isRecord(raw) || !isRecord(raw.policies)) return issues;
-  const pipes = Array.isArray(raw.pipes) ? raw.pipes : [];
-  const prometheus = isRecord(raw.metrics) && raw.metrics.prometheus !== undefined;
-  for (const [name, policy] of Object.entries(raw.policies)) {
-    if (!isRecord(policy) || !isRecord(policy.metric)) continue;
-    if (!prometheus) {
-      issues.push({ path: ['policies', name, 'metric'], atKey: true, message: 'a metric needs metrics.prometheus (url) to query' });
-    }
-    if (!isRecord(policy.metric.match)) continue;
-    for (const [label, template] of Object.entries(policy.metric.match)) {
-      if (typeof template !== 'string') continue;
-      const path = ['policies', name, 'metric', 'match', label];
-      const refs = templateRefs(template);
-      for (const u of refs.unknown) {
-        issues.push({ path, message: `unknown placeholder ${u}: use {{ .labels.<name> }}, {{ .name }}, {{ .pipeId }}, {{ .serviceId }} or {{ .organizationId }}` });
-      }
-      pipes.forEach((p, i) => {
-        if (!isRecord(p) || p.policy !== name) return;
-        const labels = isRecord(p.labels) ? p.labels : {};
-        const missing = refs.labels.filter((l) => typeof labels[l] !== 'string');
-        if (missing.length > 0) {
-          const pipeName = typeof p.name === 'string' ? `"${p.name}"` : `pipes[${i}]`;
-          issues.push({
-            path: ['pipes', i, ...(isRecord(p.labels) ? ['labels'] : ['policy'])],
-            message: `pipe ${pipeName} has no label ${missing.map((m) => `"${m}"`).join(', ')}, which policy "${name}" metric.match.${label} needs`,
-          });
-        }
-      });
-    }
-  }
-  return issues;
 }

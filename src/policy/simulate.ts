@@ -9,11 +9,10 @@
 // recommendation, is added at the last skipped tick. Pipes with the same policy, bounds and
 // starting view share one timeline. Pure, so the daemon's tests can hold their timeline against it.
 import type { ScalingValues } from '../api/index.js';
-import { MAX_LEAD_MS } from './config-fields.js';
 import { leadPlan, type LeadSlot } from './lead-plan.js';
 import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
-import type { Config, Direction, LeadOutcome, MetricReading, PipeConfig, PipeView, Policy, Reason } from './types.js';
+import { MAX_LEAD_MS, type Config, type Direction, type LeadOutcome, type MetricReading, type PipeConfig, type PipeView, type Policy, type Reason } from './types.js';
 import { nextBoundary } from './windows.js';
 
 export interface SimulatedChange {

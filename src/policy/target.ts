@@ -5,8 +5,7 @@
 // target always resolves to the largest of what each winner alone would resolve to.
 // A field no winner sets falls back to the baseline: a window that only raises replicas keeps the
 // baseline CPU and memory rather than freezing whatever happens to be applied.
-import { SCALING_FIELDS } from '../api/index.js';
-import type { ScalingField, ScalingValues } from '../api/index.js';
+import { SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
 import type { FieldTarget, Policy, Reason, Target, Window } from './types.js';
 import { describeWindow } from './windows.js';
 

@@ -1,4 +1,4 @@
-// The normalized shapes the policy engine works on. The config loader (config-schema.ts) turns
+// The normalized shapes the policy engine works on. The config loader (src/config/schema.ts) turns
 // YAML into these; decide() and the windows read only these. All times are epoch milliseconds;
 // nothing here reads a clock.
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalableKind, ScalingField, ScalingValues, ServiceState } from '../api/index.js';
@@ -231,7 +231,7 @@ export interface ApiKeyConfig {
 }
 
 /**
- * Where the daemon's Redis is (config-redis.ts). `url` names the servers in every mode: redis://,
+ * Where the daemon's Redis is (src/config/redis.ts). `url` names the servers in every mode: redis://,
  * rediss://, redis+sentinel://host:port,.../<master name>, redis+cluster://host:port,...; the list
  * forms of the config (redis.sentinels, redis.cluster) are turned into such a URL.
  */
@@ -255,6 +255,8 @@ export interface Config {
     readonly timeoutMs: number;
     /** Answers larger than this (bytes) fail API_BAD_RESPONSE unread; default 4 MiB. */
     readonly maxResponseBytes?: number;
+    /** A key without a 2xx for this long checks in with a services list (key-checks.ts); 0: never. Default 1 min. */
+    readonly checkEveryMs?: number;
     /** `default` plus every entry of `api.keys`. */
     readonly keys: Readonly<Record<string, ApiKeyConfig>>;
   };
@@ -273,3 +275,6 @@ export interface Config {
   /** null: no metric source configured (no policy may have a metric then). */
   readonly metrics?: { readonly prometheus: PrometheusConfig } | null;
 }
+
+/** The longest lead a window's scale-ups may start before it (behavior.scaleUp.leadTime). */
+export const MAX_LEAD_MS = 24 * 3_600_000;

@@ -1,8 +1,7 @@
 // Daemon events -> log lines: one audit line per decision (what changed, why, the platform's
 // requestId), and a line for each thing an operator must know about (parking, reload failures,
 // 429 pauses, drift, Redis going away).
-import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
-import { describeChanges } from '../daemon/reload-changes.js';
+import { describeChanges, type DaemonEmitter, type DaemonEvents } from '../daemon/index.js';
 import type { TelemetryLogger } from './logger.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
 

@@ -1,7 +1,7 @@
 // API client events -> metrics (and debug/warn log lines). The client emits on `client.events`
 // (src/api/client-events.ts); anything with that `on`/`off` shape fits, one client per API key.
 import type { ApiClientEvents } from '../api/index.js';
-import { RETRIABLE_CODES } from '../api/errors.js';
+import { RETRIABLE_CODES } from '../api/internal.js';
 import { DAEMON_OPERATIONS, ERROR_CODES, codeLabel, configName, operationLabel, statusLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
 import type { TelemetryLogger } from './logger.js';

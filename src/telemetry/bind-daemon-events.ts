@@ -1,7 +1,7 @@
 // Daemon events -> metrics. The daemon only emits; this is the one place that turns its events
 // into numbers, so a metric cannot drift from what actually happened.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { DaemonEmitter } from '../daemon/events.js';
+import type { DaemonEmitter } from '../daemon/index.js';
 import { codeLabel, configName, operationLabel, reasonLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
@@ -159,6 +159,7 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       for (const c of ['data_lost', 'eviction_policy'] as const) metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
     },
     'api:contact': ({ at }) => metrics.apiLastContact.set(at / 1000),
+    'api:check': ({ key, result }) => metrics.apiChecks.inc({ key: configName(key), result }),
   };
 
   // both series from the start, so an alert on them has something to read

@@ -1,7 +1,7 @@
 // Label values are kept to closed or config-derived sets: a label never carries an id, a URL or
 // free text, so a careless event payload can neither blow up cardinality nor leak a secret.
 import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS, type ApiErrorCode } from '../api/index.js';
-import { REASON_CODES } from '../policy/types.js';
+import { REASON_CODES } from '../policy/index.js';
 
 /** What the `reason` label of a decision may be: a decide() reason code (window, baseline,
  *  lead_time, a skip code...) or the API error code of a failed call

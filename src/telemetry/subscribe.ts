@@ -1,6 +1,6 @@
 // Subscribe a table of listeners to the daemon's emitter and get one unsubscribe back.
 import type { EventEmitter } from 'node:events';
-import type { DaemonEmitter, DaemonEvents } from '../daemon/events.js';
+import type { DaemonEmitter, DaemonEvents } from '../daemon/index.js';
 
 export type DaemonListeners = { [K in keyof DaemonEvents]?: (payload: DaemonEvents[K]) => void };
 

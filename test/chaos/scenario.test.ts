@@ -2,7 +2,8 @@
 // desired scaling of each pipe, and how the observer's record is counted.
 import { describe, expect, it } from 'vitest';
 import { SCALING_LIMITS, limitViolation, type ScalingField } from '../../src/api/index.js';
-import { activeWindows, parseConfig } from '../../src/policy/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import { activeWindows } from '../../src/policy/index.js';
 import { buildScenario, chaosFixtures, FULL_PARAMS, type ChaosParams } from '../../bench/chaos/scenario.js';
 import { countPatches } from '../../bench/chaos/summary.js';
 import type { SentPatch } from '../../bench/chaos/observer.js';

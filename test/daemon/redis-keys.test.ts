@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyQueueName, EVALUATE_QUEUE } from '../../src/daemon/queues.js';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
-import { hashTag } from '../../src/policy/config-redis.js';
+import { hashTag } from '../../src/config/redis.js';
 
 describe('redisKeys', () => {
   it('puts every key of ours, and BullMQ\'s, in the slot of the prefix\'s hash tag', () => {

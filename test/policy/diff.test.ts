@@ -1,6 +1,6 @@
 // diffChanges() and diffConfigs(): what two simulations decide differently, pipe by pipe.
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/policy/load-config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { diffChanges, diffConfigs } from '../../src/policy/diff.js';
 import type { SimulatedChange } from '../../src/policy/simulate.js';
 import type { Config } from '../../src/policy/types.js';

@@ -2,11 +2,11 @@
 // hashing of the pipe's name), and the config that declares pools: secrets per key as for any key,
 // every mistake named with its line.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/policy/config-errors.js';
+import { ConfigError } from '../../src/config/errors.js';
 import { assignPools, poolsOf, rendezvousKey, type PoolMember } from '../../src/policy/key-pool.js';
-import { parseConfig } from '../../src/policy/load-config.js';
+import { parseConfig } from '../../src/config/load.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
-import { ORG, SERVICE } from './config-fixture.js';
+import { ORG, SERVICE } from '../config/config-fixture.js';
 
 const RATE = { requests: 10, perMs: 10_000 };
 const member = (key: string, rateLimit = RATE): PoolMember => ({ key, rateLimit });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/policy/decide.js';
-import { indexSamples, matchKey, metricMatchIssues, parseSampleValue, resolveMatch, selectSample, templateRefs } from '../../src/policy/metric-match.js';
+import { indexSamples, matchKey, parseSampleValue, resolveMatch, selectSample, templateRefs } from '../../src/policy/metric-match.js';
 import { rawRecommendation } from '../../src/policy/metric.js';
 import type { MetricSpec, Policy } from '../../src/policy/types.js';
 import { at, policy, recurring, view } from './build.js';
@@ -129,21 +129,5 @@ describe('match', () => {
     expect(parseSampleValue('-Inf')).toBe(-Infinity);
     expect(parseSampleValue('NaN')).toBeNaN();
     expect(parseSampleValue('12.5')).toBe(12.5);
-  });
-
-  it('names placeholders and checks every pipe of the policy has their labels', () => {
-    expect(templateRefs('{{ .labels.a }}-{{ .name }}-{{ .labels.b }}-{{ .nope }}')).toEqual({ labels: ['a', 'b'], unknown: ['{{ .nope }}'] });
-    const raw = {
-      metrics: { prometheus: { url: 'http://x' } },
-      policies: { lag: { metric: { query: 'q', match: { cg: '{{ .labels.consumerGroup }}', bad: '{{ .labels.x }} {{ .bogus }}' } } } },
-      pipes: [{ name: 'a', policy: 'lag', labels: { consumerGroup: 'g', x: '1' } }, { name: 'b', policy: 'lag' }, { name: 'c', policy: 'other' }],
-    };
-    const issues = metricMatchIssues(raw).map((i) => `${i.path.join('.')}: ${i.message}`);
-    expect(issues).toEqual([
-      'pipes.1.policy: pipe "b" has no label "consumerGroup", which policy "lag" metric.match.cg needs',
-      expect.stringContaining('policies.lag.metric.match.bad: unknown placeholder {{ .bogus }}'),
-      'pipes.1.policy: pipe "b" has no label "x", which policy "lag" metric.match.bad needs',
-    ]);
-    expect(metricMatchIssues({ policies: { lag: { metric: { query: 'q' } } } })[0]!.message).toContain('metrics.prometheus');
   });
 });

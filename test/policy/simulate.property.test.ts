@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ScalingValues } from '../../src/api/index.js';
 import { changeDirections, decide } from '../../src/policy/decide.js';
-import { MAX_LEAD_MS } from '../../src/policy/config-fields.js';
+import { MAX_LEAD_MS } from '../../src/policy/types.js';
 import { leadPlan, leadUntil, type LeadPlan } from '../../src/policy/lead-plan.js';
 import { recommendationsAfter } from '../../src/policy/recommendations.js';
 import { simulate, type SimulatedChange } from '../../src/policy/simulate.js';

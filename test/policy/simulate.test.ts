@@ -6,7 +6,7 @@
 // window, so at one-minute steps they go at the minute before the boundary.
 import { describe, expect, it } from 'vitest';
 import type { ScalingValues } from '../../src/api/index.js';
-import { loadConfig } from '../../src/policy/load-config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { plan } from '../../src/policy/plan.js';
 import { simulate } from '../../src/policy/simulate.js';
 import type { PipeView } from '../../src/policy/types.js';

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import { loadConfig } from '../../src/policy/load-config.js';
+import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/policy/types.js';
 import { configSecrets, createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
 import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, uniquePrefix, waitForEvent } from '../daemon/helpers.js';

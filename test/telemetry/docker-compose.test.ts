@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { posix } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/policy/load-config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { freePort } from '../redis-servers.js';
 
 interface Service {
@@ -53,6 +53,18 @@ const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.
   annotations: { list: { expr?: string }[] };
   panels: Panel[];
 };
+
+/** Every `datasource` object of the dashboard: panels, targets, variables, annotations. */
+function datasourceRefs(node: unknown, out: { type: string; uid: string }[] = []): { type: string; uid: string }[] {
+  if (Array.isArray(node)) for (const n of node) datasourceRefs(n, out);
+  else if (node !== null && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'datasource' && v !== null && typeof v === 'object') out.push(v as { type: string; uid: string });
+      else datasourceRefs(v, out);
+    }
+  }
+  return out;
+}
 
 /** The Dockerfile's HEALTHCHECK command (exec form). */
 function healthcheck(): string[] {
@@ -182,18 +194,38 @@ describe('docker-compose.yml', () => {
 });
 
 describe('the pipescaler dashboard', () => {
-  it('has uid pipescaler, every query on the datasource variable, and imports through Grafana\'s UI (__inputs)', () => {
+  it('has uid pipescaler and every query on ${DS_PROMETHEUS}, the import input and the datasource variable at once', () => {
     expect(dashboard.uid).toBe('pipescaler');
     expect(dashboard.title).toBe('pipescaler');
-    // Provisioned or imported, the panels follow the $datasource variable: no uid of this repo's.
+    // One name for both: Grafana's import replaces ${DS_PROMETHEUS} with the data source chosen in
+    // its form; provisioned as is, ${DS_PROMETHEUS} is the datasource variable of that name.
     for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
-      expect(panel.datasource?.uid, `panel ${panel.id}`).toBe('${datasource}');
-      for (const t of panel.targets ?? []) expect(t.datasource.uid).toBe('${datasource}');
+      expect(panel.datasource?.uid, `panel ${panel.id}`).toBe('${DS_PROMETHEUS}');
+      for (const t of panel.targets ?? []) expect(t.datasource.uid).toBe('${DS_PROMETHEUS}');
     }
     expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
     const vars = dashboard.templating.list;
-    expect(vars.map((v) => v.name)).toEqual(expect.arrayContaining(['datasource', 'job', 'instance', 'pipe']));
-    expect(vars.find((v) => v.name === 'datasource')).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    expect(vars.map((v) => v.name)).toEqual(['DS_PROMETHEUS', 'job', 'instance', 'pipe']);
+    expect(vars[0]).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    const refs = datasourceRefs(dashboard);
+    expect(refs.length).toBeGreaterThan(dashboard.panels.length);
+    // Nothing names a uid of this repository's provisioning, nor a variable that is not there.
+    for (const r of refs) expect([{ type: 'prometheus', uid: '${DS_PROMETHEUS}' }, { type: 'grafana', uid: '-- Grafana --' }]).toContainEqual(r);
+  });
+
+  it('imports through Grafana\'s UI as is: the chosen data source lands in every panel, variable and annotation', () => {
+    // What Grafana's importer does with __inputs: each "${NAME}" of an input, in any string, becomes
+    // the value picked in the import form.
+    const inputs = new Set(dashboard.__inputs.map((i) => (i as { name: string }).name));
+    const imported = JSON.parse(JSON.stringify(dashboard), (_k, v: unknown) =>
+      typeof v === 'string' ? v.replace(/\$\{(.+?)\}/g, (all, name: string) => (inputs.has(name) ? 'their-prometheus' : all)) : v) as typeof dashboard;
+    for (const r of datasourceRefs(imported)) expect([{ type: 'prometheus', uid: 'their-prometheus' }, { type: 'grafana', uid: '-- Grafana --' }]).toContainEqual(r);
+    // Provisioned (no import step), every ${...} a datasource names is a datasource variable.
+    const dsVars = new Set(dashboard.templating.list.filter((v) => v.type === 'datasource').map((v) => v.name));
+    for (const r of datasourceRefs(dashboard)) {
+      const m = /^\$\{(.+)\}$/.exec(r.uid);
+      if (m) expect(dsVars.has(m[1]!), r.uid).toBe(true);
+    }
   });
 
   it('selects job and instance in every query, so two deployments on one Prometheus stay apart', () => {

@@ -68,7 +68,7 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
   let startedAt = 0;
   let warmedAt = 0;
   const vars = (interval: string) => ({
-    __rate_interval: '10s', __interval: interval, __range: '5m', job: 'pipescaler', instance, pipe: '.*', datasource: 'prometheus',
+    __rate_interval: '10s', __interval: interval, __range: '5m', job: 'pipescaler', instance, pipe: '.*', DS_PROMETHEUS: 'prometheus',
   });
   const now = () => Date.now() / 1000;
 

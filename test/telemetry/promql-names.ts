@@ -50,5 +50,5 @@ export function substituteVariables(expr: string, vars: Readonly<Record<string, 
 
 /** Variables for parsing only: any value of the right shape. */
 export const PARSE_VARIABLES: Readonly<Record<string, string>> = {
-  __rate_interval: '1m', __interval: '1m', __range: '1h', job: '.*', instance: '.*', pipe: '.*', datasource: 'prometheus',
+  __rate_interval: '1m', __interval: '1m', __range: '1h', job: '.*', instance: '.*', pipe: '.*', DS_PROMETHEUS: 'prometheus',
 };

@@ -1,13 +1,13 @@
 // `pipescaler api ...`: one command per endpoint of the API, a thin layer over ApiClient.
 import type { Command } from 'commander';
 import type { AlertInput, ApiClient, DashboardInput, ScalingRequest, ServiceRef } from '../../api/index.js';
+import { withArticle } from '../../policy/index.js';
 import { withClient, type ConnectionFlags } from '../api-connection.js';
 import {
   alertColumns, dashboardColumns, endpointColumns, pipeColumns, serviceColumns, sourceColumns,
 } from '../api-views.js';
 import { numberFlag, readJsonBody } from '../cli-input.js';
 import { formatTable, type Column } from '../table.js';
-import { withArticle } from '../../policy/words.js';
 
 interface OutputFlags extends ConnectionFlags {
   json?: boolean;

@@ -1,7 +1,7 @@
 // `pipescaler cloud`: serve the embedded cloud from a fixtures file until SIGINT/SIGTERM.
 import type { Command } from 'commander';
 // The server (fastify, ajv) is imported when the command runs, so no other command loads it.
-import { demoCredentials, loadFixtures } from '../../cloud/fixtures.js';
+import { demoCredentials, loadFixtures, startCloud } from '../../cloud/index.js';
 import { UserError } from '../run-cli.js';
 
 interface CloudFlags {
@@ -23,7 +23,6 @@ export function registerCloudCommand(program: Command): void {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be 0-65535, got ${flags.port}`);
       const fixtures = loadFixtures(flags.fixtures);
-      const { startCloud } = await import('../../cloud/cloud.js');
       const cloud = await startCloud({
         fixtures,
         host: flags.host,

@@ -1,16 +1,10 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
-import { describeKeyPlan, keyPlans } from '../../policy/key-budget.js';
-import type { Command } from 'commander';
-import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce } from '../../daemon/index.js';
-import { describeRedis, endpointOf, isUnreachable, prefixProblem } from '../../daemon/redis-connection.js';
-import { parseRedisUrl } from '../../policy/config-redis.js';
-import type { Daemon, PauseFlag } from '../../daemon/index.js';
+import { parseRedisUrl, loadConfig, parseDuration } from '../../config/index.js';
+import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce, describeRedis, endpointOf, isUnreachable, prefixProblem, type Daemon, type PauseFlag } from '../../daemon/index.js';
+import { describeKeyPlan, keyPlans, count, type Config } from '../../policy/index.js';
 import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
-import { loadConfig } from '../../policy/load-config.js';
-import { parseDuration } from '../../policy/durations.js';
-import type { Config } from '../../policy/types.js';
-import { count } from '../../policy/words.js';
+import type { Command } from 'commander';
 import { UserError } from '../run-cli.js';
 import { formatStatusText, NO_DAEMON } from '../status-output.js';
 

@@ -2,9 +2,7 @@
 // pipe by pipe, and the capacity each config runs. Exit 0: the same; 2: they differ; 1: error
 // (as `terraform plan -detailed-exitcode`), so CI can comment on a pull request.
 import type { Command } from 'commander';
-import { diffConfigs, type DiffSide } from '../../policy/diff.js';
-import { simulate } from '../../policy/simulate.js';
-import type { Config } from '../../policy/types.js';
+import { diffConfigs, simulate, type DiffSide, type Config } from '../../policy/index.js';
 import { diffJson, formatDiff } from '../diff-output.js';
 import { diffReport, renderReport } from '../html-report.js';
 import { readPipeViews } from '../pipe-views.js';

@@ -3,21 +3,14 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
-import { isConfigError } from '../../policy/config-errors.js';
-import { didYouMean } from '../../policy/did-you-mean.js';
-import { parseDuration } from '../../policy/durations.js';
-import { loadConfig } from '../../policy/load-config.js';
-import { plan } from '../../policy/plan.js';
-import { simulate } from '../../policy/simulate.js';
-import type { Config, PipeView } from '../../policy/types.js';
+import { isConfigError, didYouMean, parseDuration, loadConfig } from '../../config/index.js';
+import { plan, simulate, describeKeyPlan, keyPlans, count, type Config, type PipeView } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport } from '../html-report.js';
 import { progress } from '../progress.js';
 import { UserError } from '../run-cli.js';
-import { describeKeyPlan, keyPlans } from '../../policy/key-budget.js';
 import { formatBands, formatMetricPlan, liveReadings, metricJson, recordedMetrics, validateQueries, withReadings } from '../metric-cli.js';
-import { count } from '../../policy/words.js';
 
 const DEFAULT_CONFIG = 'config/pipescaler.yaml';
 /**

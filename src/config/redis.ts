@@ -7,9 +7,9 @@
 // scripts and the daemon's own (budget, state snapshot, decision compare-and-set, pause reads) touch
 // several keys at once, all under `<prefix>:`, so the prefix must carry a hash tag: `{pipescaler}`.
 import { z } from 'zod';
-import { nonEmptyString } from './config-fields.js';
-import { isRecord, type RawIssue } from './config-issue.js';
-import type { Strict } from './config-metric.js';
+import { nonEmptyString } from './fields.js';
+import { isRecord, type RawIssue } from './issue.js';
+import type { Strict } from './metric.js';
 
 export interface HostPort {
   readonly host: string;
@@ -135,7 +135,7 @@ const redisUrl = z.unknown().transform((v, ctx): string => {
 
 const text = (what: string) => z.string({ error: `must be ${what}` });
 
-/** `redis:` of the config. Passwords are resolved (environment or file) by config-secrets.ts. */
+/** `redis:` of the config. Passwords are resolved (environment or file) by secrets.ts. */
 export function redisSchema(strict: Strict) {
   return strict({
     url: redisUrl.optional(),

@@ -1,10 +1,10 @@
-// Where Redis is (src/policy/config-redis.ts): one server, a Sentinel group or a Redis Cluster, as a
+// Where Redis is (src/config/redis.ts): one server, a Sentinel group or a Redis Cluster, as a
 // URL or as lists in the config; passwords from the environment or a file only; a cluster's prefix
 // must carry a hash tag, refused at load naming the field and its line.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/policy/config-errors.js';
-import { clusterPrefixProblem, hashTag, parseRedisUrl } from '../../src/policy/config-redis.js';
-import { parseConfig } from '../../src/policy/load-config.js';
+import { ConfigError } from '../../src/config/errors.js';
+import { clusterPrefixProblem, hashTag, parseRedisUrl } from '../../src/config/redis.js';
+import { parseConfig } from '../../src/config/load.js';
 import { BASE } from './config-fixture.js';
 
 const parse = (redis: string, env: Record<string, string> = {}, files: Record<string, string> = {}) =>

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ConfigError } from '../../src/policy/config-errors.js';
-import { parseDuration } from '../../src/policy/durations.js';
-import { interpolate } from '../../src/policy/interpolate.js';
-import { isDemoKey, loadConfig, parseConfig } from '../../src/policy/load-config.js';
+import type { ConfigError } from '../../src/config/errors.js';
+import { parseDuration } from '../../src/config/durations.js';
+import { interpolate } from '../../src/config/interpolate.js';
+import { isDemoKey, loadConfig, parseConfig } from '../../src/config/load.js';
 import { BASE, breakBase } from './config-fixture.js';
 
 const parse = (text: string, env: Record<string, string> = {}, files: Record<string, string> = {}) =>

@@ -1,5 +1,5 @@
 // The one error a config can fail with: every problem at once, each with its place in the file.
-import { formatPath } from '../api/issue-path.js';
+import { formatPath } from '../api/internal.js';
 
 export { formatPath };
 

@@ -4,9 +4,9 @@ import { DateTime, IANAZone } from 'luxon';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { SCALING_LIMITS, isUuid, limitViolation, type ScalingField } from '../api/index.js';
+import { MAX_LEAD_MS, type LocalTime, type Weekday } from '../policy/index.js';
 import { closest, didYouMean } from './did-you-mean.js';
 import { parseDuration } from './durations.js';
-import type { LocalTime, Weekday } from './types.js';
 
 /** A schema from a function that returns the value or the message of what is wrong with it. */
 export function field<T>(check: (v: unknown) => { ok: T } | string) {
@@ -30,7 +30,6 @@ export const durationMs = (what = 'a duration') => field<number>((v) => {
 export const positiveDurationMs = (what = 'a duration') => durationMs(what).refine((ms) => ms > 0, 'must be longer than 0s');
 
 /** Longest lead time a policy may ask for (and the farthest auto plans ahead). */
-export const MAX_LEAD_MS = 24 * 3_600_000;
 
 /** `behavior.scaleUp.leadTime`: auto, or a duration from 0 (no lead) to 24h. */
 export const leadTime = field<'auto' | number>((v) => {

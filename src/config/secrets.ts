@@ -2,9 +2,9 @@
 // in the config itself, and never repeated in a message. Returns the resolved credentials per key
 // name and every secret value, so the loader can scrub them from anything it prints.
 import { isAbsolute, join } from 'node:path';
-import { formatPath } from './config-errors.js';
-import { parseRedisUrl } from './config-redis.js';
-import { isRecord, type RawIssue } from './config-issue.js';
+import { formatPath } from './errors.js';
+import { parseRedisUrl } from './redis.js';
+import { isRecord, type RawIssue } from './issue.js';
 
 export interface ResolvedKey {
   readonly keyId: string;

@@ -1,7 +1,7 @@
 // The config of metric-driven scaling: metrics.prometheus, policies.*.metric, pipes[].labels.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/policy/config-errors.js';
-import { parseConfig } from '../../src/policy/load-config.js';
+import { ConfigError } from '../../src/config/errors.js';
+import { parseConfig } from '../../src/config/load.js';
 import { ORG, PIPE, SERVICE } from './config-fixture.js';
 
 const text = (metric: string, labels = '    labels: { consumerGroup: cg-orders }\n', metrics = `metrics:

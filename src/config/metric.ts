@@ -2,8 +2,8 @@
 // `policies.*.metric` (what to query and how a value becomes a recommendation).
 import { z } from 'zod';
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import { field, nonEmptyString, positiveDurationMs, scalingValue } from './config-fields.js';
-import type { MetricFallback, MetricSpec, PrometheusConfig } from './types.js';
+import type { MetricFallback, MetricSpec, PrometheusConfig } from '../policy/index.js';
+import { field, nonEmptyString, positiveDurationMs, scalingValue } from './fields.js';
 
 // A function, not an import of config-schema's strict(): that module imports this one.
 export type Strict = <S extends z.ZodRawShape>(shape: S) => z.ZodObject<S, z.core.$strict>;

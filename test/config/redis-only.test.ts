@@ -1,7 +1,7 @@
 // parseConfig(..., needs: 'redis'): what status, pause and resume load. The API's connection and
 // credentials and the Prometheus server are not read; the Redis settings and everything else are.
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/policy/load-config.js';
+import { parseConfig } from '../../src/config/load.js';
 
 const text = `
 api:

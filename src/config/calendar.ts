@@ -4,7 +4,7 @@
 // (Mozilla's maintained parser); a timed event is refused: a holiday file holds whole days.
 import { isAbsolute, join } from 'node:path';
 import ICAL from 'ical.js';
-import { isRecord, type RawIssue } from './config-issue.js';
+import { isRecord, type RawIssue } from './issue.js';
 
 /** A recurring event without an end yields dates up to this many years after its start. */
 const RECURRENCE_YEARS = 30;

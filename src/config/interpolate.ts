@@ -1,7 +1,7 @@
 // `${VAR}` and `${VAR:-default}` in the config's scalar values, done on the parsed YAML nodes so
 // every value keeps its line. `$${` writes a literal `${`. Keys are never interpolated.
 import { isMap, isScalar, isSeq, parse, type Document, type Node } from 'yaml';
-import { formatPath } from './config-errors.js';
+import { formatPath } from './errors.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

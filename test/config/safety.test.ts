@@ -2,8 +2,8 @@
 // variable), and names every JavaScript object has (`__proto__`, `constructor`...) are refused as
 // policy and key names with a clear error instead of crashing validate and plan.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/policy/config-errors.js';
-import { parseConfig } from '../../src/policy/load-config.js';
+import { ConfigError } from '../../src/config/errors.js';
+import { parseConfig } from '../../src/config/load.js';
 
 const PIPE = (name: string, policy = 'p', n = 1) => `
   - name: ${name}

@@ -1,8 +1,8 @@
 // Broken configs, one table row each: the loader must name every problem with its line, path and
 // a message that says what to do, and must never echo a secret.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/policy/config-errors.js';
-import { parseConfig } from '../../src/policy/load-config.js';
+import { ConfigError } from '../../src/config/errors.js';
+import { parseConfig } from '../../src/config/load.js';
 import { BASE, breakBase, ORG, PIPE, SERVICE } from './config-fixture.js';
 
 interface Expected {

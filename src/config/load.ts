@@ -6,18 +6,17 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { expandCalendars } from './calendar.js';
-import { ConfigError, formatPath, type ConfigIssue } from './config-errors.js';
-import { isRecord, type RawIssue } from './config-issue.js';
-import { crossCheck } from './config-refs.js';
-import { DEFAULTS, configSchema, type ParsedConfig } from './config-schema.js';
-import { clusterUrl, redisIssues, sentinelUrl } from './config-redis.js';
-import { DEMO_KEY, resolveSecrets, type ResolvedKey, type SecretsResult } from './config-secrets.js';
-import { cutConnections } from './config-redis-only.js';
+import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
+import { isRecord, type RawIssue } from './issue.js';
+import { crossCheck } from './refs.js';
+import { DEFAULTS, configSchema, type ParsedConfig } from './schema.js';
+import { clusterUrl, redisIssues, sentinelUrl } from './redis.js';
+import { DEMO_KEY, resolveSecrets, type ResolvedKey, type SecretsResult } from './secrets.js';
+import { cutConnections } from './redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
-import { assignPools } from './key-pool.js';
-import { metricMatchIssues } from './metric-match.js';
+import { metricMatchIssues } from './metric-refs.js';
+import { assignPools, type ApiKeyConfig, type Config, type PrometheusConfig, type RedisSettings } from '../policy/index.js';
 import { locate } from './yaml-locate.js';
-import type { ApiKeyConfig, Config, PrometheusConfig, RedisSettings } from './types.js';
 
 export interface ParseOptions {
   /** The file name used in messages; keySecretFile and fixtures are relative to its folder. */
@@ -27,7 +26,7 @@ export interface ParseOptions {
   readonly readFile?: (path: string) => string;
   /**
    * 'redis': for the commands that talk to Redis only (status, pause, resume). The API's base URL
-   * and credentials and the Prometheus server are not read (config-redis-only.ts): every key comes
+   * and credentials and the Prometheus server are not read (redis-only.ts): every key comes
    * back with an empty id and secret, and the API is the embedded one. Default 'all'.
    */
   readonly needs?: 'all' | 'redis';
@@ -115,7 +114,8 @@ function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>;
     : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
   return assignPools({
     api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys,
-      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}) },
+      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}),
+      ...(api.checkEvery !== undefined ? { checkEveryMs: api.checkEvery } : {}) },
     redis: redisSettings(c.redis, secrets.redis),
     evaluate: {
       cron: c.evaluate?.cron ?? DEFAULTS.cron,

@@ -1,7 +1,7 @@
 // calendarDates(): the local dates an iCalendar file excludes, and a config that names one.
 import { describe, expect, it } from 'vitest';
-import { CalendarError, calendarDates } from '../../src/policy/calendar.js';
-import { loadConfig, parseConfig } from '../../src/policy/load-config.js';
+import { CalendarError, calendarDates } from '../../src/config/calendar.js';
+import { loadConfig, parseConfig } from '../../src/config/load.js';
 import { BASE } from './config-fixture.js';
 
 const ics = (...events: string[][]): string =>

@@ -2,7 +2,7 @@
 // and key (or key pool) references that exist, unique window names. They read the raw document, so they report
 // alongside the schema's issues even when other parts of the file are broken.
 import { closest } from './did-you-mean.js';
-import { isRecord, type RawIssue } from './config-issue.js';
+import { isRecord, type RawIssue } from './issue.js';
 
 /** Names that are properties of every JavaScript object (`__proto__`, `constructor`, `toString`...):
  *  as a policy or key name they would look defined everywhere and crash validate and plan. */

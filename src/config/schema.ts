@@ -1,16 +1,16 @@
 // The zod schema of config/pipescaler.yaml: validates the parsed YAML and turns it into the
 // normalized shapes of types.ts. Every object is strict (unknown keys are errors with a
-// did-you-mean); cross references and secrets are checked in config-refs.ts and config-secrets.ts.
+// did-you-mean); cross references and secrets are checked in refs.ts and secrets.ts.
 import { z } from 'zod';
 import { SCALABLE_KINDS, SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
-import { metricSchema, pipeLabels, prometheusSchema } from './config-metric.js';
-import { redisSchema } from './config-redis.js';
+import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from '../policy/index.js';
+import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
+import { redisSchema } from './redis.js';
 import { didYouMean } from './did-you-mean.js';
 import {
   WEEKDAYS, cronExpression, durationMs, field, instant, leadTime, listenAddress, localDate, localTime, lowerName,
   nonEmptyString, positiveDurationMs, scalingValue, stepValue, timeZone, uuid, weekdays,
-} from './config-fields.js';
-import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from './types.js';
+} from './fields.js';
 
 /** A strict object whose unknown-key issue carries one message per key, in the order of `keys`. */
 export function strict<S extends z.ZodRawShape>(shape: S) {
@@ -224,6 +224,8 @@ const api = strict({
   timeout: positiveDurationMs().optional(),
   maxResponseBytes: z.number({ error: 'must be an integer (bytes)' }).int({ error: 'must be an integer (bytes)' })
     .min(1024, { error: 'must be at least 1024 (bytes)' }).optional(),
+  // a key with no 2xx for this long checks in with one services list; 0 turns it off
+  checkEvery: durationMs().optional(),
   ...keyFields,
   // pool: pipes that name the pool (key: <pool>) are spread over its keys (key-pool.ts)
   keys: z.record(z.string(), strict({ ...keyFields, pool: lowerName('pool name').optional() })).optional(),

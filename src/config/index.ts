@@ -1,0 +1,7 @@
+// Config loading: read, interpolate and validate config/pipescaler.yaml (or a Redis-only file)
+// into the policy engine's Config (src/policy/types.ts), with each error's field and line.
+export { loadConfig, parseConfig, isDemoKey, type ParseOptions } from './load.js';
+export { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from './redis.js';
+export { didYouMean } from './did-you-mean.js';
+export { parseDuration } from './durations.js';
+export { ConfigError, isConfigError, formatIssue, type ConfigIssue, type ConfigErrorCode } from './errors.js';
