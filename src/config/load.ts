@@ -115,7 +115,8 @@ function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>;
     : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
   return assignPools({
     api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys,
-      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}) },
+      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}),
+      ...(api.checkEvery !== undefined ? { checkEveryMs: api.checkEvery } : {}) },
     redis: redisSettings(c.redis, secrets.redis),
     evaluate: {
       cron: c.evaluate?.cron ?? DEFAULTS.cron,

@@ -224,6 +224,8 @@ const api = strict({
   timeout: positiveDurationMs().optional(),
   maxResponseBytes: z.number({ error: 'must be an integer (bytes)' }).int({ error: 'must be an integer (bytes)' })
     .min(1024, { error: 'must be at least 1024 (bytes)' }).optional(),
+  // a key with no 2xx for this long checks in with one services list; 0 turns it off
+  checkEvery: durationMs().optional(),
   ...keyFields,
   // pool: pipes that name the pool (key: <pool>) are spread over its keys (key-pool.ts)
   keys: z.record(z.string(), strict({ ...keyFields, pool: lowerName('pool name').optional() })).optional(),

@@ -2,7 +2,7 @@
 // emitter, readiness from its events, and the /metrics /healthz /readyz server with its queues'
 // BullMQ metrics appended. The daemon then binds each API client it creates with bindClient().
 import { Registry } from 'prom-client';
-import type { DaemonEmitter } from '../daemon/index.js';
+import { DEFAULT_CHECK_EVERY_MS, type DaemonEmitter } from '../daemon/index.js';
 import { bindAuditLog } from './audit-log.js';
 import { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 import { bindDaemonEvents } from './bind-daemon-events.js';
@@ -13,13 +13,16 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
 import { createReadiness } from './readiness.js';
 
+/** Past two check intervals: one check that gets no answer (a timeout) does not make the daemon unready. */
+const CHECK_SLACK_MS = 15_000;
+
 /** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
 export interface TelemetryConfigView {
   readonly pipes: readonly { readonly name: string }[];
   readonly evaluate: { readonly reconcileMs: number };
   readonly telemetry: { readonly listen: string };
   /** The API keys in force (their reconcile periods are exported); absent: never dropped. */
-  readonly api?: { readonly keys: Readonly<Record<string, unknown>> };
+  readonly api?: { readonly keys: Readonly<Record<string, unknown>>; readonly checkEveryMs?: number };
 }
 
 export interface DaemonTelemetryOptions {
@@ -55,6 +58,10 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
   const metrics = createMetrics(registry, options.version === undefined ? {} : { version: options.version });
   const readiness = createReadiness(emitter, {
     reconcileMs: () => config().evaluate.reconcileMs,
+    contactWindowMs: () => {
+      const every = config().api?.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS;
+      return every > 0 ? 2 * every + CHECK_SLACK_MS : null;
+    },
     configLoaded: true,
     redisReady: options.redisReady ?? false,
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),

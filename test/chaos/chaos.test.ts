@@ -1,7 +1,7 @@
 // The chaos suite, small: the same harness as `npm run chaos` with fewer pipes and boundaries, so
 // it fits in CI. Two runs side by side (about 1.5 minutes together): Redis comes back empty in
 // one, with its data in the other (then the SIGKILLed replica's in-flight jobs must be recovered
-// as stalled jobs). Runs the built daemon: `npx tsc -p .` (or `npm test`) first.
+// as stalled jobs). Runs the built daemon: `npm run build` (or `npm test`) first.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ const CI_PARAMS: ChaosParams = {
 };
 
 async function chaos(params: ChaosParams): Promise<void> {
-  expect(existsSync(`${root}/dist/cli/main.js`), 'build first: npx tsc -p .').toBe(true);
+  expect(existsSync(`${root}/dist/cli/main.js`), 'build first: npm run build').toBe(true);
   const result = await runChaos(params, { cwd: root });
   process.stdout.write(`\n${formatSummary(result.summary)}`);
   expect(result.failures).toEqual([]);

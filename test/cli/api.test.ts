@@ -1,4 +1,4 @@
-// `pipescaler api ...` through the built bin (npx tsc -p . first) against an embedded cloud
+// `pipescaler api ...` through the built bin (npm run build first) against an embedded cloud
 // started in this test, one or more cases per command family.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,7 +52,7 @@ function expectErrorExit(run: Run, pattern: RegExp): void {
 const lines = (s: string) => s.trim().split('\n');
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npx tsc -p . first`);
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
   cloud = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: false });
   dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-api-'));
 });

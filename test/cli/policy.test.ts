@@ -1,4 +1,4 @@
-// validate, plan and simulate through the built bin (`npx tsc -p .` first), as an operator runs them.
+// validate, plan and simulate through the built bin (`npm run build` first), as an operator runs them.
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

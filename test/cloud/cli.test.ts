@@ -1,4 +1,4 @@
-// Runs the built bin: `npx tsc -p .` first.
+// Runs the built bin: `npm run build` first.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';

@@ -41,7 +41,7 @@ async function cliWith(config: string, ...args: string[]): Promise<{ code: numbe
 
 describe('pipescaler pause, resume, status', () => {
   it('sets and clears the flags the daemon reads, and status shows them', async () => {
-    expect(existsSync('dist/cli/main.js'), 'build first: npx tsc -p .').toBe(true);
+    expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
     const before = Date.now();
     const paused = await cli('pause', 'orders-events', '--for', '2h', '--reason', 'load test');
     expect(paused).toMatchObject({ code: 0, stderr: '' });

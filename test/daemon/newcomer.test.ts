@@ -1,6 +1,6 @@
 // A newcomer's `npm start`: the BUILT daemon on the shipped config, against the embedded cloud,
 // logs an "applied" decision within a minute, and a SIGTERM stops it with exit code 0.
-// Needs `npx tsc -p .` first (dist/); runs on its own Redis prefix via PIPESCALER_REDIS_PREFIX.
+// Needs `npm run build` first (dist/); runs on its own Redis prefix via PIPESCALER_REDIS_PREFIX.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -18,7 +18,7 @@ afterAll(async () => {
 
 describe('npm start on the shipped config', () => {
   it('applies a decision within 60 s and exits 0 on SIGTERM', async () => {
-    expect(existsSync('dist/cli/main.js'), 'build first: npx tsc -p .').toBe(true);
+    expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
     const child = spawn(process.execPath, ['dist/cli/main.js', 'run', 'config/pipescaler.yaml'], {
       env: { ...process.env, PIPESCALER_REDIS_PREFIX: prefix, PIPESCALER_TELEMETRY_LISTEN: '127.0.0.1:0' },
       stdio: ['ignore', 'pipe', 'pipe'],

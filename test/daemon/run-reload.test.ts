@@ -1,7 +1,7 @@
 // `pipescaler run` (the built bin) and its reloads: an edit that changes what takes a restart
 // (here redis.prefix and telemetry.listen, both from the file) is refused with its reason; one that
 // changes a policy and the log level goes through, says what it changed, and the level follows.
-// No `redis connection lost` at start. Needs `npx tsc -p .` first (dist/).
+// No `redis connection lost` at start. Needs `npm run build` first (dist/).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,7 +46,7 @@ policies:
 
 describe('pipescaler run, reloading its file', () => {
   it('refuses what takes a restart, says what a reload changed, and takes the new log level', async () => {
-    expect(existsSync('dist/cli/main.js'), 'build first: npx tsc -p .').toBe(true);
+    expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
     const path = join(dir, 'pipescaler.yaml');
     const good = { prefix, listen: '127.0.0.1:0', replicas: 3, level: 'info' };
     writeFileSync(path, config(good));

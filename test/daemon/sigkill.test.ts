@@ -1,6 +1,6 @@
 // The built daemon is killed with SIGKILL while the cloud holds its scaling request: its job's
 // lock expires (BullMQ's default 30 s in the child), another daemon's stalled check puts the job
-// back, and the pipe converges. About 35 s of real time. Needs `npx tsc -p .` first.
+// back, and the pipe converges. About 35 s of real time. Needs `npm run build` first.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 describe('a daemon process killed mid-apply', () => {
   it('has its job recovered by another daemon, and the pipe converges', async () => {
-    expect(existsSync('dist/cli/main.js'), 'build first: npx tsc -p .').toBe(true);
+    expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     const config = testConfig({
       baseUrl: cloud.url, prefix, reconcileMs: 24 * 3_600_000,

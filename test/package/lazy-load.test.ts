@@ -14,7 +14,8 @@ console.log(JSON.stringify(names));
 `;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 90_000 });
   if (r.status !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as string[];
+  // The logger's own line may come before or after (pino writes asynchronously): take the list's line.
+  return JSON.parse(r.stdout.trim().split('\n').findLast((l) => l.startsWith('['))!) as string[];
 }
 
 const EVERY_COMMAND = ['api', 'cloud', 'policy', 'diff', 'daemon'].map((c) => `await import('./dist/cli/commands/${c}.js');`).join('\n');
