@@ -18,6 +18,11 @@ export function checkEveryMs(config: Pick<Config, 'api'>): number {
   return config.api.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS;
 }
 
+/** How often due checks are looked for: a quarter of the interval, at most 5 s (a local comparison). */
+export function checkPollMs(everyMs: number): number {
+  return Math.max(50, Math.min(5_000, Math.floor((everyMs || DEFAULT_CHECK_EVERY_MS) / 4)));
+}
+
 /** What one check did, as the `api:check` event and pipescaler_api_checks_total{result} say. */
 export type CheckResult = 'ok' | 'failed' | 'no_budget';
 
@@ -54,9 +59,7 @@ export class KeyChecks {
   /** Look for due checks every few seconds (a local comparison; a request only when one is due). */
   start(): void {
     if (this.#timer) return;
-    const every = checkEveryMs(this.o.ctx.config());
-    const pollMs = Math.max(50, Math.min(5_000, Math.floor((every || DEFAULT_CHECK_EVERY_MS) / 4)));
-    this.#timer = setInterval(() => void this.checkDue(), pollMs);
+    this.#timer = setInterval(() => void this.checkDue(), checkPollMs(checkEveryMs(this.o.ctx.config())));
     this.#timer.unref();
   }
 

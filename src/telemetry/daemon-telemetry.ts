@@ -11,10 +11,7 @@ import { startTelemetry, type TelemetryServer } from './http-server.js';
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
-import { createReadiness } from './readiness.js';
-
-/** Past two check intervals: one check that gets no answer (a timeout) does not make the daemon unready. */
-const CHECK_SLACK_MS = 15_000;
+import { checkContactWindowMs, createReadiness } from './readiness.js';
 
 /** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
 export interface TelemetryConfigView {
@@ -58,10 +55,7 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
   const metrics = createMetrics(registry, options.version === undefined ? {} : { version: options.version });
   const readiness = createReadiness(emitter, {
     reconcileMs: () => config().evaluate.reconcileMs,
-    contactWindowMs: () => {
-      const every = config().api?.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS;
-      return every > 0 ? 2 * every + CHECK_SLACK_MS : null;
-    },
+    contactWindowMs: () => checkContactWindowMs(config().api?.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS),
     configLoaded: true,
     redisReady: options.redisReady ?? false,
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),

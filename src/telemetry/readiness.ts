@@ -78,6 +78,14 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   };
 }
 
+/** Past two check intervals: one check that gets no answer (a timeout) does not make the daemon unready. */
+export const CHECK_SLACK_MS = 15_000;
+
+/** How recent an API answer /readyz wants while key checks run every `checkEveryMs` (null: off). */
+export function checkContactWindowMs(checkEveryMs: number): number | null {
+  return checkEveryMs > 0 ? 2 * checkEveryMs + CHECK_SLACK_MS : null;
+}
+
 export function failedChecks(report: ReadinessReport): string[] {
   const failed: string[] = READINESS_CHECKS.filter((c) => !report[c]);
   // named with its cause: "redis_state:data_lost"

@@ -10,7 +10,11 @@ import { KeyBudget } from '../../src/daemon/budget.js';
 import { silentLogger, type DaemonContext, type KeyLane } from '../../src/daemon/context.js';
 import { createDaemon } from '../../src/daemon/daemon.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
-import { KeyChecks } from '../../src/daemon/key-checks.js';
+import { checkPollMs, DEFAULT_CHECK_EVERY_MS, KeyChecks } from '../../src/daemon/key-checks.js';
+import { parseConfig } from '../../src/config/index.js';
+import { checkContactWindowMs } from '../../src/telemetry/index.js';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
 import { StateStore } from '../../src/daemon/state-store.js';
 import { bindClientEvents } from '../../src/telemetry/bind-client-events.js';
@@ -155,4 +159,22 @@ describe('the daemon', () => {
       await cleanupPrefix(redis, daemonPrefix);
     }
   }, 30_000);
+});
+
+describe('the outage timeline of rules.yml and rules.test.yml', () => {
+  it('assumes the defaults the code has: a check every 1 min polled every 5 s, a 30 s timeout, /readyz within 135 s, 15 s scrapes, for: 2m', () => {
+    const config = parseConfig('pipes: []\n', { file: 'x.yaml', env: {} });
+    expect(config.api.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS).toBe(60_000);
+    expect(checkPollMs(DEFAULT_CHECK_EVERY_MS)).toBe(5_000);
+    expect(config.api.timeoutMs).toBe(30_000);
+    expect(checkContactWindowMs(DEFAULT_CHECK_EVERY_MS)).toBe(135_000);
+    const prom = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { global: { scrape_interval: string; evaluation_interval: string } };
+    expect(prom.global).toMatchObject({ scrape_interval: '15s', evaluation_interval: '15s' });
+    const rules = (parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as { groups: { rules: { alert: string; for?: string }[] }[] }).groups[0]!.rules;
+    const forOf = (a: string) => rules.find((r) => r.alert === a)?.for;
+    expect([forOf('PipescalerApiUnreachable'), forOf('PipescalerNotReady')]).toEqual(['2m', '2m']);
+    // worst case (s): first failing check starts by 60 + 5, ends by + 30, scraped + 15, evaluated + 15, for 120
+    expect(60 + 5 + 30 + 15 + 15 + 120).toBeLessThanOrEqual(300);
+    expect(135 + 15 + 15 + 120).toBeLessThanOrEqual(300);
+  });
 });
