@@ -68,7 +68,7 @@ const SHARE = 0.25;
 export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
-  const cloud = await cloudProcess(fixtures, { requests: RATE.requests, windowMs: RATE.perMs });
+  const cloud = await cloudProcess(fixtures, { requests: RATE.requests, perMs: RATE.perMs });
   // The daemon talks to the cloud through a pass-through proxy that tells a read (an empty PATCH)
   // from a change: the cloud's stats count both as scalePipe.
   let cold = true;

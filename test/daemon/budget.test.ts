@@ -319,7 +319,7 @@ describe('the services list before a change', () => {
       expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
       const lane = daemon.queues().find((q) => q.name.startsWith('apply-'))!;
       const turns = await lane.getJobs(['completed', 'failed', 'waiting', 'prioritized', 'delayed', 'active']);
-      expect(turns.map((j) => [j.data.pipe, j.returnvalue]).sort()).toEqual(pipes.map((p) => [p.name, 'contact-applied']));
+      expect(turns.map((j) => [j.data.pipe, j.returnvalue]).sort()).toEqual(pipes.map((p) => [p.name, 'contact_applied']));
     } finally {
       await daemon.stop({ timeoutMs: 2_000 });
       await cloud.close();
