@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StateStore } from '../../src/daemon/state-store.js';
 import { pipeByName } from '../../src/daemon/context.js';
-import { cleanupPrefix, REDIS_URL, uniquePrefix } from './helpers.js';
+import { KeyBudget } from '../../src/daemon/budget.js';
+import { cleanupPrefix, REDIS_URL, uniquePrefix, until } from './helpers.js';
 import type { Config } from '../../src/policy/types.js';
 
 const prefix = uniquePrefix('state-store');
@@ -18,6 +19,39 @@ beforeAll(() => {
 afterAll(async () => {
   await cleanupPrefix(redis, prefix);
   await redis.quit();
+});
+
+describe('Lua scripts', () => {
+  it('go by digest (EVALSHA) once registered on the client, not as their text with every call', async () => {
+    const monitor = await new Redis(REDIS_URL).monitor();
+    const sent: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const command = args[0]!.toLowerCase();
+      if (command.startsWith('eval') && args.some((a) => a.includes(prefix))) sent.push(command);
+    });
+    try {
+      const budget = new KeyBudget(redis, `${prefix}:budget:lua`, { requests: 10, perMs: 10_000 });
+      const round = async () => {
+        await store.snapshot('lua');
+        await store.writeDecision('lua', 1_000, { desired: { replicas: 2 } });
+        await budget.take();
+        await budget.observe({ remaining: 5, resetSeconds: 3 });
+      };
+      // ioredis sends a script's text once per connection (EVAL, which loads it), then its digest.
+      await round();
+      await until(() => sent.length >= 4, 10_000, 'the first round in MONITOR');
+      const first = sent.length;
+      await round();
+      await until(() => sent.length >= first + 4, 10_000, 'the second round in MONITOR');
+      expect(sent.slice(first)).toEqual(['evalsha', 'evalsha', 'evalsha', 'evalsha']);
+      // A second store on the same client defines nothing again and still goes by digest.
+      await new StateStore(redis, prefix).snapshot('lua');
+      await until(() => sent.length >= first + 5, 10_000, 'the second store in MONITOR');
+      expect(sent.at(-1)).toBe('evalsha');
+    } finally {
+      monitor.disconnect();
+    }
+  });
 });
 
 describe('StateStore.snapshot', () => {
