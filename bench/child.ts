@@ -35,7 +35,7 @@ export interface CloudProcess {
 }
 
 /** Starts the embedded cloud in a child process with the fixtures given (a path or an object). */
-export async function cloudProcess(fixtures: unknown, rateLimit: { requests: number; windowMs: number } | false): Promise<CloudProcess> {
+export async function cloudProcess(fixtures: unknown, rateLimit: { requests: number; perMs: number } | false): Promise<CloudProcess> {
   const child = fork(fileURLToPath(new URL('./cloud-child.ts', import.meta.url)), [], { execArgv: TSX, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const url = await request<string>(child, { cmd: 'start', fixtures, rateLimit }, 60_000);
   return {

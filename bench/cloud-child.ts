@@ -3,7 +3,7 @@ import { startCloud, type EmbeddedCloud, type Fixtures } from '../src/cloud/inde
 
 let cloud: EmbeddedCloud | undefined;
 
-process.on('message', (m: { cmd: string; fixtures?: string | Fixtures; rateLimit?: { requests: number; windowMs: number } | false }) => {
+process.on('message', (m: { cmd: string; fixtures?: string | Fixtures; rateLimit?: { requests: number; perMs: number } | false }) => {
   void (async () => {
     try {
       if (m.cmd === 'start') {

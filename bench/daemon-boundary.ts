@@ -20,7 +20,7 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
   const policy: Policy = { name: 'boundary', baseline: { replicas: { value: 1 } }, windows, behavior: NO_BEHAVIOR };
   const h = await startHarness({
     pipes: o.pipes, policy, concurrency: 10, scenario: 'boundary',
-    cloudRateLimit: { requests: o.ratePerSecond, windowMs: WINDOW_MS },
+    cloudRateLimit: { requests: o.ratePerSecond, perMs: WINDOW_MS },
     keyRateLimit: { requests: o.ratePerSecond, perMs: WINDOW_MS },
   });
   const deadlineMs = Math.max(120_000, (o.pipes / o.ratePerSecond) * 10_000);

@@ -61,7 +61,7 @@ const SHARE = 0.25;
 export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
-  const cloud = await cloudProcess(fixtures, { requests: RATE.requests, windowMs: RATE.perMs });
+  const cloud = await cloudProcess(fixtures, { requests: RATE.requests, perMs: RATE.perMs });
   const prefix = benchPrefix('budget');
   // Boundary T is set once cold start and steady are over; the window is placed then (reload).
   const up: Policy = { name: 'up', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };

@@ -25,7 +25,7 @@ export interface HarnessOptions {
   pipes: number;
   policy: Policy;
   /** The cloud's limit per key; false for none. */
-  cloudRateLimit: { requests: number; windowMs: number } | false;
+  cloudRateLimit: { requests: number; perMs: number } | false;
   /** The daemon's idea of the key's limit (its apply lane's limiter). */
   keyRateLimit: { requests: number; perMs: number };
   concurrency: number;

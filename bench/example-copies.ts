@@ -17,7 +17,7 @@ export interface ExampleCopies {
 }
 
 export function exampleCopies(n: number): ExampleCopies {
-  const example = loadConfig(CONFIG, { ...process.env, PIPESCALER_BASE_URL: 'embedded' });
+  const example = loadConfig(CONFIG, { ...process.env, PIPESCALER_API_URL: 'embedded' });
   const fixtures = structuredClone(loadFixtures(example.api.fixtures));
   const pipes: PipeConfig[] = [];
   for (let i = 0; i < n; i++) {

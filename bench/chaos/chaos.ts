@@ -112,7 +112,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     const fixtures = chaosFixtures(params);
     cloud = await startCloud({
       fixtures,
-      rateLimit: { requests: params.rateLimit.requests, windowMs: params.rateLimit.windowMs },
+      rateLimit: { requests: params.rateLimit.requests, perMs: params.rateLimit.perMs },
       random: seeded(params.seed),
     });
     cloud.setFaults({ default: params.faults });

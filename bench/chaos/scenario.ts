@@ -18,7 +18,7 @@ export interface ChaosParams {
   /** API keys (each is an apply lane of the daemon with its own limiter); pipes go round-robin. */
   readonly keys: number;
   /** The platform's limit per key during the run; the daemon's per-key rateLimit is set to match. */
-  readonly rateLimit: { readonly requests: number; readonly windowMs: number };
+  readonly rateLimit: { readonly requests: number; readonly perMs: number };
   /** Injected on every operation of the cloud. */
   readonly faults: FaultRule;
   /** Live-API quirks of the cloud: quantity strings ("500m", "2Gi") and transient 0/null after a change. */
@@ -49,7 +49,7 @@ export const FULL_PARAMS: ChaosParams = {
   boundaries: 20,
   boundaryEveryMs: 8_000,
   keys: 4,
-  rateLimit: { requests: 50, windowMs: 1_000 },
+  rateLimit: { requests: 50, perMs: 1_000 },
   faults: CHAOS_FAULTS,
   quirks: { quantityStrings: true, transientZeroMs: 500 },
   leadMs: 8_000,
@@ -106,7 +106,7 @@ export function chaosFixtures(p: ChaosParams): Fixtures {
     objectStoragePipes: objectPipes,
     keysPerOrganization: p.keys,
     servicesPerOrganization: Math.max(1, Math.ceil(p.pipes / 50)),
-    rateLimit: { requests: p.rateLimit.requests, per: `${p.rateLimit.windowMs}ms` },
+    rateLimit: { requests: p.rateLimit.requests, per: `${p.rateLimit.perMs}ms` },
   });
   fixtures.quirks = { ...p.quirks };
   return fixtures;
@@ -134,7 +134,7 @@ export function buildScenario(
   }]));
 
   const env: Record<string, string> = {};
-  const rateLimit = { requests: p.rateLimit.requests, per: `${p.rateLimit.windowMs}ms` };
+  const rateLimit = { requests: p.rateLimit.requests, per: `${p.rateLimit.perMs}ms` };
   const keyNames = fixtures.apiKeys.map((k, i) => {
     const name = i === 0 ? 'default' : `k${i + 1}`;
     const idVar = i === 0 ? 'PIPESCALER_KEY_ID' : `CHAOS_KEY_ID_${i + 1}`;

@@ -11,6 +11,7 @@ export {
 export { ApiClientEmitter, type ApiClientEvents, type ApiClientEventName } from './client-events.js';
 export { DEFAULT_RETRY, type RetryOptions, type RetryPolicy } from './retry-policy.js';
 export type { RateLimitHeaders } from './response.js';
+export { PLATFORM_RATE_LIMIT, type RateLimit } from './rate-limit.js';
 
 // Errors: one type, branch on `code`.
 export { ApiError, API_ERROR_CODES, isApiError, type ApiErrorCode, type ApiErrorDetails } from './errors.js';

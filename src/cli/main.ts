@@ -8,6 +8,7 @@ import { registerPolicyCommands } from './commands/policy.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { runCli } from './run-cli.js';
 import { VERSION } from '../version.js';
+import { deprecatedEnvLines, withCurrentNames } from '../config/index.js';
 
 const program = new Command('pipescaler')
   .description('Schedule- and policy-driven autoscaler for data pipes')
@@ -19,5 +20,9 @@ registerCloudCommand(program);
 registerPolicyCommands(program);
 registerDiffCommand(program);
 registerDaemonCommands(program);
+
+// Old environment names still work, said once per run on stderr (never with their values).
+for (const line of deprecatedEnvLines(process.env)) process.stderr.write(`${line}\n`);
+Object.assign(process.env, withCurrentNames(process.env));
 
 await runCli(program, process.argv);

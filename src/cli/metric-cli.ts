@@ -21,7 +21,9 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
       let samples: Sample[] | null = null;
       let error = '';
       try {
-        samples = await client.query(spec.query, spec.staleAfterMs);
+        // each sample dated by its own time where the query keeps it, as the daemon does (staleAfter)
+        samples = (await client.queryWithAges(spec.query, spec.staleAfterMs))
+          .map(({ ageMs, ...s }) => (ageMs === undefined ? s : { ...s, at: at - ageMs }));
         if (samples.length === 0) error = 'the query returned no samples';
       } catch (err) {
         error = (err as Error).message;

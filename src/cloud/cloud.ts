@@ -1,9 +1,10 @@
 // startCloud: fixtures -> store -> fastify server on host:port, with run-time controls.
-import { FaultConfig as FaultConfigSchema, durationMs, Quirks as QuirksSchema, type FaultConfig, type Fixtures } from './fixtures-schema.js';
+import { PLATFORM_RATE_LIMIT } from '../api/index.js';
+import { FaultConfig as FaultConfigSchema, Quirks as QuirksSchema, type FaultConfig, type Fixtures } from './fixtures-schema.js';
 import { loadFixtures, parseFixtures } from './fixtures.js';
 import { KeyRing } from './auth.js';
 import { parseBody } from './errors.js';
-import { DEFAULT_RATE_LIMIT, FixedWindowLimiter, type RateLimit } from './rate-limit.js';
+import { FixedWindowLimiter, type RateLimit } from './rate-limit.js';
 import { buildServer } from './server.js';
 import { StatsCounter, type CloudStats } from './stats.js';
 import { CloudStore } from './store.js';
@@ -15,7 +16,7 @@ export interface CloudOptions {
   host?: string;
   /** Default 0 (an ephemeral port). */
   port?: number;
-  /** Default: the fixtures' setting, else 10 per 10_000 ms. */
+  /** Default: the fixtures' setting, else the platform's 10 per 10 s. */
   rateLimit?: RateLimit | false;
   /** Enables /admin routes; else env PIPESCALER_CLOUD_ADMIN_TOKEN; else they answer 404. */
   adminToken?: string;
@@ -41,8 +42,8 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
   const store = CloudStore.fromFixtures(fixtures);
   const fromFixtures: RateLimit | false | undefined = fixtures.rateLimit === undefined
     ? undefined
-    : fixtures.rateLimit === false ? false : { requests: fixtures.rateLimit.requests, windowMs: durationMs(fixtures.rateLimit.per) };
-  const limiter = new FixedWindowLimiter(options.rateLimit ?? fromFixtures ?? DEFAULT_RATE_LIMIT, now);
+    : fixtures.rateLimit === false ? false : { requests: fixtures.rateLimit.requests, perMs: fixtures.rateLimit.per };
+  const limiter = new FixedWindowLimiter(options.rateLimit ?? fromFixtures ?? PLATFORM_RATE_LIMIT, now);
   const stats = new StatsCounter();
   let faults: FaultConfig = fixtures.faults ?? {};
   const setFaults = (f: FaultConfig) => {

@@ -3,6 +3,7 @@
 // get defaults so a fixtures file stays short.
 import { z } from 'zod';
 import { AlertInput, AlertState, DashboardInput, ObjectId, OPERATIONS, Pipe, ReversePrivateEndpoint, ScalingRequest, Service, ServiceState, Source, Tag, Uuid } from '../api/index.js';
+import { parseDuration } from '../policy/index.js';
 
 const FIXTURE_EPOCH = '2026-01-01T00:00:00.000Z';
 
@@ -66,7 +67,18 @@ export const FixtureRateLimit = z.union([
   z.literal(false),
   z.strictObject({
     requests: z.number().int().min(1),
-    per: z.union([z.number().int().min(1), z.string().regex(/^\d+(\.\d+)?(ms|s|m)$/, 'must be a duration like 500ms, 10s or 1m')]),
+    // The config's duration syntax (policy/durations.ts): `500ms`, `10s`, `1m`; or milliseconds.
+    per: z.union([
+      z.number().int().min(1),
+      z.string().transform((text, ctx) => {
+        const ms = parseDuration(text);
+        if (ms === null || ms < 1) {
+          ctx.addIssue({ code: 'custom', message: 'must be a duration like 500ms, 10s or 1m' });
+          return z.NEVER;
+        }
+        return ms;
+      }),
+    ]),
   }),
 ]);
 
@@ -109,11 +121,3 @@ export const FixturesSchema = z.strictObject({
 export type Fixtures = z.input<typeof FixturesSchema>;
 /** The fixtures after validation, every default filled. */
 export type ParsedFixtures = z.output<typeof FixturesSchema>;
-
-export function durationMs(per: number | string): number {
-  if (typeof per === 'number') return per;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(per);
-  if (!m) throw new Error(`bad duration ${per}`);
-  const n = Number(m[1]);
-  return m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
-}

@@ -1,11 +1,7 @@
 // The platform's rate limit: a fixed window per API key (10 requests per 10 s by default).
+import type { RateLimit } from '../api/index.js';
 
-export interface RateLimit {
-  readonly requests: number;
-  readonly windowMs: number;
-}
-
-export const DEFAULT_RATE_LIMIT: RateLimit = { requests: 10, windowMs: 10_000 };
+export type { RateLimit };
 
 export interface RateDecision {
   readonly allowed: boolean;
@@ -32,7 +28,7 @@ export class FixedWindowLimiter {
     if (!limit) return null;
     const now = this.now();
     let w = this.windows.get(keyId);
-    if (!w || now >= w.start + limit.windowMs) {
+    if (!w || now >= w.start + limit.perMs) {
       w = { start: now, count: 0 };
       this.windows.set(keyId, w);
     }
@@ -46,17 +42,17 @@ export class FixedWindowLimiter {
     if (!limit) return null;
     const now = this.now();
     const w = this.windows.get(keyId);
-    if (!w || now >= w.start + limit.windowMs) return this.headers(limit, now, 0, now);
+    if (!w || now >= w.start + limit.perMs) return this.headers(limit, now, 0, now);
     return this.headers(limit, w.start, w.count, now);
   }
 
   private headers(limit: RateLimit, start: number, count: number, now: number): Record<string, string> {
-    const resetS = Math.max(0, start + limit.windowMs - now) / 1000;
+    const resetS = Math.max(0, start + limit.perMs - now) / 1000;
     return {
       'x-ratelimit-limit': String(limit.requests),
       'x-ratelimit-remaining': String(Math.max(0, limit.requests - count)),
       'x-ratelimit-reset': String(Math.round(resetS * 100) / 100),
-      'x-ratelimit-policy': `${limit.requests};w=${Math.round(limit.windowMs / 10) / 100};comment="fixed window"`,
+      'x-ratelimit-policy': `${limit.requests};w=${Math.round(limit.perMs / 10) / 100};comment="fixed window"`,
     };
   }
 }

@@ -4,9 +4,8 @@ import { DateTime, IANAZone } from 'luxon';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { SCALING_LIMITS, isUuid, limitViolation, type ScalingField } from '../api/index.js';
-import { MAX_LEAD_MS, type LocalTime, type Weekday } from '../policy/index.js';
+import { MAX_LEAD_MS, parseDuration, type LocalTime, type Weekday } from '../policy/index.js';
 import { closest, didYouMean } from './did-you-mean.js';
-import { parseDuration } from './durations.js';
 
 /** A schema from a function that returns the value or the message of what is wrong with it. */
 export function field<T>(check: (v: unknown) => { ok: T } | string) {
@@ -93,11 +92,11 @@ export const uuid = field<string>((v) =>
   typeof v === 'string' && isUuid(v) ? { ok: v.toLowerCase() } : `${JSON.stringify(v)} is not a uuid`,
 );
 
-const NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** The names of pipes, policies, windows and keys: they become queue names and metric labels. */
+export const LOWER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export const LOWER_NAME_RULE = 'must be lower-case letters, digits and "-" (1 to 63, not starting or ending with "-")';
 export const lowerName = (what: string) => field<string>((v) =>
-  typeof v === 'string' && NAME.test(v)
-    ? { ok: v }
-    : `${what} ${JSON.stringify(v)} must be lower-case letters, digits and "-" (1 to 63, not starting or ending with "-")`,
+  typeof v === 'string' && LOWER_NAME.test(v) ? { ok: v } : `${what} ${JSON.stringify(v)} ${LOWER_NAME_RULE}`,
 );
 
 export const nonEmptyString = field<string>((v) =>

@@ -3,5 +3,5 @@
 export { loadConfig, parseConfig, isDemoKey, type ParseOptions } from './load.js';
 export { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from './redis.js';
 export { didYouMean } from './did-you-mean.js';
-export { parseDuration } from './durations.js';
 export { ConfigError, isConfigError, formatIssue, type ConfigIssue, type ConfigErrorCode } from './errors.js';
+export { withCurrentNames, deprecatedEnvLines, RENAMED_ENV } from './env-names.js';

@@ -6,6 +6,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { expandCalendars } from './calendar.js';
+import { withCurrentNames } from './env-names.js';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
 import { isRecord, type RawIssue } from './issue.js';
 import { crossCheck } from './refs.js';
@@ -66,7 +67,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     // `: > config.yaml`, or an editor that truncates before it writes: not a config of defaults
     throw new ConfigError('CONFIG_INVALID', file, [{ path: '', line: 1, column: 1, message: 'the config file is empty (nothing but whitespace or comments)' }]);
   }
-  const env = opts.env ?? process.env;
+  const env = withCurrentNames(opts.env ?? process.env);
   if (opts.needs === 'redis') cutConnections(doc);
   const interpolation = interpolateDocument(doc, env);
   const raw: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
@@ -114,7 +115,8 @@ function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>;
     : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
   return assignPools({
     api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys,
-      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}) },
+      ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}),
+      ...(api.checkEvery !== undefined ? { checkEveryMs: api.checkEvery } : {}) },
     redis: redisSettings(c.redis, secrets.redis),
     evaluate: {
       cron: c.evaluate?.cron ?? DEFAULTS.cron,

@@ -2,6 +2,7 @@
 // and key (or key pool) references that exist, unique window names. They read the raw document, so they report
 // alongside the schema's issues even when other parts of the file are broken.
 import { closest } from './did-you-mean.js';
+import { LOWER_NAME, LOWER_NAME_RULE } from './fields.js';
 import { isRecord, type RawIssue } from './issue.js';
 
 /** Names that are properties of every JavaScript object (`__proto__`, `constructor`, `toString`...):
@@ -30,8 +31,8 @@ export function crossCheck(raw: unknown): RawIssue[] {
       continue;
     }
     // key names name the apply queue of each key (and its metrics label)
-    if (name !== 'default' && !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) {
-      issues.push({ path: ['api', 'keys', name], atKey: true, message: `key name "${name}" must be lower-case letters, digits and "-"` });
+    if (name !== 'default' && !LOWER_NAME.test(name)) {
+      issues.push({ path: ['api', 'keys', name], atKey: true, message: `key name "${name}" ${LOWER_NAME_RULE}` });
     }
   }
   if (extraKeys.includes('default')) {

@@ -2,7 +2,7 @@
 // normalized shapes of types.ts. Every object is strict (unknown keys are errors with a
 // did-you-mean); cross references and secrets are checked in refs.ts and secrets.ts.
 import { z } from 'zod';
-import { SCALABLE_KINDS, SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { PLATFORM_RATE_LIMIT, SCALABLE_KINDS, SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
 import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from '../policy/index.js';
 import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
 import { redisSchema } from './redis.js';
@@ -224,6 +224,8 @@ const api = strict({
   timeout: positiveDurationMs().optional(),
   maxResponseBytes: z.number({ error: 'must be an integer (bytes)' }).int({ error: 'must be an integer (bytes)' })
     .min(1024, { error: 'must be at least 1024 (bytes)' }).optional(),
+  // a key with no 2xx for this long checks in with one services list; 0 turns it off
+  checkEvery: durationMs().optional(),
   ...keyFields,
   // pool: pipes that name the pool (key: <pool>) are spread over its keys (key-pool.ts)
   keys: z.record(z.string(), strict({ ...keyFields, pool: lowerName('pool name').optional() })).optional(),
@@ -260,7 +262,7 @@ export const DEFAULTS = {
   baseUrl: 'embedded',
   fixtures: 'config/cloud.yaml',
   timeoutMs: 30_000,
-  rateLimit: { requests: 10, perMs: 10_000 },
+  rateLimit: PLATFORM_RATE_LIMIT,
   redisUrl: 'redis://127.0.0.1:6379',
   redisPrefix: 'pipescaler',
   cron: '*/30 * * * * *',

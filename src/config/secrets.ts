@@ -118,7 +118,7 @@ export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredential
   if (urlPassword !== undefined && urlPassword !== '') {
     secrets.push(urlPassword, safeDecode(urlPassword), encodeURIComponent(urlPassword));
     if (!interpolated.has('redis.url')) {
-      issues.push({ path: ['redis', 'url'], message: 'a password must not be written in the config file: use url: ${REDIS_URL} (or redis://:${REDIS_PASSWORD}@host:6379), or password: ${REDIS_PASSWORD}' });
+      issues.push({ path: ['redis', 'url'], message: 'a password must not be written in the config file: use url: ${PIPESCALER_REDIS_URL} (or redis://:${REDIS_PASSWORD}@host:6379), or password: ${REDIS_PASSWORD}' });
     }
   }
   const password = secretOf(redis, ['redis'], 'password', 'passwordFile').secret;

@@ -84,9 +84,9 @@ export async function handleApiFailure(
  * read as seconds once froze a key for 56 years) or unparsable one is the window, and reported.
  */
 export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError): Promise<never> {
-  const windowMs = lane.budget.limit.perMs;
+  const perMs = lane.budget.limit.perMs;
   const raw = err.rateLimit ? err.rateLimit.resetSeconds : err.retryAfterSeconds;
-  const bounded = boundedResetMs(raw, windowMs);
+  const bounded = boundedResetMs(raw, perMs);
   await lane.queue.rateLimit(bounded.ms);
   if (!bounded.valid) {
     ctx.emitter.emit('rate-limit:reset-invalid', {

@@ -29,19 +29,19 @@ export function createApplyProcessor(ctx: DaemonContext) {
   const services = new ServiceLists(ctx);
   return async function work(job: Job<ApplyJobData>, token?: string): Promise<string> {
     const pipe = pipeByName(ctx.config(), job.data.pipe);
-    if (!pipe) return 'unknown-pipe';
+    if (!pipe) return 'unknown_pipe';
     const lane = ctx.laneFor(pipe);
-    if (!lane) return 'no-key';
+    if (!lane) return 'no_key';
     // A reload gave the pipe another key (its pool changed, or its key: did): the turn moves to
     // that key's queue, whose deduplication keeps the pipe's requests from overlapping there.
     if (job.queueName !== lane.queue.name) {
       await ctx.enqueueApply(pipe, job.data.direction, job.data.tickAt, job.name === 'read' ? 'read' : 'apply');
-      return 'key-moved';
+      return 'key_moved';
     }
     const { rec, pause, service } = await ctx.store.snapshot(pipe.name, pipe);
     if (rec.parked) return 'parked';
     // The name points at another pipe since a reload: the next evaluation resets what we knew.
-    if (rec.ref !== null && rec.ref !== refOf(pipe)) return 'pipe-changed';
+    if (rec.ref !== null && rec.ref !== refOf(pipe)) return 'pipe_changed';
     const turn = { ctx, job, token, pipe, lane, rec };
     const firstChange = rec.kind === null && rec.contactKind !== null && rec.desired !== null && !rec.contactAsRead;
     if (rec.kind === null && !firstChange) return read(turn);
@@ -61,11 +61,11 @@ export function createApplyProcessor(ctx: DaemonContext) {
       if (listed.requested) {
         // This turn spent its request on the list: the change gets a turn of its own.
         if (!refuses(listed.state)) await ctx.enqueueApply(pipe, job.data.direction, job.data.tickAt);
-        return refuses(listed.state) ? 'service-not-running' : 'service-read';
+        return refuses(listed.state) ? 'service_not_running' : 'service_read';
       }
       state = listed.state;
     }
-    if (refuses(state)) return 'service-not-running';
+    if (refuses(state)) return 'service_not_running';
     return apply(turn, kind, body);
   };
 }
@@ -86,16 +86,16 @@ interface Turn {
  */
 function changeBlocked(ctx: DaemonContext, pipe: PipeConfig, rec: PipeRecord, pause: PauseFlag | null, body: ScalingValues): string | null {
   if (pause) return 'paused';
-  if (ctx.config().dryRun) return 'dry-run';
+  if (ctx.config().dryRun) return 'dry_run';
   if (!rec.desired) return 'nothing';
   if (isEmpty(body)) return 'unchanged';
   if (rec.lastDecision && ctx.now() - rec.lastDecision.at > STALE_AFTER_MS) return 'stale';
-  if (rec.state !== null && !SCALABLE_PIPE_STATES.has(rec.state)) return 'pipe-state';
+  if (rec.state !== null && !SCALABLE_PIPE_STATES.has(rec.state)) return 'pipe_state';
   // The desire may predate an endpoint read that found it not Ready: decide() would skip now.
-  if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint-not-ready';
+  if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint_not_ready';
   for (const [f, v] of Object.entries(body) as [keyof ScalingValues, number][]) {
     const b = pipe.bounds[f];
-    if (clampToLimit(f, v) !== v || (b?.min !== undefined && v < b.min) || (b?.max !== undefined && v > b.max)) return 'out-of-bounds';
+    if (clampToLimit(f, v) !== v || (b?.min !== undefined && v < b.min) || (b?.max !== undefined && v > b.max)) return 'out_of_bounds';
   }
   return null;
 }
@@ -164,14 +164,14 @@ async function apply(turn: Turn, kind: PipeKind, body: ScalingValues): Promise<s
       await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-drift');
     }
     if (contact && endpointIds.length > 0) await ctx.enqueueApply(pipe, 'none', job.data.tickAt, 'read');
-    return contact ? 'contact-applied' : 'applied';
+    return contact ? 'contact_applied' : 'applied';
   } catch (err) {
     // A first change sent as the assumed kind that the platform refuses for its fields: the pipe
     // is of another kind. Read it instead (the next turn), nothing failed.
     if (contact && isApiError(err) && err.code === 'API_BAD_REQUEST') {
       await ctx.store.write(pipe.name, { contactAsRead: true, contactKind: null, desired: null });
       await ctx.enqueueApply(pipe, 'none', job.data.tickAt, 'read');
-      return 'contact-refused';
+      return 'contact_refused';
     }
     // A first contact that keeps failing the same way is reported once per change of state.
     return handleApiFailure(ctx, job, pipe, lane, err, outcome, contact ? rec.lastError?.code ?? null : undefined);

@@ -23,23 +23,23 @@ declare module 'ioredis' {
 
 /** No request in the last `margin` ms of a window, and none before `margin` ms after its end: an
  *  answer's Reset is rounded (to 10 ms) and late by its latency. 1 % of the window, 25 ms at least. */
-export function marginMs(windowMs: number): number {
-  return Math.max(25, Math.round(windowMs * 0.01));
+export function marginMs(perMs: number): number {
+  return Math.max(25, Math.round(perMs * 0.01));
 }
 
 /** A 429's or an answer's X-RateLimit-Reset beyond this is not believed: the window instead. */
-export function maxResetMs(windowMs: number): number {
-  return Math.min(2 * windowMs, 60_000);
+export function maxResetMs(perMs: number): number {
+  return Math.min(2 * perMs, 60_000);
 }
 
 /**
  * Seconds from X-RateLimit-Reset, bounded: at most twice the key's window and 60 s; a larger or
  * missing/unparsable value is the window (an epoch time read as seconds froze a key for decades).
  */
-export function boundedResetMs(resetSeconds: number | undefined, windowMs: number): { ms: number; valid: boolean } {
-  if (resetSeconds === undefined || !Number.isFinite(resetSeconds) || resetSeconds < 0) return { ms: windowMs, valid: false };
+export function boundedResetMs(resetSeconds: number | undefined, perMs: number): { ms: number; valid: boolean } {
+  if (resetSeconds === undefined || !Number.isFinite(resetSeconds) || resetSeconds < 0) return { ms: perMs, valid: false };
   const ms = Math.ceil(resetSeconds * 1000);
-  return ms > maxResetMs(windowMs) ? { ms: windowMs, valid: false } : { ms: Math.max(1, ms), valid: true };
+  return ms > maxResetMs(perMs) ? { ms: perMs, valid: false } : { ms: Math.max(1, ms), valid: true };
 }
 
 // KEYS[1] budget hash; ARGV limit, window ms, margin ms, read share, 1 for a read. Returns 0 when a

@@ -12,6 +12,7 @@ import { watchConfig } from './config-watch.js';
 import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js';
 import { createEvaluateProcessor } from './evaluate.js';
 import { DaemonEmitter } from './events.js';
+import { KeyChecks } from './key-checks.js';
 import { leadUntilFor, plansOf, reconcileMsFor } from './key-periods.js';
 import { Lanes } from './lanes.js';
 import { configChanges } from './reload-changes.js';
@@ -188,6 +189,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     },
   };
 
+  // A quiet key is still heard from every api.checkEvery (key-checks.ts).
+  const checks = new KeyChecks({ ctx, lane: (keyName) => lanes?.get(keyName) });
+
   async function tick(at = now()): Promise<void> {
     const config = current;
     if (!evaluateQueue || stopping) return;
@@ -299,7 +303,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
       lockDuration: 10_000, stalledInterval: 5_000, ...options.workerOptions,
     };
     lanes = new Lanes({
-      redis, prefix, baseUrl, processor: createApplyProcessor(ctx), workerOptions, onWorkerError: onBullError, onClient: options.onClient,
+      redis, prefix, baseUrl, processor: createApplyProcessor(ctx), workerOptions, onWorkerError: onBullError,
+      onClient: (client, keyName) => {
+        checks.watch(client, keyName);
+        options.onClient?.(client, keyName);
+      },
     });
     lanes.sync(options.api?.keys ?? effectiveKeys(current, embedded?.demoKey ?? null), laneSettings(current));
     evaluateQueue = new Queue(EVALUATE_QUEUE, { connection: redis, prefix });
@@ -310,6 +318,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     evaluateWorker.on('error', onBullError);
     evaluateWorker.on('failed', (job, err) => logger.warn({ pipe: job?.data.pipe, err: err.message }, 'evaluation failed'));
     if (options.schedule ?? true) startSchedule();
+    checks.start();
     if (path && (options.watch ?? true)) unwatch = watchConfig(path, () => void reload());
     logger.info({ pipes: current.pipes.length, cron: current.evaluate.cron, dryRun: current.dryRun, redis: ownRedis ? describeRedis(target) : 'given' }, 'daemon started');
     announcePlans(current);
@@ -319,6 +328,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     if (stopping) return;
     stopping = true;
     unwatch?.();
+    checks.stop();
     await scheduler?.stop();
     const workers = [...(lanes?.workers() ?? []), ...(evaluateWorker ? [evaluateWorker] : [])];
     // worker.close() waits for active jobs with no limit of its own. Without Redis no job can

@@ -1,9 +1,9 @@
 // `api.baseUrl: embedded`: the daemon starts the embedded cloud in-process from `api.fixtures`
 // and, when the config names no key, uses the fixtures' demo key. The cloud (fastify, ajv) is
 // imported here, on first use, so a daemon against the platform never loads it.
+import { PLATFORM_RATE_LIMIT } from '../api/index.js';
 import type { ApiKeyConfig, Config } from '../policy/index.js';
 
-export const DEFAULT_RATE_LIMIT = { requests: 10, perMs: 10_000 } as const;
 
 export interface EmbeddedCloud {
   readonly url: string;
@@ -18,7 +18,7 @@ export async function startEmbedded(config: Config): Promise<EmbeddedCloud> {
   const demo = demoCredentials(fixtures);
   return {
     url: cloud.url,
-    demoKey: { keyId: demo.keyId, keySecret: demo.keySecret, rateLimit: DEFAULT_RATE_LIMIT },
+    demoKey: { keyId: demo.keyId, keySecret: demo.keySecret, rateLimit: PLATFORM_RATE_LIMIT },
     close: () => cloud.close(),
   };
 }

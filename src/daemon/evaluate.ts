@@ -16,10 +16,10 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     const { pipe: name, tickAt } = job.data;
     const config = ctx.config();
     const pipe = pipeByName(config, name);
-    if (!pipe) return 'unknown-pipe';
+    if (!pipe) return 'unknown_pipe';
     if (ctx.now() - tickAt > STALE_AFTER_MS) return 'stale';
     const policy = config.policies[pipe.policy];
-    if (!policy) return 'unknown-policy';
+    if (!policy) return 'unknown_policy';
     const snap = await ctx.store.snapshot(name, pipe);
     const { service } = snap;
     // a pause declared in the config holds whatever Redis holds (or lost)
@@ -75,7 +75,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
         return 'skip';
       }
       await ctx.enqueueApply(pipe, 'up', tickAt);
-      return 'contact-change';
+      return 'contact_change';
     }
 
     // A service state older than a reconcile period is not trusted: the next change re-reads it.

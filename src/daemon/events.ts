@@ -66,8 +66,10 @@ export interface DaemonEvents {
   'metric:query': { policy: string; durationMs: number; samples?: number; error?: string };
   /** A metric policy's last good result is this old (null: never), read once per policy and tick. */
   'metric:age': { policy: string; lastGoodAgeMs: number | null };
-  /** The API answered (any status) within the last reconcile interval. */
+  /** The API answered (any status). */
   'api:contact': { at: number };
+  /** A key checked in with the platform (key-checks.ts), or skipped it for want of budget. */
+  'api:check': { key: string; result: 'ok' | 'failed' | 'no_budget' };
 }
 
 /** A typed EventEmitter over DaemonEvents. */

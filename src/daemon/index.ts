@@ -9,3 +9,4 @@ export { EVALUATE_QUEUE, applyQueueName, evaluateJobId } from './queues.js';
 export { readReplicas, HEARTBEAT_TTL_MS, type ReplicaBeat } from './heartbeat.js';
 export { describeChanges } from './reload-changes.js';
 export { describeRedis, endpointOf, isUnreachable, prefixProblem } from './redis-connection.js';
+export { DEFAULT_CHECK_EVERY_MS, KeyChecks, checkPollMs, type CheckResult } from './key-checks.js';

@@ -10,8 +10,9 @@ import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { redisKeys } from './redis-keys.js';
 
-/** A tick's stored result: the samples as [labels, value] pairs, or the query's error. */
-type Stored = { at: number; samples: [Record<string, string>, number | string][] } | { at: number; error: string };
+/** A tick's stored result: the samples as [labels, value, own time (ms) if known], or the query's error. */
+type StoredSample = [Record<string, string>, number | string, number?];
+type Stored = { at: number; samples: StoredSample[] } | { at: number; error: string };
 
 interface TickVector {
   readonly at: number;
@@ -87,7 +88,9 @@ export class MetricSource {
     }
     await this.reportAge(policy.name);
     if ('error' in stored) return { at: stored.at, error: stored.error, samples: [], index: new Map(), labelNames };
-    const samples = stored.samples.map(([labels, value]) => ({ labels, value: typeof value === 'string' ? Number(value) : value }));
+    const samples = stored.samples.map(([labels, value, at]) => ({
+      labels, value: typeof value === 'string' ? Number(value) : value, ...(at !== undefined && at !== null ? { at } : {}),
+    }));
     return { at: stored.at, samples, index: indexSamples(samples, labelNames), labelNames };
   }
 
@@ -123,10 +126,19 @@ export class MetricSource {
       result = { at: this.o.now(), error: 'no metrics.prometheus configured' };
     } else {
       try {
-        const samples = await client.query(policy.metric!.query, policy.metric!.staleAfterMs);
+        // Each sample's age comes in the same request where PromQL keeps its time, for staleAfter;
+        // on this replica's clock it is a time (a skew between the two clocks does not count).
+        const samples = await client.queryWithAges(policy.metric!.query, policy.metric!.staleAfterMs);
+        const now = this.o.now();
         result = samples.length === 0
-          ? { at: this.o.now(), error: 'the query returned no samples' }
-          : { at: this.o.now(), samples: samples.map((s) => [s.labels, Number.isFinite(s.value) ? s.value : String(s.value)]) };
+          ? { at: now, error: 'the query returned no samples' }
+          : {
+            at: now,
+            samples: samples.map((s): StoredSample => {
+              const value = Number.isFinite(s.value) ? s.value : String(s.value);
+              return s.ageMs !== undefined ? [s.labels, value, now - s.ageMs] : [s.labels, value];
+            }),
+          };
       } catch (err) {
         result = { at: this.o.now(), error: (err as Error).message };
       }

@@ -37,6 +37,7 @@ function compare<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T
 const SETTINGS: readonly [string, (c: Config) => unknown][] = [
   ['api.timeout', (c) => c.api.timeoutMs],
   ['api.maxResponseBytes', (c) => c.api.maxResponseBytes],
+  ['api.checkEvery', (c) => c.api.checkEveryMs],
   ['evaluate.cron', (c) => c.evaluate.cron],
   ['evaluate.reconcile', (c) => c.evaluate.reconcileMs],
   ['evaluate.concurrency', (c) => c.evaluate.concurrency],

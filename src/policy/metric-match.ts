@@ -8,6 +8,8 @@ import type { MetricReading, PipeConfig } from './types.js';
 export interface Sample {
   readonly labels: Readonly<Record<string, string>>;
   readonly value: number;
+  /** The sample's own time (epoch ms) when the query told it (src/prometheus/sample-time.ts). */
+  readonly at?: number;
 }
 
 const PLACEHOLDER = /\{\{\s*([^}]*?)\s*\}\}/g;
@@ -77,11 +79,12 @@ function describeMatch(wanted: Readonly<Record<string, string>>): string {
   return parts.length > 0 ? `{${parts.join(', ')}}` : 'the query';
 }
 
-/** The pipe's value from the samples that match, `at` the vector's time; an error when not exactly one. */
+/** The pipe's value from the samples that match, at the sample's own time (else `at`, the
+ *  vector's); an error when not exactly one. */
 export function selectSample(matching: readonly Sample[], wanted: Readonly<Record<string, string>>, at: number): MetricReading {
   if (matching.length === 0) return { error: `no sample matches ${describeMatch(wanted)}` };
   if (matching.length > 1) return { error: `${matching.length} samples match ${describeMatch(wanted)}; the match must pick one` };
-  return { value: matching[0]!.value, at };
+  return { value: matching[0]!.value, at: matching[0]!.at ?? at };
 }
 
 /** Prometheus' text of a sample value as a number ("NaN", "+Inf", "-Inf" included). */

@@ -255,6 +255,8 @@ export interface Config {
     readonly timeoutMs: number;
     /** Answers larger than this (bytes) fail API_BAD_RESPONSE unread; default 4 MiB. */
     readonly maxResponseBytes?: number;
+    /** A key without a 2xx for this long checks in with a services list (key-checks.ts); 0: never. Default 1 min. */
+    readonly checkEveryMs?: number;
     /** `default` plus every entry of `api.keys`. */
     readonly keys: Readonly<Record<string, ApiKeyConfig>>;
   };

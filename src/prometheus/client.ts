@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { Pool } from 'undici';
 import { parseSampleValue, type Sample, type PrometheusConfig } from '../policy/index.js';
+import { pairKey, PART_LABEL, withSampleTimes } from './sample-time.js';
 
 export class PrometheusError extends Error {
   override readonly name = 'PrometheusError';
@@ -37,6 +38,11 @@ export class PrometheusClient {
    * older (a stalled exporter then gives no sample); others keep their own lookback (5m).
    */
   async query(query: string, lookbackMs?: number): Promise<Sample[]> {
+    return (await this.instant(query, lookbackMs)).map(({ labels, value }) => ({ labels, value }));
+  }
+
+  /** The samples with the evaluation time Prometheus answered each at (seconds, its own clock). */
+  private async instant(query: string, lookbackMs?: number): Promise<(Sample & { evaluatedAt: number })[]> {
     const form: Record<string, string> = { query };
     if (lookbackMs !== undefined) form.lookback_delta = `${Math.max(1, Math.round(lookbackMs / 1000))}s`;
     const data = await this.call('api/v1/query', form);
@@ -47,12 +53,42 @@ export class PrometheusClient {
         return result.map((s: { metric?: Record<string, string>; value?: [number, string] }) => ({
           labels: s.metric ?? {},
           value: parseSampleValue(String(s.value?.[1])),
+          evaluatedAt: Number(s.value?.[0]),
         }));
       case 'scalar':
-        return [{ labels: {}, value: parseSampleValue(String((result as [number, string])[1])) }];
+        return [{ labels: {}, value: parseSampleValue(String((result as [number, string])[1])), evaluatedAt: Number((result as [number, string])[0]) }];
       default:
         throw new PrometheusError(`the query returns a ${data?.resultType ?? 'missing'} result; a metric needs an instant vector or a scalar`);
     }
+  }
+
+  /**
+   * The samples of `query` with each one's age (ms, by Prometheus' own clock: the evaluation time
+   * minus the sample's time) where PromQL keeps the time (a selector, or an aggregation of
+   * selectors: sample-time.ts), in one request. A query the combined form is refused for is asked
+   * again as it is, for its own error (or its samples, without their ages).
+   */
+  async queryWithAges(query: string, lookbackMs?: number): Promise<(Sample & { ageMs?: number })[]> {
+    const combined = withSampleTimes(query);
+    if (combined === null) return this.query(query, lookbackMs);
+    let all: (Sample & { evaluatedAt: number })[];
+    try {
+      all = await this.instant(combined, lookbackMs);
+    } catch (err) {
+      if (err instanceof PrometheusError && err.message.startsWith('Prometheus refused the query')) return this.query(query, lookbackMs);
+      throw err;
+    }
+    const ages = new Map<string, number>();
+    const values: Sample[] = [];
+    for (const s of all) {
+      const { [PART_LABEL]: part, ...labels } = s.labels;
+      if (part === 'time') ages.set(pairKey(labels), (s.evaluatedAt - s.value) * 1000);
+      else if (part === 'value') values.push({ labels, value: s.value });
+    }
+    return values.map((v) => {
+      const ageMs = ages.get(pairKey(v.labels));
+      return ageMs === undefined || !Number.isFinite(ageMs) ? v : { ...v, ageMs: Math.max(0, Math.round(ageMs)) };
+    });
   }
 
   /**

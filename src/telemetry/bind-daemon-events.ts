@@ -159,6 +159,7 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       for (const c of ['data_lost', 'eviction_policy'] as const) metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
     },
     'api:contact': ({ at }) => metrics.apiLastContact.set(at / 1000),
+    'api:check': ({ key, result }) => metrics.apiChecks.inc({ key: configName(key), result }),
   };
 
   // both series from the start, so an alert on them has something to read

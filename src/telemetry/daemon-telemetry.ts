@@ -2,7 +2,7 @@
 // emitter, readiness from its events, and the /metrics /healthz /readyz server with its queues'
 // BullMQ metrics appended. The daemon then binds each API client it creates with bindClient().
 import { Registry } from 'prom-client';
-import type { DaemonEmitter } from '../daemon/index.js';
+import { DEFAULT_CHECK_EVERY_MS, type DaemonEmitter } from '../daemon/index.js';
 import { bindAuditLog } from './audit-log.js';
 import { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 import { bindDaemonEvents } from './bind-daemon-events.js';
@@ -11,7 +11,7 @@ import { startTelemetry, type TelemetryServer } from './http-server.js';
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
-import { createReadiness } from './readiness.js';
+import { checkContactWindowMs, createReadiness } from './readiness.js';
 
 /** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
 export interface TelemetryConfigView {
@@ -19,7 +19,7 @@ export interface TelemetryConfigView {
   readonly evaluate: { readonly reconcileMs: number };
   readonly telemetry: { readonly listen: string };
   /** The API keys in force (their reconcile periods are exported); absent: never dropped. */
-  readonly api?: { readonly keys: Readonly<Record<string, unknown>> };
+  readonly api?: { readonly keys: Readonly<Record<string, unknown>>; readonly checkEveryMs?: number };
 }
 
 export interface DaemonTelemetryOptions {
@@ -55,6 +55,7 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
   const metrics = createMetrics(registry, options.version === undefined ? {} : { version: options.version });
   const readiness = createReadiness(emitter, {
     reconcileMs: () => config().evaluate.reconcileMs,
+    contactWindowMs: () => checkContactWindowMs(config().api?.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS),
     configLoaded: true,
     redisReady: options.redisReady ?? false,
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),

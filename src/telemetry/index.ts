@@ -8,7 +8,7 @@ export {
   createLogger, createScrubber, secretForms, configSecrets, CENSOR, REDACT_PATHS,
   type LoggerOptions, type SecretBearingConfig, type TelemetryLogger,
 } from './logger.js';
-export { createReadiness, failedChecks, READINESS_CHECKS, type Readiness, type ReadinessOptions, type ReadinessReport } from './readiness.js';
+export { checkContactWindowMs, createReadiness, failedChecks, READINESS_CHECKS, type Readiness, type ReadinessOptions, type ReadinessReport } from './readiness.js';
 export { startTelemetry, parseListen, DEFAULT_LISTEN, type TelemetryServer, type TelemetryServerOptions } from './http-server.js';
 export { mergeExpositions, queueMetrics, type PrometheusExporter } from './exposition.js';
 export { startDaemonTelemetry, type DaemonTelemetry, type DaemonTelemetryOptions, type TelemetryConfigView } from './daemon-telemetry.js';

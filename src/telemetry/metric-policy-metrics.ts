@@ -19,6 +19,11 @@ export function createMetricPolicyMetrics(registry: Registry) {
       help: 'Failed metric queries (error, timeout, no samples), by policy; its pipes then follow onError',
       labelNames: ['policy'] as const, registers,
     }),
+    unavailable: new Counter({
+      name: 'pipescaler_metric_unavailable_total',
+      help: 'Evaluations of a metric-policy pipe without a usable value (the query failed, no sample or several matched its match, stale, NaN, Inf or negative): it followed onError',
+      labelNames: ['pipe'] as const, registers,
+    }),
     lastGoodAge: new Gauge({
       name: 'pipescaler_metric_last_good_age_seconds',
       help: 'Age of the last good result of a metric policy\'s query',
@@ -55,6 +60,8 @@ export function bindMetricPolicyEvents(emitter: DaemonEmitter, m: MetricPolicyMe
       const o = decision.metric;
       const p = configName(pipe);
       if (o === undefined) return;
+      // from 0 at the pipe's first evaluation, so increase() sees its first unavailable value
+      m.unavailable.inc({ pipe: p }, o.error !== undefined ? 1 : 0);
       if (o.value !== undefined) m.value.set({ pipe: p }, o.value);
       else m.value.remove({ pipe: p });
       m.bounds.set({ pipe: p, bound: 'min' }, o.bounds.min);

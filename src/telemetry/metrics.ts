@@ -184,6 +184,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       help: 'When the platform API last answered (any status)',
       registers,
     }),
+    apiChecks: new Counter({
+      name: 'pipescaler_api_checks_total',
+      help: 'Check-ins of API keys that had no 2xx for api.checkEvery (one services list each): ok, failed, or no_budget (skipped, the read share was spent)',
+      labelNames: ['key', 'result'] as const,
+      registers,
+    }),
     apiLastSuccess: new Gauge({
       name: 'pipescaler_api_last_success_timestamp_seconds',
       help: 'When the platform API last answered 2xx to this API key (the start of the process until then)',

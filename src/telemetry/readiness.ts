@@ -1,5 +1,7 @@
 // Readiness from the daemon's events: Redis ready, a config loaded, and the platform's API heard
-// from within the last reconcile interval. /readyz and pipescaler_ready read the same report.
+// from lately: within two check intervals of the API keys (key-checks.ts: a key with no 2xx for
+// api.checkEvery checks in) and 15 s, or with checks off within the reconcile interval and its
+// grace. /readyz and pipescaler_ready read the same report.
 import type { DaemonEmitter } from '../daemon/index.js';
 
 export interface ReadinessReport {
@@ -18,6 +20,9 @@ export interface ReadinessOptions {
   /** Slack past reconcileMs: a read that falls due at the interval lands at a later tick, behind
    *  the queue (default 60 s); without it a daemon with few pipes would flap at every interval. */
   readonly graceMs?: number;
+  /** How recent the last API answer must be, replacing reconcileMs + graceMs when it gives a number
+   *  (the daemon: two api.checkEvery and 15 s while checks are on). */
+  readonly contactWindowMs?: () => number | null;
   /** True when the daemon loaded its config before subscribing (else the first successful reload counts). */
   readonly configLoaded?: boolean;
   /** True when Redis was already ready before subscribing. */
@@ -61,7 +66,7 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
 
   return {
     report: () => ({
-      redis, config, api: lastContact !== undefined && now() - lastContact <= reconcileMs() + graceMs,
+      redis, config, api: lastContact !== undefined && now() - lastContact <= (options.contactWindowMs?.() ?? reconcileMs() + graceMs),
       ...(redisState !== undefined ? { redisState } : {}),
     }),
     close: () => {
@@ -71,6 +76,14 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
       emitter.off('redis:state', onState);
     },
   };
+}
+
+/** Past two check intervals: one check that gets no answer (a timeout) does not make the daemon unready. */
+export const CHECK_SLACK_MS = 15_000;
+
+/** How recent an API answer /readyz wants while key checks run every `checkEveryMs` (null: off). */
+export function checkContactWindowMs(checkEveryMs: number): number | null {
+  return checkEveryMs > 0 ? 2 * checkEveryMs + CHECK_SLACK_MS : null;
 }
 
 export function failedChecks(report: ReadinessReport): string[] {

@@ -245,7 +245,7 @@ describe('the rate limit of the embedded cloud', () => {
   let limited: EmbeddedCloud;
   let clock = Date.UTC(2026, 10, 22, 2, 0, 0);
   beforeAll(async () => {
-    limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 2, windowMs: 10_000 }, now: () => clock });
+    limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 2, perMs: 10_000 }, now: () => clock });
   });
   afterAll(async () => { await limited.close(); });
 

@@ -17,7 +17,7 @@ const CI_PARAMS: ChaosParams = {
   boundaries: 5,
   boundaryEveryMs: 5_000,
   keys: 2,
-  rateLimit: { requests: 30, windowMs: 1_000 },
+  rateLimit: { requests: 30, perMs: 1_000 },
   leadMs: 6_000,
   // A stalled job waits out BullMQ's lock (30 s) and the next stalled check (30 s).
   convergeTimeoutMs: 100_000,

@@ -33,7 +33,7 @@ describe('chaos scenario', () => {
     expect(s.configYaml).not.toContain('bench-secret');
     expect(Object.keys(config.api.keys).sort()).toEqual(['default', 'k2', 'k3']);
     expect(new Set(config.pipes.map((p) => p.key)).size).toBe(3);
-    expect(config.api.keys.k2!.rateLimit).toEqual({ requests: params.rateLimit.requests, perMs: params.rateLimit.windowMs });
+    expect(config.api.keys.k2!.rateLimit).toEqual({ requests: params.rateLimit.requests, perMs: params.rateLimit.perMs });
   });
 
   it('knows each pipe\'s final scaling: its kind\'s fields, within bounds and platform ranges', () => {

@@ -190,7 +190,7 @@ describe('pipescaler api sources', () => {
 
 describe('waiting out a 429', () => {
   it('says on stderr that it waits for the key\'s window, then answers', async () => {
-    const limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 1, windowMs: 8_000 } });
+    const limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 1, perMs: 8_000 } });
     try {
       // the key's one request of this window, spent here (the window outlasts a slow spawn of the bin)
       const client = new ApiClient({ baseUrl: limited.url, ...DEMO_KEY });

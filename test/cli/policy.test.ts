@@ -228,7 +228,7 @@ describe('plan against a platform URL reads each pipe with an empty scaling PATC
     const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
       execFile(process.execPath, [BIN, 'plan', file, '--at', '2026-11-23T09:00:00+01:00'], {
         env: {
-          ...process.env, TZ: 'Europe/Berlin', PIPESCALER_BASE_URL: cloud.url,
+          ...process.env, TZ: 'Europe/Berlin', PIPESCALER_API_URL: cloud.url,
           PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
         },
       }, (err, out, errOut) => resolve({ stdout: out, stderr: errOut, code: err ? (err.code as number) : 0 }));
@@ -262,7 +262,7 @@ describe('plan without the platform, simulate into a closed pipe', () => {
     const url = srv.url;
     await srv.close();
     const r = run(['plan', file, '--at', '2026-11-23T09:00:00+01:00'], {
-      PIPESCALER_BASE_URL: url, PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
+      PIPESCALER_API_URL: url, PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
     });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\nerror: could not read 10 of 10 pipes: orders-events \(API_NETWORK\)/);

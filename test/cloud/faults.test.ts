@@ -19,7 +19,7 @@ describe('fault injection (deterministic with an injected random)', () => {
   it('picks one failure from stacked probabilities in the order reset, 500, 503, 429', async () => {
     // reset 0.1, 500 0.2, 503 0.3, 429 0.1: draws 0.05 -> reset, 0.15 -> 500, 0.35 -> 503, 0.65 -> 429, 0.75 -> none
     const random = script(0.05, 0.15, 0.35, 0.65, 0.75);
-    cloud = await demoCloud({ random, rateLimit: { requests: 100, windowMs: 10_000 } });
+    cloud = await demoCloud({ random, rateLimit: { requests: 100, perMs: 10_000 } });
     cloud.setFaults({ default: { reset: 0.1, error500: 0.2, error503: 0.3, error429: 0.1 } });
     await expect(op(cloud, 'listSources', S)).rejects.toThrow(/socket|closed|other side/i);
     expectError(await op(cloud, 'listSources', S), 500, /^INTERNAL_SERVER_ERROR: /);
@@ -89,11 +89,11 @@ describe('admin routes (outside /v1, Bearer admin token)', () => {
     expectError(await op(cloud, 'listSources', S), 500, /INTERNAL/);
     expectError(await call(cloud, 'PUT', '/admin/faults', { auth: bearer.authorization, body: { listSources: { error500: -1 } } }), 400, 'BAD_REQUEST: listSources.error500: must be at least 0');
 
-    expect((await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 1, windowMs: 60_000 } })).status).toBe(200);
+    expect((await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 1, perMs: 60_000 } })).status).toBe(200);
     await call(cloud, 'PUT', '/admin/faults', { auth: bearer.authorization, body: {} });
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
     expect((await op(cloud, 'listSources', S)).status).toBe(429);
-    expectError(await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 0, windowMs: 1 } }), 400, 'BAD_REQUEST: requests: must be at least 1');
+    expectError(await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 0, perMs: 1 } }), 400, 'BAD_REQUEST: requests: must be at least 1');
     expect((await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, rawBody: 'false' })).json?.result).toBe(false);
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
 

@@ -52,7 +52,7 @@ describe('rate limit: fixed window per API key', () => {
 
   it('counts only authenticated requests, and 401 comes before 429', async () => {
     clock = 0;
-    cloud = await startCloud({ fixtures: DEMO, now, rateLimit: { requests: 1, windowMs: 1000 } });
+    cloud = await startCloud({ fixtures: DEMO, now, rateLimit: { requests: 1, perMs: 1000 } });
     for (let i = 0; i < 3; i++) expectError(await op(cloud, 'listSources', S, { auth: null }), 401, /^UNAUTHORIZED/);
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
     expect((await op(cloud, 'listSources', S)).status).toBe(429);
@@ -65,7 +65,7 @@ describe('rate limit: fixed window per API key', () => {
     const a = await op(cloud, 'listSources', S);
     expect(a.headers['x-ratelimit-policy']).toBe('3;w=2;comment="fixed window"');
     expect(a.headers['x-ratelimit-reset']).toBe('2');
-    cloud.setRateLimit({ requests: 1, windowMs: 500 });
+    cloud.setRateLimit({ requests: 1, perMs: 500 });
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
     const b = await op(cloud, 'listSources', S);
     expect(b.status).toBe(429);
@@ -80,7 +80,7 @@ describe('rate limit: fixed window per API key', () => {
     cloud = await startCloud({ fixtures: { ...DEMO, rateLimit: false } });
     for (let i = 0; i < 15; i++) expect((await op(cloud, 'listSources', S)).status).toBe(200);
     await cloud.close();
-    cloud = await demoCloud({ rateLimit: { requests: 2, windowMs: 60_000 } });
+    cloud = await demoCloud({ rateLimit: { requests: 2, perMs: 60_000 } });
     await op(cloud, 'listSources', S);
     await op(cloud, 'listSources', S);
     expect((await op(cloud, 'listSources', S)).status).toBe(429);

@@ -143,7 +143,7 @@ const cases: Case[] = [
     issues: [{ line: 4, column: 5, path: 'api.keys.default', message: '"default" is the key of api.keyId/api.keySecret' }] },
   { name: 'an API key name that cannot name a queue', text: breakBase('baseUrl: embedded', 'baseUrl: embedded\n  keys:\n    Other_Org: { keyId: k, keySecretFile: s }'),
     files: { 'conf/s': 'x' },
-    issues: [{ line: 4, column: 5, path: 'api.keys.Other_Org', message: 'key name "Other_Org" must be lower-case letters, digits and "-"' }] },
+    issues: [{ line: 4, column: 5, path: 'api.keys.Other_Org', message: 'key name "Other_Org" must be lower-case letters, digits and "-" (1 to 63, not starting or ending with "-")' }] },
   { name: 'YAML syntax error with its line', text: breakBase('set: { replicas: 6 }', 'set: { replicas: 6'),
     issues: [{ line: 19, path: '', message: 'YAML syntax:' }] },
   { name: 'duplicate YAML key', text: breakBase('end: "20:00"', 'start: "20:00"'),

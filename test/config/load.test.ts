@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ConfigError } from '../../src/config/errors.js';
-import { parseDuration } from '../../src/config/durations.js';
+import { parseDuration } from '../../src/policy/durations.js';
 import { interpolate } from '../../src/config/interpolate.js';
 import { isDemoKey, loadConfig, parseConfig } from '../../src/config/load.js';
 import { BASE, breakBase } from './config-fixture.js';
@@ -33,13 +33,13 @@ describe('the shipped config/pipescaler.yaml', () => {
   });
 
   it('takes the platform URL and key from the environment; unset key variables mean the demo key only when embedded', () => {
-    const env = { PIPESCALER_BASE_URL: 'https://api.example.com', PIPESCALER_KEY_ID: 'kid', PIPESCALER_KEY_SECRET: 's3cr3t-marker' };
+    const env = { PIPESCALER_API_URL: 'https://api.example.com', PIPESCALER_KEY_ID: 'kid', PIPESCALER_KEY_SECRET: 's3cr3t-marker' };
     const live = loadConfig('config/pipescaler.yaml', env);
     expect(live.api.baseUrl).toBe('https://api.example.com');
     expect(live.api.keys.default).toMatchObject({ keyId: 'kid', keySecret: 's3cr3t-marker' });
     let error: ConfigError | undefined;
     try {
-      loadConfig('config/pipescaler.yaml', { PIPESCALER_BASE_URL: 'https://api.example.com' });
+      loadConfig('config/pipescaler.yaml', { PIPESCALER_API_URL: 'https://api.example.com' });
     } catch (err) {
       error = err as ConfigError;
     }

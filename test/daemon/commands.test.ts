@@ -120,7 +120,7 @@ describe('pipescaler pause, resume, status', () => {
       const file = join(dir, 'production.yaml');
       cpSync('config/holidays', join(dir, 'holidays'), { recursive: true });
       writeFileSync(file, readFileSync('config/pipescaler.yaml', 'utf8')
-        .replace('baseUrl: ${PIPESCALER_BASE_URL:-embedded}', 'baseUrl: ${PS_UNSET_BASE_URL}')
+        .replace('baseUrl: ${PIPESCALER_API_URL:-embedded}', 'baseUrl: ${PS_UNSET_BASE_URL}')
         .replace('keyId: ${PIPESCALER_KEY_ID:-}', 'keyId: ${PS_UNSET_KEY_ID}')
         .replace('keySecret: ${PIPESCALER_KEY_SECRET:-}', 'keySecretFile: /nonexistent/pipescaler-secret')
         .replace('url: ${PROMETHEUS_URL:-http://127.0.0.1:9090}', 'url: ${PS_UNSET_PROMETHEUS_URL}'));

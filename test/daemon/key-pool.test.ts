@@ -116,7 +116,7 @@ describe('a pool of two keys, two replicas, the cloud\'s own limiter', () => {
       const onK3 = (await k3.getCompleted(0, 2 * N)).map((j) => j.data.pipe as string);
       expect([...new Set(onK3)].sort()).toEqual(moved.map((p) => p.name).sort());
       const done = await Promise.all(held.map((q) => q.getCompleted(0, 2 * N)));
-      expect(done.flat().filter((j) => j.returnvalue === 'key-moved').map((j) => j.data.pipe).sort()).toEqual(moved.map((p) => p.name).sort());
+      expect(done.flat().filter((j) => j.returnvalue === 'key_moved').map((j) => j.data.pipe).sort()).toEqual(moved.map((p) => p.name).sort());
       expect(held.map((q) => q.name).sort()).toEqual(credentials.slice(0, 2).map((k) => applyQueueName(k.keyId)).sort());
       expect(cloud.stats().rateLimited).toBe(0);
       expect(requests.get('429')).toBeUndefined();

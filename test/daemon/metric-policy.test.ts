@@ -105,6 +105,14 @@ function metricPanel(): { value: string; bounds: string } {
   return { value: expr('A'), bounds: expr('B') };
 }
 
+/** A query of the dashboard's "Failures and retries per pipe" panel, over the last 5 minutes. */
+function failuresPanel(ref: string): string {
+  const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as { panels: { title: string; targets?: { refId: string; expr: string }[] }[] };
+  const panel = dashboard.panels.find((p) => p.title === 'Failures and retries per pipe')!;
+  const vars = { __rate_interval: '5m', __interval: '5m', __range: '5m', job: 'pipescaler', instance, pipe: '.*', DS_PROMETHEUS: 'prometheus' };
+  return substituteVariables(panel.targets!.find((t) => t.refId === ref)!.expr, vars);
+}
+
 /** Until Prometheus, through the panel, shows each pipe's value and bounds as given. */
 async function panelShows(want: Record<string, { value: number; min: number; max: number }>): Promise<void> {
   const { value, bounds } = metricPanel();
@@ -198,5 +206,59 @@ describe('a lag-driven policy against a real Prometheus', () => {
     const ticks = new Set(evaluations.map((e) => e.tickAt)).size;
     expect(queries.length).toBe(ticks);
     expect(await own('pipescaler_metric_queries_total', policy)).toBe(ticks);
+  }, 180_000);
+
+  it('holds a pipe whose series stopped moving (judged by the sample\'s own time), and counts and shows a pipe whose match finds no sample', async () => {
+    const evaluations = collect(emitter, 'evaluation');
+    const last = (pipe: string): Decision => evaluations.filter((e) => e.pipe === pipe).at(-1)!.decision;
+    const STALE_MS = 15_000;
+    const unavailable = (pipe: string) => own('pipescaler_metric_unavailable_total', { pipe });
+    const [ordersBefore, clicksBefore] = [await unavailable('orders-events'), await unavailable('clickstream')];
+    expect(ordersBefore).toBe(1); // the Prometheus outage of the test before
+    // orders-events now follows a series that comes with its own time, as a pushed or federated
+    // one does (a series of its own: one that switches between the two ways goes stale itself).
+    config = {
+      ...config,
+      pipes: [
+        ...config.pipes.map((p) => (p.name === 'orders-events' ? { ...p, labels: { consumerGroup: 'cg-pushed' } } : p)),
+        { ...demoPipe('payments-msk', 'orders-by-lag'), labels: { consumerGroup: 'cg-missing' } },
+      ],
+      policies: { 'orders-by-lag': { ...lagPolicy, metric: { ...lagPolicy.metric!, staleAfterMs: STALE_MS } } },
+    };
+    expect(await daemon.reload(config)).toBe(true);
+    exporter.remove(LAG, { consumergroup: 'cg-orders', topic: 'orders' });
+    const pushed = { consumergroup: 'cg-pushed', topic: 'orders' };
+    const pushedLag = (v: number) => prom.waitFor(`sum by (consumergroup) (${LAG})`, (r) => r.find((x) => x.metric.consumergroup === 'cg-pushed')?.value === v, 20_000);
+    exporter.set(LAG, pushed, 350, Date.now());
+    await pushedLag(350);
+    await tickAt(T0 + 90 * MIN);
+    expect(replicas('orders-events')).toBe(4);
+    // Its last update says 0, then it stops moving: Prometheus (2.42 ignores lookback_delta) keeps
+    // answering 0 for its 5-minute lookback. Once the sample is older than staleAfter, the pipe
+    // holds with metric_unavailable instead of falling to 1.
+    exporter.set(LAG, pushed, 0, Date.now());
+    await pushedLag(0);
+    await prom.waitFor(`time() - timestamp(${LAG}{consumergroup="cg-pushed"}) > ${STALE_MS / 1000 + 1}`, (r) => r.length === 1, 60_000);
+    await tickAt(T0 + 100 * MIN);
+    expect(replicas('orders-events')).toBe(4);
+    const held = last('orders-events');
+    expect(held.action).toBe('none');
+    expect(held.reasons.find((r) => r.code === 'metric_unavailable')?.message).toMatch(/old \(staleAfter 15s\)/);
+    // clickstream's series moves on: it is tracked as before (150 -> 2).
+    expect(last('clickstream').reasons.map((r) => r.code)).not.toContain('metric_unavailable');
+    expect(replicas('clickstream')).toBe(2);
+
+    // payments-msk's match finds no sample: metric_unavailable with that cause, held at what it runs,
+    // counted per pipe (the query itself did not fail), in status and on the dashboard.
+    expect(last('payments-msk').reasons.find((r) => r.code === 'metric_unavailable')?.message).toMatch(/no sample matches \{consumergroup="cg-missing"\}/);
+    expect(replicas('payments-msk')).toBe(2);
+    expect(await unavailable('payments-msk')).toBeGreaterThanOrEqual(1);
+    expect(await unavailable('orders-events')).toBe(ordersBefore! + 1);
+    expect(await unavailable('clickstream')).toBe(clicksBefore);
+    expect(await own('pipescaler_metric_errors_total', { policy: 'orders-by-lag' })).toBe(1); // the outage's, not these
+    const status = (await daemon.status()).pipes;
+    expect(status.find((p) => p.pipe === 'payments-msk')?.reason).toBe('metric_unavailable');
+    expect(status.find((p) => p.pipe === 'orders-events')?.reason).toBe('metric_unavailable');
+    await prom.waitFor(failuresPanel('C'), (r) => (r.find((x) => x.metric.pipe === 'payments-msk')?.value ?? 0) >= 1, 20_000);
   }, 180_000);
 });

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { MetricSource } from '../../src/daemon/metric-source.js';
+import { readingProblem } from '../../src/policy/metric.js';
 import type { Config, MetricReading, PipeConfig, Policy } from '../../src/policy/types.js';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
 import { startPrometheus, type PrometheusServer } from '../prometheus.js';
@@ -75,12 +76,14 @@ describe('MetricSource across replicas', () => {
     const events = replicas.map((r) => collect(r.emitter, 'metric:query'));
     const before = await served();
     const first = await readAll(T);
-    expect(first).toEqual(pipes.map((_, i) => ({ value: 100 * (i + 1), at: T })));
+    // Each sample dated by its own time: scraped within the last seconds before the query at T.
+    expect(first).toEqual(pipes.map((_, i) => ({ value: 100 * (i + 1), at: expect.any(Number) })));
+    for (const r of first) expect(T - (r as { at: number }).at).toBeLessThan(15_000);
     expect(await served() - before).toBe(1);
     expect(events.flat()).toHaveLength(1);
 
     // A reader that comes later for the same tick reads the stored vector: no query.
-    expect(await replicas[1]!.source.reading(lag, pipes[3]!, T)).toEqual({ value: 400, at: T });
+    expect(await replicas[1]!.source.reading(lag, pipes[3]!, T)).toEqual(first[3]);
     // The next tick is a new query, once again for both replicas.
     await readAll(T + 30_000);
     expect(await served() - before).toBe(2);
@@ -95,5 +98,34 @@ describe('MetricSource across replicas', () => {
     expect(events.flat()).toHaveLength(1);
     expect(events.flat()[0]).toMatchObject({ policy: 'by-lag', error: expect.stringMatching(/Prometheus unreachable/) });
     for (const r of readings) expect(r).toEqual({ error: events.flat()[0]!.error });
+  }, 60_000);
+
+  it('dates each sample by its own time in the same query: one that stopped moving is stale, an aggregation as old as its oldest input', async () => {
+    // Samples with their own times (as federated or pushed ones): Prometheus keeps a series whose
+    // time stops moving answerable for its 5-minute lookback, and 2.42 ignores lookback_delta.
+    const OLD = 'pipescaler_test_stamped_lag';
+    const at = Date.now();
+    exporter.set(OLD, { consumergroup: 'cg-old', partition: '0' }, 500, at - 40_000);
+    exporter.set(OLD, { consumergroup: 'cg-old', partition: '1' }, 100, at);
+    exporter.set(OLD, { consumergroup: 'cg-new', partition: '0' }, 300, at);
+    await prom.waitFor(`count(${OLD})`, (r) => r[0]?.value === 3, 20_000);
+    const spec = { ...lag.metric!, query: `sum by (consumergroup) (${OLD})`, staleAfterMs: 20_000 };
+    const stamped: Policy = { ...lag, name: 'stamped', metric: spec };
+    const pipe = (cg: string): PipeConfig => ({ ...pipes[0]!, name: cg, policy: 'stamped', labels: { consumerGroup: cg } });
+    const before = await served();
+    const [old, fresh] = await Promise.all([replicas[0]!.source.reading(stamped, pipe('cg-old'), T), replicas[1]!.source.reading(stamped, pipe('cg-new'), T)]);
+    expect(await served() - before).toBe(1);
+    // cg-old sums a sample 40 s old: as old as that (on the daemon's clock, whose now is T here: T minus the age).
+    expect(old).toMatchObject({ value: 600 });
+    const oldAge = T - (old as { at: number }).at;
+    expect(oldAge).toBeGreaterThanOrEqual(40_000);
+    expect(oldAge).toBeLessThan(40_000 + 20_000);
+    expect(readingProblem(old, spec, T)).toMatch(/old \(staleAfter 20s\)/);
+    expect(fresh).toMatchObject({ value: 300 });
+    expect(readingProblem(fresh, spec, T)).toBeNull();
+    // A query of another shape goes as it is, and its samples carry the query's time: the 40 s old
+    // sample is fresh by that measure (Prometheus' own lookback is all there is then).
+    const scaled: Policy = { ...lag, name: 'scaled', metric: { ...spec, query: `${OLD}{partition="0"} * 1` } };
+    expect(await replicas[0]!.source.reading(scaled, pipe('cg-old'), T)).toEqual({ value: 500, at: T });
   }, 60_000);
 });

@@ -40,7 +40,7 @@ describe('API metrics from a real client', () => {
     cloud.setFaults({ listServices: { error500: 1 } });
     await expect(client.listServices(demo.organizationId)).rejects.toSatisfy((e) => isApiError(e) && e.code === 'API_SERVER_ERROR');
     cloud.setFaults({});
-    cloud.setRateLimit({ requests: 1, windowMs: 5_000 });
+    cloud.setRateLimit({ requests: 1, perMs: 5_000 });
     await client.listServices(demo.organizationId);
     await expect(client.listServices(demo.organizationId)).rejects.toSatisfy((e) => isApiError(e) && e.code === 'API_RATE_LIMITED');
   });

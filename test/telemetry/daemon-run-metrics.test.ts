@@ -46,7 +46,7 @@ describe('a short real run against the embedded cloud', () => {
 
   beforeAll(async () => {
     // A short platform window, so the injected 429 holds the key's queue for a second, not ten.
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: { requests: 1_000, windowMs: 1_000 }, random: () => 0 });
+    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: { requests: 1_000, perMs: 1_000 }, random: () => 0 });
     const shipped = loadConfig('config/pipescaler.yaml', {});
     const keys: Config['api']['keys'] = {
       default: { keyId: DEMO.keyId, keySecret: DEMO.keySecret, rateLimit: FAST },

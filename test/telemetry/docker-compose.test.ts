@@ -114,7 +114,7 @@ describe('docker-compose.yml', () => {
     expect(existsSync('config/cloud.yaml')).toBe(true);
     const env = services.pipescaler!.environment!;
     expect(env.PIPESCALER_REDIS_URL).toBe('redis://redis:6379');
-    expect(env.PIPESCALER_BASE_URL).toBe('http://cloud:8123');
+    expect(env.PIPESCALER_API_URL).toBe('http://cloud:8123');
     expect(env.PIPESCALER_TELEMETRY_LISTEN).toBe('0.0.0.0:9464');
   });
 

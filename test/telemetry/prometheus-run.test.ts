@@ -91,7 +91,7 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
 
   beforeAll(async () => {
     startedAt = now();
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: { requests: 1_000, windowMs: 1_000 }, random: () => 0 });
+    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: { requests: 1_000, perMs: 1_000 }, random: () => 0 });
     const t = Date.now();
     const base = testConfig({
       baseUrl: cloud.url, prefix, reconcileMs: 2_000,

@@ -44,6 +44,20 @@ describe('createReadiness', () => {
     expect(r.report().api).toBe(true);
   });
 
+  it('with key checks on, needs an answer within their window instead (2 min 15 s at the default 1 min)', () => {
+    let now = 1_000_000;
+    let window: number | null = 135_000;
+    const emitter = new DaemonEmitter();
+    const r = createReadiness(emitter, { reconcileMs: 600_000, contactWindowMs: () => window, now: () => now });
+    emitter.emit('api:contact', { at: now });
+    now += 135_000;
+    expect(r.report().api).toBe(true);
+    now += 1;
+    expect(r.report().api).toBe(false);
+    window = null; // checks off: the reconcile interval and its grace again
+    expect(r.report().api).toBe(true);
+  });
+
   it('stops following the emitter once closed', () => {
     const emitter = new DaemonEmitter();
     const r = createReadiness(emitter, { reconcileMs: 1 });

@@ -1,8 +1,8 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
-import { parseRedisUrl, loadConfig, parseDuration } from '../../config/index.js';
+import { parseRedisUrl, loadConfig } from '../../config/index.js';
 import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce, describeRedis, endpointOf, isUnreachable, prefixProblem, type Daemon, type PauseFlag } from '../../daemon/index.js';
-import { describeKeyPlan, keyPlans, count, type Config } from '../../policy/index.js';
+import { describeKeyPlan, keyPlans, count, parseDuration, type Config } from '../../policy/index.js';
 import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
 import type { Command } from 'commander';
 import { UserError } from '../run-cli.js';

@@ -20,7 +20,7 @@ export interface AdminControls {
 
 const RateLimitBody = z.union([
   z.literal(false),
-  z.strictObject({ requests: z.number().int().min(1), windowMs: z.number().int().min(1) }),
+  z.strictObject({ requests: z.number().int().min(1), perMs: z.number().int().min(1) }),
 ]);
 
 export function adminRoutes(controls: AdminControls) {

@@ -1,4 +1,4 @@
-// Durations in the config ("30s", "5m", "1h30m", "500ms", "2d") as milliseconds. Small enough that
+// Durations as people write them in the config, the fixtures and the CLI ("30s", "5m", "1h30m", "500ms", "2d") as milliseconds. Small enough that
 // a dependency would cost more than it saves; units are required so "10" never means a guess.
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

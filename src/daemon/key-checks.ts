@@ -1,0 +1,147 @@
+// Each API key checks in with the platform when it has had no successful answer for api.checkEvery
+// (default 1 min): one services list of an organization of its pipes, the cheapest read there is
+// (one request for a whole organization, and its answer refreshes the services' states that
+// changes wait on). It takes a unit of the key's read share first; with none left it is skipped,
+// never queued, so it cannot delay a change nor cause a 429. A key whose pipes are busy never
+// checks: its own calls answer. A quiet key, whose reads a long reconcile period spaces out by
+// many minutes, is still heard from every minute, so an outage shows within one: its failure
+// sets pipescaler_api_last_failure_timestamp_seconds, its success the last success, and /readyz
+// follows (readiness.ts). Each replica checks for itself, so its own metrics and /readyz stay true.
+import { isApiError, type ApiClient } from '../api/index.js';
+import type { Config } from '../policy/index.js';
+import type { DaemonContext, KeyLane } from './context.js';
+
+export const DEFAULT_CHECK_EVERY_MS = 60_000;
+
+/** The check interval of a config; 0 turns checks off. */
+export function checkEveryMs(config: Pick<Config, 'api'>): number {
+  return config.api.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS;
+}
+
+/** How often due checks are looked for: a quarter of the interval, at most 5 s (a local comparison). */
+export function checkPollMs(everyMs: number): number {
+  return Math.max(50, Math.min(5_000, Math.floor((everyMs || DEFAULT_CHECK_EVERY_MS) / 4)));
+}
+
+/** What one check did, as the `api:check` event and pipescaler_api_checks_total{result} say. */
+export type CheckResult = 'ok' | 'failed' | 'no_budget';
+
+export interface KeyChecksOptions {
+  readonly ctx: Pick<DaemonContext, 'config' | 'emitter' | 'logger' | 'now' | 'store'>;
+  readonly lane: (keyName: string) => KeyLane | undefined;
+  /** Wall clock of the intervals (epoch ms); default Date.now. */
+  readonly clock?: () => number;
+}
+
+export class KeyChecks {
+  readonly #lastOk = new Map<string, number>();
+  readonly #lastTry = new Map<string, number>();
+  readonly #inflight = new Set<string>();
+  /** Keys whose list the platform refuses (403, 404): not asked again under this config. */
+  #refused = new Set<string>();
+  #refusedFor: Config | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  readonly #clock: () => number;
+  readonly #started: number;
+
+  constructor(private readonly o: KeyChecksOptions) {
+    this.#clock = o.clock ?? Date.now;
+    this.#started = this.#clock();
+  }
+
+  /** Follow a key's client: any 2xx it gets is a contact, and puts the key's next check off. */
+  watch(client: ApiClient, keyName: string): void {
+    client.events.on('request', ({ status }) => {
+      if (status !== null && status >= 200 && status < 300) this.#lastOk.set(keyName, this.#clock());
+    });
+  }
+
+  /** Look for due checks every few seconds (a local comparison; a request only when one is due). */
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.checkDue(), checkPollMs(checkEveryMs(this.o.ctx.config())));
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Check every key that is due: no 2xx and no check of its own for api.checkEvery. */
+  async checkDue(): Promise<Map<string, CheckResult>> {
+    const config = this.o.ctx.config();
+    const every = checkEveryMs(config);
+    const done = new Map<string, CheckResult>();
+    if (every <= 0) return done;
+    if (this.#refusedFor !== config) {
+      this.#refused = new Set();
+      this.#refusedFor = config;
+    }
+    const now = this.#clock();
+    const due: Promise<void>[] = [];
+    for (const [keyName, organizationId] of organizationsByKey(config)) {
+      if (this.#inflight.has(keyName) || this.#refused.has(keyName)) continue;
+      if (now - (this.#lastOk.get(keyName) ?? this.#started) < every) continue;
+      if (now - (this.#lastTry.get(keyName) ?? this.#started) < every) continue;
+      const lane = this.o.lane(keyName);
+      if (!lane) continue;
+      this.#inflight.add(keyName);
+      this.#lastTry.set(keyName, now);
+      due.push(this.check(lane, organizationId)
+        .then((r) => void done.set(keyName, r))
+        .finally(() => this.#inflight.delete(keyName)));
+    }
+    await Promise.all(due);
+    return done;
+  }
+
+  /** One check of one key: a unit of its read share, then the services list. */
+  async check(lane: KeyLane, organizationId: string): Promise<CheckResult> {
+    const { ctx } = this.o;
+    const key = lane.keyName;
+    let waitMs: number;
+    try {
+      waitMs = await lane.budget.take('read');
+    } catch (err) {
+      // Redis did not answer the budget: no request goes out.
+      ctx.logger.debug({ key, err: (err as Error).message }, 'API key check skipped: its budget could not be read');
+      waitMs = 1;
+    }
+    const result = waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId);
+    ctx.emitter.emit('api:check', { key, result });
+    return result;
+  }
+
+  async #list(lane: KeyLane, organizationId: string): Promise<CheckResult> {
+    const { ctx } = this.o;
+    try {
+      const res = await lane.client.listServices(organizationId, undefined, { retry: false });
+      ctx.emitter.emit('api:contact', { at: ctx.now() });
+      await lane.budget.observe(res.rateLimit).catch(() => {});
+      await ctx.store.writeServices(organizationId, res.result.map((s) => ({ id: s.id.toLowerCase(), state: s.state ?? null })), ctx.now())
+        .catch(() => {});
+      return 'ok';
+    } catch (err) {
+      if (!isApiError(err)) {
+        ctx.logger.debug({ key: lane.keyName, err: (err as Error).message }, 'API key check failed');
+        return 'failed';
+      }
+      await lane.budget.observe(err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
+      if (err.status !== undefined) ctx.emitter.emit('api:contact', { at: ctx.now() });
+      if (err.status === 403 || err.status === 404) {
+        // A key that may not list services: its pipes' own calls are its contact.
+        this.#refused.add(lane.keyName);
+        ctx.logger.warn({ key: lane.keyName, code: err.code }, 'API key check: the platform refuses this key the services list; no more checks of it until a reload');
+      }
+      return 'failed';
+    }
+  }
+}
+
+/** Each API key with pipes, and the organization of its first pipe. */
+function organizationsByKey(config: Config): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of config.pipes) if (!out.has(p.key)) out.set(p.key, p.organizationId);
+  return out;
+}

@@ -1,0 +1,180 @@
+// KeyChecks: a key with no 2xx for api.checkEvery checks in with one services list, charged to its
+// read share (never sent without a unit of it), whose failure or success lands in the API metrics
+// the outage alerts read; a busy key never checks. And the daemon runs them on its own.
+import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/index.js';
+import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { KeyBudget } from '../../src/daemon/budget.js';
+import { silentLogger, type DaemonContext, type KeyLane } from '../../src/daemon/context.js';
+import { createDaemon } from '../../src/daemon/daemon.js';
+import { DaemonEmitter } from '../../src/daemon/events.js';
+import { checkPollMs, DEFAULT_CHECK_EVERY_MS, KeyChecks } from '../../src/daemon/key-checks.js';
+import { parseConfig } from '../../src/config/index.js';
+import { checkContactWindowMs } from '../../src/telemetry/index.js';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { redisKeys } from '../../src/daemon/redis-keys.js';
+import { StateStore } from '../../src/daemon/state-store.js';
+import { bindClientEvents } from '../../src/telemetry/bind-client-events.js';
+import { createMetrics } from '../../src/telemetry/metrics.js';
+import type { Config } from '../../src/policy/types.js';
+import { cleanupPrefix, collect, DEMO, demoPipe, policy, REDIS_URL, testConfig, uniquePrefix, waitForEvent } from './helpers.js';
+
+const prefix = uniquePrefix('key-checks');
+const redis = new Redis(REDIS_URL);
+const store = new StateStore(redis, prefix);
+const IDLE_SERVICE = 'a1000000-0000-4000-8000-000000000003';
+const EVERY = 60_000;
+let cloud: EmbeddedCloud;
+let client: ApiClient;
+let clock = 0;
+let config: Config;
+let budget: KeyBudget;
+const emitter = new DaemonEmitter();
+const ctx = { store, emitter, logger: silentLogger, now: () => clock, config: () => config } as unknown as DaemonContext;
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget } as unknown as KeyLane);
+const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
+const checks = () => new KeyChecks({ ctx, lane: (k) => (k === 'default' ? lane() : undefined), clock: () => clock });
+
+beforeAll(async () => {
+  await redis.ping();
+});
+beforeEach(async () => {
+  clock = Date.parse('2026-11-23T10:00:00Z');
+  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  client = new ApiClient({ baseUrl: cloud.url, keyId: DEMO.keyId, keySecret: DEMO.keySecret, retry: false });
+  config = { ...testConfig({ baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'p')], policies: {} }) };
+  config = { ...config, api: { ...config.api, checkEveryMs: EVERY } };
+  budget = new KeyBudget(redis, `${prefix}:budget:${Math.random()}`, { requests: 10, perMs: 10_000 });
+});
+afterEach(async () => {
+  await client.close();
+  await cloud.close();
+  await cleanupPrefix(redis, prefix);
+});
+afterAll(async () => {
+  redis.disconnect();
+});
+
+describe('KeyChecks', () => {
+  it('a quiet key checks in once per interval with one services list, charged to its read share', async () => {
+    const kc = checks();
+    kc.watch(client, 'default');
+    const contacts = collect(emitter, 'api:contact');
+    clock += EVERY - 1;
+    expect(await kc.checkDue()).toEqual(new Map());
+    clock += 1;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(listed()).toBe(1);
+    expect(contacts).toHaveLength(1);
+    // One unit of the key's window and one read credit (a share of 0.25 x 10 starts at 3.5).
+    expect((await budget.view())?.left).toBe(9);
+    const rc = Number(await redis.hget(budget.key, 'rc'));
+    expect(rc).toBeGreaterThanOrEqual(2.5);
+    expect(rc).toBeLessThan(2.6);
+    // The answer refreshes the organization's service states, which changes wait on.
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service?.state).toBe('idle');
+    // Not again within the interval, whatever the poll rate.
+    clock += EVERY / 2;
+    expect(await kc.checkDue()).toEqual(new Map());
+    clock += EVERY / 2;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(listed()).toBe(2);
+  });
+
+  it('a key that got a 2xx of its own within the interval does not check', async () => {
+    const kc = checks();
+    kc.watch(client, 'default');
+    clock += EVERY - 10_000;
+    await client.scalePipe({ organizationId: DEMO.org, serviceId: DEMO.analytics, pipeId: DEMO.pipes['orders-events'] }, {});
+    clock += 10_000;
+    expect(await kc.checkDue()).toEqual(new Map());
+    expect(listed()).toBe(0);
+  });
+
+  it('with the read share spent it sends nothing: no request, so never a 429', async () => {
+    // A unit left in the window but no read credit: reads wait, changes could go.
+    await redis.hset(budget.key, 'end', Date.now() + 60_000, 'left', 5, 'rc', 0, 'rt', Date.now());
+    const kc = checks();
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'no_budget']]));
+    expect(listed()).toBe(0);
+    expect((await budget.view())?.left).toBe(5);
+  });
+
+  it('during an outage each check fails and sets the last failure time the alerts compare with the last success', async () => {
+    const metrics = createMetrics(new Registry(), { defaultMetrics: false });
+    bindClientEvents(client.events, metrics, { key: 'default', now: () => clock });
+    const successAt = clock;
+    const kc = checks();
+    kc.watch(client, 'default');
+    await cloud.close();
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
+    const value = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.key === 'default')?.value;
+    expect(await value('pipescaler_api_last_failure_timestamp_seconds')).toBe(clock / 1000);
+    expect(await value('pipescaler_api_last_success_timestamp_seconds')).toBe(successAt / 1000);
+    // The next one comes an interval after this one, not at every poll.
+    clock += EVERY / 2;
+    expect(await kc.checkDue()).toEqual(new Map());
+    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  });
+
+  it('a key the platform refuses the list (an organization it does not see) stops checking until the config changes', async () => {
+    config = { ...config, pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }] };
+    const kc = checks();
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map());
+    config = { ...config };
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
+  });
+
+  it('checks nothing with api.checkEvery 0', async () => {
+    config = { ...config, api: { ...config.api, checkEveryMs: 0 } };
+    clock += 10 * EVERY;
+    expect(await checks().checkDue()).toEqual(new Map());
+    expect(listed()).toBe(0);
+  });
+});
+
+describe('the daemon', () => {
+  it('checks in for a key that has nothing to do, through its own lane and budget', async () => {
+    const daemonPrefix = uniquePrefix('key-checks-daemon');
+    const base = testConfig({ baseUrl: cloud.url, prefix: daemonPrefix, pipes: [demoPipe('orders-events', 'p')], policies: { p: policy('p', { replicas: 2 }) } });
+    const daemon = createDaemon({
+      config: { ...base, api: { ...base.api, checkEveryMs: 300 } }, redisUrl: REDIS_URL, prefix: daemonPrefix, schedule: false, watch: false,
+    });
+    try {
+      await daemon.start();
+      await expect(waitForEvent(daemon.emitter, 'api:check', (c) => c.key === 'default' && c.result === 'ok', 15_000)).resolves.toBeDefined();
+      expect(listed()).toBeGreaterThanOrEqual(1);
+      const left = await redis.hget(redisKeys(daemonPrefix).budget(DEMO.keyId), 'left');
+      expect(left === null ? null : Number(left)).toBeLessThan(1000);
+    } finally {
+      await daemon.stop();
+      await cleanupPrefix(redis, daemonPrefix);
+    }
+  }, 30_000);
+});
+
+describe('the outage timeline of rules.yml and rules.test.yml', () => {
+  it('assumes the defaults the code has: a check every 1 min polled every 5 s, a 30 s timeout, /readyz within 135 s, 15 s scrapes, for: 2m', () => {
+    const config = parseConfig('pipes: []\n', { file: 'x.yaml', env: {} });
+    expect(config.api.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS).toBe(60_000);
+    expect(checkPollMs(DEFAULT_CHECK_EVERY_MS)).toBe(5_000);
+    expect(config.api.timeoutMs).toBe(30_000);
+    expect(checkContactWindowMs(DEFAULT_CHECK_EVERY_MS)).toBe(135_000);
+    const prom = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { global: { scrape_interval: string; evaluation_interval: string } };
+    expect(prom.global).toMatchObject({ scrape_interval: '15s', evaluation_interval: '15s' });
+    const rules = (parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as { groups: { rules: { alert: string; for?: string }[] }[] }).groups[0]!.rules;
+    const forOf = (a: string) => rules.find((r) => r.alert === a)?.for;
+    expect([forOf('PipescalerApiUnreachable'), forOf('PipescalerNotReady')]).toEqual(['2m', '2m']);
+    // worst case (s): first failing check starts by 60 + 5, ends by + 30, scraped + 15, evaluated + 15, for 120
+    expect(60 + 5 + 30 + 15 + 15 + 120).toBeLessThanOrEqual(300);
+    expect(135 + 15 + 15 + 120).toBeLessThanOrEqual(300);
+  });
+});
