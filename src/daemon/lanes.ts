@@ -71,7 +71,7 @@ export class Lanes {
         };
         this.byQueue.set(name, lane);
       }
-      if (!lane) lane = this.create(keyName, key, name, settings);
+      lane ??= this.create(keyName, key, name, settings);
       lane.budget.limit = key.rateLimit;
       lane.budget.readShare = readShare;
       // one request per job: as many at once as the key may send in its window

@@ -10,8 +10,9 @@ import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { redisKeys } from './redis-keys.js';
 
-/** A tick's stored result: the samples as [labels, value, own time (ms) if known], or the query's error. */
-type StoredSample = [Record<string, string>, number | string, number?];
+/** A tick's stored result: the samples as [labels, value, own time (ms) if known], or the query's error.
+ *  An unknown time reads back as null: JSON writes an array's undefined as null. */
+type StoredSample = [Record<string, string>, number | string, (number | null)?];
 type Stored = { at: number; samples: StoredSample[] } | { at: number; error: string };
 
 interface TickVector {

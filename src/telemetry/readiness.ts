@@ -32,7 +32,7 @@ export interface ReadinessOptions {
 }
 
 export interface Readiness {
-  report(): ReadinessReport;
+  readonly report: () => ReadinessReport;
   /** Unsubscribe from the emitter. */
   close(): void;
 }
