@@ -40,6 +40,8 @@ export class KeyChecks {
   /** Keys whose list the platform refuses (403, 404): not asked again under this config. */
   #refused = new Set<string>();
   #refusedFor: Config | null = null;
+  /** Keys checked as last told by `api:checking` (null: not yet). */
+  #checking: number | null = null;
   #timer: NodeJS.Timeout | null = null;
   readonly #clock: () => number;
   readonly #started: number;
@@ -78,6 +80,7 @@ export class KeyChecks {
       this.#refused = new Set();
       this.#refusedFor = config;
     }
+    this.#tellChecking(config);
     const now = this.#clock();
     const due: Promise<void>[] = [];
     for (const [keyName, organizationId] of organizationsByKey(config)) {
@@ -93,7 +96,18 @@ export class KeyChecks {
         .finally(() => this.#inflight.delete(keyName)));
     }
     await Promise.all(due);
+    this.#tellChecking(config);
     return done;
+  }
+
+  /** A key refused the list no longer checks in: with none left, /readyz must not wait for a check
+   *  (readiness.ts falls back to the reconcile interval, when the pipes' own reads answer). */
+  #tellChecking(config: Config): void {
+    let keys = 0;
+    for (const key of organizationsByKey(config).keys()) if (!this.#refused.has(key)) keys++;
+    if (keys === this.#checking) return;
+    this.#checking = keys;
+    this.o.ctx.emitter.emit('api:checking', { keys });
   }
 
   /** One check of one key: a unit of its read share, then the services list. */

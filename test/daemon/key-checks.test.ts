@@ -12,7 +12,7 @@ import { createDaemon } from '../../src/daemon/daemon.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { checkPollMs, DEFAULT_CHECK_EVERY_MS, KeyChecks } from '../../src/daemon/key-checks.js';
 import { parseConfig } from '../../src/config/index.js';
-import { checkContactWindowMs } from '../../src/telemetry/index.js';
+import { checkContactWindowMs, createReadiness } from '../../src/telemetry/index.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
@@ -131,6 +131,32 @@ describe('KeyChecks', () => {
     expect(await kc.checkDue()).toEqual(new Map());
     config = { ...config };
     expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
+  });
+
+  it('a daemon whose every key is refused the list keeps /readyz on the reconcile interval: no check answers within 2 x checkEvery', async () => {
+    config = { ...config, pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }] };
+    const reconcileMs = 600_000;
+    const readiness = createReadiness(emitter, {
+      reconcileMs, graceMs: 60_000, contactWindowMs: () => checkContactWindowMs(EVERY), configLoaded: true, redisReady: true, now: () => clock,
+    });
+    try {
+      const kc = checks();
+      clock += EVERY;
+      expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']])); // refused: an answer, a contact
+      // No more checks of the key: a quiet fleet's next answer is its pipes' reconcile read.
+      clock += checkContactWindowMs(EVERY)! + 1;
+      expect(await kc.checkDue()).toEqual(new Map());
+      expect(readiness.report().api).toBe(true);
+      clock += reconcileMs + 60_000 - checkContactWindowMs(EVERY)!;
+      expect(readiness.report().api).toBe(false);
+      // A reload asks again; a key that checks again brings the short window back.
+      config = { ...config, pipes: [demoPipe('orders-events', 'p')] };
+      expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+      clock += checkContactWindowMs(EVERY)! + 1;
+      expect(readiness.report().api).toBe(false);
+    } finally {
+      readiness.close();
+    }
   });
 
   it('checks nothing with api.checkEvery 0', async () => {
