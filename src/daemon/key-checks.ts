@@ -2,8 +2,9 @@
 // (default 1 min): one services list of an organization of its pipes, the cheapest read there is
 // (one request for a whole organization, and its answer refreshes the services' states that
 // changes wait on). It takes a unit of the key's read share first; with none left it is skipped,
-// never queued, so it cannot delay a change nor cause a 429. A key whose pipes are busy never
-// checks: its own calls answer. A quiet key, whose reads a long reconcile period spaces out by
+// never queued, so it cannot cause a 429; and a key with turns waiting in its queue does not check,
+// so it cannot take the unit a waiting change needs. A key whose pipes are busy never checks: its
+// own calls answer. A quiet key, whose reads a long reconcile period spaces out by
 // many minutes, is still heard from every minute, so an outage shows within one: its failure
 // sets pipescaler_api_last_failure_timestamp_seconds, its success the last success, and /readyz
 // follows (readiness.ts). Each replica checks for itself, so its own metrics and /readyz stay true.
@@ -90,9 +91,8 @@ export class KeyChecks {
       const lane = this.o.lane(keyName);
       if (!lane) continue;
       this.#inflight.add(keyName);
-      this.#lastTry.set(keyName, now);
-      due.push(this.check(lane, organizationId)
-        .then((r) => void done.set(keyName, r))
+      due.push(this.#checkUnlessQueued(keyName, lane, organizationId, now)
+        .then((r) => void (r !== null && done.set(keyName, r)))
         .finally(() => this.#inflight.delete(keyName)));
     }
     await Promise.all(due);
@@ -108,6 +108,23 @@ export class KeyChecks {
     if (keys === this.#checking) return;
     this.#checking = keys;
     this.o.ctx.emitter.emit('api:checking', { keys });
+  }
+
+  /**
+   * A key with turns waiting in (or running on) its queue is not quiet: they answer soon, and the
+   * unit a check took outside the queue could be the one a waiting change needed (reads only go
+   * when no change waits). Such a key is looked at again at the next poll.
+   */
+  async #checkUnlessQueued(keyName: string, lane: KeyLane, organizationId: string, now: number): Promise<CheckResult | null> {
+    let queued = 0;
+    try {
+      queued = await lane.queue.getJobCountByTypes('wait', 'prioritized', 'paused', 'active');
+    } catch {
+      // Redis did not answer: neither will the budget (no request goes out).
+    }
+    if (queued > 0) return null;
+    this.#lastTry.set(keyName, now);
+    return this.check(lane, organizationId);
   }
 
   /** One check of one key: a unit of its read share, then the services list. */

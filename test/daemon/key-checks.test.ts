@@ -1,6 +1,7 @@
 // KeyChecks: a key with no 2xx for api.checkEvery checks in with one services list, charged to its
 // read share (never sent without a unit of it), whose failure or success lands in the API metrics
 // the outage alerts read; a busy key never checks. And the daemon runs them on its own.
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -32,9 +33,10 @@ let client: ApiClient;
 let clock = 0;
 let config: Config;
 let budget: KeyBudget;
+let queue: Queue;
 const emitter = new DaemonEmitter();
 const ctx = { store, emitter, logger: silentLogger, now: () => clock, config: () => config } as unknown as DaemonContext;
-const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget } as unknown as KeyLane);
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget, queue } as unknown as KeyLane);
 const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
 const checks = () => new KeyChecks({ ctx, lane: (k) => (k === 'default' ? lane() : undefined), clock: () => clock });
 
@@ -48,8 +50,10 @@ beforeEach(async () => {
   config = { ...testConfig({ baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'p')], policies: {} }) };
   config = { ...config, api: { ...config.api, checkEveryMs: EVERY } };
   budget = new KeyBudget(redis, `${prefix}:budget:${Math.random()}`, { requests: 10, perMs: 10_000 });
+  queue = new Queue(`apply-${Math.random()}`, { connection: redis, prefix });
 });
 afterEach(async () => {
+  await queue.close();
   await client.close();
   await cloud.close();
   await cleanupPrefix(redis, prefix);
@@ -92,6 +96,19 @@ describe('KeyChecks', () => {
     clock += 10_000;
     expect(await kc.checkDue()).toEqual(new Map());
     expect(listed()).toBe(0);
+  });
+
+  it('a key whose turns wait in its queue does not check: a change there must not find its unit taken', async () => {
+    const kc = checks();
+    await queue.add('apply', { pipe: 'orders-events' }, { priority: 1 });
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map());
+    expect(listed()).toBe(0);
+    expect(await budget.view()).toBeNull();
+    // The queue empty again (its turn answered or gone), the quiet key checks at the next look.
+    await queue.obliterate({ force: true });
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(listed()).toBe(1);
   });
 
   it('with the read share spent it sends nothing: no request, so never a 429', async () => {
