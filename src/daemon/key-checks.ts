@@ -118,7 +118,7 @@ export class KeyChecks {
   async #checkUnlessQueued(keyName: string, lane: KeyLane, organizationId: string, now: number): Promise<CheckResult | null> {
     let queued = 0;
     try {
-      queued = await lane.queue.getJobCountByTypes('wait', 'prioritized', 'paused', 'active');
+      queued = await lane.queue.getJobCountByTypes('wait', 'prioritized', 'active');
     } catch {
       // Redis did not answer: neither will the budget (no request goes out).
     }
