@@ -29,7 +29,10 @@ const isRead = (body: string): boolean => {
   }
 };
 
-export async function countingProxy(target: string): Promise<CountingProxy> {
+/** Called with every scaling PATCH's answer: the pipe id, whether it was a read, the status. */
+export type OnPatch = (pipeId: string, read: boolean, status: number) => void;
+
+export async function countingProxy(target: string, onPatch?: OnPatch): Promise<CountingProxy> {
   const pool = new Pool(target, { keepAliveTimeout: 30_000 });
   const counts: PatchCounts = { changes: {}, byPipe: {}, reads: {}, other: 0 };
   const server = createServer((req, res) => {
@@ -48,6 +51,7 @@ export async function countingProxy(target: string): Promise<CountingProxy> {
           const pipeId = /\/pipes\/([^/]+)\/scaling/.exec(req.url ?? '')?.[1];
           if (bucket === counts.changes && pipeId) counts.byPipe[pipeId] = (counts.byPipe[pipeId] ?? 0) + 1;
           else counts.other += 1;
+          if (bucket && pipeId) onPatch?.(pipeId, bucket === counts.reads, up.statusCode);
           const out: Record<string, string | string[]> = {};
           for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') out[k] = v;
           res.writeHead(up.statusCode, out);

@@ -11,6 +11,7 @@ import { reconcilePeriodMs } from '../src/policy/key-budget.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
 import type { Config, OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
 import { cloudProcess } from './child.js';
+import { countingProxy } from './counting-proxy.js';
 import { NO_BEHAVIOR } from './daemon-harness.js';
 import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
 
@@ -25,6 +26,12 @@ export interface BudgetRun {
   coldMs: number;
   /** Scaling PATCHes (changes or reads) and services-list GETs during the cold start. */
   coldRequests: number;
+  /** Of those PATCHes, told apart by body (a pass-through proxy): the changes, the reads of a pipe
+   *  before its first change (what a first contact made a read would cost), and the reconcile reads
+   *  of pipes whose change had answered already (the read share's, while no change waited). */
+  coldChanges: number;
+  coldContactReads: number;
+  coldReconcileReads: number;
   coldListReads: number;
   cold429: number;
   /** Seconds of the cold start in which no request was answered (the budget's pacing, a stall). */
@@ -62,6 +69,19 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
   const cloud = await cloudProcess(fixtures, { requests: RATE.requests, perMs: RATE.perMs });
+  // The daemon talks to the cloud through a pass-through proxy that tells a read (an empty PATCH)
+  // from a change: the cloud's stats count both as scalePipe.
+  let cold = true;
+  const changedIds = new Set<string>();
+  const coldCounts = { changes: 0, contactReads: 0, reconcileReads: 0 };
+  const proxy = await countingProxy(cloud.url, (pipeId, read) => {
+    if (!cold) return;
+    if (!read) {
+      coldCounts.changes += 1;
+      changedIds.add(pipeId);
+    } else if (changedIds.has(pipeId)) coldCounts.reconcileReads += 1;
+    else coldCounts.contactReads += 1;
+  });
   const prefix = benchPrefix('budget');
   // Boundary T is set once cold start and steady are over; the window is placed then (reload).
   const up: Policy = { name: 'up', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
@@ -71,7 +91,7 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     policy: i % 2 === 0 ? 'up' : 'down', key: 'default', bounds: {},
   }));
   const config: Config = {
-    api: { baseUrl: cloud.url, fixtures: '', timeoutMs: 30_000, keys: { default: { keyId, keySecret, rateLimit: RATE } } },
+    api: { baseUrl: proxy.url, fixtures: '', timeoutMs: 30_000, keys: { default: { keyId, keySecret, rateLimit: RATE } } },
     redis: { url: REDIS_URL, prefix },
     evaluate: { cron: '*/3 * * * * *', reconcileMs: RECONCILE_MS, concurrency: 10, readShare: SHARE },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
@@ -115,7 +135,8 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     const c0 = Date.now();
     await waitFor(() => pipes.every((p) => now(p.name) === 2), 20 * (o.pipes / RATE.requests) * 1000);
     const coldMs = Date.now() - c0;
-    const cold = await total();
+    cold = false;
+    const coldTotal = await total();
     const seconds = new Set<number>();
     for (const list of answers.values()) for (const a of list) seconds.add(Math.floor((a.at - c0) / 1000));
     const coldIdleSeconds = Math.ceil(coldMs / 1000) - seconds.size;
@@ -189,7 +210,8 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     const downTimes = downs.map((p) => reached(p, 1)!);
     const boundary = await total();
     return {
-      coldMs, coldRequests: cold.requests, coldListReads: cold.lists, cold429: cold.limited, coldIdleSeconds,
+      coldMs, coldRequests: coldTotal.requests, coldListReads: coldTotal.lists, cold429: coldTotal.limited, coldIdleSeconds,
+      coldChanges: coldCounts.changes, coldContactReads: coldCounts.contactReads, coldReconcileReads: coldCounts.reconcileReads,
       steadyMs: s1 - s0, steadyReads: steady.requests, steady429: steady.limited, steadyMaxGapMs, steadyFirstReadMs, steadyPeriodMs,
       steadyMinReads: steadyMinReads === Infinity ? 0 : steadyMinReads,
       planLeadMs, firstUpBeforeTMs: T - Math.min(...upTimes), upsAtT: upTimes.filter((t) => t <= T).length,
@@ -200,6 +222,7 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     stopTicking.abort();
     await ticker;
     await daemon.stop({ timeoutMs: 10_000 });
+    await proxy.close();
     await cloud.close();
     await deletePrefix(redis, prefix).finally(() => redis.quit());
   }

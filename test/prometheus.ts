@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { freePort, kill } from './redis-servers.js';
 
 export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
@@ -216,4 +217,22 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
     },
   };
   return server;
+}
+
+export interface Rule { alert?: string; expr: string; for?: string }
+export interface RuleFile { groups: { name: string; rules: Rule[] }[] }
+
+function seconds(d: string): number {
+  let s = 0;
+  for (const [, n, u] of d.matchAll(/(\d+)(ms|s|m|h|d)/g)) s += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[u as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return s;
+}
+
+/** rules.yml with every `for:` divided by `scale` (at least 1 s): 2m -> 2s at the default 60;
+ *  the expressions stay as shipped. */
+export function scaledRules(text: string, scale = 60): { text: string; shipped: RuleFile; scaled: RuleFile } {
+  const shipped = parse(text) as RuleFile;
+  const scaled = parse(text) as RuleFile;
+  for (const g of scaled.groups) for (const r of g.rules) if (r.for !== undefined) r.for = `${Math.max(1, Math.round(seconds(r.for) / scale))}s`;
+  return { text: stringify(scaled), shipped, scaled };
 }

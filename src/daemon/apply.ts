@@ -55,16 +55,12 @@ export function createApplyProcessor(ctx: DaemonContext) {
 
     // A change to an idle or stopped service would be refused (424): its state is read first,
     // once per organization and reconcile period, and the change waits while it does not run.
+    // The turn that read the list goes on to its change, with a unit of its own: without one it
+    // goes back to the front of its priority (spend.ts), the state now stored. A new turn at the
+    // back of the queue made that change the last of a cold start's (every reconcile period, one
+    // pipe waited behind every change queued after its own).
     let state = trustedState(service, ctx.now(), ctx.config().evaluate.reconcileMs);
-    if (state === undefined) {
-      const listed = await services.read(pipe, lane);
-      if (listed.requested) {
-        // This turn spent its request on the list: the change gets a turn of its own.
-        if (!refuses(listed.state)) await ctx.enqueueApply(pipe, job.data.direction, job.data.tickAt);
-        return refuses(listed.state) ? 'service_not_running' : 'service_read';
-      }
-      state = listed.state;
-    }
+    if (state === undefined) state = (await services.read(pipe, lane)).state;
     if (refuses(state)) return 'service_not_running';
     return apply(turn, kind, body);
   };

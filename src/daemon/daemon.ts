@@ -19,7 +19,7 @@ import { configChanges } from './reload-changes.js';
 import { reloadProblems, restartProblems, type RestartSetting } from './reload-check.js';
 import { RedisGuard } from './redis-guard.js';
 import { MetricSource } from './metric-source.js';
-import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, TICK_MARK_MS, type ApplyJobName, type EvaluateJob } from './queues.js';
+import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, TICK_MARK_MS, tickEvaluationOptions, type ApplyJobName, type EvaluateJob } from './queues.js';
 import { connectRedis, describeRedis, prefixProblem, watchStatus, type RedisClient } from './redis-connection.js';
 import { Heartbeat } from './heartbeat.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
@@ -93,10 +93,16 @@ export interface Daemon {
  */
 export const TICK_BATCH = 500;
 
-async function upgradePending(queue: Queue, id: string, ours: string, priority: number): Promise<void> {
+async function upgradePending(queue: Queue, id: string, ourId: string | undefined, ours: string, priority: number): Promise<void> {
+  // Our job was added (no turn was pending): nothing to upgrade. Every evaluation that still
+  // wants a waiting change lands here, once per tick per pipe (1,200 a tick at a cold start).
+  if (id === ourId) return;
   try {
     const pending = await queue.getJob(id);
     if (!pending || (pending.data as { idempotencyKey?: string }).idempotencyKey === ours) return;
+    // Already at our priority or ahead, and never delayed (a retry's backoff sets `delay`): nothing
+    // to raise or promote, and no need to ask its state.
+    if (pending.priority <= priority && !(pending.delay > 0)) return;
     const state = await pending.getState();
     if (state === 'delayed') await pending.promote();
     if ((state === 'delayed' || state === 'prioritized' || state === 'waiting') && (pending.opts.priority ?? 0) > priority) {
@@ -185,7 +191,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       const job = await lane.queue.add(name, data, opts);
       // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
       // scale-down's) priority, nor behind a read's delay. The turn does the newest desire anyway.
-      if (name === 'apply' && job.id !== undefined) await upgradePending(lane.queue, job.id, data.idempotencyKey, opts.priority ?? 0);
+      if (name === 'apply' && job.id !== undefined) await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
     },
   };
 
@@ -201,7 +207,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     if (!(await claimTick(at))) return;
     for (let i = 0; i < config.pipes.length; i += TICK_BATCH) {
       await evaluateQueue.addBulk(config.pipes.slice(i, i + TICK_BATCH).map((p) => ({
-        name: 'evaluate', data: { pipe: p.name, tickAt: at }, opts: evaluateJobOptions(evaluateJobId(p.name, at)),
+        name: 'evaluate', data: { pipe: p.name, tickAt: at }, opts: tickEvaluationOptions(p.name, at),
       })));
     }
     emitter.emit('tick', { at, pipes: config.pipes.length });

@@ -291,3 +291,38 @@ describe('the daemon spends a key\'s budget on changes first', () => {
     expect(Math.max(...downs.map((e) => e.at))).toBeLessThan(reads.at(-1)!.at);
   }, 90_000);
 });
+
+describe('the services list before a change', () => {
+  const prefix = uniquePrefix('budget-list');
+  afterAll(async () => {
+    await cleanupPrefix(redis, prefix);
+  });
+
+  it('the turn that reads the list sends its change too: one turn per pipe, not a second one at the back of the queue', async () => {
+    const N = 4;
+    const fixtures = generateFixtures({ streamPipes: N, rateLimit: false });
+    const cloud = await startCloud({ fixtures, port: 0 });
+    const { keyId, keySecret } = fixtures.apiKeys[0]!;
+    const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
+      name: `stream-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
+      policy: 'two', key: 'default', bounds: {},
+    }));
+    const config = testConfig({ baseUrl: cloud.url, prefix, pipes, keys: { default: { keyId, keySecret } }, policies: { two: policy('two', { replicas: 2 }) } });
+    const at = Date.parse('2026-11-23T10:00:00Z');
+    const daemon = createDaemon({ config, redis, prefix, now: () => at, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    try {
+      await daemon.start();
+      await daemon.tick(at);
+      await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2), 30_000, 'every pipe at 2');
+      await drained([daemon]);
+      expect(Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0)).toBe(1);
+      expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
+      const lane = daemon.queues().find((q) => q.name.startsWith('apply-'))!;
+      const turns = await lane.getJobs(['completed', 'failed', 'waiting', 'prioritized', 'delayed', 'active']);
+      expect(turns.map((j) => [j.data.pipe, j.returnvalue]).sort()).toEqual(pipes.map((p) => [p.name, 'contact_applied']));
+    } finally {
+      await daemon.stop({ timeoutMs: 2_000 });
+      await cloud.close();
+    }
+  }, 60_000);
+});

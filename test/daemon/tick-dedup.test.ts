@@ -69,4 +69,40 @@ describe('tick deduplication', () => {
       await cloud.close();
     }
   });
+  it('evaluations that fell behind: a tick adds none for a pipe whose last one still waits; the waiting one runs, then the next tick adds again', async () => {
+    const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+    const config = testConfig({
+      baseUrl: cloud.url, prefix: `${prefix}-behind`,
+      pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
+      policies: { streams: policy('streams', { replicas: 2 }) },
+    });
+    const emitter = new DaemonEmitter();
+    const d = createDaemon({ config, redis, prefix: `${prefix}-behind`, now: () => T0 + 1_000, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    try {
+      await d.start();
+      const evaluate = d.queues()[0]!;
+      expect(evaluate.name).toBe('evaluate');
+      // The evaluate worker takes nothing: three ticks come while the first one's evaluations wait.
+      await evaluate.pause();
+      await d.tick(T0);
+      await d.tick(T0 + 30_000);
+      await d.tick(T0 + 60_000);
+      const waiting = async () => Object.values(await evaluate.getJobCounts('waiting', 'prioritized', 'delayed')).reduce((a, b) => a + b, 0);
+      expect(await waiting()).toBe(2);
+      const done = async () => (await evaluate.getJobs(['completed'])).map((j) => [j.data.pipe, j.data.tickAt] as const).sort();
+      await evaluate.resume();
+      await drained([d]);
+      // The waiting ones ran (at their tick: the first contact, a decision for each pipe)...
+      expect(await done()).toEqual([['clickstream', T0], ['orders-events', T0]]);
+      expect(cloud.stats().requests.scalePipe?.[200]).toBeGreaterThan(0);
+      // ...and once they are done, the next tick adds its own again.
+      await d.tick(T0 + 90_000);
+      await drained([d]);
+      expect((await done()).filter(([, at]) => at === T0 + 90_000)).toHaveLength(2);
+    } finally {
+      await d.stop({ timeoutMs: 2_000 });
+      await cloud.close();
+      await cleanupPrefix(redis, `${prefix}-behind`);
+    }
+  }, 30_000);
 });

@@ -20,7 +20,7 @@ import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index
 import type { Config, PipeConfig } from '../../src/policy/types.js';
 import { createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
 import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, oneOff, policy, testConfig, uniquePrefix, until, waitForEvent } from '../daemon/helpers.js';
-import { PROMETHEUS_BIN, startPrometheus, type PromAlert, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, scaledRules, startPrometheus, type PromAlert, type PrometheusServer, type RuleFile } from '../prometheus.js';
 import { OPTIONAL, untilGcObserved } from './metric-coverage.js';
 import { dashboardExpressions, metricNamesIn, substituteVariables } from './promql-names.js';
 
@@ -30,27 +30,8 @@ if (!hasPrometheus && !inCi) console.warn(`${PROMETHEUS_BIN} not found: skipping
 
 const RULES = 'config/prometheus/rules.yml';
 const DASHBOARD = 'config/grafana/dashboards/pipescaler.json';
-/** Rule `for:` durations shrink by this factor (2m -> 2s); the expressions stay as shipped. */
-const SCALE = 60;
 const GHOST = 'ghost-events';
 const LEGACY = 'legacy-events';
-
-interface Rule { alert?: string; expr: string; for?: string }
-interface RuleFile { groups: { name: string; rules: Rule[] }[] }
-
-function seconds(d: string): number {
-  let s = 0;
-  for (const [, n, u] of d.matchAll(/(\d+)(ms|s|m|h|d)/g)) s += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[u as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return s;
-}
-
-/** rules.yml with every `for:` divided by SCALE (at least 1 s). */
-export function scaledRules(text: string): { text: string; shipped: RuleFile; scaled: RuleFile } {
-  const shipped = parse(text) as RuleFile;
-  const scaled = parse(text) as RuleFile;
-  for (const g of scaled.groups) for (const r of g.rules) if (r.for !== undefined) r.for = `${Math.max(1, Math.round(seconds(r.for) / SCALE))}s`;
-  return { text: stringify(scaled), shipped, scaled };
-}
 
 describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a real Prometheus', () => {
   const prefix = uniquePrefix('promrun');
