@@ -92,7 +92,9 @@ export class KeyChecks {
       if (!lane) continue;
       this.#inflight.add(keyName);
       due.push(this.#checkUnlessQueued(keyName, lane, organizationId, now)
-        .then((r) => void (r !== null && done.set(keyName, r)))
+        .then((r) => {
+          if (r !== null) done.set(keyName, r);
+        })
         .finally(() => this.#inflight.delete(keyName)));
     }
     await Promise.all(due);
