@@ -110,9 +110,9 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   });
   const now = (p: string) => answers.get(p)?.at(-1)?.replicas;
   await daemon.start();
-  let ticking = true;
+  const stopTicking = new AbortController();
   const ticker = (async () => {
-    while (ticking) {
+    while (!stopTicking.signal.aborted) {
       await daemon.tick(Math.floor(Date.now() / 1000) * 1000).catch(() => undefined);
       await sleep(TICK_MS - (Date.now() % TICK_MS));
     }
@@ -151,7 +151,8 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
       for (const p of pipes) multi.hget(daemon.store.keys.pipe(p.name), 'lastReadAt');
       const got = (await multi.exec()) ?? [];
       pipes.forEach((p, i) => {
-        const at = Number(JSON.parse(String(got[i]?.[1] ?? 'null')) ?? NaN);
+        const raw = got[i]?.[1];
+        const at = Number(typeof raw === 'string' ? JSON.parse(raw) : NaN);
         const list = reads.get(p.name)!;
         if (Number.isFinite(at) && at !== list.at(-1)) list.push(at);
       });
@@ -218,7 +219,7 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
       boundary429: boundary.limited, boundaryRequests: boundary.requests,
     };
   } finally {
-    ticking = false;
+    stopTicking.abort();
     await ticker;
     await daemon.stop({ timeoutMs: 10_000 });
     await proxy.close();

@@ -30,6 +30,6 @@ export async function closedLoop(n: number, concurrency: number, deadlineMs: num
   await Promise.all(Array.from({ length: concurrency }, worker));
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  if (failures > 0) throw new Error(`${failures} of ${n} calls failed; first: ${String((firstError as Error)?.message ?? firstError)}`);
+  if (failures > 0) throw new Error(`${failures} of ${n} calls failed; first: ${firstError instanceof Error ? firstError.message : String(firstError)}`);
   return { n, ms, cpuUs: cpu.user + cpu.system, failures };
 }

@@ -27,7 +27,7 @@ export async function runOnce(args: NoopArgs): Promise<NoopResult> {
   worker.on('completed', () => {
     if (++done === args.n) resolveAll();
   });
-  let ms = 0;
+  let ms: number;
   try {
     await worker.waitUntilReady();
     void worker.run();

@@ -38,7 +38,6 @@ async function scenario(name: string, run: () => Promise<Figure[]>, fallback: Fi
 const startedAt = new Date();
 const m = machine();
 const figures: Figure[] = [];
-const runs = quick ? 3 : 5;
 
 if (wanted('client')) {
   const why = await missing('../src/api/index.js', 'ApiClient', 'the API client (src/api/client.ts)');

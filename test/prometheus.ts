@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePort, kill } from './redis-servers.js';
 
-export const PROMETHEUS_BIN = process.env['PROMETHEUS_BIN'] ?? '/usr/bin/prometheus';
+export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
 
 export interface ScrapeJob {
   readonly job: string;
@@ -39,7 +39,7 @@ export interface Sample {
 export interface RangeSeries {
   readonly metric: Record<string, string>;
   /** [unix seconds, value] */
-  readonly values: ReadonlyArray<readonly [number, number]>;
+  readonly values: readonly (readonly [number, number])[];
 }
 
 export interface PromAlert {
@@ -61,7 +61,7 @@ export interface PrometheusServer {
   /** Pending and firing alerts (GET /api/v1/alerts). */
   alerts(): Promise<PromAlert[]>;
   /** Last scrape health of every target (GET /api/v1/targets). */
-  targets(): Promise<Array<{ scrapeUrl: string; health: string; lastError: string }>>;
+  targets(): Promise<{ scrapeUrl: string; health: string; lastError: string }[]>;
   /** Polls `expr` until `pred` holds for its result (bounded; throws with the last result). */
   waitFor(expr: string, pred: (r: Sample[]) => boolean, timeoutMs?: number): Promise<Sample[]>;
   /** Kill the process but keep its dir and port, for restart(): an outage of the server. */
@@ -104,7 +104,7 @@ async function api<T>(base: string, path: string, params: Record<string, string>
 }
 
 type QueryData =
-  | { resultType: 'vector'; result: Array<{ metric: Record<string, string>; value: [number, string] }> }
+  | { resultType: 'vector'; result: { metric: Record<string, string>; value: [number, string] }[] }
   | { resultType: 'scalar'; result: [number, string] }
   | { resultType: 'matrix' | 'string'; result: unknown };
 
@@ -147,8 +147,8 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
   const onData = (b: Buffer) => { out = (out + b.toString()).slice(-20_000); };
   const launch = (): ChildProcess => {
     const c = spawn(PROMETHEUS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    c.stdout!.on('data', onData);
-    c.stderr!.on('data', onData);
+    c.stdout.on('data', onData);
+    c.stderr.on('data', onData);
     c.once('error', (e) => { out += `\nspawn error: ${e.message}`; });
     return c;
   };
@@ -166,7 +166,7 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
     port, url: base, dir,
     async query(expr, time) {
       const params: Record<string, string> = { query: expr };
-      if (time !== undefined) params['time'] = String(time);
+      if (time !== undefined) params.time = String(time);
       const data = await api<QueryData>(base, '/api/v1/query', params);
       if (data.resultType === 'vector') {
         return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
@@ -175,7 +175,7 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
       throw new Error(`prometheus query ${expr}: unexpected result type ${data.resultType}`);
     },
     async queryRange(expr, start, end, step) {
-      const data = await api<{ resultType: string; result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> }>(
+      const data = await api<{ resultType: string; result: { metric: Record<string, string>; values: [number, string][] }[] }>(
         base, '/api/v1/query_range', { query: expr, start: String(start), end: String(end), step: String(step) });
       return data.result.map((r) => ({ metric: r.metric, values: r.values.map(([t, v]) => [t, Number(v)] as const) }));
     },
@@ -184,14 +184,13 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
       return data.alerts;
     },
     async targets() {
-      const data = await api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>(base, '/api/v1/targets');
+      const data = await api<{ activeTargets: { scrapeUrl: string; health: string; lastError: string }[] }>(base, '/api/v1/targets');
       return data.activeTargets.map(({ scrapeUrl, health, lastError }) => ({ scrapeUrl, health, lastError }));
     },
     async waitFor(expr, pred, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
-      let last: Sample[] = [];
       for (;;) {
-        last = await server.query(expr);
+        const last = await server.query(expr);
         if (pred(last)) return last;
         if (Date.now() > deadline) {
           throw new Error(`prometheus: ${expr} did not reach the condition within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);

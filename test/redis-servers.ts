@@ -47,14 +47,14 @@ export function spawnRedis(bin: string, args: readonly string[], port: number): 
       clearTimeout(timer);
       reject(new Error(`${bin} on ${port} exited ${code}: ${out}`));
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', onExit);
   });
 }
 
 export async function kill(child: ChildProcess | null): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  if (child?.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGKILL');
   await exited;

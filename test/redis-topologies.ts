@@ -97,7 +97,7 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
       proc.child = await spawnRedis('redis-sentinel', [conf], port);
     }
     // Ready for a failover: the replica is in sync and every sentinel knows it and the two others.
-    await until(async () => ask(a, async (r) => /state=online/.test(await r.info('replication'))), 'the replica to sync');
+    await until(async () => ask(a, async (r) => (await r.info('replication')).includes('state=online')), 'the replica to sync');
     for (const port of sentinels) {
       await until(() => ask(port, async (r) => {
         const master = await r.call('SENTINEL', 'MASTER', name) as string[];
@@ -137,7 +137,7 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
         await until(() => ask(master, async (r) => {
           const info = await r.info('replication');
           const offset = infoField(info, 'master_repl_offset');
-          return /state=online/.test(info) && new RegExp(`offset=${offset},`).test(info);
+          return info.includes('state=online') && new RegExp(`offset=${offset},`).test(info);
         }), 'the replica to catch up');
       },
       stop,
@@ -176,8 +176,8 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
     }
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 20_000 });
     for (const port of ports) {
-      await until(() => ask(port, async (r) => infoField(await r.cluster('INFO') as string, 'cluster_state') === 'ok'
-        && infoField(await r.cluster('INFO') as string, 'cluster_known_nodes') === '3'), `cluster node ${port} to be ok`);
+      await until(() => ask(port, async (r) => infoField(await r.cluster('INFO'), 'cluster_state') === 'ok'
+        && infoField(await r.cluster('INFO'), 'cluster_known_nodes') === '3'), `cluster node ${port} to be ok`);
     }
     return { ports, url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
   } catch (err) {

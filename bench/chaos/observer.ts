@@ -32,9 +32,7 @@ const SCALING_PATH = /\/pipes\/([^/]+)\/scaling$/;
 const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade'];
 
 function forwardable(h: IncomingHttpHeaders): IncomingHttpHeaders {
-  const out = { ...h };
-  for (const k of HOP_BY_HOP) delete out[k];
-  return out;
+  return Object.fromEntries(Object.entries(h).filter(([k]) => !HOP_BY_HOP.includes(k)));
 }
 
 export async function startObserver(target: string): Promise<Observer> {

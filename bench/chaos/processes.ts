@@ -133,8 +133,8 @@ export class Replicas {
       cwd: this.opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'],
     });
     const run: ReplicaRun = { label, child, stdout: [], stderr: [], exit: null, expected: false };
-    lines(child.stdout!, run.stdout);
-    lines(child.stderr!, run.stderr);
+    lines(child.stdout, run.stdout);
+    lines(child.stderr, run.stderr);
     child.on('error', (err) => run.stderr.push(`spawn error: ${err.message}`));
     child.on('exit', (code, signal) => {
       run.exit = code ?? signal;

@@ -47,6 +47,20 @@ export const ENDPOINTS = {
 export type Operation = keyof typeof ENDPOINTS;
 export const OPERATIONS = Object.keys(ENDPOINTS) as readonly Operation[];
 
+/**
+ * The `result` of an operation's success as a server sends it: the response schema's input (a
+ * quantity string where the client reads a number, unknown fields passed through); undefined for
+ * a DELETE, whose envelope has none.
+ */
+export type SentResultOf<Op extends Operation> = Op extends Operation
+  ? z.input<(typeof ENDPOINTS)[Op]['response']> extends { result: infer R } ? R : undefined
+  : never;
+
+type ParamsIn<Path extends string> = Path extends `${string}{${infer Name}}${infer Rest}` ? Name | ParamsIn<Rest> : never;
+
+/** The names of an operation's path parameters, read from its path template. */
+export type PathParamOf<Op extends Operation> = ParamsIn<(typeof ENDPOINTS)[Op]['path']>;
+
 /** A path template cut at its parameters: literal, name, literal, name, ..., literal. */
 interface PathTemplate {
   readonly parts: readonly string[];

@@ -99,6 +99,7 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
   } catch (err) {
     if (err instanceof ApiError) throw err;
     // A late answer is dropped: destroyed before its end, undici's body emits an error of its own.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the timer's callback sets both; flow analysis does not see a closure's writes
     if (timedOut && !body) pending.then((late) => late.body.on('error', () => {}).destroy(), () => {});
     if (a.signal?.aborted) throw a.signal.reason;
     throw transportError(err, { operation: a.operation, timedOut, timeoutMs: a.timeoutMs });

@@ -4,3 +4,4 @@
 export { formatPath } from './issue-path.js';
 export { REASONS } from './schemas/envelope.js';
 export { RETRIABLE_CODES } from './errors.js';
+export type { PathParamOf, SentResultOf } from './endpoints.js';

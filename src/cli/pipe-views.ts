@@ -53,7 +53,7 @@ export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file
     const read = view(pipe, pipeKind(found.source), found.state, appliedOf(found.scaling), endpoints);
     // an empty PATCH still reads the pipe; a change is what an idle or stopped service refuses
     out[pipe.name] = SERVICE_STATES_REFUSING_CHANGES.has(service.state)
-      ? { view: read, refused: true, note: `service ${service.name ?? service.id} is ${service.state}: the platform answers 424 to a change` }
+      ? { view: read, refused: true, note: `service ${service.name} is ${service.state}: the platform answers 424 to a change` }
       : { view: read };
   }
   return out;

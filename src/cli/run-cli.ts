@@ -34,7 +34,7 @@ export function describeError(err: unknown): string {
  * A reader that closed our stdout early (`pipescaler simulate ... | head -1`) has all it wanted:
  * the command ends quietly with status 0 instead of dying on an unhandled EPIPE with a stack.
  */
-export function endQuietlyOnClosedStdout(stream: NodeJS.WriteStream = process.stdout, exit: (code: number) => void = process.exit): void {
+export function endQuietlyOnClosedStdout(stream: NodeJS.WriteStream = process.stdout, exit: (code: number) => void = (code) => process.exit(code)): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') exit(0);
     else {

@@ -14,8 +14,9 @@ export interface Column<T> {
 export function cell(v: unknown): string {
   if (v === null || v === undefined || v === '') return '-';
   if (Array.isArray(v)) return v.length === 0 ? '-' : v.map(cell).join(',');
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return v.toString();
+  return JSON.stringify(v);
 }
 
 const GAP = 2;

@@ -35,9 +35,9 @@ export function installBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, text, done) => {
     const s = String(text);
-    if (s.trim() === '') return done(null, undefined);
+    if (s.trim() === '') { done(null, undefined); return; }
     if (jsonDepth(s) > MAX_BODY_DEPTH) {
-      return done(null, new DeferredBodyError(new CloudHttpError(400, `body nests deeper than ${MAX_BODY_DEPTH} levels`)));
+      done(null, new DeferredBodyError(new CloudHttpError(400, `body nests deeper than ${MAX_BODY_DEPTH} levels`))); return;
     }
     try {
       done(null, JSON.parse(s));
@@ -47,7 +47,7 @@ export function installBodyParsers(app: FastifyInstance): void {
   });
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (req, buf, done) => {
     const len = (buf as Buffer).length;
-    if (len === 0) return done(null, undefined);
+    if (len === 0) { done(null, undefined); return; }
     const type = req.headers['content-type'] ?? '(none)';
     done(null, new DeferredBodyError(new CloudHttpError(415, `Content-Type must be application/json, got ${type}`)));
   });

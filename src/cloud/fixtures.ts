@@ -62,7 +62,7 @@ function checkReferences(f: ParsedFixtures, ctx: Ctx): void {
 const CheckedFixtures = FixturesSchema.superRefine(checkReferences);
 
 /** Validate fixtures given as an object (the benchmark and tests build them in code). */
-export function parseFixtures(input: Fixtures | unknown, where = 'fixtures'): ParsedFixtures {
+export function parseFixtures(input: unknown, where = 'fixtures'): ParsedFixtures {
   const r = CheckedFixtures.safeParse(input, { error: issueMessages });
   if (!r.success) throw new FixturesError(`${where}: ${formatIssues(r.error.issues)}`);
   return r.data;

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ENDPOINTS, isObjectId, isUuid, OPERATIONS, type Operation } from '../api/index.js';
-import { REASONS } from '../api/internal.js';
+import { REASONS, type PathParamOf } from '../api/internal.js';
 import { KeyRing } from './auth.js';
 import { BODY_LIMIT, installBodyParsers, readBody } from './body.js';
 import { CloudHttpError } from './errors.js';
@@ -13,7 +13,7 @@ import { planFaults } from './faults.js';
 import type { FaultConfig, Quirks } from './fixtures-schema.js';
 import type { FixedWindowLimiter } from './rate-limit.js';
 import { adminRoutes, type AdminControls } from './routes/admin.js';
-import type { RouteContext } from './routes/context.js';
+import type { RouteContext, RouteHandler } from './routes/context.js';
 import { HANDLERS } from './routes/index.js';
 import type { StatsCounter } from './stats.js';
 import type { CloudStore } from './store.js';
@@ -50,6 +50,32 @@ function sendError(reply: FastifyReply, req: FastifyRequest, err: CloudHttpError
 function sendTooMany(reply: FastifyReply, headers: Record<string, string> | null): FastifyReply {
   if (headers) reply.headers(headers);
   return reply.code(429).send({ error: 'TOO_MANY_REQUESTS' });
+}
+
+/** The route of one operation: its handler, typed by the operation, answers in the success envelope. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- Op is what makes HANDLERS[op] this operation's handler
+function addRoute<Op extends Operation>(v1: FastifyInstance, op: Op, parts: ServerParts): void {
+  const def = ENDPOINTS[op];
+  const handler: RouteHandler<Op> = HANDLERS[op];
+  v1.route({
+    method: def.method,
+    url: toFastifyPath(def.path),
+    config: { operation: op },
+    handler: async (req, reply) => {
+      const ctx: RouteContext<Op> = {
+        // fastify fills exactly the names of the route's path, the names of def.path.
+        params: req.params as Record<PathParamOf<Op>, string>,
+        query: req.query as Record<string, string | string[] | undefined>,
+        body: () => readBody(req),
+        store: parts.store,
+        now: parts.now,
+        quirks: parts.quirks,
+      };
+      const result = handler(ctx);
+      reply.header('x-request-id', req.id);
+      return def.method === 'DELETE' ? { status: 200, requestId: req.id } : { status: 200, requestId: req.id, result };
+    },
+  });
 }
 
 export function buildServer(parts: ServerParts): FastifyInstance {
@@ -121,28 +147,7 @@ export function buildServer(parts: ServerParts): FastifyInstance {
       parts.stats.request(req.routeOptions.config.operation ?? 'unrouted', reply.statusCode);
     });
 
-    for (const op of OPERATIONS) {
-      const def = ENDPOINTS[op];
-      const handler = HANDLERS[op];
-      v1.route({
-        method: def.method,
-        url: toFastifyPath(def.path),
-        config: { operation: op },
-        handler: async (req, reply) => {
-          const ctx: RouteContext = {
-            params: req.params as Record<string, string>,
-            query: req.query as Record<string, string | string[] | undefined>,
-            body: () => readBody(req),
-            store: parts.store,
-            now: parts.now,
-            quirks: parts.quirks,
-          };
-          const result = handler(ctx);
-          reply.header('x-request-id', req.id);
-          return def.method === 'DELETE' ? { status: 200, requestId: req.id } : { status: 200, requestId: req.id, result };
-        },
-      });
-    }
+    for (const op of OPERATIONS) addRoute(v1, op, parts);
   });
 
   if (parts.admin) app.register(adminRoutes(parts.admin));

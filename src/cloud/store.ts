@@ -20,7 +20,8 @@ export interface StoredPipe {
   /** Members the fixtures add beyond the contract's fields are answered as given. */
   [extra: string]: unknown;
 }
-export type StoredDashboard = z.output<typeof FixtureDashboard> & { tags: string[]; tiles: { id: string }[] };
+type WithTileIds<D extends { tiles: readonly { id?: string | undefined }[] }> = Omit<D, 'tiles'> & { tiles: (D['tiles'][number] & { id: string })[] };
+export type StoredDashboard = WithTileIds<z.output<typeof FixtureDashboard> & { tags: string[] }>;
 export type StoredAlert = z.output<typeof FixtureAlert>;
 
 export interface StoredService {
@@ -99,12 +100,12 @@ export class CloudStore {
 }
 
 function stripNulls(s: Partial<Record<ScalingField, number | null | undefined>>): Partial<StoredScaling> {
-  return Object.fromEntries(Object.entries(s).filter(([, v]) => v !== null && v !== undefined));
+  return Object.fromEntries(Object.entries(s).filter(([, v]) => typeof v === 'number'));
 }
 
 /** Tiles without an id get one, as the platform assigns them. */
-export function withTileIds<D extends { tiles: { id?: string | undefined }[] }>(d: D): D & { tiles: { id: string }[] } {
-  return { ...d, tiles: d.tiles.map((t) => ({ ...t, id: t.id ?? newObjectId() })) } as D & { tiles: { id: string }[] };
+export function withTileIds<D extends { tiles: readonly { id?: string | undefined }[] }>(d: D): WithTileIds<D> {
+  return { ...d, tiles: d.tiles.map((t) => ({ ...t, id: t.id ?? newObjectId() })) };
 }
 
 let counter = Math.floor(Math.random() * 0xffffff);

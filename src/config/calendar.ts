@@ -29,7 +29,7 @@ function datesOf(start: ICAL.Time, end: ICAL.Time | null, out: Set<string>): voi
 export function calendarDates(text: string): string[] {
   let root: ICAL.Component;
   try {
-    root = new ICAL.Component(ICAL.parse(text));
+    root = new ICAL.Component(ICAL.parse(text) as unknown[]);
   } catch (err) {
     throw new CalendarError(`not an iCalendar file: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -38,19 +38,22 @@ export function calendarDates(text: string): string[] {
   for (const component of root.getAllSubcomponents('vevent')) {
     const event = new ICAL.Event(component);
     const name = event.summary ? `"${event.summary}"` : `with UID ${event.uid}`;
-    if (!event.startDate) throw new CalendarError(`the event ${name} has no DTSTART`);
-    if (!event.startDate.isDate) {
-      throw new CalendarError(`the event ${name} (${event.startDate.toString()}) is not an all-day event: exclude takes whole days`);
+    // ical.js types both as always there: an event without DTSTART has no start date, and an
+    // iterator's next() is null after the last occurrence. (The end date is the start's when absent.)
+    const start = event.startDate as ICAL.Time | null;
+    if (!start) throw new CalendarError(`the event ${name} has no DTSTART`);
+    if (!start.isDate) {
+      throw new CalendarError(`the event ${name} (${start.toString()}) is not an all-day event: exclude takes whole days`);
     }
-    const span = event.endDate && event.endDate.compare(event.startDate) > 0
-      ? event.endDate.subtractDate(event.startDate) : null;
+    const span = event.endDate.compare(start) > 0 ? event.endDate.subtractDate(start) : null;
     if (!event.isRecurring()) {
-      datesOf(event.startDate, event.endDate, dates);
+      datesOf(start, event.endDate, dates);
       continue;
     }
-    const lastYear = event.startDate.year + RECURRENCE_YEARS;
+    const lastYear = start.year + RECURRENCE_YEARS;
     const it = event.iterator();
-    for (let n = 0, next = it.next(); next && n < MAX_DATES_PER_EVENT && next.year <= lastYear; n++, next = it.next()) {
+    const following = (): ICAL.Time | null => it.next();
+    for (let n = 0, next = following(); next && n < MAX_DATES_PER_EVENT && next.year <= lastYear; n++, next = following()) {
       const end = span ? next.clone() : null;
       if (end && span) end.addDuration(span);
       datesOf(next, end, dates);

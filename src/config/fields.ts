@@ -81,7 +81,7 @@ const OFFSET = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 export const instant = field<number>((v) => {
   if (typeof v !== 'string') return 'must be an ISO 8601 date-time with offset, e.g. 2026-11-27T00:00:00-05:00';
   const t = DateTime.fromISO(v, { setZone: true });
-  if (!t.isValid) return `${JSON.stringify(v)} is not an ISO 8601 date-time (${t.invalidExplanation ?? t.invalidReason ?? 'unreadable'})`;
+  if (!t.isValid) return `${JSON.stringify(v)} is not an ISO 8601 date-time (${t.invalidExplanation ?? t.invalidReason})`;
   if (!v.includes('T') || !OFFSET.test(v)) {
     return `${JSON.stringify(v)} needs a time and an offset, e.g. 2026-11-27T00:00:00-05:00 or ...T05:00:00Z`;
   }
@@ -105,8 +105,7 @@ export const nonEmptyString = field<string>((v) =>
 
 /** A value the platform accepts for a scaling field (SCALING_LIMITS; docs/platform-api.md#scale-a-pipe). */
 export const scalingValue = (f: ScalingField) => field<number>((v) => {
-  const bad = limitViolation(f, v);
-  return bad === null ? { ok: v as number } : bad;
+  return limitViolation(f, v) ?? { ok: v as number };
 });
 
 /** A maxStep: how much one decision may move a field; positive, whole for integer fields. */

@@ -75,7 +75,7 @@ export function interpolateDocument(doc: Document, env: Env): DocumentInterpolat
     if (isMap(node)) {
       for (const pair of node.items) {
         const key = isScalar(pair.key) ? pair.key.value : pair.key;
-        walk(pair.value, [...path, typeof key === 'number' ? String(key) : String(key)]);
+        walk(pair.value, [...path, String(key)]);
       }
     } else if (isSeq(node)) {
       node.items.forEach((item, i) => walk(item, [...path, i]));

@@ -119,7 +119,7 @@ const hostPortList = (defaultPort: number, what: string) => z.array(z.unknown(),
   .min(1, { error: `must name at least one of the ${what}` })
   .transform((list, ctx): HostPort[] => list.map((v, i) => {
     const hp = typeof v === 'string' ? parseHostPort(v, defaultPort) : null;
-    if (hp === null) ctx.addIssue({ code: 'custom', path: [i], message: 'must be host:port, e.g. 10.0.0.5:' + defaultPort });
+    if (hp === null) ctx.addIssue({ code: 'custom', path: [i], message: `must be host:port, e.g. 10.0.0.5:${defaultPort}` });
     return hp ?? { host: '', port: defaultPort };
   }));
 

@@ -26,7 +26,7 @@ const perField = <T extends z.ZodType>(make: (f: ScalingField) => T) =>
   strict(Object.fromEntries(SCALING_FIELDS.map((f) => [f, make(f).optional()])) as Record<ScalingField, z.ZodOptional<T>>);
 
 const compact = <T>(rec: Partial<Record<ScalingField, T | undefined>>): Partial<Record<ScalingField, T>> =>
-  Object.fromEntries(Object.entries(rec).filter(([, v]) => v !== undefined)) as Partial<Record<ScalingField, T>>;
+  Object.fromEntries(Object.entries(rec).filter(([, v]) => v !== undefined));
 
 /** `{min?, max?}` of one field, each within the platform range, min not above max. */
 const rangeOf = (f: ScalingField) =>
@@ -38,7 +38,7 @@ const rangeOf = (f: ScalingField) =>
 
 /** Window `bounds`: a missing side is the platform's own limit. */
 const targetBounds = perField(rangeOf).transform((b): Target => compact(Object.fromEntries(
-  Object.entries(b).map(([f, r]) => [f, r && {
+  Object.entries(b).map(([f, r]) => [f, {
     min: r.min ?? SCALING_LIMITS[f as ScalingField].min,
     max: r.max ?? SCALING_LIMITS[f as ScalingField].max,
   }]),
@@ -119,7 +119,7 @@ const window = strict({
   if (w.timezone === undefined) issue('timezone', 'a recurring window needs timezone (e.g. Europe/Berlin or UTC)');
   if (w.end === undefined && w.duration === undefined) issue('end', 'a recurring window needs end ("HH:MM") or duration (e.g. 12h)');
   if (w.end !== undefined && w.duration !== undefined) issue('duration', 'give end or duration, not both');
-  if (w.start && w.end && w.start.hour === w.end.hour && w.start.minute === w.end.minute) {
+  if (w.start && w.end?.hour === w.start.hour && w.end.minute === w.start.minute) {
     issue('end', 'the window is empty: end equals start (for a whole day use duration: 24h)');
   }
   if (w.duration === 0) issue('duration', 'the window is empty: duration is 0');

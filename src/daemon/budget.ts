@@ -6,7 +6,20 @@
 // window ended. The hash holds our view of it: `end` (epoch ms, Redis clock) and `left`. A take
 // after `end` opens a new window of ours; every answer corrects both from its headers, so the
 // phase and the count follow the platform's, whoever else spent from the same key.
+import type { Result } from 'ioredis';
+import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** TAKE: key, limit, window ms, margin ms, read share, '1' for a read. */
+    pipescalerBudgetTake(key: string, requests: number, perMs: number, marginMs: number, readShare: number, read: '0' | '1'): Result<number, Context>;
+    /** OBSERVE: key, remaining, reset ms, limit, window ms, margin ms, '1' for a 429. */
+    pipescalerBudgetObserve(
+      key: string, remaining: number, resetMs: number, requests: number, perMs: number, marginMs: number, rateLimited: '0' | '1',
+    ): Result<number, Context>;
+  }
+}
 
 /** No request in the last `margin` ms of a window, and none before `margin` ms after its end: an
  *  answer's Reset is rounded (to 10 ms) and late by its latency. 1 % of the window, 25 ms at least. */
@@ -99,6 +112,11 @@ redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
 return 1
 `;
 
+const BUDGET_COMMANDS = [
+  { name: 'pipescalerBudgetTake', numberOfKeys: 1, lua: TAKE },
+  { name: 'pipescalerBudgetObserve', numberOfKeys: 1, lua: OBSERVE },
+] as const;
+
 export interface BudgetLimit {
   readonly requests: number;
   readonly perMs: number;
@@ -114,13 +132,15 @@ export class KeyBudget {
   /** Share of the budget reads may take (evaluate.readShare). */
   public readShare = 0.25;
 
-  constructor(private readonly redis: RedisClient, readonly key: string, public limit: BudgetLimit) {}
+  constructor(private readonly redis: RedisClient, readonly key: string, public limit: BudgetLimit) {
+    defineLua(redis, BUDGET_COMMANDS);
+  }
 
   /** 0 when a request may go now (a unit was taken), else the ms to wait before asking again;
    *  negative for a read whose share is spent while changes could still go. */
   async take(kind: 'change' | 'read' = 'change'): Promise<number> {
     const { requests, perMs } = this.limit;
-    return Number(await this.redis.eval(TAKE, 1, this.key, requests, perMs, marginMs(perMs), this.readShare, kind === 'read' ? '1' : '0'));
+    return await this.redis.pipescalerBudgetTake(this.key, requests, perMs, marginMs(perMs), this.readShare, kind === 'read' ? '1' : '0');
   }
 
   /** What an answer said of the platform's window (any status); a 429 empties the window. */
@@ -130,7 +150,7 @@ export class KeyBudget {
     const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
     const remaining = answer?.remaining ?? -1;
     if (resetMs < 0 && !rateLimited) return;
-    await this.redis.eval(OBSERVE, 1, this.key, remaining, resetMs, requests, perMs, marginMs(perMs), rateLimited ? '1' : '0');
+    await this.redis.pipescalerBudgetObserve(this.key, remaining, resetMs, requests, perMs, marginMs(perMs), rateLimited ? '1' : '0');
   }
 
   /** For status and tests: our current view of the window. */

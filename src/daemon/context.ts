@@ -18,7 +18,7 @@ export interface DaemonLogger {
   debug(obj: object, msg?: string): void;
 }
 
-export const silentLogger: DaemonLogger = { info() {}, warn() {}, error() {}, debug() {} };
+export const silentLogger: DaemonLogger = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 
 /** The client and apply queue that serve one API key. */
 export interface KeyLane {

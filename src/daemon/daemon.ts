@@ -19,7 +19,7 @@ import { configChanges } from './reload-changes.js';
 import { reloadProblems, restartProblems, type RestartSetting } from './reload-check.js';
 import { RedisGuard } from './redis-guard.js';
 import { MetricSource } from './metric-source.js';
-import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, TICK_MARK_MS, tickEvaluationOptions, type ApplyJobName } from './queues.js';
+import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, TICK_MARK_MS, tickEvaluationOptions, type ApplyJobName, type EvaluateJob } from './queues.js';
 import { connectRedis, describeRedis, prefixProblem, watchStatus, type RedisClient } from './redis-connection.js';
 import { Heartbeat } from './heartbeat.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
@@ -165,7 +165,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   let embedded: EmbeddedCloud | null = null;
   let lanes: Lanes | null = null;
   let evaluateQueue: Queue | null = null;
-  let evaluateWorker: Worker | null = null;
+  let evaluateWorker: Worker<EvaluateJob> | null = null;
   const onBullError = (err: Error) => logger.debug({ err: err.message }, 'queue connection error');
 
   const metrics = new MetricSource({ redis, prefix, emitter, now, config: () => current });
@@ -318,7 +318,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     lanes.sync(options.api?.keys ?? effectiveKeys(current, embedded?.demoKey ?? null), laneSettings(current));
     evaluateQueue = new Queue(EVALUATE_QUEUE, { connection: redis, prefix });
     evaluateQueue.on('error', onBullError);
-    evaluateWorker = new Worker(EVALUATE_QUEUE, createEvaluateProcessor(ctx), {
+    evaluateWorker = new Worker<EvaluateJob>(EVALUATE_QUEUE, createEvaluateProcessor(ctx), {
       ...workerOptions, concurrency: current.evaluate.concurrency,
     });
     evaluateWorker.on('error', onBullError);

@@ -28,8 +28,7 @@ export function effectiveKeys(config: Config, demoKey: ApiKeyConfig | null): Con
   if (!demoKey) return config.api.keys;
   const out: Record<string, ApiKeyConfig> = {};
   for (const [name, key] of Object.entries(config.api.keys)) {
-    out[name] = key.keyId ? key : { ...demoKey, rateLimit: key.rateLimit ?? demoKey.rateLimit };
+    out[name] = key.keyId ? key : { ...demoKey, rateLimit: key.rateLimit };
   }
-  if (!out.default) out.default = demoKey;
-  return out;
+  return { default: demoKey, ...out };
 }

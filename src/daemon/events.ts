@@ -70,6 +70,9 @@ export interface DaemonEvents {
   'api:contact': { at: number };
   /** A key checked in with the platform (key-checks.ts), or skipped it for want of budget. */
   'api:check': { key: string; result: 'ok' | 'failed' | 'no_budget' };
+  /** How many API keys key-checks.ts checks in for (keys with pipes, less those refused the list):
+   *  /readyz wants an answer within two check intervals only while one does. */
+  'api:checking': { keys: number };
 }
 
 /** A typed EventEmitter over DaemonEvents. */

@@ -73,7 +73,7 @@ export async function readReplicas(redis: RedisClient, keys: Keys): Promise<Repl
   if (gone.length > 0) await redis.srem(keys.replicas, ...gone);
   const alive: ReplicaBeat[] = [];
   for (const v of values) {
-    if (v === null || v === undefined) continue;
+    if (v === null) continue;
     try {
       alive.push(JSON.parse(v) as ReplicaBeat);
     } catch {

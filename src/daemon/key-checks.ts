@@ -2,8 +2,9 @@
 // (default 1 min): one services list of an organization of its pipes, the cheapest read there is
 // (one request for a whole organization, and its answer refreshes the services' states that
 // changes wait on). It takes a unit of the key's read share first; with none left it is skipped,
-// never queued, so it cannot delay a change nor cause a 429. A key whose pipes are busy never
-// checks: its own calls answer. A quiet key, whose reads a long reconcile period spaces out by
+// never queued, so it cannot cause a 429; and a key with turns waiting in its queue does not check,
+// so it cannot take the unit a waiting change needs. A key whose pipes are busy never checks: its
+// own calls answer. A quiet key, whose reads a long reconcile period spaces out by
 // many minutes, is still heard from every minute, so an outage shows within one: its failure
 // sets pipescaler_api_last_failure_timestamp_seconds, its success the last success, and /readyz
 // follows (readiness.ts). Each replica checks for itself, so its own metrics and /readyz stay true.
@@ -40,6 +41,8 @@ export class KeyChecks {
   /** Keys whose list the platform refuses (403, 404): not asked again under this config. */
   #refused = new Set<string>();
   #refusedFor: Config | null = null;
+  /** Keys checked as last told by `api:checking` (null: not yet). */
+  #checking: number | null = null;
   #timer: NodeJS.Timeout | null = null;
   readonly #clock: () => number;
   readonly #started: number;
@@ -78,6 +81,7 @@ export class KeyChecks {
       this.#refused = new Set();
       this.#refusedFor = config;
     }
+    this.#tellChecking(config);
     const now = this.#clock();
     const due: Promise<void>[] = [];
     for (const [keyName, organizationId] of organizationsByKey(config)) {
@@ -87,13 +91,42 @@ export class KeyChecks {
       const lane = this.o.lane(keyName);
       if (!lane) continue;
       this.#inflight.add(keyName);
-      this.#lastTry.set(keyName, now);
-      due.push(this.check(lane, organizationId)
-        .then((r) => void done.set(keyName, r))
+      due.push(this.#checkUnlessQueued(keyName, lane, organizationId, now)
+        .then((r) => {
+          if (r !== null) done.set(keyName, r);
+        })
         .finally(() => this.#inflight.delete(keyName)));
     }
     await Promise.all(due);
+    this.#tellChecking(config);
     return done;
+  }
+
+  /** A key refused the list no longer checks in: with none left, /readyz must not wait for a check
+   *  (readiness.ts falls back to the reconcile interval, when the pipes' own reads answer). */
+  #tellChecking(config: Config): void {
+    let keys = 0;
+    for (const key of organizationsByKey(config).keys()) if (!this.#refused.has(key)) keys++;
+    if (keys === this.#checking) return;
+    this.#checking = keys;
+    this.o.ctx.emitter.emit('api:checking', { keys });
+  }
+
+  /**
+   * A key with turns waiting in (or running on) its queue is not quiet: they answer soon, and the
+   * unit a check took outside the queue could be the one a waiting change needed (reads only go
+   * when no change waits). Such a key is looked at again at the next poll.
+   */
+  async #checkUnlessQueued(keyName: string, lane: KeyLane, organizationId: string, now: number): Promise<CheckResult | null> {
+    let queued = 0;
+    try {
+      queued = await lane.queue.getJobCountByTypes('wait', 'prioritized', 'active');
+    } catch {
+      // Redis did not answer: neither will the budget (no request goes out).
+    }
+    if (queued > 0) return null;
+    this.#lastTry.set(keyName, now);
+    return this.check(lane, organizationId);
   }
 
   /** One check of one key: a unit of its read share, then the services list. */

@@ -23,7 +23,7 @@ const leads = new WeakMap<Config, LeadPlan>();
 export function leadUntilFor(config: Config, pipe: PipeConfig, at: number): number | undefined {
   const span = leadPlanSpan(at);
   let plan = leads.get(config);
-  if (!plan || plan.from !== span.from) {
+  if (plan?.from !== span.from) {
     plan = leadPlan(config, span.from, span.to);
     leads.set(config, plan);
   }

@@ -53,7 +53,7 @@ export class Lanes {
   constructor(private readonly opts: LaneOptions) {}
 
   /**
-   * Create lanes for new keys; a key whose secret, timeout or answer size limit changed gets a new
+   * Create lanes for new keys; a key whose name, secret, timeout or answer size limit changed gets a new
    * client (the old one finishes what it has in flight, then closes); a changed rate limit takes
    * effect on the key's budget and its Worker's concurrency at once. Removed keys keep draining.
    */
@@ -63,15 +63,17 @@ export class Lanes {
     for (const [keyName, key] of Object.entries(keys)) {
       const name = applyQueueName(key.keyId);
       let lane = this.byQueue.get(name);
-      if (lane && (lane.secret !== key.keySecret || lane.timeoutMs !== settings.timeoutMs || lane.maxResponseBytes !== settings.maxResponseBytes)) {
+      // A key renamed in the config keeps its queue (named by keyId) but gets a client of its new
+      // name: the client's metrics and the key's checks are labelled with it.
+      if (lane && (lane.keyName !== keyName || lane.secret !== key.keySecret || lane.timeoutMs !== settings.timeoutMs || lane.maxResponseBytes !== settings.maxResponseBytes)) {
         void lane.client.close();
         lane = {
-          ...lane, client: this.client(keyName, key, settings), secret: key.keySecret,
+          ...lane, keyName, client: this.client(keyName, key, settings), secret: key.keySecret,
           timeoutMs: settings.timeoutMs, maxResponseBytes: settings.maxResponseBytes,
         };
         this.byQueue.set(name, lane);
       }
-      if (!lane) lane = this.create(keyName, key, name, settings);
+      lane ??= this.create(keyName, key, name, settings);
       lane.budget.limit = key.rateLimit;
       lane.budget.readShare = readShare;
       // one request per job: as many at once as the key may send in its window

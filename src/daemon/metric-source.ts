@@ -10,8 +10,9 @@ import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { redisKeys } from './redis-keys.js';
 
-/** A tick's stored result: the samples as [labels, value, own time (ms) if known], or the query's error. */
-type StoredSample = [Record<string, string>, number | string, number?];
+/** A tick's stored result: the samples as [labels, value, own time (ms: the tick less its age) if known], or the query's error.
+ *  An unknown time reads back as null: JSON writes an array's undefined as null. */
+type StoredSample = [Record<string, string>, number | string, (number | null)?];
 type Stored = { at: number; samples: StoredSample[] } | { at: number; error: string };
 
 interface TickVector {
@@ -103,7 +104,7 @@ export class MetricSource {
     const timeoutMs = this.o.config().metrics?.prometheus.timeoutMs ?? 5_000;
     const won = await redis.set(this.keys.metricLock(policy.name, tickAt), randomUUID(), 'PX', timeoutMs + 10_000, 'NX');
     if (won === 'OK') {
-      const result = await this.query(policy);
+      const result = await this.query(policy, tickAt);
       await redis.set(resultKey, JSON.stringify(result), 'PX', RESULT_TTL_MS);
       if (!('error' in result)) await redis.set(this.keys.metricGood(policy.name), String(result.at));
       return result;
@@ -118,7 +119,7 @@ export class MetricSource {
     return { at: this.o.now(), error: 'no result from the replica querying Prometheus for this tick' };
   }
 
-  private async query(policy: Policy): Promise<Stored> {
+  private async query(policy: Policy, tickAt: number): Promise<Stored> {
     const started = performance.now();
     const client = this.prometheus();
     let result: Stored;
@@ -126,8 +127,10 @@ export class MetricSource {
       result = { at: this.o.now(), error: 'no metrics.prometheus configured' };
     } else {
       try {
-        // Each sample's age comes in the same request where PromQL keeps its time, for staleAfter;
-        // on this replica's clock it is a time (a skew between the two clocks does not count).
+        // Each sample's age comes in the same request where PromQL keeps its time, for staleAfter:
+        // dated that long before the tick, which staleAfter is judged at, so an evaluation that runs
+        // late (a backlog, up to 5 min) does not take its lag off the age; nor does a skew between
+        // the two clocks count.
         const samples = await client.queryWithAges(policy.metric!.query, policy.metric!.staleAfterMs);
         const now = this.o.now();
         result = samples.length === 0
@@ -136,7 +139,7 @@ export class MetricSource {
             at: now,
             samples: samples.map((s): StoredSample => {
               const value = Number.isFinite(s.value) ? s.value : String(s.value);
-              return s.ageMs !== undefined ? [s.labels, value, now - s.ageMs] : [s.labels, value];
+              return s.ageMs !== undefined ? [s.labels, value, tickAt - s.ageMs] : [s.labels, value];
             }),
           };
       } catch (err) {

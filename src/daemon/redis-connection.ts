@@ -20,9 +20,7 @@ export type RedisClient = Redis | Cluster;
 /** Where to connect: the config's redis settings without the prefix, or a bare URL. */
 export type RedisTarget = string | Omit<RedisSettings, 'prefix'>;
 
-export interface RedisStatusListener {
-  (ready: boolean): void;
-}
+export type RedisStatusListener = (ready: boolean) => void;
 
 const backoff = (times: number) => Math.min(50 * 2 ** Math.min(times, 10), RECONNECT_CAP_MS);
 

@@ -1,6 +1,8 @@
 // What the daemon knows of each pipe, in Redis so every replica and the CLI share it. One hash
 // per pipe, one JSON value per field, so a writer touches only the fields it owns (the evaluator
 // its decision, the applier what the platform answered) without read-modify-write races.
+import type { Result } from 'ioredis';
+import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, PipeView, Reason } from '../policy/index.js';
@@ -112,6 +114,21 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 `;
 
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash; the service id. */
+    pipescalerSnapshot(pipe: string, pause: string, pauseAll: string, services: string, serviceId: string):
+      Result<[string[], string | null, string | null, string | null], Context>;
+    /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, then field, value pairs. 1 written, 0 refused. */
+    pipescalerWriteDecision(pipe: string, tickAt: string, ...fieldsAndValues: string[]): Result<number, Context>;
+  }
+}
+
+const STORE_COMMANDS = [
+  { name: 'pipescalerSnapshot', numberOfKeys: 4, lua: SNAPSHOT_SCRIPT },
+  { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
+] as const;
+
 export class StateStore {
   readonly keys: ReturnType<typeof redisKeys>;
 
@@ -121,6 +138,7 @@ export class StateStore {
    */
   constructor(readonly redis: RedisClient, prefix: string, private readonly onInvalid: (pipe: string, fields: readonly string[]) => void = () => {}) {
     this.keys = redisKeys(prefix);
+    defineLua(redis, STORE_COMMANDS);
   }
 
   async read(pipe: string): Promise<PipeRecord> {
@@ -138,9 +156,8 @@ export class StateStore {
    *  than three. Each command costs this process ~25 µs of CPU, which a steady tick of 10,000
    *  pipes is bound by (bench/steady-tick.ts). */
   async snapshot(pipe: string, ids?: ServiceIds): Promise<Snapshot> {
-    const keys = [this.keys.pipe(pipe), this.keys.pause(pipe), this.keys.pauseAll, this.keys.services(ids?.organizationId ?? '')];
-    const [raw, own, all, service] = await this.redis.eval(SNAPSHOT_SCRIPT, 4, ...keys, ids?.serviceId.toLowerCase() ?? '') as
-      [string[], string | null, string | null, string | null];
+    const [raw, own, all, service] = await this.redis.pipescalerSnapshot(this.keys.pipe(pipe), this.keys.pause(pipe), this.keys.pauseAll,
+      this.keys.services(ids?.organizationId ?? ''), ids?.serviceId.toLowerCase() ?? '');
     const fields: Record<string, string> = {};
     for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i]!] = raw[i + 1]!;
     return { rec: this.parse(pipe, fields), pause: parsePause(own, all), service: parseStored(StoredServiceSchema, service) };
@@ -154,7 +171,7 @@ export class StateStore {
   }
 
   async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
-    const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+    const entries = Object.entries<unknown>(fields).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return;
     await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, JSON.stringify(v)])));
   }
@@ -165,10 +182,9 @@ export class StateStore {
    * not overwrite a newer desire (seen: 8 -> 2 -> 8 after a window ended). False when refused.
    */
   async writeDecision(pipe: string, tickAt: number, fields: Partial<PipeRecord>): Promise<boolean> {
-    const entries = Object.entries({ ...fields, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
+    const entries = Object.entries<unknown>({ ...fields, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
     const args = entries.flatMap(([k, v]) => [k, JSON.stringify(v)]);
-    const ok = await this.redis.eval(WRITE_DECISION_SCRIPT, 1, this.keys.pipe(pipe), String(tickAt), ...args);
-    return Number(ok) === 1;
+    return (await this.redis.pipescalerWriteDecision(this.keys.pipe(pipe), String(tickAt), ...args)) === 1;
   }
 
   /** Forget everything known of a pipe (its name now points at another pipe). */

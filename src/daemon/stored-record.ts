@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { PIPE_KINDS, PipeState, ReversePrivateEndpointStatus, SCALING_FIELDS, ServiceState, type ScalingField } from '../api/index.js';
 import { REASON_CODES } from '../policy/index.js';
 
-const epochMs = z.number().finite();
+const epochMs = z.number();
 const scalingValues = z.strictObject(
-  Object.fromEntries(SCALING_FIELDS.map((f) => [f, z.number().finite().optional()])) as Record<ScalingField, z.ZodOptional<z.ZodNumber>>,
+  Object.fromEntries(SCALING_FIELDS.map((f) => [f, z.number().optional()])) as Record<ScalingField, z.ZodOptional<z.ZodNumber>>,
 );
 const direction = z.enum(['up', 'down', 'none']);
 const reason = z.object({ code: z.enum(REASON_CODES), field: z.enum(SCALING_FIELDS as [ScalingField, ...ScalingField[]]).optional(), message: z.string() });

@@ -92,7 +92,7 @@ function floors(policy: Policy, winners: readonly Window[], bounds: Bounds, fiel
 
 /** Whether some field's lowest value rises at the boundary: a scale-up is due then. */
 function rises(before: ScalingValues, after: ScalingValues): boolean {
-  return (Object.keys(after) as ScalingField[]).some((f) => before[f] === undefined || after[f]! > before[f]!);
+  return (Object.keys(after) as ScalingField[]).some((f) => before[f] === undefined || after[f]! > before[f]);
 }
 
 interface Job {

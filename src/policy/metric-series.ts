@@ -27,7 +27,7 @@ export function parseRangeQuery(text: string): RecordedSeries[] {
   }
   return data.result.map((s: { metric?: Record<string, string>; values?: [number, string][] }, i: number) => {
     if (!Array.isArray(s.values)) throw new Error(`result[${i}] has no values`);
-    const points = s.values.map(([t, v]) => [Math.round(Number(t) * 1000), parseSampleValue(String(v))] as const);
+    const points = s.values.map(([t, v]) => [Math.round(t * 1000), parseSampleValue(v)] as const);
     return { labels: s.metric ?? {}, points: [...points].sort((a, b) => a[0] - b[0]) };
   });
 }
@@ -94,7 +94,7 @@ export function metricBandSpans(policy: Policy, field: MetricField, from: number
     next = Math.min(next, to);
     const windows = winners.map((w) => w.name);
     const last = spans.at(-1);
-    if (last && last.min === b.min && last.max === b.max && last.windows.join() === windows.join()) spans[spans.length - 1] = { ...last, to: next };
+    if (last?.min === b.min && last.max === b.max && last.windows.join() === windows.join()) spans[spans.length - 1] = { ...last, to: next };
     else spans.push({ from: t, to: next, min: b.min, max: b.max, windows });
     t = next;
   }

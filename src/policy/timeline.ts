@@ -42,7 +42,7 @@ export function windowSpans(windows: readonly Window[], from: number, to: number
     if (active.length > 0) {
       const names = [...winners, ...active.filter((w) => !winners.includes(w))].map((w) => w.name);
       const last = spans.at(-1);
-      if (last && last.to === t && last.names.join() === names.join()) spans[spans.length - 1] = { ...last, to: next };
+      if (last?.to === t && last.names.join() === names.join()) spans[spans.length - 1] = { ...last, to: next };
       else spans.push({ from: t, to: next, names });
     }
     t = next > t ? next : t + 60_000;

@@ -177,13 +177,10 @@ export function activeWindows(windows: readonly Window[], now: number): { active
 /** The next instant in (after, limit] at which any window starts or ends, or null. */
 export function nextBoundary(windows: readonly Window[], after: number, limit: number): number | null {
   let best: number | null = null;
-  const consider = (t: number): void => {
-    if (t > after && t <= limit && (best === null || t < best)) best = t;
-  };
+  const earlier = (b: number | null, t: number): number | null => (t > after && t <= limit && (b === null || t < b) ? t : b);
   for (const window of windows) {
     if (window.kind === 'oneOff') {
-      consider(window.from);
-      consider(window.to);
+      best = earlier(earlier(best, window.from), window.to);
       continue;
     }
     const zone = zoneOf(window);
@@ -193,8 +190,7 @@ export function nextBoundary(windows: readonly Window[], after: number, limit: n
       if (occ === null) continue;
       // Later days start later still: nothing after this can beat what we have.
       if (best !== null && occ.start > best) break;
-      consider(occ.start);
-      consider(occ.end);
+      best = earlier(earlier(best, occ.start), occ.end);
     }
   }
   return best;

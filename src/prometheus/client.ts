@@ -56,7 +56,7 @@ export class PrometheusClient {
           evaluatedAt: Number(s.value?.[0]),
         }));
       case 'scalar':
-        return [{ labels: {}, value: parseSampleValue(String((result as [number, string])[1])), evaluatedAt: Number((result as [number, string])[0]) }];
+        return [{ labels: {}, value: parseSampleValue((result as [number, string])[1]), evaluatedAt: (result as [number, string])[0] }];
       default:
         throw new PrometheusError(`the query returns a ${data?.resultType ?? 'missing'} result; a metric needs an instant vector or a scalar`);
     }
@@ -145,7 +145,7 @@ export class PrometheusClient {
       if (err instanceof PrometheusError) throw err;
       if (signal.aborted) throw new PrometheusError(`no answer from Prometheus within ${this.cfg.timeoutMs} ms`);
       const e = err as NodeJS.ErrnoException;
-      throw new PrometheusError(`Prometheus unreachable (${e.code ?? e.name ?? 'error'})`);
+      throw new PrometheusError(`Prometheus unreachable (${e.code ?? e.name})`);
     }
     let body: Envelope;
     try {

@@ -40,7 +40,7 @@ export function mergeExpositions(texts: readonly string[]): string {
       if (line === '') continue;
       const meta = /^#\s+(HELP|TYPE)\s+(\S+)(?:\s+(.*))?$/.exec(line);
       if (meta !== null) {
-        const f = family(meta[2] as string);
+        const f = family(meta[2]!);
         if (meta[1] === 'HELP') f.help ??= line;
         else f.type ??= line;
         continue;

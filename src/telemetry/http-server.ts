@@ -36,7 +36,8 @@ export function parseListen(listen: string): { host: string; port: number } {
   if (m === null || port > 65535) {
     throw new Error(`telemetry.listen: "${listen}" is not host:port (e.g. 127.0.0.1:9464)`);
   }
-  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+  const host = m[1] ?? m[2];
+  return { host: host === undefined || host === '' ? '127.0.0.1' : host, port };
 }
 
 /** A listen that failed, naming the setting (a port clash said only "EADDRINUSE" with a stack). */
@@ -132,7 +133,7 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
 
   const readyz = async (res: ServerResponse): Promise<void> => {
     const report = await checkReadiness();
-    if (report === null) return json(res, 503, { status: 'not ready', failed: ['readiness'] });
+    if (report === null) { json(res, 503, { status: 'not ready', failed: ['readiness'] }); return; }
     const failed = failedChecks(report);
     json(res, failed.length === 0 ? 200 : 503, {
       status: failed.length === 0 ? 'ready' : 'not ready',
@@ -145,12 +146,12 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
-      return json(res, 405, { error: 'method not allowed' });
+      json(res, 405, { error: 'method not allowed' }); return;
     }
     if (path === '/metrics') return metrics(res);
-    if (path === '/healthz') return json(res, 200, { status: 'ok' });
+    if (path === '/healthz') { json(res, 200, { status: 'ok' }); return; }
     if (path === '/readyz') return readyz(res);
-    return json(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz'] });
+    json(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz'] });
   };
 
   const server = createServer((req, res) => {

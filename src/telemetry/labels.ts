@@ -1,6 +1,6 @@
 // Label values are kept to closed or config-derived sets: a label never carries an id, a URL or
 // free text, so a careless event payload can neither blow up cardinality nor leak a secret.
-import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS, type ApiErrorCode } from '../api/index.js';
+import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS } from '../api/index.js';
 import { REASON_CODES } from '../policy/index.js';
 
 /** What the `reason` label of a decision may be: a decide() reason code (window, baseline,
@@ -24,7 +24,7 @@ const CONFIG_NAME = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
 export const configName = (name: string): string => (CONFIG_NAME.test(name) ? name : OTHER);
 export const reasonLabel = (reason: string): string => (REASONS.has(reason) ? reason : OTHER);
 export const operationLabel = (op: string): string => (OPERATION_SET.has(op) ? op : OTHER);
-export const codeLabel = (code: ApiErrorCode | string): string => (CODE_SET.has(code) ? code : OTHER);
+export const codeLabel = (code: string): string => (CODE_SET.has(code) ? code : OTHER);
 export const isFieldLabel = (field: string): boolean => FIELD_SET.has(field);
 
 /** HTTP status as a label; 'none' when no response arrived (timeout, network). */

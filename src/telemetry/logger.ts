@@ -110,7 +110,7 @@ export function createScrubber(secrets: readonly string[] | (() => readonly stri
 
 export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
   const scrub = createScrubber(options.secrets);
-  const usePretty = options.pretty ?? process.stdout.isTTY === true;
+  const usePretty = options.pretty ?? process.stdout.isTTY;
   const destination =
     usePretty
       ? requirePretty()({ colorize: options.destination === undefined, sync: true, destination: options.destination ?? 1 })

@@ -1,7 +1,7 @@
 // Readiness from the daemon's events: Redis ready, a config loaded, and the platform's API heard
 // from lately: within two check intervals of the API keys (key-checks.ts: a key with no 2xx for
-// api.checkEvery checks in) and 15 s, or with checks off within the reconcile interval and its
-// grace. /readyz and pipescaler_ready read the same report.
+// api.checkEvery checks in) and 15 s, or with checks off (or every key refused the list, so none
+// checks) within the reconcile interval and its grace. /readyz and pipescaler_ready read the same report.
 import type { DaemonEmitter } from '../daemon/index.js';
 
 export interface ReadinessReport {
@@ -21,7 +21,7 @@ export interface ReadinessOptions {
    *  the queue (default 60 s); without it a daemon with few pipes would flap at every interval. */
   readonly graceMs?: number;
   /** How recent the last API answer must be, replacing reconcileMs + graceMs when it gives a number
-   *  (the daemon: two api.checkEvery and 15 s while checks are on). */
+   *  (the daemon: two api.checkEvery and 15 s while checks are on) and some key checks in. */
   readonly contactWindowMs?: () => number | null;
   /** True when the daemon loaded its config before subscribing (else the first successful reload counts). */
   readonly configLoaded?: boolean;
@@ -32,7 +32,7 @@ export interface ReadinessOptions {
 }
 
 export interface Readiness {
-  report(): ReadinessReport;
+  readonly report: () => ReadinessReport;
   /** Unsubscribe from the emitter. */
   close(): void;
 }
@@ -45,6 +45,13 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   let config = options.configLoaded ?? false;
   let lastContact: number | undefined;
   let redisState: string | undefined;
+  // Whether some API key checks in every api.checkEvery (key-checks.ts): only then is an answer due
+  // within contactWindowMs. A key refused the list stops its checks, and a quiet fleet's next
+  // answer is a reconcile read.
+  let checking = true;
+  const onChecking = ({ keys }: { keys: number }): void => {
+    checking = keys > 0;
+  };
   const onState = ({ lost, cause }: { lost: boolean; cause?: string }): void => {
     redisState = lost ? cause ?? 'unknown' : undefined;
   };
@@ -63,10 +70,11 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   emitter.on('config:reload', onReload);
   emitter.on('api:contact', onContact);
   emitter.on('redis:state', onState);
+  emitter.on('api:checking', onChecking);
 
   return {
     report: () => ({
-      redis, config, api: lastContact !== undefined && now() - lastContact <= (options.contactWindowMs?.() ?? reconcileMs() + graceMs),
+      redis, config, api: lastContact !== undefined && now() - lastContact <= ((checking ? options.contactWindowMs?.() : null) ?? reconcileMs() + graceMs),
       ...(redisState !== undefined ? { redisState } : {}),
     }),
     close: () => {
@@ -74,6 +82,7 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
       emitter.off('config:reload', onReload);
       emitter.off('api:contact', onContact);
       emitter.off('redis:state', onState);
+      emitter.off('api:checking', onChecking);
     },
   };
 }

@@ -22,11 +22,10 @@ let dir: string;
 interface Run { code: number | null; stdout: string; stderr: string }
 
 function cli(args: string[], options: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries({
     PATH: process.env.PATH, PIPESCALER_API_URL: cloud.url, PIPESCALER_KEY_ID: DEMO_KEY.keyId,
     PIPESCALER_KEY_SECRET: DEMO_KEY.keySecret, ...options.env,
-  };
-  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+  }).filter(([, v]) => v !== undefined));
   return new Promise((resolve, reject) => {
     // Async spawn: the cloud answering it lives in this process's event loop.
     const child = spawn(process.execPath, [BIN, 'api', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });

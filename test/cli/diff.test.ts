@@ -1,7 +1,7 @@
 // `pipescaler diff` through the built bin, on the shipped config and an edited copy of it, as a
 // pull request's CI would run it: exit 0 when both decide the same, 2 when they differ, 1 on error.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -61,7 +61,7 @@ describe('pipescaler diff', () => {
 
   it('reports a renamed and a removed pipe', () => {
     const head = edited('renamed.yaml', (t) => t.replace('- name: orders-events', '- name: orders-stream')
-      .replace(/  # S3 object-storage pipe[^\n]*\n  - name: nightly-s3\n(    [^\n]*\n)+/, ''));
+      .replace(/ {2}# S3 object-storage pipe[^\n]*\n {2}- name: nightly-s3\n( {4}[^\n]*\n)+/, ''));
     const r = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD]);
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^orders-stream: renamed from orders-events$/m);

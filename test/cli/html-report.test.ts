@@ -12,6 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleText } from './example.js';
 
 const BIN = 'dist/cli/main.js';
+
+/** What the checks read of the page's elements (the project's lib has no DOM types). */
+interface DomElement {
+  getAttribute(name: string): string | null;
+  readonly textContent: string | null;
+}
 const dir = mkdtempSync(join(tmpdir(), 'pipescaler-html-'));
 const PERIOD = ['--from', '2026-11-23T00:00:00Z', '--to', '2026-11-26T00:00:00Z'];
 let browser: Browser;
@@ -56,7 +62,7 @@ describe('simulate --html', () => {
 
     const { page, errors, requests } = await open(file);
     // stream pipes: replicas, cpu and memory; object-storage pipes: concurrency; as simulated
-    const charts = await page.$$eval('figure.chart', (els) => els.map((e) => `${e.getAttribute('data-pipe')}/${e.getAttribute('data-field')}`));
+    const charts = await page.$$eval('figure.chart', (els: DomElement[]) => els.map((e) => `${e.getAttribute('data-pipe')}/${e.getAttribute('data-field')}`));
     expect(charts).toContain('orders-events/replicas');
     expect(charts).toContain('orders-events/replicaCpuMillicores');
     expect(charts).toContain('orders-events/replicaMemoryGb');
@@ -68,11 +74,11 @@ describe('simulate --html', () => {
     // A metric policy simulated without --metrics: the band its metric moves replicas within, the
     // baseline's 1..4 at night and business hours' 3..10 (Berlin 08-20 is 07-19 UTC), Mon to Wed.
     const band = page.locator('figure[data-pipe="orders-lag"][data-field="replicas"] rect.metric-band');
-    const spans = await band.evaluateAll((els) => els.map((e) => `${e.getAttribute('data-min')}..${e.getAttribute('data-max')} ${e.textContent}`));
+    const spans = await band.evaluateAll((els: DomElement[]) => els.map((e) => `${e.getAttribute('data-min')}..${e.getAttribute('data-max')} ${e.textContent}`));
     const night = '1..4 metric bounds 1..4 (baseline)';
     const day = '3..10 metric bounds 3..10 (business-hours)';
     expect(spans).toEqual([night, day, night, day, night, day, night]);
-    const [x, width] = await band.nth(1).evaluate((e) => [Number(e.getAttribute('x')), Number(e.getAttribute('width'))]);
+    const [x, width] = await band.nth(1).evaluate((e: DomElement) => [Number(e.getAttribute('x')), Number(e.getAttribute('width'))]);
     const hour = (960 - 56 - 12) / 72; // the plot's width (the SVG's less its margins) over the 72 hours
     expect(x).toBeCloseTo(56 + 7 * hour, 0);
     expect(width).toBeCloseTo(12 * hour, 0);

@@ -53,7 +53,7 @@ describe('metric policies in the CLI', () => {
     expect(r.stdout).toContain('metric: metric 420000 / 50000 per unit: replicas 9 (within 3..10)');
     expect(r.stdout).toContain('metrics:\n  orders-lag: sum by (consumergroup) (kafka_consumergroup_lag)\n    value 420000 -> replicas 9, bounds 3..10');
     const j = await run(['plan', '--pipe', 'orders-lag', '--at', '2026-11-24T22:00:00Z', '--json'], { PROMETHEUS_URL: prom.url });
-    expect(JSON.parse(j.stdout)[0].metric).toEqual({
+    expect((JSON.parse(j.stdout) as { metric: unknown }[])[0]!.metric).toEqual({
       query: 'sum by (consumergroup) (kafka_consumergroup_lag)', field: 'replicas', value: 420000, bounds: { min: 1, max: 4 }, recommended: 4,
     });
   });

@@ -1,7 +1,7 @@
 // plan and simulate without reading the platform: --offline, pipes the fixtures do not have, a
 // declared kind, and --pipe filters; through the built bin.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ describe('a pipe the fixtures do not have', () => {
   it('is simulated from its declared kind, and plan names it assumed', () => {
     copyFileSync('config/cloud.yaml', join(dir, 'cloud.yaml'));
     const file = join(dir, 'pipescaler.yaml');
-    writeFileSync(file, `${exampleText().replace(/\npipes:\n/, `
+    writeFileSync(file, exampleText().replace(/\npipes:\n/, `
 pipes:
   - name: new-s3
     organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b
@@ -43,7 +43,7 @@ pipes:
     pipeId: b1000000-0000-4000-8000-0000000000aa
     policy: nightly-s3
     kind: objectStorage
-`)}`);
+`));
     const sim = run(['simulate', file, ...DAY, '--pipe', 'new-s3']);
     expect(sim.code).toBe(0);
     expect(sim.stdout).toMatch(/^new-s3: 2 changes; not read: assumed an object-storage pipe \(pipes\[\]\.kind\) running at the baseline \(pipe not found in .*cloud\.yaml \(the API would answer 404\)\)$/m);

@@ -21,8 +21,8 @@ describe('authentication (HTTP Basic against the fixtures keys)', () => {
   ])('%s credentials answer 401 in the envelope', async (name, auth) => {
     const a = await op(cloud, 'listServices', {}, { auth });
     expectError(a, 401, /^UNAUTHORIZED: /);
-    if (name === 'bad base64') expect(a.json.error).toBe('UNAUTHORIZED: Malformed Basic credentials: not base64');
-    if (name === 'Bearer scheme') expect(a.json.error).toBe('UNAUTHORIZED: Authorization must use the Basic scheme');
+    if (name === 'bad base64') expect(a.json?.error).toBe('UNAUTHORIZED: Malformed Basic credentials: not base64');
+    if (name === 'Bearer scheme') expect(a.json?.error).toBe('UNAUTHORIZED: Authorization must use the Basic scheme');
     // Nothing of the secret comes back.
     expect(a.text).not.toContain('demo-secret');
   });

@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { expect } from 'vitest';
 import { ENDPOINTS, type Operation } from '../../src/api/index.js';
 import { buildPath } from '../../src/api/endpoints.js';
+import type { SentResultOf } from '../../src/api/internal.js';
 import { loadFixtures, startCloud, type CloudOptions, type EmbeddedCloud } from '../../src/cloud/index.js';
 
 export const FIXTURES_PATH = fileURLToPath(new URL('../../config/cloud.yaml', import.meta.url));
@@ -44,9 +45,11 @@ export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  json: any;
+  /** The body parsed as JSON (an envelope's members); undefined when it is not a JSON object. */
+  json: JsonBody | undefined;
 }
+
+export type JsonBody = Readonly<Record<string, unknown>>;
 
 export interface CallOptions {
   auth?: string | null;
@@ -68,9 +71,10 @@ export async function call(cloud: EmbeddedCloud, method: string, path: string, o
   if (body !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
   const res = await request(`${cloud.url}${path}`, { method: method as 'GET', headers, body });
   const text = await res.body.text();
-  let json: unknown;
+  let json: JsonBody | undefined;
   try {
-    json = JSON.parse(text);
+    const parsed: unknown = JSON.parse(text);
+    json = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as JsonBody) : undefined;
   } catch {
     json = undefined;
   }
@@ -83,23 +87,24 @@ export function op(cloud: EmbeddedCloud, name: Operation, params: Record<string,
   return call(cloud, def.method, buildPath(def.path, { organizationId: ORG, ...params }), o);
 }
 
-/** A 200 whose body is valid against ENDPOINTS[name].response; returns the result. */
-export function expectOk(name: Operation, a: Answer): any {
+/** A 200 whose body is valid against ENDPOINTS[name].response; returns the result as sent. */
+export function expectOk<Op extends Operation>(name: Op, a: Answer): SentResultOf<Op> {
   expect(a.status, a.text).toBe(200);
   const parsed = ENDPOINTS[name].response.safeParse(a.json);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
-  expect(a.json.status).toBe(200);
-  expect(a.json.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  return a.json.result;
+  expect(a.json?.status).toBe(200);
+  expect(a.json?.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  // Valid against the response schema, whose input type this is.
+  return a.json?.result as SentResultOf<Op>;
 }
 
 /** An error in the platform's envelope with exactly this text. */
 export function expectError(a: Answer, status: number, error: string | RegExp): void {
   expect(a.status, a.text).toBe(status);
   expect(a.json).toMatchObject({ status });
-  expect(typeof a.json.requestId).toBe('string');
-  if (typeof error === 'string') expect(a.json.error).toBe(error);
-  else expect(a.json.error).toMatch(error);
+  expect(typeof a.json?.requestId).toBe('string');
+  if (typeof error === 'string') expect(a.json?.error).toBe(error);
+  else expect(a.json?.error).toMatch(error);
 }
 
 export const scalingPath = (pipe: string, svc: string = SVC.analytics) => ({ serviceId: svc, pipeId: pipe });

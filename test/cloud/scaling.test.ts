@@ -121,11 +121,11 @@ describe('scaling quirks of the live API (off by default)', () => {
     const q = await startCloud({ fixtures: { ...DEMO, quirks: { quantityStrings: true } }, rateLimit: false });
     try {
       const r = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: { replicaMemoryGb: 0.5 } });
-      expect(r.json.result.scaling).toEqual({ replicas: 2, concurrency: null, replicaCpuMillicores: '500m', replicaMemoryGb: '512Mi' });
+      expect(expectOk('scalePipe', r).scaling).toEqual({ replicas: 2, concurrency: null, replicaCpuMillicores: '500m', replicaMemoryGb: '512Mi' });
       // The Pipe schema of src/api normalizes them back.
       expect(expectOk('scalePipe', r)).toBeDefined();
       const again = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: { replicaMemoryGb: 2 } });
-      expect(again.json.result.scaling.replicaMemoryGb).toBe('2Gi');
+      expect(expectOk('scalePipe', again).scaling.replicaMemoryGb).toBe('2Gi');
     } finally {
       await q.close();
     }
@@ -136,13 +136,13 @@ describe('scaling quirks of the live API (off by default)', () => {
     const q = await startCloud({ fixtures: { ...DEMO, quirks: { transientZeroMs: 5000 } }, rateLimit: false, now: () => t });
     try {
       const before = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} });
-      expect(before.json.result.scaling.replicaCpuMillicores).toBe(500);
+      expect(expectOk('scalePipe', before).scaling.replicaCpuMillicores).toBe(500);
       const r = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: { replicaCpuMillicores: 750 } });
-      expect(r.json.result.scaling).toMatchObject({ replicas: 2, replicaCpuMillicores: 0, replicaMemoryGb: null });
+      expect(expectOk('scalePipe', r).scaling).toMatchObject({ replicas: 2, replicaCpuMillicores: 0, replicaMemoryGb: null });
       t += 4999;
-      expect((await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).json.result.scaling.replicaCpuMillicores).toBe(0);
+      expect(expectOk('scalePipe', await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).scaling.replicaCpuMillicores).toBe(0);
       t += 1;
-      expect((await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).json.result.scaling).toMatchObject({ replicaCpuMillicores: 750, replicaMemoryGb: 2 });
+      expect(expectOk('scalePipe', await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).scaling).toMatchObject({ replicaCpuMillicores: 750, replicaMemoryGb: 2 });
     } finally {
       await q.close();
     }

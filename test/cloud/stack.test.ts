@@ -23,14 +23,14 @@ describe('dashboards', () => {
     const list = expectOk('listDashboards', await op(cloud, 'listDashboards', S));
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ id: DASHBOARD, name: 'Pipe throughput', tags: ['pipes'] });
-    expect(list[0].tiles.map((t: { id: string }) => t.id)).toEqual(['rows-per-second', 'error-count']);
+    expect(list[0]!.tiles.map((t) => t.id)).toEqual(['rows-per-second', 'error-count']);
   });
 
   it('create, get, update (full replace), delete', async () => {
     const created = expectOk('createDashboard', await op(cloud, 'createDashboard', S, { body: dashboard({ tiles: [tile(), tile({ id: 'mine', x: 6 })] }) }));
     expect(created.id).toMatch(/^[0-9a-f]{24}$/);
-    expect(created.tiles[0].id).toMatch(/^[0-9a-f]{24}$/);
-    expect(created.tiles[1].id).toBe('mine');
+    expect(created.tiles[0]!.id).toMatch(/^[0-9a-f]{24}$/);
+    expect(created.tiles[1]!.id).toBe('mine');
     expect(created).toMatchObject({ name: 'Ops', tags: [], createdAt: '2026-11-22T09:00:00.000Z', updatedAt: '2026-11-22T09:00:00.000Z' });
     const got = expectOk('getDashboard', await op(cloud, 'getDashboard', { ...S, dashboardId: created.id }));
     expect(got).toEqual(created);

@@ -69,7 +69,7 @@ describe('metric config', () => {
     expect(issues(text(GOOD, ''))).toEqual([
       '11 pipes[0].policy: pipe "orders" has no label "consumerGroup", which policy "lag" metric.match.consumergroup needs',
     ]);
-    expect(issues(text(`${GOOD.replace('.labels.consumerGroup', '.label.consumerGroup')}`))[0]).toContain('unknown placeholder {{ .label.consumerGroup }}');
+    expect(issues(text(GOOD.replace('.labels.consumerGroup', '.label.consumerGroup')))[0]).toContain('unknown placeholder {{ .label.consumerGroup }}');
   });
 
   it('needs metrics.prometheus for a metric, with an http(s) url and one kind of auth', () => {

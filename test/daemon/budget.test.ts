@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
+import type { ApplyJob } from '../../src/daemon/queues.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { describeKeyPlan, keyPlans } from '../../src/policy/key-budget.js';
@@ -319,7 +320,7 @@ describe('the services list before a change', () => {
       expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
       const lane = daemon.queues().find((q) => q.name.startsWith('apply-'))!;
       const turns = await lane.getJobs(['completed', 'failed', 'waiting', 'prioritized', 'delayed', 'active']);
-      expect(turns.map((j) => [j.data.pipe, j.returnvalue]).sort()).toEqual(pipes.map((p) => [p.name, 'contact_applied']));
+      expect(turns.map((j) => [(j.data as ApplyJob).pipe, j.returnvalue as unknown]).sort()).toEqual(pipes.map((p) => [p.name, 'contact_applied']));
     } finally {
       await daemon.stop({ timeoutMs: 2_000 });
       await cloud.close();

@@ -125,7 +125,7 @@ describe('pipescaler pause, resume, status', () => {
         .replace('keySecret: ${PIPESCALER_KEY_SECRET:-}', 'keySecretFile: /nonexistent/pipescaler-secret')
         .replace('url: ${PROMETHEUS_URL:-http://127.0.0.1:9090}', 'url: ${PS_UNSET_PROMETHEUS_URL}'));
       // the daemon could not run it: validate says why
-      const validate = await run(process.execPath, ['dist/cli/main.js', 'validate', file]).then(() => null, (e: { stderr: string }) => e.stderr);
+      const validate = await run(process.execPath, ['dist/cli/main.js', 'validate', file]).then(() => null, (e: unknown) => (e as { stderr: string }).stderr);
       expect(validate).toMatch(/PS_UNSET_BASE_URL/);
       expect(validate).toMatch(/PS_UNSET_KEY_ID/);
       expect(validate).toMatch(/pipescaler-secret/);

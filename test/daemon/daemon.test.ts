@@ -4,6 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFixtures, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import type { ApplyJob } from '../../src/daemon/queues.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { Config } from '../../src/policy/types.js';
 import {
@@ -273,10 +274,10 @@ describe('server errors and shutdown', () => {
     await drained([daemon]);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
     const [lane] = daemon.queues().filter((q) => q.name.startsWith('apply-'));
-    const jobs = (await lane!.getJobs(['completed'], 0, -1)).filter((j) => j.data.tickAt === clock);
+    const jobs = (await lane!.getJobs(['completed'], 0, -1)).filter((j) => (j.data as ApplyJob).tickAt === clock);
     expect(jobs).toHaveLength(1);
     expect(jobs[0]!.attemptsMade).toBe(2);
-    expect(jobs[0]!.data.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect((jobs[0]!.data as ApplyJob).idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('stop() lets an in-flight apply finish before closing', async () => {

@@ -23,7 +23,7 @@ export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void>
 }
 
 export function target(values: ScalingValues): Target {
-  return Object.fromEntries(Object.entries(values).map(([f, v]) => [f, { value: v }])) as Target;
+  return Object.fromEntries(Object.entries(values).map(([f, v]) => [f, { value: v }]));
 }
 
 export const NO_BEHAVIOR: Behavior = {
@@ -98,7 +98,7 @@ export function waitForEvent<K extends keyof DaemonEvents>(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       emitter.off(event, listener);
-      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${String(event)}`));
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${event}`));
     }, timeoutMs);
     const listener = (p: DaemonEvents[K]) => {
       if (!pred(p)) return;

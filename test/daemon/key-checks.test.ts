@@ -1,6 +1,7 @@
 // KeyChecks: a key with no 2xx for api.checkEvery checks in with one services list, charged to its
 // read share (never sent without a unit of it), whose failure or success lands in the API metrics
 // the outage alerts read; a busy key never checks. And the daemon runs them on its own.
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import { createDaemon } from '../../src/daemon/daemon.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { checkPollMs, DEFAULT_CHECK_EVERY_MS, KeyChecks } from '../../src/daemon/key-checks.js';
 import { parseConfig } from '../../src/config/index.js';
-import { checkContactWindowMs } from '../../src/telemetry/index.js';
+import { checkContactWindowMs, createReadiness } from '../../src/telemetry/index.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
@@ -32,9 +33,10 @@ let client: ApiClient;
 let clock = 0;
 let config: Config;
 let budget: KeyBudget;
+let queue: Queue;
 const emitter = new DaemonEmitter();
 const ctx = { store, emitter, logger: silentLogger, now: () => clock, config: () => config } as unknown as DaemonContext;
-const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget } as unknown as KeyLane);
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget, queue } as unknown as KeyLane);
 const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
 const checks = () => new KeyChecks({ ctx, lane: (k) => (k === 'default' ? lane() : undefined), clock: () => clock });
 
@@ -48,8 +50,10 @@ beforeEach(async () => {
   config = { ...testConfig({ baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'p')], policies: {} }) };
   config = { ...config, api: { ...config.api, checkEveryMs: EVERY } };
   budget = new KeyBudget(redis, `${prefix}:budget:${Math.random()}`, { requests: 10, perMs: 10_000 });
+  queue = new Queue(`apply-${Math.random()}`, { connection: redis, prefix });
 });
 afterEach(async () => {
+  await queue.close();
   await client.close();
   await cloud.close();
   await cleanupPrefix(redis, prefix);
@@ -94,6 +98,19 @@ describe('KeyChecks', () => {
     expect(listed()).toBe(0);
   });
 
+  it('a key whose turns wait in its queue does not check: a change there must not find its unit taken', async () => {
+    const kc = checks();
+    await queue.add('apply', { pipe: 'orders-events' }, { priority: 1 });
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map());
+    expect(listed()).toBe(0);
+    expect(await budget.view()).toBeNull();
+    // The queue empty again (its turn answered or gone), the quiet key checks at the next look.
+    await queue.obliterate({ force: true });
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(listed()).toBe(1);
+  });
+
   it('with the read share spent it sends nothing: no request, so never a 429', async () => {
     // A unit left in the window but no read credit: reads wait, changes could go.
     await redis.hset(budget.key, 'end', Date.now() + 60_000, 'left', 5, 'rc', 0, 'rt', Date.now());
@@ -131,6 +148,32 @@ describe('KeyChecks', () => {
     expect(await kc.checkDue()).toEqual(new Map());
     config = { ...config };
     expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
+  });
+
+  it('a daemon whose every key is refused the list keeps /readyz on the reconcile interval: no check answers within 2 x checkEvery', async () => {
+    config = { ...config, pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }] };
+    const reconcileMs = 600_000;
+    const readiness = createReadiness(emitter, {
+      reconcileMs, graceMs: 60_000, contactWindowMs: () => checkContactWindowMs(EVERY), configLoaded: true, redisReady: true, now: () => clock,
+    });
+    try {
+      const kc = checks();
+      clock += EVERY;
+      expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']])); // refused: an answer, a contact
+      // No more checks of the key: a quiet fleet's next answer is its pipes' reconcile read.
+      clock += checkContactWindowMs(EVERY)! + 1;
+      expect(await kc.checkDue()).toEqual(new Map());
+      expect(readiness.report().api).toBe(true);
+      clock += reconcileMs + 60_000 - checkContactWindowMs(EVERY)!;
+      expect(readiness.report().api).toBe(false);
+      // A reload asks again; a key that checks again brings the short window back.
+      config = { ...config, pipes: [demoPipe('orders-events', 'p')] };
+      expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+      clock += checkContactWindowMs(EVERY)! + 1;
+      expect(readiness.report().api).toBe(false);
+    } finally {
+      readiness.close();
+    }
   });
 
   it('checks nothing with api.checkEvery 0', async () => {

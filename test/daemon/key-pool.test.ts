@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import { applyQueueName } from '../../src/daemon/queues.js';
+import { applyQueueName, type ApplyJob } from '../../src/daemon/queues.js';
 import { keyPlans } from '../../src/policy/key-budget.js';
 import { assignPools } from '../../src/policy/key-pool.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
@@ -113,10 +113,10 @@ describe('a pool of two keys, two replicas, the cloud\'s own limiter', () => {
       expect(requests.get('k3')).toBe(moved.length);
       // ...from k3's own queue: a turn left on the old key's queue is handed over, not run there.
       const k3 = daemons[0]!.queues().find((q) => q.name === applyQueueName(credentials[2]!.keyId))!;
-      const onK3 = (await k3.getCompleted(0, 2 * N)).map((j) => j.data.pipe as string);
+      const onK3 = (await k3.getCompleted(0, 2 * N)).map((j) => (j.data as ApplyJob).pipe);
       expect([...new Set(onK3)].sort()).toEqual(moved.map((p) => p.name).sort());
       const done = await Promise.all(held.map((q) => q.getCompleted(0, 2 * N)));
-      expect(done.flat().filter((j) => j.returnvalue === 'key_moved').map((j) => j.data.pipe).sort()).toEqual(moved.map((p) => p.name).sort());
+      expect(done.flat().filter((j) => j.returnvalue === 'key_moved').map((j) => (j.data as ApplyJob).pipe).sort()).toEqual(moved.map((p) => p.name).sort());
       expect(held.map((q) => q.name).sort()).toEqual(credentials.slice(0, 2).map((k) => applyQueueName(k.keyId)).sort());
       expect(cloud.stats().rateLimited).toBe(0);
       expect(requests.get('429')).toBeUndefined();

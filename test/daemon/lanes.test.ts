@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
+import { Lanes } from '../../src/daemon/lanes.js';
 import type { Config } from '../../src/policy/types.js';
 import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, policy, testConfig, uniquePrefix, waitForEvent } from './helpers.js';
 
@@ -58,4 +59,30 @@ describe('a reload of a key\'s rate limit and the API timeout', () => {
       await cloud.close();
     }
   }, 60_000);
+});
+
+describe('a key renamed in the config', () => {
+  it('keeps its queue and gets a client of its new name (metric labels, key checks)', async () => {
+    const named: string[] = [];
+    const lanes = new Lanes({
+      redis, prefix, baseUrl: 'http://127.0.0.1:1', processor: async () => undefined, workerOptions: { autorun: false },
+      onWorkerError: () => undefined, onClient: (_c, keyName) => named.push(keyName),
+    });
+    const key = { keyId: 'lanes-rename-key', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } };
+    const settings = { timeoutMs: 1_000 };
+    try {
+      lanes.sync({ old: key }, settings);
+      const queue = lanes.get('old')!.queue;
+      lanes.sync({ renamed: key }, settings);
+      expect(lanes.get('old')).toBeUndefined();
+      expect(lanes.get('renamed')).toMatchObject({ keyName: 'renamed' });
+      expect(lanes.get('renamed')!.queue).toBe(queue);
+      expect(named).toEqual(['old', 'renamed']);
+      lanes.sync({ renamed: key }, settings);
+      expect(named).toEqual(['old', 'renamed']);
+    } finally {
+      await lanes.closeClients();
+      await Promise.all([...lanes.workers().map((w) => w.close()), ...lanes.queues().map((q) => q.close())]);
+    }
+  });
 });

@@ -128,4 +128,20 @@ describe('MetricSource across replicas', () => {
     const scaled: Policy = { ...lag, name: 'scaled', metric: { ...spec, query: `${OLD}{partition="0"} * 1` } };
     expect(await replicas[0]!.source.reading(scaled, pipe('cg-old'), T)).toEqual({ value: 500, at: T });
   }, 60_000);
+
+  it('judges a sample\'s age at its tick, however late the tick is evaluated: the query\'s lag is not taken off its age', async () => {
+    const LATE = 'pipescaler_test_late_lag';
+    exporter.set(LATE, { consumergroup: 'cg-late' }, 0, Date.now() - 40_000);
+    await prom.waitFor(`count(${LATE})`, (r) => r[0]?.value === 1, 20_000);
+    const spec = { ...lag.metric!, query: LATE, staleAfterMs: 30_000 };
+    const late: Policy = { ...lag, name: 'late', metric: spec };
+    const pipe: PipeConfig = { ...pipes[0]!, name: 'late', policy: 'late', labels: { consumerGroup: 'cg-late' } };
+    // The tick was 35 s ago (a backlog; evaluations run up to 5 min late): the sample, 40 s old when
+    // queried, must not pass for 5 s old and drive a scale-down to 0.
+    const tick = T - 35_000;
+    const reading = await replicas[0]!.source.reading(late, pipe, tick);
+    expect(reading).toMatchObject({ value: 0 });
+    expect(tick - (reading as { at: number }).at).toBeGreaterThanOrEqual(40_000);
+    expect(readingProblem(reading, spec, tick)).toMatch(/old \(staleAfter 30s\)/);
+  }, 60_000);
 });

@@ -24,14 +24,14 @@ describe('npm start on the shipped config', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     let telemetryUrl: string | undefined;
     try {
       const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no applied decision within 60 s; stderr: ${stderr}`)), 60_000);
         let buffer = '';
-        child.stdout!.on('data', (b: Buffer) => {
+        child.stdout.on('data', (b: Buffer) => {
           buffer += b.toString();
           const lines = buffer.split('\n');
           buffer = lines.pop()!;

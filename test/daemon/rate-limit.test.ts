@@ -4,6 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateFixtures, seqUuid, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import type { ApplyJob } from '../../src/daemon/queues.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import {
@@ -94,7 +95,7 @@ describe('30 pipes at one boundary under 10 requests per 10 s', () => {
     // Every apply job finished on its first attempt: the 429 put one back without counting it.
     const [queue] = daemon.queues().filter((q) => q.name.startsWith('apply-'));
     const done = await queue!.getJobs(['completed'], 0, -1);
-    const downs = done.filter((j) => j.data.tickAt === clock);
+    const downs = done.filter((j) => (j.data as ApplyJob).tickAt === clock);
     expect(downs).toHaveLength(N);
     expect(downs.every((j) => j.attemptsMade <= 1)).toBe(true);
   }, 90_000);

@@ -30,7 +30,7 @@ async function startRedis(): Promise<void> {
 }
 
 async function stopRedis(): Promise<void> {
-  if (!server || server.exitCode !== null) return;
+  if (server?.exitCode !== null) return;
   const exited = once(server, 'exit');
   server.kill('SIGKILL');
   await exited;

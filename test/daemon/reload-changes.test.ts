@@ -12,7 +12,7 @@ const base = testConfig({
 
 describe('configChanges', () => {
   it('finds nothing between a config and a copy of it', () => {
-    const c = configChanges(base, structuredClone(base) as Config);
+    const c = configChanges(base, structuredClone(base));
     expect(describeChanges(c)).toBe('nothing changed');
   });
 

@@ -50,15 +50,15 @@ describe('pipescaler run, reloading its file', () => {
     const path = join(dir, 'pipescaler.yaml');
     const good = { prefix, listen: '127.0.0.1:0', replicas: 3, level: 'info' };
     writeFileSync(path, config(good));
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const k of ['PIPESCALER_REDIS_URL', 'PIPESCALER_REDIS_PREFIX', 'PIPESCALER_TELEMETRY_LISTEN']) delete env[k];
+    const unset = ['PIPESCALER_REDIS_URL', 'PIPESCALER_REDIS_PREFIX', 'PIPESCALER_TELEMETRY_LISTEN'];
+    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !unset.includes(k)));
     const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const lines: Record<string, unknown>[] = [];
     const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
     let buffer = '';
-    child.stdout!.on('data', (b: Buffer) => {
+    child.stdout.on('data', (b: Buffer) => {
       buffer += b.toString();
       const parts = buffer.split('\n');
       buffer = parts.pop()!;

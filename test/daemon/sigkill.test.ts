@@ -68,7 +68,7 @@ policies:
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = once(child, 'exit');
     const lane = new Queue(applyQueueName(DEMO.keyId), { connection: redis, prefix });
     try {

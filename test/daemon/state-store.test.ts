@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StateStore } from '../../src/daemon/state-store.js';
 import { pipeByName } from '../../src/daemon/context.js';
+import { KeyBudget } from '../../src/daemon/budget.js';
 import { cleanupPrefix, REDIS_URL, uniquePrefix } from './helpers.js';
 import type { Config } from '../../src/policy/types.js';
 
@@ -18,6 +19,41 @@ beforeAll(() => {
 afterAll(async () => {
   await cleanupPrefix(redis, prefix);
   await redis.quit();
+});
+
+describe('Lua scripts', () => {
+  it('go by digest (EVALSHA) once loaded on the connection, not as their text with every call', async () => {
+    // A client of its own (a fresh connection); what it wrote is each command's name once answered:
+    // ioredis writes a script's first call on a connection as EVAL (which loads it), later ones as EVALSHA.
+    const client = new Redis(REDIS_URL);
+    // A Set: a command queued before the connection is ready goes through sendCommand again.
+    const sent = new Set<Parameters<typeof client.sendCommand>[0]>();
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (command, ...rest) => {
+      sent.add(command);
+      return send(command, ...rest);
+    };
+    const scripts = () => [...sent].map((c) => c.name).filter((n) => n.startsWith('eval'));
+    try {
+      const own = new StateStore(client, prefix);
+      const budget = new KeyBudget(client, `${prefix}:budget:lua`, { requests: 10, perMs: 10_000 });
+      const round = async () => {
+        await own.snapshot('lua');
+        await own.writeDecision('lua', 1_000, { desired: { replicas: 2 } });
+        await budget.take();
+        await budget.observe({ remaining: 5, resetSeconds: 3 });
+      };
+      await round();
+      expect(scripts()).toEqual(['eval', 'eval', 'eval', 'eval']);
+      await round();
+      expect(scripts().slice(4)).toEqual(['evalsha', 'evalsha', 'evalsha', 'evalsha']);
+      // A second store on the same client defines nothing again: still the digest.
+      await new StateStore(client, prefix).snapshot('lua');
+      expect(scripts().slice(8)).toEqual(['evalsha']);
+    } finally {
+      client.disconnect();
+    }
+  });
 });
 
 describe('StateStore.snapshot', () => {

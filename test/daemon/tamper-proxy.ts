@@ -31,7 +31,7 @@ export const passThrough: Tamper = (_req, upstream) => upstream();
 export async function tamperProxy(target: string): Promise<TamperProxy> {
   const pool = new Pool(target);
   const seen: Seen[] = [];
-  const proxy = { tamper: passThrough } as { tamper: Tamper };
+  const proxy = { tamper: passThrough };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -43,7 +43,7 @@ export async function tamperProxy(target: string): Promise<TamperProxy> {
       delete headers.host;
       delete headers.connection;
       const upstream = async (): Promise<Answer> => {
-        const up = await pool.request({ path: info.url, method: info.method as 'GET', headers, body: body.length > 0 ? body : null });
+        const up = await pool.request({ path: info.url, method: info.method, headers, body: body.length > 0 ? body : null });
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(up.headers)) {
           if (typeof v === 'string' && k !== 'connection' && k !== 'transfer-encoding' && k !== 'content-length') out[k] = v;

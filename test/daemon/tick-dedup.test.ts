@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import { evaluateJobOptions, EVALUATE_KEEP_COUNT } from '../../src/daemon/queues.js';
+import { evaluateJobOptions, EVALUATE_KEEP_COUNT, type EvaluateJob } from '../../src/daemon/queues.js';
 import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, policy, testConfig, uniquePrefix } from './helpers.js';
 
 const prefix = uniquePrefix('tickdedup');
@@ -89,7 +89,7 @@ describe('tick deduplication', () => {
       await d.tick(T0 + 60_000);
       const waiting = async () => Object.values(await evaluate.getJobCounts('waiting', 'prioritized', 'delayed')).reduce((a, b) => a + b, 0);
       expect(await waiting()).toBe(2);
-      const done = async () => (await evaluate.getJobs(['completed'])).map((j) => [j.data.pipe, j.data.tickAt] as const).sort();
+      const done = async () => (await evaluate.getJobs(['completed'])).map((j) => [(j.data as EvaluateJob).pipe, (j.data as EvaluateJob).tickAt] as const).sort();
       await evaluate.resume();
       await drained([d]);
       // The waiting ones ran (at their tick: the first contact, a decision for each pipe)...

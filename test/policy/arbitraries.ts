@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { PipeState, ReversePrivateEndpointStatus, SCALING_FIELDS, SCALING_LIMITS } from '../../src/api/index.js';
 import type { ScalingField } from '../../src/api/index.js';
-import type { Bounds, FieldTarget, PipeView, Policy, Target, Weekday, Window } from '../../src/policy/types.js';
+import type { Bounds, FieldTarget, PipeView, Policy, Target, Window } from '../../src/policy/types.js';
 import { ALL_DAYS } from './build.js';
 
 export const FROM = Date.UTC(2026, 0, 1);
@@ -38,7 +38,7 @@ export function partialByField<T>(arb: (f: ScalingField) => fc.Arbitrary<T>): fc
 
 export const target: fc.Arbitrary<Target> = partialByField(fieldTarget);
 const hm = fc.record({ hour: fc.integer({ min: 0, max: 23 }), minute: fc.constantFrom(0, 15, 30, 45, 59) });
-const days = fc.subarray(ALL_DAYS as Weekday[], { minLength: 1 });
+const days = fc.subarray(ALL_DAYS, { minLength: 1 });
 export const localDate = fc.integer({ min: FROM, max: TO }).map((t) => new Date(t).toISOString().slice(0, 10));
 
 const recurringWindow: fc.Arbitrary<Window> = fc
@@ -47,7 +47,7 @@ const recurringWindow: fc.Arbitrary<Window> = fc
     end: fc.option(hm, { nil: undefined }), durationMs: fc.integer({ min: 60_000, max: 3 * DAY }),
     timezone: fc.constantFrom(...ZONES), exclude: fc.array(localDate, { maxLength: 3 }),
   })
-  .filter((w) => w.end === undefined || w.end.hour !== w.start.hour || w.end.minute !== w.start.minute)
+  .filter((w) => w.end?.hour !== w.start.hour || w.end.minute !== w.start.minute)
   .map(({ end, durationMs, ...w }) => ({ kind: 'recurring' as const, ...w, ...(end !== undefined ? { end } : { durationMs }) }));
 
 const oneOffWindow: fc.Arbitrary<Window> = fc
@@ -88,6 +88,6 @@ export function pipeView(now: number): fc.Arbitrary<PipeView> {
     recommendations: fc.array(fc.record({ at: near, values: partialByField(inRange) }), { maxLength: 5 }),
     endpoints: fc.dictionary(fc.constantFrom('e1', 'e2'), fc.constantFrom(...ReversePrivateEndpointStatus.options, 'Ready', 'Ready')),
     paused: fc.option(fc.record({ reason: fc.constant('ops'), until: fc.option(near, { nil: undefined }) }), { nil: undefined, freq: 5 }),
-  }) as fc.Arbitrary<PipeView>;
+  });
 }
 

@@ -5,7 +5,7 @@ import type { ScalingField, ScalingValues } from '../../src/api/index.js';
 import { decide } from '../../src/policy/decide.js';
 import type { Bounds } from '../../src/policy/types.js';
 import { activeWindows, nextBoundary, occurrenceAt } from '../../src/policy/windows.js';
-import { DAY, FROM, TO, instant, policy, pipeView, window } from './arbitraries.js';
+import { DAY, instant, policy, pipeView, window } from './arbitraries.js';
 
 const scenario = instant.chain((now) => fc.tuple(fc.constant(now), policy, pipeView(now)));
 

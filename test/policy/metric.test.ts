@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/policy/decide.js';
-import { indexSamples, matchKey, parseSampleValue, resolveMatch, selectSample, templateRefs } from '../../src/policy/metric-match.js';
+import { indexSamples, matchKey, parseSampleValue, resolveMatch, selectSample } from '../../src/policy/metric-match.js';
 import { rawRecommendation } from '../../src/policy/metric.js';
 import type { MetricSpec, Policy } from '../../src/policy/types.js';
 import { at, policy, recurring, view } from './build.js';

@@ -83,7 +83,7 @@ const busyPolicy: fc.Arbitrary<Policy> = fc.record({
     scaleUp: { maxStep: { replicas: up.step }, cooldownMs: up.cooldownMs, leadTime: up.leadTime },
     scaleDown: { maxStep: { replicas: down.step }, cooldownMs: down.cooldownMs, stabilizationMs: down.stabilizationMs },
   },
-}) as Policy);
+}));
 
 const busyCase = instant.chain((from) => fc.record({
   from: fc.constant(from),
@@ -135,7 +135,7 @@ describe('simulate() at the speed of its changes', () => {
         ...c.policy,
         windows: c.policy.windows.map((w) => ({ ...w, target: { ...w.target, replicas: { min: lo, max: lo + span } } })),
         metric: { query: 'q', match: {}, targetPer: { replicas: 100 }, onError: e, staleAfterMs: 120_000, tolerance: 0.1 },
-      } as Policy,
+      },
     })));
     let changed = 0;
     fc.assert(fc.property(metricCase, ({ from, days, stepMs, policy: p, view }) => {

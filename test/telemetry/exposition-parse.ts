@@ -25,7 +25,7 @@ export function sampleValue(scrape: Scrape, name: string, labels: Record<string,
   for (const line of scrape.lines) {
     if (!line.startsWith(name)) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s+(\S+)/.exec(line);
-    if (m === null || m[1] !== name) continue;
+    if (m?.[1] !== name) continue;
     const have = m[2] ?? '';
     if (Object.entries(labels).every(([k, v]) => have.includes(`${k}="${v}"`))) return Number(m[3]);
   }

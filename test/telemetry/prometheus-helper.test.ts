@@ -38,7 +38,7 @@ describe('test/prometheus.ts', () => {
 
   it('scrapes the target, evaluates the rules and answers instant queries, ranges and alerts', async () => {
     const up = await prom.waitFor('up{job="pipescaler"}', (r) => r.length === 1 && r[0]!.value === 1);
-    expect(up[0]!.metric['instance']).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(up[0]!.metric.instance).toMatch(/^127\.0\.0\.1:\d+$/);
     await prom.waitFor('helper_hits_total', (r) => r.length === 1 && r[0]!.value > 0);
     const now = Date.now() / 1000;
     const range = await prom.queryRange('helper_hits_total', now - 10, now, 1);
@@ -48,7 +48,7 @@ describe('test/prometheus.ts', () => {
       await new Promise((r) => setTimeout(r, 250));
       alerts = await prom.alerts();
     }
-    expect(alerts.map((a) => [a.labels['alertname'], a.state])).toEqual([['HelperScraped', 'pending']]);
+    expect(alerts.map((a) => [a.labels.alertname, a.state])).toEqual([['HelperScraped', 'pending']]);
     await expect(prom.query('sum(')).rejects.toThrow(/bad_data/);
   });
 });

@@ -13,7 +13,6 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
@@ -55,7 +54,7 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
 
   /** The active alerts with `alertname` whose labels include `labels`. */
   const active = (alerts: PromAlert[], alertname: string, labels: Record<string, string>) =>
-    alerts.filter((a) => a.labels['alertname'] === alertname && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
+    alerts.filter((a) => a.labels.alertname === alertname && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
 
   async function untilAlert(alertname: string, labels: Record<string, string>, timeoutMs = 20_000): Promise<PromAlert> {
     let found: PromAlert | undefined;
@@ -64,8 +63,8 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
       last = await prom.alerts();
       found = active(last, alertname, labels).find((a) => a.state === 'pending' || a.state === 'firing');
       return found !== undefined;
-    }, timeoutMs, `${alertname} ${JSON.stringify(labels)} pending (active: ${JSON.stringify(last.map((a) => a.labels))})`).catch((e: Error) => {
-      throw new Error(`${e.message}; active: ${JSON.stringify(last.map((a) => [a.labels, a.state]))}`);
+    }, timeoutMs, `${alertname} ${JSON.stringify(labels)} pending (active: ${JSON.stringify(last.map((a) => a.labels))})`).catch((e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}; active: ${JSON.stringify(last.map((a) => [a.labels, a.state]))}`);
     });
     return found!;
   }
@@ -140,7 +139,7 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     // Four more scrapes and rule evaluations of steady operation.
     await until(() => now() > warmedAt + 5, 10_000, 'steady seconds');
     const alerts = await prom.alerts();
-    expect(alerts.map((a) => [a.labels['alertname'], a.state])).toEqual([]);
+    expect(alerts.map((a) => [a.labels.alertname, a.state])).toEqual([]);
     // Nothing was pending at any evaluation since the warm-up (ALERTS has a sample per evaluation).
     const series = await prom.queryRange('ALERTS', warmedAt + 1, now(), 1);
     expect(series.map((s) => s.metric)).toEqual([]);
@@ -163,14 +162,14 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     const total = bars.flatMap((s) => s.values.map(([, v]) => v)).reduce((a, b) => a + b, 0);
     const [decisions] = await prom.query('sum(pipescaler_decisions_total{job="pipescaler"})', at);
     expect(total).toBe(decisions!.value);
-    const appliedBars = bars.filter((s) => s.metric['result'] === 'applied').flatMap((s) => s.values.map(([, v]) => v));
+    const appliedBars = bars.filter((s) => s.metric.result === 'applied').flatMap((s) => s.values.map(([, v]) => v));
     expect(appliedBars.reduce((a, b) => a + b, 0)).toBe(3);
   }, 30_000);
 
   it('brings a 404 pipe, a refused key and drift to their alerts, with the pipe or key label', async () => {
     const ghost: PipeConfig = { ...demoPipe('orders-events', 'steady'), name: GHOST, pipeId: 'b1000000-0000-4000-8000-0000000000ff' };
     const legacy: PipeConfig = { ...demoPipe('payments-msk', 'steady', 'broken'), name: LEGACY };
-    const keys = { ...config.api.keys, broken: { ...config.api.keys['default']!, keyId: 'pipescaler-unknown-key', keySecret: 'not-the-secret' } };
+    const keys = { ...config.api.keys, broken: { ...config.api.keys.default!, keyId: 'pipescaler-unknown-key', keySecret: 'not-the-secret' } };
     expect(await daemon.reload({ ...config, api: { ...config.api, keys }, pipes: [...config.pipes, ghost, legacy] })).toBe(true);
     // Someone scales a pipe by hand: the next reconcile read finds it.
     cloud.store.pipe(DEMO.pipes['nightly-s3'])!.scaling.concurrency = 1;
@@ -185,7 +184,7 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     await paused;
     // Nothing fires for the pipes that work.
     const alerts = await prom.alerts();
-    expect(active(alerts, 'PipescalerApplyFailing', {}).map((a) => a.labels['pipe']).sort()).toEqual([GHOST, LEGACY]);
+    expect(active(alerts, 'PipescalerApplyFailing', {}).map((a) => a.labels.pipe).sort()).toEqual([GHOST, LEGACY]);
     // The failed stat counts every failure up to its instant, as the counters do.
     const at = now();
     const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[] };

@@ -26,7 +26,7 @@ export function metricNamesIn(expr: string): Set<string> {
 export function dashboardExpressions(dashboard: unknown): string[] {
   const out: string[] = [];
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) { node.forEach(walk); return; }
     if (node === null || typeof node !== 'object') return;
     for (const [key, value] of Object.entries(node)) {
       if (key === 'expr' && typeof value === 'string') out.push(value);

@@ -27,7 +27,7 @@ describe.skipIf(!hasPrometheus && !inCi)('a quiet fleet against a real Prometheu
   let instance = '';
 
   const alerts = async (names: readonly string[]): Promise<PromAlert[]> =>
-    (await prom.alerts()).filter((a) => names.includes(a.labels['alertname'] ?? '') && a.labels['instance'] === instance);
+    (await prom.alerts()).filter((a) => names.includes(a.labels.alertname ?? '') && a.labels.instance === instance);
 
   beforeAll(async () => {
     cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
@@ -67,10 +67,10 @@ describe.skipIf(!hasPrometheus && !inCi)('a quiet fleet against a real Prometheu
     let seen: PromAlert[] = [];
     await until(async () => {
       seen = await alerts(['PipescalerApiUnreachable', 'PipescalerNotReady']);
-      return seen.some((a) => a.labels['alertname'] === 'PipescalerApiUnreachable' && a.labels['key'] === 'default')
-        && seen.some((a) => a.labels['alertname'] === 'PipescalerNotReady');
-    }, 60_000, 'PipescalerApiUnreachable{key="default"} and PipescalerNotReady').catch((e: Error) => {
-      throw new Error(`${e.message}; active: ${JSON.stringify(seen.map((a) => [a.labels, a.state]))}`);
+      return seen.some((a) => a.labels.alertname === 'PipescalerApiUnreachable' && a.labels.key === 'default')
+        && seen.some((a) => a.labels.alertname === 'PipescalerNotReady');
+    }, 60_000, 'PipescalerApiUnreachable{key="default"} and PipescalerNotReady').catch((e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}; active: ${JSON.stringify(seen.map((a) => [a.labels, a.state]))}`);
     });
   }, 120_000);
 });

@@ -31,7 +31,7 @@ function startRedisServer(): ChildProcess {
 }
 
 async function stopRedisServer(child: ChildProcess | undefined): Promise<void> {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  if (child?.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   await exited;

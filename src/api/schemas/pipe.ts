@@ -168,8 +168,6 @@ function scalingMember(field: ScalingField) {
 
 /** Body of PATCH .../pipes/{pipeId}/scaling. Every member optional and nullable. */
 export const ScalingRequest = z.strictObject(
-  Object.fromEntries(SCALING_FIELDS.map((f) => [f, scalingMember(f)])) as {
-    [K in ScalingField]: ReturnType<typeof scalingMember>;
-  },
+  Object.fromEntries(SCALING_FIELDS.map((f) => [f, scalingMember(f)])) as Record<ScalingField, ReturnType<typeof scalingMember>>,
 );
 export type ScalingRequest = z.infer<typeof ScalingRequest>;

@@ -71,8 +71,8 @@ const alertFields = {
   message: z.string().min(1).max(4096).nullish(),
 };
 
-type AlertShape = { source: string; dashboardId?: string | null | undefined; tileId?: string | null | undefined;
-  savedSearchId?: string | null | undefined; thresholdType: string; threshold: number; thresholdMax?: number | null | undefined };
+interface AlertShape { source: string; dashboardId?: string | null | undefined; tileId?: string | null | undefined;
+  savedSearchId?: string | null | undefined; thresholdType: string; threshold: number; thresholdMax?: number | null | undefined }
 
 // The platform's rules that tie members together. Whether the dashboard and tile
 // exist is for the server to say (a 400 naming it).

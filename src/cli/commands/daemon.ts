@@ -1,7 +1,7 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
 import { parseRedisUrl, loadConfig } from '../../config/index.js';
-import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce, describeRedis, endpointOf, isUnreachable, prefixProblem, type Daemon, type PauseFlag } from '../../daemon/index.js';
+import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce, describeRedis, endpointOf, isUnreachable, prefixProblem, type PauseFlag } from '../../daemon/index.js';
 import { describeKeyPlan, keyPlans, count, parseDuration, type Config } from '../../policy/index.js';
 import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
 import type { Command } from 'commander';
@@ -159,14 +159,13 @@ async function run(path: string): Promise<void> {
     config = daemon.config();
     logger.level = config.telemetry.logLevel;
   });
-  let daemon: Daemon;
   const telemetry = await startDaemonTelemetry({
     emitter, logger, config: () => config, queues: () => daemon.queues(),
     ...(process.env.PIPESCALER_TELEMETRY_LISTEN ? { listen: process.env.PIPESCALER_TELEMETRY_LISTEN } : {}),
   });
   // Only what the environment overrides is given: the file's redis.url, redis.prefix and
   // telemetry.listen stay the daemon's to check, so a reload that changes them is refused.
-  daemon = createDaemon({
+  const daemon = createDaemon({
     config, configPath: path, emitter, logger,
     ...(process.env.PIPESCALER_REDIS_URL !== undefined ? { redisUrl: url } : {}),
     ...(process.env.PIPESCALER_REDIS_PREFIX !== undefined ? { prefix } : {}),

@@ -1,11 +1,11 @@
-// One handler per operation of the endpoint table: the compiler checks none is missing.
-import type { Operation } from '../../api/index.js';
-import type { RouteHandler } from './context.js';
+// One handler per operation of the endpoint table: the compiler checks none is missing and that
+// each returns its operation's result.
+import type { RouteHandlers } from './context.js';
 import { scalePipe } from './pipes.js';
 import { getReversePrivateEndpoint, listServices } from './services.js';
 import * as stack from './stack.js';
 
-export const HANDLERS: Readonly<Record<Operation, RouteHandler>> = {
+export const HANDLERS: RouteHandlers = {
   scalePipe,
   listServices,
   getReversePrivateEndpoint,

@@ -1,13 +1,14 @@
 // PATCH .../pipes/{pipeId}/scaling: the one write of the data-pipe part, and (with an empty body)
 // the way a client reads a pipe.
 import { ENDPOINTS, KIND_FIELDS, pipeKind, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, type ScalingField } from '../../api/index.js';
+import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, CloudHttpError, parseBody } from '../errors.js';
 import type { StoredPipe } from '../store.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
 
-export function scalePipe(ctx: RouteContext): unknown {
+export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePipe'> {
   const svc = findService(ctx);
-  const pipe = findIn(svc.pipes, ctx.params.pipeId!, 'pipe');
+  const pipe = findIn(svc.pipes, ctx.params.pipeId, 'pipe');
   const raw = ctx.body();
   const req = parseBody(ENDPOINTS.scalePipe.body, raw === undefined ? {} : raw);
   const changes = SCALING_FIELDS.filter((f) => req[f] !== undefined && req[f] !== null);
@@ -42,7 +43,7 @@ export function scalePipe(ctx: RouteContext): unknown {
 }
 
 // The pipe as the live API answers it, quirks included when the fixtures ask for them.
-function served(pipe: StoredPipe, ctx: RouteContext): unknown {
+function served(pipe: StoredPipe, ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePipe'> {
   const { quantityStrings, transientZeroMs } = ctx.quirks;
   if (!quantityStrings && transientZeroMs === 0) return pipe;
   const scaling: Record<ScalingField, number | string | null> = { ...pipe.scaling };

@@ -1,9 +1,10 @@
 // The organization part (services list with tag filters) and the networking part.
 import { matchesTagFilters, parseTagFilter, type TagFilter } from '../../api/index.js';
+import type { SentResultOf } from '../../api/internal.js';
 import { badRequest } from '../errors.js';
 import { findIn, findOrganization, findService, type RouteContext } from './context.js';
 
-export function listServices(ctx: RouteContext): unknown {
+export function listServices(ctx: RouteContext<'listServices'>): SentResultOf<'listServices'> {
   const org = findOrganization(ctx);
   const raw = ctx.query.filter;
   const entries = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
@@ -20,7 +21,7 @@ export function listServices(ctx: RouteContext): unknown {
   return out;
 }
 
-export function getReversePrivateEndpoint(ctx: RouteContext): unknown {
+export function getReversePrivateEndpoint(ctx: RouteContext<'getReversePrivateEndpoint'>): SentResultOf<'getReversePrivateEndpoint'> {
   const svc = findService(ctx);
-  return findIn(svc.reversePrivateEndpoints, ctx.params.reversePrivateEndpointId!, 'reverse private endpoint');
+  return findIn(svc.reversePrivateEndpoints, ctx.params.reversePrivateEndpointId, 'reverse private endpoint');
 }

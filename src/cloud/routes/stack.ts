@@ -1,25 +1,26 @@
 // Observability stack: dashboards and alerts (list, create, get, full-replace update, delete) and
 // sources (list), validated with the schemas of src/api (docs/platform-api.md#observability-stack).
 import { ENDPOINTS } from '../../api/index.js';
+import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, parseBody } from '../errors.js';
 import { newObjectId, withTileIds, type StoredAlert, type StoredDashboard, type StoredService } from '../store.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
 
-function requireBody(ctx: RouteContext): unknown {
+function requireBody(ctx: { body(): unknown }): unknown {
   const body = ctx.body();
   if (body === undefined) throw badRequest('a JSON body is required');
   return body;
 }
 
-export function listDashboards(ctx: RouteContext): unknown {
+export function listDashboards(ctx: RouteContext<'listDashboards'>): SentResultOf<'listDashboards'> {
   return [...findService(ctx).dashboards.values()];
 }
 
-export function getDashboard(ctx: RouteContext): unknown {
-  return findIn(findService(ctx).dashboards, ctx.params.dashboardId!, 'dashboard');
+export function getDashboard(ctx: RouteContext<'getDashboard'>): SentResultOf<'getDashboard'> {
+  return findIn(findService(ctx).dashboards, ctx.params.dashboardId, 'dashboard');
 }
 
-export function createDashboard(ctx: RouteContext): unknown {
+export function createDashboard(ctx: RouteContext<'createDashboard'>): SentResultOf<'createDashboard'> {
   const svc = findService(ctx);
   const input = parseBody(ENDPOINTS.createDashboard.body, requireBody(ctx));
   const now = isoNow(ctx);
@@ -28,18 +29,18 @@ export function createDashboard(ctx: RouteContext): unknown {
   return d;
 }
 
-export function updateDashboard(ctx: RouteContext): unknown {
+export function updateDashboard(ctx: RouteContext<'updateDashboard'>): SentResultOf<'updateDashboard'> {
   const svc = findService(ctx);
-  const old = findIn(svc.dashboards, ctx.params.dashboardId!, 'dashboard');
+  const old = findIn(svc.dashboards, ctx.params.dashboardId, 'dashboard');
   const input = parseBody(ENDPOINTS.updateDashboard.body, requireBody(ctx));
   const d: StoredDashboard = withTileIds({ ...input, tags: input.tags ?? [], id: old.id, createdAt: old.createdAt, updatedAt: isoNow(ctx) });
   svc.dashboards.set(d.id.toLowerCase(), d);
   return d;
 }
 
-export function deleteDashboard(ctx: RouteContext): undefined {
+export function deleteDashboard(ctx: RouteContext<'deleteDashboard'>): SentResultOf<'deleteDashboard'> {
   const svc = findService(ctx);
-  const d = findIn(svc.dashboards, ctx.params.dashboardId!, 'dashboard');
+  const d = findIn(svc.dashboards, ctx.params.dashboardId, 'dashboard');
   svc.dashboards.delete(d.id.toLowerCase());
   // The platform deletes the alerts attached to the dashboard's tiles with it.
   for (const [id, a] of svc.alerts) {
@@ -48,12 +49,12 @@ export function deleteDashboard(ctx: RouteContext): undefined {
   return undefined;
 }
 
-export function listAlerts(ctx: RouteContext): unknown {
+export function listAlerts(ctx: RouteContext<'listAlerts'>): SentResultOf<'listAlerts'> {
   return [...findService(ctx).alerts.values()];
 }
 
-export function getAlert(ctx: RouteContext): unknown {
-  return findIn(findService(ctx).alerts, ctx.params.alertId!, 'alert');
+export function getAlert(ctx: RouteContext<'getAlert'>): SentResultOf<'getAlert'> {
+  return findIn(findService(ctx).alerts, ctx.params.alertId, 'alert');
 }
 
 // A tile alert must name a dashboard of this service and a tile of that dashboard.
@@ -66,7 +67,7 @@ function checkTile(svc: StoredService, a: { source: string; dashboardId?: string
   }
 }
 
-export function createAlert(ctx: RouteContext): unknown {
+export function createAlert(ctx: RouteContext<'createAlert'>): SentResultOf<'createAlert'> {
   const svc = findService(ctx);
   const input = parseBody(ENDPOINTS.createAlert.body, requireBody(ctx));
   checkTile(svc, input);
@@ -76,9 +77,9 @@ export function createAlert(ctx: RouteContext): unknown {
   return a;
 }
 
-export function updateAlert(ctx: RouteContext): unknown {
+export function updateAlert(ctx: RouteContext<'updateAlert'>): SentResultOf<'updateAlert'> {
   const svc = findService(ctx);
-  const old = findIn(svc.alerts, ctx.params.alertId!, 'alert');
+  const old = findIn(svc.alerts, ctx.params.alertId, 'alert');
   const input = parseBody(ENDPOINTS.updateAlert.body, requireBody(ctx));
   checkTile(svc, input);
   const a: StoredAlert = { ...input, id: old.id, state: old.state, createdAt: old.createdAt, updatedAt: isoNow(ctx) };
@@ -86,13 +87,13 @@ export function updateAlert(ctx: RouteContext): unknown {
   return a;
 }
 
-export function deleteAlert(ctx: RouteContext): undefined {
+export function deleteAlert(ctx: RouteContext<'deleteAlert'>): SentResultOf<'deleteAlert'> {
   const svc = findService(ctx);
-  const a = findIn(svc.alerts, ctx.params.alertId!, 'alert');
+  const a = findIn(svc.alerts, ctx.params.alertId, 'alert');
   svc.alerts.delete(a.id.toLowerCase());
   return undefined;
 }
 
-export function listSources(ctx: RouteContext): unknown {
+export function listSources(ctx: RouteContext<'listSources'>): SentResultOf<'listSources'> {
   return [...findService(ctx).sources.values()];
 }
