@@ -54,8 +54,35 @@ export const RECORD_FIELDS = {
 
 export type RecordField = keyof typeof RECORD_FIELDS;
 
+type Parsed = { ok: true; value: unknown } | { ok: false };
+
+/**
+ * The last texts of each object or array field, with what their schema made of them. A steady
+ * fleet stores the same text in most fields of most pipes (applied, desired, the tick's decision
+ * and recommendations), so the schema runs once per distinct text rather than once per pipe and
+ * evaluation. The result depends on the text alone; cached values are frozen, shared by the
+ * records that read them. Bounded: a field's map starts over at PARSED_PER_FIELD texts.
+ */
+const parsed = new Map<RecordField, Map<string, Parsed>>();
+const PARSED_PER_FIELD = 64;
+
 /** The value of one stored field, or `invalid` when it is not JSON or does not fit its schema. */
-export function parseField(field: RecordField, text: string): { ok: true; value: unknown } | { ok: false } {
+export function parseField(field: RecordField, text: string): Parsed {
+  // Scalars (numbers, null, booleans, short strings) check faster than a map lookup pays back.
+  const first = text.charCodeAt(0);
+  if (first !== 123 /* { */ && first !== 91 /* [ */) return check(field, text);
+  let known = parsed.get(field);
+  if (!known) parsed.set(field, (known = new Map<string, Parsed>()));
+  const hit = known.get(text);
+  if (hit) return hit;
+  const r = check(field, text);
+  if (r.ok) deepFreeze(r.value);
+  if (known.size >= PARSED_PER_FIELD) known.clear();
+  known.set(text, r);
+  return r;
+}
+
+function check(field: RecordField, text: string): Parsed {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -64,6 +91,12 @@ export function parseField(field: RecordField, text: string): { ok: true; value:
   }
   const r = RECORD_FIELDS[field].safeParse(json);
   return r.success ? { ok: true, value: r.data } : { ok: false };
+}
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
 }
 
 export const StoredPause = z.object({ reason: z.string(), until: epochMs.optional() });
