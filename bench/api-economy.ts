@@ -94,11 +94,16 @@ export async function apiEconomy(o: Options): Promise<Figure[]> {
   const failed = sum(d.counts.changes, (s) => s >= 300);
   const statuses = Object.entries(d.counts.changes).map(([s, v]) => `${v} x ${s}`).join(', ');
   const dn = o.daemonPipes;
+  // A pipe of known kind is met by its first change: one the pipe already had, or one a Completed
+  // pipe refuses (400, then a read), is the contact's request, not a change (counting-proxy.ts).
+  const contacts = sum(d.counts.contacts, () => true);
+  const contactNote = contacts === 0 ? 'none' : `${Object.entries(d.counts.contacts).map(([s, v]) => `${v} x ${s}`).join(', ')}: values the pipe already had (2xx) or a Completed pipe's refusal (400, then a read)`;
   figures.push(
     { scenario, metric: 'daemon: changes required (simulate, same pipes and day)', value: d.required, unit: 'changes', n: dn, runs: [d.required], note: `${day}; deterministic: 1 run (${(d.ms / 1000).toFixed(0)} s)` },
     { scenario, metric: 'daemon: change PATCHes that succeeded / required', value: ok2xx / d.required, unit: 'ratio', n: dn, runs: [ok2xx / d.required], goal: '1.00', pass: ok2xx === d.required, note: `${ok2xx} PATCHes 2xx` },
     { scenario, metric: 'daemon: all change PATCHes / required', value: (ok2xx + failed) / d.required, unit: 'ratio', n: dn, runs: [(ok2xx + failed) / d.required], goal: '1.00', pass: failed === 0 && ok2xx === d.required, note: statuses },
     { scenario, metric: 'daemon: reads (empty PATCH) over the day', value: sum(d.counts.reads, () => true), unit: 'PATCH', n: dn, runs: [sum(d.counts.reads, () => true)], note: 'first contact and reconcile' },
+    { scenario, metric: 'daemon: first contacts sent as changes that changed nothing', value: contacts, unit: 'PATCH', n: dn, runs: [contacts], note: contactNote },
   );
   return figures;
 }

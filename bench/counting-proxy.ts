@@ -10,8 +10,17 @@ export interface PatchCounts {
   /** Change PATCHes per pipe id, any status. */
   byPipe: Record<string, number>;
   reads: Record<string, number>;
+  /**
+   * A pipe's first contact sent as a change (the daemon knows the pipe's kind, README "First
+   * contact is the first change") that changed nothing or was refused, by status: the contact's
+   * request, not a change. Kept only when the proxy is told the pipes' starting values.
+   */
+  contacts: Record<string, number>;
   other: number;
 }
+
+/** A pipe's scaling values by field, as the platform reports them. */
+export type Scaling = Readonly<Record<string, number | null | undefined>>;
 
 export interface CountingProxy {
   readonly url: string;
@@ -32,9 +41,24 @@ const isRead = (body: string): boolean => {
 /** Called with every scaling PATCH's answer: the pipe id, whether it was a read, the status. */
 export type OnPatch = (pipeId: string, read: boolean, status: number) => void;
 
-export async function countingProxy(target: string, onPatch?: OnPatch): Promise<CountingProxy> {
+/**
+ * `start`: each pipe's scaling before the run, by lower-case pipe id. With it, a change PATCH sent
+ * before the pipe's first answer that leaves its values as they were (2xx) or is refused (4xx)
+ * counts as a first contact, not a change: without reading first the daemon cannot know the pipe
+ * already has them (or is Completed), and the request is the one the contact costs anyway.
+ */
+export async function countingProxy(target: string, onPatch?: OnPatch, start?: ReadonlyMap<string, Scaling>): Promise<CountingProxy> {
   const pool = new Pool(target, { keepAliveTimeout: 30_000 });
-  const counts: PatchCounts = { changes: {}, byPipe: {}, reads: {}, other: 0 };
+  const counts: PatchCounts = { changes: {}, byPipe: {}, reads: {}, contacts: {}, other: 0 };
+  const answered = new Set<string>();
+  const firstContact = (pipeId: string, body: string, status: number): boolean => {
+    const before = start?.get(pipeId.toLowerCase());
+    if (!before || answered.has(pipeId.toLowerCase())) return false;
+    if (status >= 400 && status < 500) return true;
+    if (status < 200 || status >= 300) return false;
+    const sent = JSON.parse(body) as Record<string, unknown>;
+    return Object.entries(sent).every(([f, v]) => v === null || v === undefined || before[f] === v);
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -46,11 +70,15 @@ export async function countingProxy(target: string, onPatch?: OnPatch): Promise<
       pool.request({ path: req.url ?? '/', method: req.method as 'GET', headers, body: body.length > 0 ? body : null })
         .then(async (up) => {
           const text = await up.body.text();
-          const bucket = req.method !== 'PATCH' ? null : isRead(body) ? counts.reads : counts.changes;
-          if (bucket) bucket[up.statusCode] = (bucket[up.statusCode] ?? 0) + 1;
           const pipeId = /\/pipes\/([^/]+)\/scaling/.exec(req.url ?? '')?.[1];
+          const read = req.method === 'PATCH' && isRead(body);
+          const contact = req.method === 'PATCH' && !read && pipeId !== undefined && firstContact(pipeId, body, up.statusCode);
+          if (pipeId && up.statusCode >= 200 && up.statusCode < 300) answered.add(pipeId.toLowerCase());
+          if (contact) counts.contacts[up.statusCode] = (counts.contacts[up.statusCode] ?? 0) + 1;
+          const bucket = req.method !== 'PATCH' || contact ? null : read ? counts.reads : counts.changes;
+          if (bucket) bucket[up.statusCode] = (bucket[up.statusCode] ?? 0) + 1;
           if (bucket === counts.changes && pipeId) counts.byPipe[pipeId] = (counts.byPipe[pipeId] ?? 0) + 1;
-          else counts.other += 1;
+          else if (!contact) counts.other += 1;
           if (bucket && pipeId) onPatch?.(pipeId, bucket === counts.reads, up.statusCode);
           const out: Record<string, string | string[]> = {};
           for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') out[k] = v;
@@ -68,7 +96,9 @@ export async function countingProxy(target: string, onPatch?: OnPatch): Promise<
       counts.changes = {};
       counts.byPipe = {};
       counts.reads = {};
+      counts.contacts = {};
       counts.other = 0;
+      answered.clear();
     },
     async close() {
       server.closeAllConnections();

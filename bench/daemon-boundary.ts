@@ -17,7 +17,10 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
     from: START + (k + 1) * STEP_MS, to: START + (k + 2) * STEP_MS,
     target: { replicas: { value: k + 2 } },
   }));
-  const policy: Policy = { name: 'boundary', baseline: { replicas: { value: 1 } }, windows, behavior: NO_BEHAVIOR };
+  // No lead time: this scenario measures the burst at the boundary itself (with leadTime auto the
+  // scale-ups go out before it; the budget scenario measures that).
+  const behavior: Policy['behavior'] = { ...NO_BEHAVIOR, scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: 0 } };
+  const policy: Policy = { name: 'boundary', baseline: { replicas: { value: 1 } }, windows, behavior };
   const h = await startHarness({
     pipes: o.pipes, policy, concurrency: 10, scenario: 'boundary',
     cloudRateLimit: { requests: o.ratePerSecond, perMs: WINDOW_MS },

@@ -3,14 +3,17 @@
 // drained (every evaluation and apply done) before the next; a counting proxy between the daemon
 // and the cloud tells change PATCHes from reads. simulate() over the same pipes and span gives the
 // changes required. The first tick of the span is also the daemon's first contact (it reads each
-// pipe, then decides at that same tick), as simulate() starts from the pipes as they are.
+// pipe, then decides at that same tick), as simulate() starts from the pipes as they are. A pipe
+// whose kind the daemon knows is met by its first change instead of a read: when the pipe already
+// had those values (nothing to change) or refuses them (a Completed pipe: 400, then a read), that
+// request is the pipe's first contact, counted apart from the changes.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { viewsFromFixtures } from '../src/cli/pipe-views.js';
 import { createDaemon } from '../src/daemon/index.js';
 import { simulate } from '../src/policy/index.js';
 import type { PipeView } from '../src/policy/types.js';
 import { cloudProcess } from './child.js';
-import { countingProxy, type PatchCounts } from './counting-proxy.js';
+import { countingProxy, type PatchCounts, type Scaling } from './counting-proxy.js';
 import { exampleCopies } from './example-copies.js';
 import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
 
@@ -38,7 +41,11 @@ export async function runOnce(a: DaemonEconomyArgs): Promise<DaemonEconomyResult
   const required = simulate(config, views, a.from, a.to, TICK_MS).length;
 
   const cloud = await cloudProcess(fixtures, false);
-  const proxy = await countingProxy(cloud.url);
+  // The pipes' values before the day: a first contact sent as a change that keeps them (or that
+  // the platform refuses) is told apart from a change (counting-proxy.ts).
+  const start = new Map(fixtures.organizations.flatMap((g) => g.services.flatMap((s) => s.pipes))
+    .map((p) => [p.id.toLowerCase(), p.scaling as Scaling] as const));
+  const proxy = await countingProxy(cloud.url, undefined, start);
   const prefix = benchPrefix('economy');
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
   let clock = a.from;

@@ -4,26 +4,30 @@
 // stops cleanly deletes it. Wall-clock time throughout (an expiry is real time, whatever clock the
 // daemon's decisions run on).
 import { hostname } from 'node:os';
+import { z } from 'zod';
 import { VERSION } from '../version.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
+import { parseStored } from './stored-record.js';
 
 export const HEARTBEAT_EVERY_MS = 10_000;
 /** Three beats: a replica is alive while one of its last three beats got through. */
 export const HEARTBEAT_TTL_MS = 3 * HEARTBEAT_EVERY_MS;
 
 /** What a replica's heartbeat key holds. */
-export interface ReplicaBeat {
-  readonly id: string;
-  readonly host: string;
-  readonly pid: number;
-  readonly version: string;
+/** What a replica writes at each beat; read back through this schema (another replica's, or an older version's). */
+const ReplicaBeatSchema = z.object({
+  id: z.string(),
+  host: z.string(),
+  pid: z.number(),
+  version: z.string(),
   /** Epoch ms: the replica's start, and its last beat. */
-  readonly startedAt: number;
-  readonly at: number;
-  readonly pipes: number;
-  readonly dryRun: boolean;
-}
+  startedAt: z.number(),
+  at: z.number(),
+  pipes: z.number(),
+  dryRun: z.boolean(),
+});
+export type ReplicaBeat = Readonly<z.infer<typeof ReplicaBeatSchema>>;
 
 type Keys = Pick<ReturnType<typeof redisKeys>, 'replica' | 'replicas'>;
 
@@ -73,12 +77,9 @@ export async function readReplicas(redis: RedisClient, keys: Keys): Promise<Repl
   if (gone.length > 0) await redis.srem(keys.replicas, ...gone);
   const alive: ReplicaBeat[] = [];
   for (const v of values) {
-    if (v === null) continue;
-    try {
-      alive.push(JSON.parse(v) as ReplicaBeat);
-    } catch {
-      // a key of ours that is not JSON: not a replica we can describe
-    }
+    // a value that is not a beat (not JSON, another shape): not a replica we can describe
+    const beat = parseStored(ReplicaBeatSchema, v);
+    if (beat !== null) alive.push(beat);
   }
   return alive.sort((a, b) => b.at - a.at);
 }

@@ -4,16 +4,29 @@
 // another, reads that result. Within a replica, one read per policy and tick is shared by all its
 // evaluations (an indexed vector, so a pipe finds its sample with one lookup).
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { RedisClient } from './redis-connection.js';
 import { indexSamples, matchKey, resolveMatch, selectSample, type Sample, type Config, type MetricReading, type PipeConfig, type Policy, type PrometheusConfig } from '../policy/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { redisKeys } from './redis-keys.js';
+import { parseStored } from './stored-record.js';
 
 /** A tick's stored result: the samples as [labels, value, own time (ms: the tick less its age) if known], or the query's error.
  *  An unknown time reads back as null: JSON writes an array's undefined as null. */
-type StoredSample = [Record<string, string>, number | string, (number | null)?];
-type Stored = { at: number; samples: StoredSample[] } | { at: number; error: string };
+/** A tick's result as one replica stores it for the others; read back through this schema. */
+const StoredSchema = z.union([
+  z.object({
+    at: z.number(),
+    samples: z.array(z.union([
+      z.tuple([z.record(z.string(), z.string()), z.union([z.number(), z.string()])]),
+      z.tuple([z.record(z.string(), z.string()), z.union([z.number(), z.string()]), z.number().nullable()]),
+    ])),
+  }),
+  z.object({ at: z.number(), error: z.string() }),
+]);
+type Stored = z.infer<typeof StoredSchema>;
+type StoredSample = Extract<Stored, { samples: unknown }>['samples'][number];
 
 interface TickVector {
   readonly at: number;
@@ -95,12 +108,17 @@ export class MetricSource {
     return { at: stored.at, samples, index: indexSamples(samples, labelNames), labelNames };
   }
 
+  /** A stored result that does not fit its schema is an error of the tick, never a value. */
+  private readStored(text: string): Stored {
+    return parseStored(StoredSchema, text) ?? { at: this.o.now(), error: 'the result stored in Redis for this tick is unreadable' };
+  }
+
   /** The tick's result from Redis, querying Prometheus first when this replica is the first to ask. */
   private async shared(policy: Policy, tickAt: number): Promise<Stored> {
     const { redis } = this.o;
     const resultKey = this.keys.metricTick(policy.name, tickAt);
     const found = await redis.get(resultKey);
-    if (found !== null) return JSON.parse(found) as Stored;
+    if (found !== null) return this.readStored(found);
     const timeoutMs = this.o.config().metrics?.prometheus.timeoutMs ?? 5_000;
     const won = await redis.set(this.keys.metricLock(policy.name, tickAt), randomUUID(), 'PX', timeoutMs + 10_000, 'NX');
     if (won === 'OK') {
@@ -114,7 +132,7 @@ export class MetricSource {
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, POLL_MS));
       const later = await redis.get(resultKey);
-      if (later !== null) return JSON.parse(later) as Stored;
+      if (later !== null) return this.readStored(later);
     }
     return { at: this.o.now(), error: 'no result from the replica querying Prometheus for this tick' };
   }

@@ -11,19 +11,22 @@
 // While either holds, scaling is held (evaluations decide and record, nothing is sent), the
 // 'redis:state' event drives a metric, an error log line and /readyz. A loss is over once every
 // configured pipe has been read again (or its read failed) after it; a policy once it is noeviction.
+import { z } from 'zod';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import type { DaemonLogger } from './context.js';
 import type { DaemonEmitter } from './events.js';
 import type { redisKeys } from './redis-keys.js';
+import { fieldValue, parseStored } from './stored-record.js';
 
 export type StateLossCause = 'data_lost' | 'eviction_policy';
 export const STATE_LOSS_CAUSES: readonly StateLossCause[] = ['data_lost', 'eviction_policy'];
 
-interface Marker {
-  readonly since: number;
+const MarkerSchema = z.object({
+  since: z.number(),
   /** Set when a replica found the marker gone: the instant of the loss. */
-  readonly lostAt?: number;
-}
+  lostAt: z.number().optional(),
+});
+type Marker = z.infer<typeof MarkerSchema>;
 
 export class RedisGuard {
   private lostAt: number | null = null;
@@ -78,12 +81,8 @@ export class RedisGuard {
     }
     if (value === this.known) return;
     this.known = value;
-    let marker: Marker;
-    try {
-      marker = JSON.parse(value) as Marker;
-    } catch {
-      return;
-    }
+    const marker = parseStored(MarkerSchema, value);
+    if (marker === null) return;
     // another replica found the state lost: hold here too until every pipe is read again
     if (marker.lostAt !== undefined) this.lostAt = Math.max(this.lostAt ?? 0, marker.lostAt);
   }
@@ -125,8 +124,9 @@ export class RedisGuard {
       for (const [err, fields] of replies) {
         if (err) return false;
         const [readAt, lastError] = fields as [string | null, string | null];
-        const read = readAt ? (JSON.parse(readAt) as number | null) : null;
-        const failed = lastError ? (JSON.parse(lastError) as { at: number } | null)?.at ?? null : null;
+        // checked as the state store checks them: a field that does not parse counts as never
+        const read = readAt ? fieldValue('lastReadAt', readAt) : null;
+        const failed = lastError ? fieldValue('lastError', lastError)?.at ?? null : null;
         if (Math.max(read ?? -Infinity, failed ?? -Infinity) < since) return false;
       }
     }

@@ -112,3 +112,10 @@ export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undef
     return null;
   }
 }
+
+/** One stored field by its schema, typed; null when absent, stored as null, or not what it should be. */
+export function fieldValue<F extends RecordField>(field: F, text: string | null | undefined): z.infer<(typeof RECORD_FIELDS)[F]> | null {
+  const schema: z.ZodType = RECORD_FIELDS[field];
+  // parsed by the field's own schema, so the value is that schema's output
+  return parseStored(schema, text) as z.infer<(typeof RECORD_FIELDS)[F]> | null;
+}

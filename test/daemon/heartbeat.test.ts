@@ -46,6 +46,17 @@ describe('Heartbeat', () => {
     expect(await redis.smembers(keys.replicas)).toEqual(['b']);
     await b.stop();
   });
+
+  it('skips a replica key whose value is not a beat (not JSON, or another shape)', async () => {
+    const c = new Heartbeat(redis, keys, 'c', () => ({ pipes: 2, dryRun: false }));
+    await c.beat();
+    await redis.sadd(keys.replicas, 'junk', 'shape');
+    await redis.set(keys.replica('junk'), 'not json', 'PX', 60_000);
+    await redis.set(keys.replica('shape'), JSON.stringify({ id: 'shape', at: 'yesterday' }), 'PX', 60_000);
+    expect((await readReplicas(redis, keys)).map((r) => r.id)).toEqual(['c']);
+    await c.stop();
+    await redis.del(keys.replica('junk'), keys.replica('shape'));
+  });
 });
 
 describe('the daemon\'s heartbeat', () => {

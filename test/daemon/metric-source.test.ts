@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { MetricSource } from '../../src/daemon/metric-source.js';
+import { redisKeys } from '../../src/daemon/redis-keys.js';
 import { readingProblem } from '../../src/policy/metric.js';
 import type { Config, MetricReading, PipeConfig, Policy } from '../../src/policy/types.js';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
@@ -88,6 +89,15 @@ describe('MetricSource across replicas', () => {
     await readAll(T + 30_000);
     expect(await served() - before).toBe(2);
     expect(events.flat()).toHaveLength(2);
+  });
+
+  it('takes a shared result in Redis that does not fit its shape as an error of the tick, never as values', async () => {
+    const tick = T + 120_000;
+    const before = await served();
+    await replicas[0]!.redis.set(redisKeys(prefix).metricTick('by-lag', tick), JSON.stringify({ at: tick, samples: [[{}, 'x', 'late']] }), 'PX', 60_000);
+    const readings = await readAll(tick);
+    for (const r of readings) expect(r).toEqual({ error: 'the result stored in Redis for this tick is unreadable' });
+    expect(await served() - before).toBe(0);
   });
 
   it('shares a failed query the same way: one attempt, the error for every pipe', async () => {
