@@ -20,29 +20,74 @@ export async function budget(o: BudgetOptions): Promise<Figure[]> {
   const gap = r.steadyMaxGapMs / r.steadyPeriodMs;
   // a read comes due at a tick: one tick of the cron on top of the period
   const gapGoal = 1 + (TICK_S * 1000) / r.steadyPeriodMs;
-  const note = '10 req/s per key at the cloud and in the daemon (10x compressed), reconcile 60 s, ticks every 3 s, readShare 0.25';
+  const note =
+    '10 req/s per key at the cloud and in the daemon (10x compressed), reconcile 60 s, ticks every 3 s, readShare 0.25';
   const f = (metric: string, value: number, unit: string, goal?: string, pass?: boolean, extra?: string): Figure => ({
-    scenario, metric, value: Math.round(value * 1000) / 1000, unit, n, runs: [value],
-    ...(goal !== undefined ? { goal, pass: pass ?? false } : {}), ...(extra ? { note: extra } : {}),
+    scenario,
+    metric,
+    value: Math.round(value * 1000) / 1000,
+    unit,
+    n,
+    runs: [value],
+    ...(goal !== undefined ? { goal, pass: pass ?? false } : {}),
+    ...(extra ? { note: extra } : {}),
   });
   return [
     f('cold start: time to all at target / (N / rate)', coldRatio, 'ratio', '<= 1.1', coldRatio <= 1.1, note),
     // A change and any read of the pipe before it; the reconcile reads of pipes already at target
     // (the read share's, taken while no change waited) are reported apart, not charged to a change.
-    f('cold start: requests per changed pipe', (r.coldChanges + r.coldContactReads) / n, 'requests', '1', r.coldChanges + r.coldContactReads === n,
-      `${r.coldChanges} changes, ${r.coldContactReads} reads before a pipe's change; besides: ${r.coldReconcileReads} reconcile reads of pipes already at target, `
-      + `${r.coldListReads} services-list GETs (${r.coldRequests} PATCHes at the cloud); ${r.coldIdleSeconds} s of ${Math.ceil(r.coldMs / 1000)} without an answer`),
+    f(
+      'cold start: requests per changed pipe',
+      (r.coldChanges + r.coldContactReads) / n,
+      'requests',
+      '1',
+      r.coldChanges + r.coldContactReads === n,
+      `${r.coldChanges} changes, ${r.coldContactReads} reads before a pipe's change; besides: ${r.coldReconcileReads} reconcile reads of pipes already at target, ` +
+        `${r.coldListReads} services-list GETs (${r.coldRequests} PATCHes at the cloud); ${r.coldIdleSeconds} s of ${Math.ceil(r.coldMs / 1000)} without an answer`,
+    ),
     f('cold start: 429s at the cloud', r.cold429, '429', '0', r.cold429 === 0),
-    f('steady: reads / key budget', readShare, 'share', `<= ${SHARE + 0.02}`, readShare <= SHARE + 0.02, `${Math.round(r.steadyMs / 1000)} s`),
-    f('steady: longest a pipe went unread / effective reconcile period', gap, 'ratio', `<= ${gapGoal.toFixed(3)} (one tick)`, gap <= gapGoal,
-      `period ${r.steadyPeriodMs / 1000} s (N / (readShare x rate)); every pipe read at least ${r.steadyMinReads} times; `
-      + `each one's first read came within ${(r.steadyFirstReadMs / 1000).toFixed(0)} s of the phase's start`),
+    f(
+      'steady: reads / key budget',
+      readShare,
+      'share',
+      `<= ${SHARE + 0.02}`,
+      readShare <= SHARE + 0.02,
+      `${Math.round(r.steadyMs / 1000)} s`,
+    ),
+    f(
+      'steady: longest a pipe went unread / effective reconcile period',
+      gap,
+      'ratio',
+      `<= ${gapGoal.toFixed(3)} (one tick)`,
+      gap <= gapGoal,
+      `period ${r.steadyPeriodMs / 1000} s (N / (readShare x rate)); every pipe read at least ${r.steadyMinReads} times; ` +
+        `each one's first read came within ${(r.steadyFirstReadMs / 1000).toFixed(0)} s of the phase's start`,
+    ),
     f('steady: 429s at the cloud', r.steady429, '429', '0', r.steady429 === 0),
-    f('boundary: scale-ups at target at T (leadTime auto)', r.upsAtT / half, 'share', '1', r.upsAtT === half,
-      `the key's plan starts them ${(r.planLeadMs / 1000).toFixed(1)} s before T; first answered ${(r.firstUpBeforeTMs / 1000).toFixed(1)} s, last ${(-r.upsDoneMs / 1000).toFixed(1)} s before T`),
-    f('boundary: scale-downs all applied after T', r.downsDoneMs, 'ms', `<= ${Math.round(downBoundMs)}`, r.downsDoneMs <= downBoundMs && r.downsBeforeT === 0,
-      `1.2 x ${half} / ((1 - readShare) x rate); ${r.downsBeforeT} before T`),
+    f(
+      'boundary: scale-ups at target at T (leadTime auto)',
+      r.upsAtT / half,
+      'share',
+      '1',
+      r.upsAtT === half,
+      `the key's plan starts them ${(r.planLeadMs / 1000).toFixed(1)} s before T; first answered ${(r.firstUpBeforeTMs / 1000).toFixed(1)} s, last ${(-r.upsDoneMs / 1000).toFixed(1)} s before T`,
+    ),
+    f(
+      'boundary: scale-downs all applied after T',
+      r.downsDoneMs,
+      'ms',
+      `<= ${Math.round(downBoundMs)}`,
+      r.downsDoneMs <= downBoundMs && r.downsBeforeT === 0,
+      `1.2 x ${half} / ((1 - readShare) x rate); ${r.downsBeforeT} before T`,
+    ),
     f('boundary: 429s at the cloud', r.boundary429, '429', '0', r.boundary429 === 0),
-    f('boundary: requests / changes', r.boundaryRequests / n, 'ratio', undefined, undefined, 'reads may take their share while no change waits'),
+    f(
+      'boundary: requests / changes',
+      r.boundaryRequests / n,
+      'ratio',
+      undefined,
+      undefined,
+      'reads may take their share while no change waits',
+    ),
   ];
 }

@@ -35,8 +35,14 @@ export interface CloudProcess {
 }
 
 /** Starts the embedded cloud in a child process with the fixtures given (a path or an object). */
-export async function cloudProcess(fixtures: unknown, rateLimit: { requests: number; perMs: number } | false): Promise<CloudProcess> {
-  const child = fork(fileURLToPath(new URL('./cloud-child.ts', import.meta.url)), [], { execArgv: TSX, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function cloudProcess(
+  fixtures: unknown,
+  rateLimit: { requests: number; perMs: number } | false,
+): Promise<CloudProcess> {
+  const child = fork(fileURLToPath(new URL('./cloud-child.ts', import.meta.url)), [], {
+    execArgv: TSX,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const url = await request<string>(child, { cmd: 'start', fixtures, rateLimit }, 60_000);
   return {
     url,
@@ -52,7 +58,10 @@ export async function cloudProcess(fixtures: unknown, rateLimit: { requests: num
 
 /** Runs `run(args)` of a scenario module in a fresh process and returns what it resolves to. */
 export async function inFreshProcess<T>(module: string, args: unknown, timeoutMs: number): Promise<T> {
-  const child = fork(fileURLToPath(new URL('./run-child.ts', import.meta.url)), [], { execArgv: TSX, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./run-child.ts', import.meta.url)), [], {
+    execArgv: TSX,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     return await request<T>(child, { module, args }, timeoutMs);
   } finally {

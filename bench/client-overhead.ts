@@ -60,13 +60,58 @@ export async function clientOverhead(o: Options): Promise<Figure[]> {
     const ratio = median(ratios);
     const cpuRatios = bares.map((b, i) => cpuPerReq(typeds[i]!) / cpuPerReq(b));
     return [
-      { scenario, metric: 'bare undici request', value: median(bares.map(rps)), unit: 'req/s', n, runs: bares.map(rps), note },
-      { scenario, metric: 'ApiClient.scalePipe', value: median(typeds.map(rps)), unit: 'req/s', n, runs: typeds.map(rps) },
-      { scenario, metric: 'client / bare (paired runs)', value: ratio, unit: 'ratio', n, runs: ratios, goal: '>= 0.8', pass: ratio >= 0.8 },
-      { scenario, metric: 'bare: client-side CPU per request', value: median(bares.map(cpuPerReq)), unit: 'us', n, runs: bares.map(cpuPerReq) },
-      { scenario, metric: 'ApiClient: client-side CPU per request', value: median(typeds.map(cpuPerReq)), unit: 'us', n, runs: typeds.map(cpuPerReq) },
-      { scenario, metric: 'CPU per request: client / bare', value: median(cpuRatios), unit: 'ratio', n, runs: cpuRatios,
-        note: 'steadier than req/s on a shared machine: what the client costs when the caller is CPU-bound' },
+      {
+        scenario,
+        metric: 'bare undici request',
+        value: median(bares.map(rps)),
+        unit: 'req/s',
+        n,
+        runs: bares.map(rps),
+        note,
+      },
+      {
+        scenario,
+        metric: 'ApiClient.scalePipe',
+        value: median(typeds.map(rps)),
+        unit: 'req/s',
+        n,
+        runs: typeds.map(rps),
+      },
+      {
+        scenario,
+        metric: 'client / bare (paired runs)',
+        value: ratio,
+        unit: 'ratio',
+        n,
+        runs: ratios,
+        goal: '>= 0.8',
+        pass: ratio >= 0.8,
+      },
+      {
+        scenario,
+        metric: 'bare: client-side CPU per request',
+        value: median(bares.map(cpuPerReq)),
+        unit: 'us',
+        n,
+        runs: bares.map(cpuPerReq),
+      },
+      {
+        scenario,
+        metric: 'ApiClient: client-side CPU per request',
+        value: median(typeds.map(cpuPerReq)),
+        unit: 'us',
+        n,
+        runs: typeds.map(cpuPerReq),
+      },
+      {
+        scenario,
+        metric: 'CPU per request: client / bare',
+        value: median(cpuRatios),
+        unit: 'ratio',
+        n,
+        runs: cpuRatios,
+        note: 'steadier than req/s on a shared machine: what the client costs when the caller is CPU-bound',
+      },
     ];
   } finally {
     await client.close();

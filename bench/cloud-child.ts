@@ -3,25 +3,28 @@ import { startCloud, type EmbeddedCloud, type Fixtures } from '../src/cloud/inde
 
 let cloud: EmbeddedCloud | undefined;
 
-process.on('message', (m: { cmd: string; fixtures?: string | Fixtures; rateLimit?: { requests: number; perMs: number } | false }) => {
-  void (async () => {
-    try {
-      if (m.cmd === 'start') {
-        cloud = await startCloud({ fixtures: m.fixtures!, rateLimit: m.rateLimit ?? false });
-        process.send!({ ok: true, value: cloud.url });
-      } else if (m.cmd === 'stats') {
-        process.send!({ ok: true, value: cloud!.stats() });
-      } else if (m.cmd === 'resetStats') {
-        cloud!.resetStats();
-        process.send!({ ok: true });
-      } else if (m.cmd === 'close') {
-        await cloud?.close();
-        process.send!({ ok: true });
-        process.exit(0);
+process.on(
+  'message',
+  (m: { cmd: string; fixtures?: string | Fixtures; rateLimit?: { requests: number; perMs: number } | false }) => {
+    void (async () => {
+      try {
+        if (m.cmd === 'start') {
+          cloud = await startCloud({ fixtures: m.fixtures!, rateLimit: m.rateLimit ?? false });
+          process.send!({ ok: true, value: cloud.url });
+        } else if (m.cmd === 'stats') {
+          process.send!({ ok: true, value: cloud!.stats() });
+        } else if (m.cmd === 'resetStats') {
+          cloud!.resetStats();
+          process.send!({ ok: true });
+        } else if (m.cmd === 'close') {
+          await cloud?.close();
+          process.send!({ ok: true });
+          process.exit(0);
+        }
+      } catch (err) {
+        process.send!({ ok: false, error: (err as Error).message });
       }
-    } catch (err) {
-      process.send!({ ok: false, error: (err as Error).message });
-    }
-  })();
-});
+    })();
+  },
+);
 process.on('disconnect', () => process.exit(0));

@@ -47,7 +47,11 @@ export type OnPatch = (pipeId: string, read: boolean, status: number) => void;
  * counts as a first contact, not a change: without reading first the daemon cannot know the pipe
  * already has them (or is Completed), and the request is the one the contact costs anyway.
  */
-export async function countingProxy(target: string, onPatch?: OnPatch, start?: ReadonlyMap<string, Scaling>): Promise<CountingProxy> {
+export async function countingProxy(
+  target: string,
+  onPatch?: OnPatch,
+  start?: ReadonlyMap<string, Scaling>,
+): Promise<CountingProxy> {
   const pool = new Pool(target, { keepAliveTimeout: 30_000 });
   const counts: PatchCounts = { changes: {}, byPipe: {}, reads: {}, contacts: {}, other: 0 };
   const answered = new Set<string>();
@@ -67,12 +71,14 @@ export async function countingProxy(target: string, onPatch?: OnPatch, start?: R
       const headers = { ...req.headers };
       delete headers.host;
       delete headers.connection;
-      pool.request({ path: req.url ?? '/', method: req.method as 'GET', headers, body: body.length > 0 ? body : null })
+      pool
+        .request({ path: req.url ?? '/', method: req.method as 'GET', headers, body: body.length > 0 ? body : null })
         .then(async (up) => {
           const text = await up.body.text();
           const pipeId = /\/pipes\/([^/]+)\/scaling/.exec(req.url ?? '')?.[1];
           const read = req.method === 'PATCH' && isRead(body);
-          const contact = req.method === 'PATCH' && !read && pipeId !== undefined && firstContact(pipeId, body, up.statusCode);
+          const contact =
+            req.method === 'PATCH' && !read && pipeId !== undefined && firstContact(pipeId, body, up.statusCode);
           if (pipeId && up.statusCode >= 200 && up.statusCode < 300) answered.add(pipeId.toLowerCase());
           if (contact) counts.contacts[up.statusCode] = (counts.contacts[up.statusCode] ?? 0) + 1;
           const bucket = req.method !== 'PATCH' || contact ? null : read ? counts.reads : counts.changes;
@@ -81,7 +87,8 @@ export async function countingProxy(target: string, onPatch?: OnPatch, start?: R
           else if (!contact) counts.other += 1;
           if (bucket && pipeId) onPatch?.(pipeId, bucket === counts.reads, up.statusCode);
           const out: Record<string, string | string[]> = {};
-          for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') out[k] = v;
+          for (const [k, v] of Object.entries(up.headers))
+            if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') out[k] = v;
           res.writeHead(up.statusCode, out);
           res.end(text);
         })

@@ -13,8 +13,11 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
   // Run k ticks at START + k minutes, inside window k, which sets replicas k + 1 (baseline 1 is
   // what generateFixtures' pipes run).
   const windows: OneOffWindow[] = Array.from({ length: o.runs }, (_, k) => ({
-    kind: 'oneOff', name: `step-${k + 1}`, priority: 0,
-    from: START + (k + 1) * STEP_MS, to: START + (k + 2) * STEP_MS,
+    kind: 'oneOff',
+    name: `step-${k + 1}`,
+    priority: 0,
+    from: START + (k + 1) * STEP_MS,
+    to: START + (k + 2) * STEP_MS,
     target: { replicas: { value: k + 2 } },
   }));
   // No lead time: this scenario measures the burst at the boundary itself (with leadTime auto the
@@ -22,7 +25,10 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
   const behavior: Policy['behavior'] = { ...NO_BEHAVIOR, scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: 0 } };
   const policy: Policy = { name: 'boundary', baseline: { replicas: { value: 1 } }, windows, behavior };
   const h = await startHarness({
-    pipes: o.pipes, policy, concurrency: 10, scenario: 'boundary',
+    pipes: o.pipes,
+    policy,
+    concurrency: 10,
+    scenario: 'boundary',
     cloudRateLimit: { requests: o.ratePerSecond, perMs: WINDOW_MS },
     keyRateLimit: { requests: o.ratePerSecond, perMs: WINDOW_MS },
   });
@@ -37,7 +43,13 @@ export async function runOnce(o: Options): Promise<BoundaryRun[]> {
       await sleep(2 * WINDOW_MS);
       h.clock = START + (k + 1) * STEP_MS;
       await h.cloud.resetStats();
-      const applied = waitForPipes(h.daemon, 'decision', o.pipes, deadlineMs, (e) => e.result === 'applied' && e.after.replicas === k + 2);
+      const applied = waitForPipes(
+        h.daemon,
+        'decision',
+        o.pipes,
+        deadlineMs,
+        (e) => e.result === 'applied' && e.after.replicas === k + 2,
+      );
       const t0 = performance.now();
       await h.daemon.tick(h.clock);
       await applied;

@@ -87,11 +87,21 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const up: Policy = { name: 'up', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
   const down: Policy = { name: 'down', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
-    name: `pipe-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
-    policy: i % 2 === 0 ? 'up' : 'down', key: 'default', bounds: {},
+    name: `pipe-${i + 1}`,
+    organizationId: seqUuid(0xc0000000, 1),
+    serviceId: seqUuid(0xc1000000, 1),
+    pipeId: seqUuid(0xc2000000, i + 1),
+    policy: i % 2 === 0 ? 'up' : 'down',
+    key: 'default',
+    bounds: {},
   }));
   const config: Config = {
-    api: { baseUrl: proxy.url, fixtures: '', timeoutMs: 30_000, keys: { default: { keyId, keySecret, rateLimit: RATE } } },
+    api: {
+      baseUrl: proxy.url,
+      fixtures: '',
+      timeoutMs: 30_000,
+      keys: { default: { keyId, keySecret, rateLimit: RATE } },
+    },
     redis: { url: REDIS_URL, prefix },
     evaluate: { cron: '*/3 * * * * *', reconcileMs: RECONCILE_MS, concurrency: 10, readShare: SHARE },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
@@ -158,16 +168,22 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
       });
     };
     let lag = 0;
-    const onEvaluation = (e: { lagMs: number }) => { lag = Math.max(lag, e.lagMs); };
+    const onEvaluation = (e: { lagMs: number }) => {
+      lag = Math.max(lag, e.lagMs);
+    };
     daemon.emitter.on('evaluation', onEvaluation);
     let traced = s0;
     while (Date.now() - s0 < o.steadyMs) {
       await poll();
       if (o.trace && Date.now() - traced >= 10_000) {
         traced = Date.now();
-        const counts = await Promise.all(daemon.queues().map((q) => q.getJobCounts('waiting', 'prioritized', 'active', 'delayed')));
+        const counts = await Promise.all(
+          daemon.queues().map((q) => q.getJobCounts('waiting', 'prioritized', 'active', 'delayed')),
+        );
         const done = [...reads.values()].reduce((a, l) => a + Math.max(0, l.length - 1), 0);
-        process.stderr.write(`steady +${Math.round((traced - s0) / 1000)} s: reads ${done} (${(done / ((traced - s0) / 1000)).toFixed(2)}/s), queues ${JSON.stringify(counts)}, evaluation lag ${lag} ms\n`);
+        process.stderr.write(
+          `steady +${Math.round((traced - s0) / 1000)} s: reads ${done} (${(done / ((traced - s0) / 1000)).toFixed(2)}/s), queues ${JSON.stringify(counts)}, evaluation lag ${lag} ms\n`,
+        );
         lag = 0;
       }
       await sleep(1_000);
@@ -192,12 +208,24 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
 
     // Boundary: at T the up pipes go to 4, the down pipes to 1. T leaves the key's lead plan its
     // lead (and a few ticks to take the new config).
-    const w = (at: number, target: number): OneOffWindow => ({ kind: 'oneOff', name: 'boundary', priority: 0, from: at, to: at + 3_600_000, target: { replicas: { value: target } } });
-    const at = (T: number): Config => ({ ...config, policies: { up: { ...up, windows: [w(T, 4)] }, down: { ...down, windows: [w(T, 1)] } } });
+    const w = (at: number, target: number): OneOffWindow => ({
+      kind: 'oneOff',
+      name: 'boundary',
+      priority: 0,
+      from: at,
+      to: at + 3_600_000,
+      target: { replicas: { value: target } },
+    });
+    const at = (T: number): Config => ({
+      ...config,
+      policies: { up: { ...up, windows: [w(T, 4)] }, down: { ...down, windows: [w(T, 1)] } },
+    });
     const probe = Math.ceil((Date.now() + 600_000) / 1000) * 1000;
     const span = leadPlanSpan(Date.now());
     const plan = leadPlan(at(probe), span.from, span.to);
-    const planLeadMs = probe - Math.min(...pipes.map((p) => plan.slots.get(p.name)?.find((s) => s.boundary === probe)?.start ?? Infinity));
+    const planLeadMs =
+      probe -
+      Math.min(...pipes.map((p) => plan.slots.get(p.name)?.find((s) => s.boundary === probe)?.start ?? Infinity));
     const T = Math.ceil((Date.now() + planLeadMs + 5 * TICK_MS) / 1000) * 1000;
     const b0 = Date.now();
     await daemon.reload(at(T));
@@ -210,13 +238,29 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     const downTimes = downs.map((p) => reached(p, 1)!);
     const boundary = await total();
     return {
-      coldMs, coldRequests: coldTotal.requests, coldListReads: coldTotal.lists, cold429: coldTotal.limited, coldIdleSeconds,
-      coldChanges: coldCounts.changes, coldContactReads: coldCounts.contactReads, coldReconcileReads: coldCounts.reconcileReads,
-      steadyMs: s1 - s0, steadyReads: steady.requests, steady429: steady.limited, steadyMaxGapMs, steadyFirstReadMs, steadyPeriodMs,
+      coldMs,
+      coldRequests: coldTotal.requests,
+      coldListReads: coldTotal.lists,
+      cold429: coldTotal.limited,
+      coldIdleSeconds,
+      coldChanges: coldCounts.changes,
+      coldContactReads: coldCounts.contactReads,
+      coldReconcileReads: coldCounts.reconcileReads,
+      steadyMs: s1 - s0,
+      steadyReads: steady.requests,
+      steady429: steady.limited,
+      steadyMaxGapMs,
+      steadyFirstReadMs,
+      steadyPeriodMs,
       steadyMinReads: steadyMinReads === Infinity ? 0 : steadyMinReads,
-      planLeadMs, firstUpBeforeTMs: T - Math.min(...upTimes), upsAtT: upTimes.filter((t) => t <= T).length,
-      upsDoneMs: Math.max(...upTimes) - T, downsBeforeT: downTimes.filter((t) => t < T).length, downsDoneMs: Math.max(...downTimes) - T,
-      boundary429: boundary.limited, boundaryRequests: boundary.requests,
+      planLeadMs,
+      firstUpBeforeTMs: T - Math.min(...upTimes),
+      upsAtT: upTimes.filter((t) => t <= T).length,
+      upsDoneMs: Math.max(...upTimes) - T,
+      downsBeforeT: downTimes.filter((t) => t < T).length,
+      downsDoneMs: Math.max(...downTimes) - T,
+      boundary429: boundary.limited,
+      boundaryRequests: boundary.requests,
     };
   } finally {
     stopTicking.abort();

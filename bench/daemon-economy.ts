@@ -43,23 +43,34 @@ export async function runOnce(a: DaemonEconomyArgs): Promise<DaemonEconomyResult
   const cloud = await cloudProcess(fixtures, false);
   // The pipes' values before the day: a first contact sent as a change that keeps them (or that
   // the platform refuses) is told apart from a change (counting-proxy.ts).
-  const start = new Map(fixtures.organizations.flatMap((g) => g.services.flatMap((s) => s.pipes))
-    .map((p) => [p.id.toLowerCase(), p.scaling as Scaling] as const));
+  const start = new Map(
+    fixtures.organizations
+      .flatMap((g) => g.services.flatMap((s) => s.pipes))
+      .map((p) => [p.id.toLowerCase(), p.scaling as Scaling] as const),
+  );
   const proxy = await countingProxy(cloud.url, undefined, start);
   const prefix = benchPrefix('economy');
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
   let clock = a.from;
   const daemon = createDaemon({
-    config: { ...config, redis: { url: REDIS_URL, prefix } }, prefix, redisUrl: REDIS_URL, now: () => clock, schedule: false, watch: false,
+    config: { ...config, redis: { url: REDIS_URL, prefix } },
+    prefix,
+    redisUrl: REDIS_URL,
+    now: () => clock,
+    schedule: false,
+    watch: false,
     // No rate limit: the count is the point here, not the pacing.
     api: { baseUrl: proxy.url, keys: { default: { keyId, keySecret, rateLimit: { requests: 1_000, perMs: 1_000 } } } },
   });
   const stopAt = performance.now() + a.deadlineMs;
   const drain = async () => {
     for (;;) {
-      const counts = await Promise.all(daemon.queues().map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+      const counts = await Promise.all(
+        daemon.queues().map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized')),
+      );
       if (counts.every((c) => Object.values(c).every((v) => v === 0))) return;
-      if (performance.now() > stopAt) throw new Error(`daemon economy: not drained within ${a.deadlineMs} ms at ${new Date(clock).toISOString()}`);
+      if (performance.now() > stopAt)
+        throw new Error(`daemon economy: not drained within ${a.deadlineMs} ms at ${new Date(clock).toISOString()}`);
       await sleep(2);
     }
   };

@@ -40,11 +40,21 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const cloud = await cloudProcess(fixtures, o.cloudRateLimit);
   const prefix = benchPrefix(o.scenario);
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
-    name: `pipe-${i + 1}`, organizationId: seqUuid(ORG, 1), serviceId: seqUuid(SERVICE, 1), pipeId: seqUuid(PIPE, i + 1),
-    policy: o.policy.name, key: 'default', bounds: {},
+    name: `pipe-${i + 1}`,
+    organizationId: seqUuid(ORG, 1),
+    serviceId: seqUuid(SERVICE, 1),
+    pipeId: seqUuid(PIPE, i + 1),
+    policy: o.policy.name,
+    key: 'default',
+    bounds: {},
   }));
   const config: Config = {
-    api: { baseUrl: cloud.url, fixtures: '', timeoutMs: 30_000, keys: { default: { keyId, keySecret, rateLimit: o.keyRateLimit } } },
+    api: {
+      baseUrl: cloud.url,
+      fixtures: '',
+      timeoutMs: 30_000,
+      keys: { default: { keyId, keySecret, rateLimit: o.keyRateLimit } },
+    },
     redis: { url: REDIS_URL, prefix },
     evaluate: { cron: '*/30 * * * * *', reconcileMs: 600_000, concurrency: o.concurrency },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
@@ -57,7 +67,14 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     cloud,
     prefix,
   } as Harness;
-  const daemon = createDaemon({ config: o.configure ? o.configure(config) : config, prefix, redisUrl: REDIS_URL, now: () => h.clock, schedule: false, watch: false });
+  const daemon = createDaemon({
+    config: o.configure ? o.configure(config) : config,
+    prefix,
+    redisUrl: REDIS_URL,
+    now: () => h.clock,
+    schedule: false,
+    watch: false,
+  });
   Object.assign(h, {
     daemon,
     async close() {
@@ -77,7 +94,11 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
 
 /** Resolves when `count` distinct pipes have emitted `event` (optionally filtered), or rejects at the deadline. */
 export function waitForPipes<K extends 'evaluation' | 'applied' | 'decision'>(
-  daemon: Daemon, event: K, count: number, deadlineMs: number, filter: (e: DaemonEvents[K]) => boolean = () => true,
+  daemon: Daemon,
+  event: K,
+  count: number,
+  deadlineMs: number,
+  filter: (e: DaemonEvents[K]) => boolean = () => true,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const seen = new Set<string>();

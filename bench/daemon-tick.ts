@@ -21,7 +21,11 @@ const STEADY: Policy = {
 
 export async function runOnce(args: DaemonTickArgs): Promise<DaemonTickResult> {
   const h = await startHarness({
-    pipes: args.pipes, policy: STEADY, cloudRateLimit: false, concurrency: args.concurrency, scenario: 'steady',
+    pipes: args.pipes,
+    policy: STEADY,
+    cloudRateLimit: false,
+    concurrency: args.concurrency,
+    scenario: 'steady',
     // Only first contact goes through the lane; a high limit keeps that setup short.
     keyRateLimit: { requests: 500, perMs: 1_000 },
   });
@@ -48,8 +52,11 @@ export async function runOnce(args: DaemonTickArgs): Promise<DaemonTickResult> {
       }
     }
     return {
-      tickMs, tickRssMb, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-      evaluations: args.pipes, applies: applies - contactApplies,
+      tickMs,
+      tickRssMb,
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      evaluations: args.pipes,
+      applies: applies - contactApplies,
     };
   } finally {
     await h.close();

@@ -22,7 +22,9 @@ export function exampleCopies(n: number): ExampleCopies {
   const pipes: PipeConfig[] = [];
   for (let i = 0; i < n; i++) {
     const model = example.pipes[i % example.pipes.length]!;
-    const service = fixtures.organizations.flatMap((g) => g.services).find((s) => s.id.toLowerCase() === model.serviceId)!;
+    const service = fixtures.organizations
+      .flatMap((g) => g.services)
+      .find((s) => s.id.toLowerCase() === model.serviceId)!;
     const original = service.pipes.find((p) => p.id.toLowerCase() === model.pipeId)!;
     const pipeId = seqUuid(COPY_BASE, i + 1);
     service.pipes.push({ ...structuredClone(original), id: pipeId, name: `${original.name}-copy-${i + 1}` });

@@ -8,7 +8,12 @@ export interface LoadResult {
   readonly failures: number;
 }
 
-export async function closedLoop(n: number, concurrency: number, deadlineMs: number, call: () => Promise<unknown>): Promise<LoadResult> {
+export async function closedLoop(
+  n: number,
+  concurrency: number,
+  deadlineMs: number,
+  call: () => Promise<unknown>,
+): Promise<LoadResult> {
   let started = 0;
   let failures = 0;
   let firstError: unknown;
@@ -17,7 +22,8 @@ export async function closedLoop(n: number, concurrency: number, deadlineMs: num
   const t0 = performance.now();
   const worker = async () => {
     while (started < n) {
-      if (performance.now() > stopAt) throw new Error(`load did not finish ${n} calls within ${deadlineMs} ms (${started} started)`);
+      if (performance.now() > stopAt)
+        throw new Error(`load did not finish ${n} calls within ${deadlineMs} ms (${started} started)`);
       started += 1;
       try {
         await call();
@@ -30,6 +36,9 @@ export async function closedLoop(n: number, concurrency: number, deadlineMs: num
   await Promise.all(Array.from({ length: concurrency }, worker));
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  if (failures > 0) throw new Error(`${failures} of ${n} calls failed; first: ${firstError instanceof Error ? firstError.message : String(firstError)}`);
+  if (failures > 0)
+    throw new Error(
+      `${failures} of ${n} calls failed; first: ${firstError instanceof Error ? firstError.message : String(firstError)}`,
+    );
   return { n, ms, cpuUs: cpu.user + cpu.system, failures };
 }

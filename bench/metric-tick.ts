@@ -33,8 +33,12 @@ function lagPolicy(k: number): Policy {
     windows: [],
     behavior: NO_BEHAVIOR,
     metric: {
-      query: `kafka_consumergroup_lag{policy="${policyName(k)}"}`, match: { consumergroup: '{{ .labels.consumerGroup }}' },
-      targetPer: { replicas: 100 }, onError: { kind: 'hold' }, staleAfterMs: 120_000, tolerance: 0.1,
+      query: `kafka_consumergroup_lag{policy="${policyName(k)}"}`,
+      match: { consumergroup: '{{ .labels.consumerGroup }}' },
+      targetPer: { replicas: 100 },
+      onError: { kind: 'hold' },
+      staleAfterMs: 120_000,
+      tolerance: 0.1,
     },
   };
 }
@@ -43,7 +47,8 @@ async function queriesServed(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let n = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith('prometheus_http_requests_total{') && line.includes('handler="/api/v1/query"')) n += Number(line.split(' ').at(-1));
+    if (line.startsWith('prometheus_http_requests_total{') && line.includes('handler="/api/v1/query"'))
+      n += Number(line.split(' ').at(-1));
   }
   return n;
 }
@@ -51,11 +56,19 @@ async function queriesServed(url: string): Promise<number> {
 export async function runOnce(args: MetricTickArgs): Promise<MetricTickResult> {
   const policies = Array.from({ length: args.policies }, (_, k) => lagPolicy(k));
   const h = await startHarness({
-    pipes: args.pipes, policy: policies[0]!, cloudRateLimit: false, concurrency: args.concurrency, scenario: 'metric',
+    pipes: args.pipes,
+    policy: policies[0]!,
+    cloudRateLimit: false,
+    concurrency: args.concurrency,
+    scenario: 'metric',
     keyRateLimit: { requests: 500, perMs: 1_000 },
     configure: (c) => ({
       ...c,
-      pipes: c.pipes.map((p, i) => ({ ...p, policy: policyName(i % args.policies), labels: { consumerGroup: `cg-${i + 1}` } })),
+      pipes: c.pipes.map((p, i) => ({
+        ...p,
+        policy: policyName(i % args.policies),
+        labels: { consumerGroup: `cg-${i + 1}` },
+      })),
       policies: Object.fromEntries(policies.map((p) => [p.name, p])),
       metrics: { prometheus: { url: args.prometheusUrl, timeoutMs: 5_000, headers: {} } },
     }),

@@ -22,17 +22,28 @@ export async function metricTick(o: Options): Promise<Figure[]> {
   const n = o.pipes;
   const exporter = await startGaugeExporter();
   // 50 per pipe against 100 per replica: every pipe stays at its 1 replica (a steady tick)
-  for (let i = 0; i < n; i++) exporter.set('kafka_consumergroup_lag', { consumergroup: `cg-${i + 1}`, policy: policyName(i % o.policies) }, 50);
+  for (let i = 0; i < n; i++)
+    exporter.set('kafka_consumergroup_lag', { consumergroup: `cg-${i + 1}`, policy: policyName(i % o.policies) }, 50);
   const prom = await startPrometheus({ targets: [{ job: 'lag', targets: [exporter.target] }], scrapeInterval: '5s' });
   try {
     await prom.waitFor('count(kafka_consumergroup_lag)', (r) => r[0]?.value === n, 60_000);
     const schedule: DaemonTickResult[] = [];
     const metric: MetricTickResult[] = [];
     for (let r = 0; r < o.runs; r++) {
-      schedule.push(await inFreshProcess<DaemonTickResult>(new URL('./daemon-tick.ts', import.meta.url).href,
-        { pipes: n, concurrency: o.concurrency, deadlineMs: 300_000 }, 600_000));
-      metric.push(await inFreshProcess<MetricTickResult>(new URL('./metric-tick.ts', import.meta.url).href,
-        { pipes: n, policies: o.policies, concurrency: o.concurrency, deadlineMs: 300_000, prometheusUrl: prom.url }, 600_000));
+      schedule.push(
+        await inFreshProcess<DaemonTickResult>(
+          new URL('./daemon-tick.ts', import.meta.url).href,
+          { pipes: n, concurrency: o.concurrency, deadlineMs: 300_000 },
+          600_000,
+        ),
+      );
+      metric.push(
+        await inFreshProcess<MetricTickResult>(
+          new URL('./metric-tick.ts', import.meta.url).href,
+          { pipes: n, policies: o.policies, concurrency: o.concurrency, deadlineMs: 300_000, prometheusUrl: prom.url },
+          600_000,
+        ),
+      );
     }
     const bad = metric.reduce((a, m) => a + m.applies + m.unavailable, 0);
     if (bad > 0) throw new Error(`the metric tick was not steady: ${bad} applies or unavailable metrics`);
@@ -40,14 +51,45 @@ export async function metricTick(o: Options): Promise<Figure[]> {
     const ratio = median(ratios);
     const queries = Math.max(...metric.map((m) => m.queries));
     return [
-      { scenario, metric: 'Prometheus queries per tick', value: queries, unit: 'queries', n, runs: metric.map((m) => m.queries),
-        goal: `= ${o.policies} (metric policies)`, pass: metric.every((m) => m.queries === o.policies),
-        note: `${o.policies} metric policies of ${n / o.policies} pipes; counted by Prometheus (/api/v1/query served); daemon's own count ${metric.map((m) => m.daemonQueries).join(', ')}` },
-      { scenario, metric: 'schedule-only tick to all evaluated', value: median(schedule.map((s) => s.tickMs)), unit: 'ms', n, runs: schedule.map((s) => s.tickMs),
-        note: `concurrency ${o.concurrency}, the steady tick's harness` },
-      { scenario, metric: 'metric tick to all evaluated', value: median(metric.map((m) => m.tickMs)), unit: 'ms', n, runs: metric.map((m) => m.tickMs),
-        note: `concurrency ${o.concurrency}, every decision none (tolerance), Prometheus ${prom.url.replace(/:\d+$/, '')} in its own process` },
-      { scenario, metric: 'metric tick / schedule-only tick', value: ratio, unit: 'ratio', n, runs: ratios, goal: '<= 1.3', pass: ratio <= 1.3 },
+      {
+        scenario,
+        metric: 'Prometheus queries per tick',
+        value: queries,
+        unit: 'queries',
+        n,
+        runs: metric.map((m) => m.queries),
+        goal: `= ${o.policies} (metric policies)`,
+        pass: metric.every((m) => m.queries === o.policies),
+        note: `${o.policies} metric policies of ${n / o.policies} pipes; counted by Prometheus (/api/v1/query served); daemon's own count ${metric.map((m) => m.daemonQueries).join(', ')}`,
+      },
+      {
+        scenario,
+        metric: 'schedule-only tick to all evaluated',
+        value: median(schedule.map((s) => s.tickMs)),
+        unit: 'ms',
+        n,
+        runs: schedule.map((s) => s.tickMs),
+        note: `concurrency ${o.concurrency}, the steady tick's harness`,
+      },
+      {
+        scenario,
+        metric: 'metric tick to all evaluated',
+        value: median(metric.map((m) => m.tickMs)),
+        unit: 'ms',
+        n,
+        runs: metric.map((m) => m.tickMs),
+        note: `concurrency ${o.concurrency}, every decision none (tolerance), Prometheus ${prom.url.replace(/:\d+$/, '')} in its own process`,
+      },
+      {
+        scenario,
+        metric: 'metric tick / schedule-only tick',
+        value: ratio,
+        unit: 'ratio',
+        n,
+        runs: ratios,
+        goal: '<= 1.3',
+        pass: ratio <= 1.3,
+      },
     ];
   } finally {
     await prom.stop();

@@ -23,7 +23,12 @@ export async function runOnce(args: NoopArgs): Promise<NoopResult> {
   let done = 0;
   let resolveAll!: () => void;
   const all = new Promise<void>((r) => (resolveAll = r));
-  const worker = new Worker('evaluate', async () => 'none', { connection: redis, prefix, concurrency: args.concurrency, autorun: false });
+  const worker = new Worker('evaluate', async () => 'none', {
+    connection: redis,
+    prefix,
+    concurrency: args.concurrency,
+    autorun: false,
+  });
   worker.on('completed', () => {
     if (++done === args.n) resolveAll();
   });
@@ -36,12 +41,26 @@ export async function runOnce(args: NoopArgs): Promise<NoopResult> {
     const jobs = Array.from({ length: args.n }, (_, i) => ({
       name: 'evaluate',
       data: { pipe: `pipe-${i}`, tickAt },
-      opts: { jobId: `pipe-${i}-${Math.floor(tickAt / 1000)}`, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 3_600 }, attempts: 3 },
+      opts: {
+        jobId: `pipe-${i}-${Math.floor(tickAt / 1000)}`,
+        removeOnComplete: { age: 3_600 },
+        removeOnFail: { age: 3_600 },
+        attempts: 3,
+      },
     }));
     const t0 = performance.now();
     await queue.addBulk(jobs);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${done}/${args.n} no-op jobs done within ${args.deadlineMs} ms`)), args.deadlineMs)))]);
+    await Promise.race([
+      all,
+      new Promise(
+        (_, reject) =>
+          (timer = setTimeout(
+            () => reject(new Error(`${done}/${args.n} no-op jobs done within ${args.deadlineMs} ms`)),
+            args.deadlineMs,
+          )),
+      ),
+    ]);
     clearTimeout(timer);
     ms = performance.now() - t0;
   } finally {

@@ -30,18 +30,44 @@ const WARMUP_MIN = 5;
 const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 export async function redisMemory(o: Options): Promise<Figure[]> {
-  const run = await inFreshProcess<MemoryRun>(new URL('./redis-memory.ts', import.meta.url).href, o, (o.minutes + 10) * 60_000);
+  const run = await inFreshProcess<MemoryRun>(
+    new URL('./redis-memory.ts', import.meta.url).href,
+    o,
+    (o.minutes + 10) * 60_000,
+  );
   const n = o.pipes;
   const end = run.samples.at(-1)![1];
   const warm = run.samples.filter(([m]) => m >= Math.min(WARMUP_MIN, o.minutes / 2));
   const growth = warm.length > 1 ? Math.max(...warm.map(([, v]) => v)) - warm[0]![1] : 0;
-  const note = `${o.pipes} steady pipes, cron ${o.cron}, ${o.minutes} min on the wall clock, own redis-server; `
-    + `${run.evaluations} evaluations, ${run.applies} applies; samples (min, MB): `
-    + run.samples.filter((_, i) => i % 4 === 0 || i === run.samples.length - 1).map(([m, v]) => `${m.toFixed(1)}:${v}`).join(' ');
+  const note =
+    `${o.pipes} steady pipes, cron ${o.cron}, ${o.minutes} min on the wall clock, own redis-server; ` +
+    `${run.evaluations} evaluations, ${run.applies} applies; samples (min, MB): ` +
+    run.samples
+      .filter((_, i) => i % 4 === 0 || i === run.samples.length - 1)
+      .map(([m, v]) => `${m.toFixed(1)}:${v}`)
+      .join(' ');
   return [
-    { scenario, metric: `used_memory after ${o.minutes} min`, value: end, unit: 'MB', n, runs: [end], goal: '<= 50 MB', pass: end <= 50, note },
-    { scenario, metric: `used_memory growth from minute ${Math.min(WARMUP_MIN, o.minutes / 2)} to the end`, value: Math.round(growth * 10) / 10, unit: 'MB', n, runs: [growth],
-      goal: 'flat (<= 5 MB)', pass: growth <= 5 },
+    {
+      scenario,
+      metric: `used_memory after ${o.minutes} min`,
+      value: end,
+      unit: 'MB',
+      n,
+      runs: [end],
+      goal: '<= 50 MB',
+      pass: end <= 50,
+      note,
+    },
+    {
+      scenario,
+      metric: `used_memory growth from minute ${Math.min(WARMUP_MIN, o.minutes / 2)} to the end`,
+      value: Math.round(growth * 10) / 10,
+      unit: 'MB',
+      n,
+      runs: [growth],
+      goal: 'flat (<= 5 MB)',
+      pass: growth <= 5,
+    },
   ];
 }
 
@@ -59,11 +85,21 @@ export async function runOnce(o: Options): Promise<MemoryRun> {
   const cloud = await cloudProcess(fixtures, false);
   const prefix = '{pipescaler-bench}';
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
-    name: `pipe-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
-    policy: STEADY.name, key: 'default', bounds: {},
+    name: `pipe-${i + 1}`,
+    organizationId: seqUuid(0xc0000000, 1),
+    serviceId: seqUuid(0xc1000000, 1),
+    pipeId: seqUuid(0xc2000000, i + 1),
+    policy: STEADY.name,
+    key: 'default',
+    bounds: {},
   }));
   const config: Config = {
-    api: { baseUrl: cloud.url, fixtures: '', timeoutMs: 30_000, keys: { default: { keyId, keySecret, rateLimit: { requests: 500, perMs: 1_000 } } } },
+    api: {
+      baseUrl: cloud.url,
+      fixtures: '',
+      timeoutMs: 30_000,
+      keys: { default: { keyId, keySecret, rateLimit: { requests: 500, perMs: 1_000 } } },
+    },
     redis: { url: server.url, prefix },
     evaluate: { cron: o.cron, reconcileMs: 600_000, concurrency: 10 },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
@@ -91,7 +127,10 @@ export async function runOnce(o: Options): Promise<MemoryRun> {
       await new Promise((r) => setTimeout(r, 15_000));
       await sample();
       const last = samples.at(-1)!;
-      if (samples.length % 4 === 0) process.stderr.write(`bench: redis memory ${last[0].toFixed(1)} min: ${last[1]} MB, ${evaluations} evaluations\n`);
+      if (samples.length % 4 === 0)
+        process.stderr.write(
+          `bench: redis memory ${last[0].toFixed(1)} min: ${last[1]} MB, ${evaluations} evaluations\n`,
+        );
     }
     return { samples, evaluations, applies };
   } finally {

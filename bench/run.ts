@@ -45,46 +45,72 @@ if (wanted('client')) {
   if (why) figures.push(notRun('client overhead', 'client / bare', n, '>= 0.8', why));
   else {
     const { clientOverhead } = await import('./client-overhead.js');
-    figures.push(...await scenario('client overhead', () => clientOverhead({ n, concurrency: 16, runs: quick ? 3 : 7 }),
-      notRun('client overhead', 'client / bare', n, '>= 0.8', '')));
+    figures.push(
+      ...(await scenario(
+        'client overhead',
+        () => clientOverhead({ n, concurrency: 16, runs: quick ? 3 : 7 }),
+        notRun('client overhead', 'client / bare', n, '>= 0.8', ''),
+      )),
+    );
   }
 }
 
 const daemonMissing = await missing('../src/daemon/index.js', 'createDaemon', 'the daemon (src/daemon createDaemon)');
 
 if (wanted('economy')) {
-  const why = (await missing('../src/policy/index.js', 'simulate', 'simulate() (src/policy/simulate.ts)'))
-    ?? (await missing('../src/config/index.js', 'loadConfig', 'the config loader'))
-    ?? (await missing('../src/api/index.js', 'ApiClient', 'the API client (src/api/client.ts)'))
-    ?? (await missing('../src/cli/pipe-views.js', 'viewsFromFixtures', 'viewsFromFixtures (src/cli/pipe-views.ts)'));
+  const why =
+    (await missing('../src/policy/index.js', 'simulate', 'simulate() (src/policy/simulate.ts)')) ??
+    (await missing('../src/config/index.js', 'loadConfig', 'the config loader')) ??
+    (await missing('../src/api/index.js', 'ApiClient', 'the API client (src/api/client.ts)')) ??
+    (await missing('../src/cli/pipe-views.js', 'viewsFromFixtures', 'viewsFromFixtures (src/cli/pipe-views.ts)'));
   const pipes = quick ? 100 : 1_000;
   if (why) figures.push(notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', why));
   else {
     const { apiEconomy } = await import('./api-economy.js');
-    figures.push(...await scenario('api economy', () => apiEconomy({ pipes, runs: 3, daemonMissing, daemonPipes: quick ? 9 : 18 }),
-      notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', '')));
+    figures.push(
+      ...(await scenario(
+        'api economy',
+        () => apiEconomy({ pipes, runs: 3, daemonMissing, daemonPipes: quick ? 9 : 18 }),
+        notRun('api economy', 'PATCH calls / changes required', pipes, '1.00', ''),
+      )),
+    );
   }
 }
 
 if (wanted('simulate')) {
   const { simulateSpeed } = await import('./simulate-speed.js');
-  figures.push(...await scenario('simulate', () => simulateSpeed({ pipes: 1_000, runs: quick ? 1 : 3 }),
-    notRun('simulate', 'a year, 1,000 pipes', 1_000, '<= 10 s', '')));
+  figures.push(
+    ...(await scenario(
+      'simulate',
+      () => simulateSpeed({ pipes: 1_000, runs: quick ? 1 : 3 }),
+      notRun('simulate', 'a year, 1,000 pipes', 1_000, '<= 10 s', ''),
+    )),
+  );
 }
 
 if (wanted('steady')) {
   const { steadyTick } = await import('./steady-tick.js');
   const pipes = 10_000;
-  figures.push(...await scenario('steady tick', () => steadyTick({ pipes, concurrency: 10, runs: 3, daemonMissing }),
-    notRun('steady tick', 'daemon / floor', pipes, '<= 1.5', '')));
+  figures.push(
+    ...(await scenario(
+      'steady tick',
+      () => steadyTick({ pipes, concurrency: 10, runs: 3, daemonMissing }),
+      notRun('steady tick', 'daemon / floor', pipes, '<= 1.5', ''),
+    )),
+  );
 }
 
 if (wanted('metric')) {
   // needs Debian's prometheus (test/prometheus.ts starts it on a free port)
   const { metricTick } = await import('./metric.js');
   const pipes = 10_000;
-  figures.push(...await scenario('metric tick', () => metricTick({ pipes, policies: 10, concurrency: 10, runs: 3 }),
-    notRun('metric tick', 'metric tick / schedule-only tick', pipes, '<= 1.3', '')));
+  figures.push(
+    ...(await scenario(
+      'metric tick',
+      () => metricTick({ pipes, policies: 10, concurrency: 10, runs: 3 }),
+      notRun('metric tick', 'metric tick / schedule-only tick', pipes, '<= 1.3', ''),
+    )),
+  );
 }
 
 if (wanted('boundary')) {
@@ -94,8 +120,13 @@ if (wanted('boundary')) {
     figures.push(notRun('boundary', '429s at the cloud', pipes, '0', daemonMissing));
   } else {
     const { boundary } = await import('./boundary.js');
-    figures.push(...await scenario('boundary', () => boundary({ pipes, ratePerSecond: 100, runs: 3 }),
-      notRun('boundary', 'time to all applied / (N / rate)', pipes, '<= 1.2', '')));
+    figures.push(
+      ...(await scenario(
+        'boundary',
+        () => boundary({ pipes, ratePerSecond: 100, runs: 3 }),
+        notRun('boundary', 'time to all applied / (N / rate)', pipes, '<= 1.2', ''),
+      )),
+    );
   }
 }
 
@@ -103,19 +134,35 @@ if (wanted('redis-memory')) {
   // Long by nature (30 minutes on the wall clock); --minutes N shortens it.
   const minutes = Number(args[args.indexOf('--minutes') + 1] ?? NaN);
   const { redisMemory } = await import('./redis-memory.js');
-  figures.push(...await scenario('redis memory', () => redisMemory({ pipes: 2_000, cron: '*/10 * * * * *', minutes: args.includes('--minutes') && minutes > 0 ? minutes : 30 }),
-    notRun('redis memory', 'used_memory after 30 min', 2_000, '<= 50 MB', '')));
+  figures.push(
+    ...(await scenario(
+      'redis memory',
+      () =>
+        redisMemory({
+          pipes: 2_000,
+          cron: '*/10 * * * * *',
+          minutes: args.includes('--minutes') && minutes > 0 ? minutes : 30,
+        }),
+      notRun('redis memory', 'used_memory after 30 min', 2_000, '<= 50 MB', ''),
+    )),
+  );
 }
 
 // Only on request (--only budget): it runs for about 40 minutes (30 of them the steady phase, 30
 // compressed minutes: about four reconcile periods of 1,200 pipes), the platform's ratio kept.
 if (only.includes('budget')) {
   const pipes = quick ? 300 : 1_200;
-  if (daemonMissing) figures.push(notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', daemonMissing));
+  if (daemonMissing)
+    figures.push(notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', daemonMissing));
   else {
     const { budget } = await import('./budget.js');
-    figures.push(...await scenario('budget', () => budget({ pipes, steadyMs: quick ? 300_000 : 1_800_000 }),
-      notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', '')));
+    figures.push(
+      ...(await scenario(
+        'budget',
+        () => budget({ pipes, steadyMs: quick ? 300_000 : 1_800_000 }),
+        notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', ''),
+      )),
+    );
   }
 }
 
@@ -123,9 +170,19 @@ const out = fileURLToPath(new URL('./results.json', import.meta.url));
 const measuredAt = new Date().toISOString();
 const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
 const ran = new Set(fresh.map((f) => f.scenario));
-const ORDER = ['client overhead', 'api economy', 'simulate', 'steady tick', 'metric tick', 'boundary', 'redis memory', 'budget'];
-const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh]
-  .sort((a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario));
+const ORDER = [
+  'client overhead',
+  'api economy',
+  'simulate',
+  'steady tick',
+  'metric tick',
+  'boundary',
+  'redis memory',
+  'budget',
+];
+const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh].sort(
+  (a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario),
+);
 console.log(table(merged, m));
 writeResults(out, merged, m, startedAt);
 console.log(`\nwritten: ${out}`);

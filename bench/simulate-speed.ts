@@ -54,7 +54,12 @@ export async function simulateSpeed(o: Options): Promise<Figure[]> {
     }
     const value = median(runs);
     figures.push({
-      scenario, metric: c.metric, value, unit: 's', n: c.views === distinct ? DISTINCT : o.pipes, runs,
+      scenario,
+      metric: c.metric,
+      value,
+      unit: 's',
+      n: c.views === distinct ? DISTINCT : o.pipes,
+      runs,
       ...(c.goal !== undefined ? { goal: `<= ${c.goal} s`, pass: value <= c.goal } : {}),
       note: `30 s ticks from ${new Date(FROM).toISOString().slice(0, 10)}, ${changes} changes`,
     });

@@ -63,8 +63,15 @@ const fmt = (v: number | null, unit = ''): string => {
 export function table(figures: readonly Figure[], m: Machine): string {
   const head = ['scenario', 'metric', 'median', 'unit', 'N', 'runs', 'goal', 'ok', 'note'];
   const rows = figures.map((f) => [
-    f.scenario, f.metric, fmt(f.value, f.unit), f.unit, String(f.n), f.runs.map((r) => fmt(r, f.unit)).join(' '),
-    f.goal ?? '', f.pass === undefined ? '' : f.pass ? 'yes' : 'NO', f.note ?? '',
+    f.scenario,
+    f.metric,
+    fmt(f.value, f.unit),
+    f.unit,
+    String(f.n),
+    f.runs.map((r) => fmt(r, f.unit)).join(' '),
+    f.goal ?? '',
+    f.pass === undefined ? '' : f.pass ? 'yes' : 'NO',
+    f.note ?? '',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

@@ -18,14 +18,34 @@ const scenario = 'steady tick';
 export async function steadyTick(o: Options): Promise<Figure[]> {
   const floors: NoopResult[] = [];
   for (let r = 0; r < o.runs; r++) {
-    floors.push(await inFreshProcess<NoopResult>(new URL('./noop-jobs.ts', import.meta.url).href, { n: o.pipes, concurrency: o.concurrency, deadlineMs: 300_000 }, 360_000));
+    floors.push(
+      await inFreshProcess<NoopResult>(
+        new URL('./noop-jobs.ts', import.meta.url).href,
+        { n: o.pipes, concurrency: o.concurrency, deadlineMs: 300_000 },
+        360_000,
+      ),
+    );
   }
   const n = o.pipes;
   const floorMs = median(floors.map((f) => f.ms));
   const figures: Figure[] = [
-    { scenario, metric: 'floor: no-op BullMQ jobs, add to all done', value: floorMs, unit: 'ms', n, runs: floors.map((f) => f.ms),
-      note: `concurrency ${o.concurrency}, fresh process and Redis prefix per run, ${floors.reduce((s, f) => s + f.deletedKeys, 0)} keys deleted after` },
-    { scenario, metric: 'floor: peak RSS', value: median(floors.map((f) => f.peakRssMb)), unit: 'MB', n, runs: floors.map((f) => f.peakRssMb) },
+    {
+      scenario,
+      metric: 'floor: no-op BullMQ jobs, add to all done',
+      value: floorMs,
+      unit: 'ms',
+      n,
+      runs: floors.map((f) => f.ms),
+      note: `concurrency ${o.concurrency}, fresh process and Redis prefix per run, ${floors.reduce((s, f) => s + f.deletedKeys, 0)} keys deleted after`,
+    },
+    {
+      scenario,
+      metric: 'floor: peak RSS',
+      value: median(floors.map((f) => f.peakRssMb)),
+      unit: 'MB',
+      n,
+      runs: floors.map((f) => f.peakRssMb),
+    },
   ];
   if (o.daemonMissing !== null) {
     figures.push(notRun(scenario, 'daemon: tick to all evaluations done', n, '', o.daemonMissing));
@@ -35,7 +55,13 @@ export async function steadyTick(o: Options): Promise<Figure[]> {
   }
   const daemons: DaemonTickResult[] = [];
   for (let r = 0; r < o.runs; r++) {
-    daemons.push(await inFreshProcess<DaemonTickResult>(new URL('./daemon-tick.ts', import.meta.url).href, { pipes: o.pipes, concurrency: o.concurrency, deadlineMs: 300_000 }, 600_000));
+    daemons.push(
+      await inFreshProcess<DaemonTickResult>(
+        new URL('./daemon-tick.ts', import.meta.url).href,
+        { pipes: o.pipes, concurrency: o.concurrency, deadlineMs: 300_000 },
+        600_000,
+      ),
+    );
   }
   const tickMs = daemons.map((d) => d.tickMs);
   const ratios = tickMs.map((t) => t / floorMs);
@@ -44,12 +70,44 @@ export async function steadyTick(o: Options): Promise<Figure[]> {
   const applies = daemons.reduce((a, d) => a + d.applies, 0);
   if (applies > 0) throw new Error(`steady tick applied ${applies} changes: the pipes were not steady`);
   figures.push(
-    { scenario, metric: 'daemon: tick to all evaluations done', value: median(tickMs), unit: 'ms', n, runs: tickMs,
-      note: `concurrency ${o.concurrency}, every decision none; cloud in a child process` },
-    { scenario, metric: 'daemon / floor', value: ratio, unit: 'ratio', n, runs: ratios, goal: '<= 1.5', pass: ratio <= 1.5 },
-    { scenario, metric: 'daemon: peak RSS of the process', value: rss, unit: 'MB', n, runs: daemons.map((d) => d.peakRssMb), goal: '<= 300 MB', pass: rss <= 300,
-      note: 'includes first contact (10,000 reads through the apply lane at 500/s)' },
-    { scenario, metric: 'daemon: highest RSS during the tick', value: median(daemons.map((d) => d.tickRssMb)), unit: 'MB', n, runs: daemons.map((d) => d.tickRssMb) },
+    {
+      scenario,
+      metric: 'daemon: tick to all evaluations done',
+      value: median(tickMs),
+      unit: 'ms',
+      n,
+      runs: tickMs,
+      note: `concurrency ${o.concurrency}, every decision none; cloud in a child process`,
+    },
+    {
+      scenario,
+      metric: 'daemon / floor',
+      value: ratio,
+      unit: 'ratio',
+      n,
+      runs: ratios,
+      goal: '<= 1.5',
+      pass: ratio <= 1.5,
+    },
+    {
+      scenario,
+      metric: 'daemon: peak RSS of the process',
+      value: rss,
+      unit: 'MB',
+      n,
+      runs: daemons.map((d) => d.peakRssMb),
+      goal: '<= 300 MB',
+      pass: rss <= 300,
+      note: 'includes first contact (10,000 reads through the apply lane at 500/s)',
+    },
+    {
+      scenario,
+      metric: 'daemon: highest RSS during the tick',
+      value: median(daemons.map((d) => d.tickRssMb)),
+      unit: 'MB',
+      n,
+      runs: daemons.map((d) => d.tickRssMb),
+    },
   );
   return figures;
 }

@@ -19,11 +19,14 @@ export interface GaugeExporter {
 }
 
 const key = (name: string, labels: Record<string, string>): string => {
-  const parts = Object.keys(labels).sort().map((k) => `${k}="${labels[k]!.replace(/["\\\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
+  const parts = Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${labels[k]!.replace(/["\\\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
   return parts.length > 0 ? `${name}{${parts.join(',')}}` : name;
 };
 
-const format = (v: number): string => (Number.isNaN(v) ? 'NaN' : v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v));
+const format = (v: number): string =>
+  Number.isNaN(v) ? 'NaN' : v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v);
 
 export async function startGaugeExporter(): Promise<GaugeExporter> {
   const series = new Map<string, { name: string; value: number; timestampMs?: number | undefined }>();
@@ -39,7 +42,8 @@ export async function startGaugeExporter(): Promise<GaugeExporter> {
     for (const name of names) {
       lines.push(`# TYPE ${name} gauge`);
       for (const [k, s] of series) {
-        if (s.name === name) lines.push(`${k} ${format(s.value)}${s.timestampMs === undefined ? '' : ` ${Math.round(s.timestampMs)}`}`);
+        if (s.name === name)
+          lines.push(`${k} ${format(s.value)}${s.timestampMs === undefined ? '' : ` ${Math.round(s.timestampMs)}`}`);
       }
     }
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(`${lines.join('\n')}\n`);
@@ -51,9 +55,10 @@ export async function startGaugeExporter(): Promise<GaugeExporter> {
     set: (name, labels, value, timestampMs) => void series.set(key(name, labels), { name, value, timestampMs }),
     remove: (name, labels) => void series.delete(key(name, labels)),
     scrapes: () => scrapes,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -73,9 +73,10 @@ export interface PrometheusServer {
 }
 
 function configYaml(o: PrometheusOptions, ruleFiles: readonly string[]): string {
-  const jobs: ScrapeJob[] = o.targets.length > 0 && typeof o.targets[0] === 'string'
-    ? [{ job: 'pipescaler', targets: o.targets as readonly string[] }]
-    : [...(o.targets as readonly ScrapeJob[])];
+  const jobs: ScrapeJob[] =
+    o.targets.length > 0 && typeof o.targets[0] === 'string'
+      ? [{ job: 'pipescaler', targets: o.targets as readonly string[] }]
+      : [...(o.targets as readonly ScrapeJob[])];
   // JSON is valid YAML: no quoting questions.
   const config = {
     global: {
@@ -96,9 +97,11 @@ function configYaml(o: PrometheusOptions, ruleFiles: readonly string[]): string 
 async function api<T>(base: string, path: string, params: Record<string, string> = {}): Promise<T> {
   const qs = new URLSearchParams(params).toString();
   const res = await fetch(`${base}${path}${qs ? `?${qs}` : ''}`);
-  const body = await res.json() as { status: string; data: T; error?: string; errorType?: string };
+  const body = (await res.json()) as { status: string; data: T; error?: string; errorType?: string };
   if (body.status !== 'success') {
-    throw new Error(`prometheus ${path} ${JSON.stringify(params)}: ${body.errorType ?? res.status}: ${body.error ?? ''}`);
+    throw new Error(
+      `prometheus ${path} ${JSON.stringify(params)}: ${body.errorType ?? res.status}: ${body.error ?? ''}`,
+    );
   }
   return body.data;
 }
@@ -118,7 +121,9 @@ async function waitReady(base: string, child: ChildProcess, out: () => string): 
       const res = await fetch(`${base}/-/ready`);
       await res.arrayBuffer();
       if (res.ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`prometheus not ready within 20 s: ${out().slice(-2000)}`);
@@ -144,12 +149,16 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
     '--log.level=warn',
   ];
   let out = '';
-  const onData = (b: Buffer) => { out = (out + b.toString()).slice(-20_000); };
+  const onData = (b: Buffer) => {
+    out = (out + b.toString()).slice(-20_000);
+  };
   const launch = (): ChildProcess => {
     const c = spawn(PROMETHEUS_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     c.stdout.on('data', onData);
     c.stderr.on('data', onData);
-    c.once('error', (e) => { out += `\nspawn error: ${e.message}`; });
+    c.once('error', (e) => {
+      out += `\nspawn error: ${e.message}`;
+    });
     return c;
   };
   let child: ChildProcess | null = launch();
@@ -163,7 +172,9 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
   }
 
   const server: PrometheusServer = {
-    port, url: base, dir,
+    port,
+    url: base,
+    dir,
     async query(expr, time) {
       const params: Record<string, string> = { query: expr };
       if (time !== undefined) params.time = String(time);
@@ -175,8 +186,10 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
       throw new Error(`prometheus query ${expr}: unexpected result type ${data.resultType}`);
     },
     async queryRange(expr, start, end, step) {
-      const data = await api<{ resultType: string; result: { metric: Record<string, string>; values: [number, string][] }[] }>(
-        base, '/api/v1/query_range', { query: expr, start: String(start), end: String(end), step: String(step) });
+      const data = await api<{
+        resultType: string;
+        result: { metric: Record<string, string>; values: [number, string][] }[];
+      }>(base, '/api/v1/query_range', { query: expr, start: String(start), end: String(end), step: String(step) });
       return data.result.map((r) => ({ metric: r.metric, values: r.values.map(([t, v]) => [t, Number(v)] as const) }));
     },
     async alerts() {
@@ -184,7 +197,10 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
       return data.alerts;
     },
     async targets() {
-      const data = await api<{ activeTargets: { scrapeUrl: string; health: string; lastError: string }[] }>(base, '/api/v1/targets');
+      const data = await api<{ activeTargets: { scrapeUrl: string; health: string; lastError: string }[] }>(
+        base,
+        '/api/v1/targets',
+      );
       return data.activeTargets.map(({ scrapeUrl, health, lastError }) => ({ scrapeUrl, health, lastError }));
     },
     async waitFor(expr, pred, timeoutMs = 15_000) {
@@ -193,7 +209,9 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
         const last = await server.query(expr);
         if (pred(last)) return last;
         if (Date.now() > deadline) {
-          throw new Error(`prometheus: ${expr} did not reach the condition within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+          throw new Error(
+            `prometheus: ${expr} did not reach the condition within ${timeoutMs} ms; last: ${JSON.stringify(last)}`,
+          );
         }
         await new Promise((r) => setTimeout(r, 250));
       }
@@ -219,12 +237,19 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
   return server;
 }
 
-export interface Rule { alert?: string; expr: string; for?: string }
-export interface RuleFile { groups: { name: string; rules: Rule[] }[] }
+export interface Rule {
+  alert?: string;
+  expr: string;
+  for?: string;
+}
+export interface RuleFile {
+  groups: { name: string; rules: Rule[] }[];
+}
 
 function seconds(d: string): number {
   let s = 0;
-  for (const [, n, u] of d.matchAll(/(\d+)(ms|s|m|h|d)/g)) s += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[u as 'ms' | 's' | 'm' | 'h' | 'd'];
+  for (const [, n, u] of d.matchAll(/(\d+)(ms|s|m|h|d)/g))
+    s += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[u as 'ms' | 's' | 'm' | 'h' | 'd'];
   return s;
 }
 
@@ -233,6 +258,7 @@ function seconds(d: string): number {
 export function scaledRules(text: string, scale = 60): { text: string; shipped: RuleFile; scaled: RuleFile } {
   const shipped = parse(text) as RuleFile;
   const scaled = parse(text) as RuleFile;
-  for (const g of scaled.groups) for (const r of g.rules) if (r.for !== undefined) r.for = `${Math.max(1, Math.round(seconds(r.for) / scale))}s`;
+  for (const g of scaled.groups)
+    for (const r of g.rules) if (r.for !== undefined) r.for = `${Math.max(1, Math.round(seconds(r.for) / scale))}s`;
   return { text: stringify(scaled), shipped, scaled };
 }

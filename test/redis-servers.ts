@@ -62,12 +62,26 @@ export async function kill(child: ChildProcess | null): Promise<void> {
 
 /** A redis-server of its own: no persistence, on a free port unless one is given. */
 export async function startRedisServer(o: { port?: number; args?: readonly string[] } = {}): Promise<RedisServer> {
-  const port = o.port ?? await freePort();
+  const port = o.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), `pstest-redis-${port}-`));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(o.args ?? [])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    ...(o.args ?? []),
+  ];
   let child: ChildProcess | null = await spawnRedis('redis-server', args, port);
   return {
-    port, url: `redis://127.0.0.1:${port}`, dir,
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
     async stop() {
       await kill(child);
       child = null;

@@ -28,7 +28,14 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
 
 /** One short-lived connection per question: setup must not keep clients of its own around. */
 async function ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+  const r = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -76,8 +83,25 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
   const startNode = async (port: number, extra: string[]) => {
     const proc: Proc = { port, child: null };
     procs.push(proc);
-    proc.child = await spawnRedis('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--dir', dir, '--dbfilename', `dump-${port}.rdb`, ...extra], port);
+    proc.child = await spawnRedis(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--dbfilename',
+        `dump-${port}.rdb`,
+        ...extra,
+      ],
+      port,
+    );
   };
   try {
     const [a, b] = [await freePort(), await freePort()];
@@ -86,7 +110,9 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
     const sentinels = [await freePort(), await freePort(), await freePort()];
     for (const port of sentinels) {
       const conf = writeConf(dir, `sentinel-${port}.conf`, [
-        `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
         `sentinel monitor ${name} 127.0.0.1 ${a} 2`,
         `sentinel down-after-milliseconds ${name} 1000`,
         `sentinel failover-timeout ${name} 2000`,
@@ -97,27 +123,50 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
       proc.child = await spawnRedis('redis-sentinel', [conf], port);
     }
     // Ready for a failover: the replica is in sync and every sentinel knows it and the two others.
-    await until(async () => ask(a, async (r) => (await r.info('replication')).includes('state=online')), 'the replica to sync');
+    await until(
+      async () => ask(a, async (r) => (await r.info('replication')).includes('state=online')),
+      'the replica to sync',
+    );
     for (const port of sentinels) {
-      await until(() => ask(port, async (r) => {
-        const master = await r.call('SENTINEL', 'MASTER', name) as string[];
-        const others = Number(master[master.indexOf('num-other-sentinels') + 1]);
-        const replicas = await r.call('SENTINEL', 'REPLICAS', name) as string[][];
-        return others === 2 && replicas.length === 1 && /^slave$/.test(replicas[0]![replicas[0]!.indexOf('flags') + 1]!);
-      }), `sentinel ${port} to see the replica and the other sentinels`);
+      await until(
+        () =>
+          ask(port, async (r) => {
+            const master = (await r.call('SENTINEL', 'MASTER', name)) as string[];
+            const others = Number(master[master.indexOf('num-other-sentinels') + 1]);
+            const replicas = (await r.call('SENTINEL', 'REPLICAS', name)) as string[][];
+            return (
+              others === 2 && replicas.length === 1 && /^slave$/.test(replicas[0]![replicas[0]!.indexOf('flags') + 1]!)
+            );
+          }),
+        `sentinel ${port} to see the replica and the other sentinels`,
+      );
     }
-    const masterPort = async () => ask(sentinels[0]!, async (r) => Number((await r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as string[])[1]));
+    const masterPort = async () =>
+      ask(sentinels[0]!, async (r) =>
+        Number(((await r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[])[1]),
+      );
     const promoted = async (from: number) => {
       const to = from === a ? b : a;
       for (const port of sentinels) {
-        await until(() => ask(port, async (r) => Number((await r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as string[])[1]) === to),
-          `sentinel ${port} to name ${to} master`);
+        await until(
+          () =>
+            ask(
+              port,
+              async (r) => Number(((await r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[])[1]) === to,
+            ),
+          `sentinel ${port} to name ${to} master`,
+        );
       }
-      await until(() => ask(to, async (r) => infoField(await r.info('replication'), 'role') === 'master'), `${to} to be master`);
+      await until(
+        () => ask(to, async (r) => infoField(await r.info('replication'), 'role') === 'master'),
+        `${to} to be master`,
+      );
       return to;
     };
     return {
-      name, nodes: [a, b], sentinels,
+      name,
+      nodes: [a, b],
+      sentinels,
       url: `redis+sentinel://${sentinels.map((p) => `127.0.0.1:${p}`).join(',')}/${name}`,
       masterPort,
       async failover() {
@@ -134,11 +183,15 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
       },
       async synced() {
         const master = await masterPort();
-        await until(() => ask(master, async (r) => {
-          const info = await r.info('replication');
-          const offset = infoField(info, 'master_repl_offset');
-          return info.includes('state=online') && new RegExp(`offset=${offset},`).test(info);
-        }), 'the replica to catch up');
+        await until(
+          () =>
+            ask(master, async (r) => {
+              const info = await r.info('replication');
+              const offset = infoField(info, 'master_repl_offset');
+              return info.includes('state=online') && new RegExp(`offset=${offset},`).test(info);
+            }),
+          'the replica to catch up',
+        );
       },
       stop,
     };
@@ -170,14 +223,47 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
       const bus = await freePort();
       const proc: Proc = { port, child: null };
       procs.push(proc);
-      proc.child = await spawnRedis('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-        '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-port', String(bus),
-        '--cluster-node-timeout', '2000'], port);
+      proc.child = await spawnRedis(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--dir',
+          dir,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-port',
+          String(bus),
+          '--cluster-node-timeout',
+          '2000',
+        ],
+        port,
+      );
     }
-    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 20_000 });
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { timeout: 20_000 },
+    );
     for (const port of ports) {
-      await until(() => ask(port, async (r) => infoField(await r.cluster('INFO'), 'cluster_state') === 'ok'
-        && infoField(await r.cluster('INFO'), 'cluster_known_nodes') === '3'), `cluster node ${port} to be ok`);
+      await until(
+        () =>
+          ask(
+            port,
+            async (r) =>
+              infoField(await r.cluster('INFO'), 'cluster_state') === 'ok' &&
+              infoField(await r.cluster('INFO'), 'cluster_known_nodes') === '3',
+          ),
+        `cluster node ${port} to be ok`,
+      );
     }
     return { ports, url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
   } catch (err) {

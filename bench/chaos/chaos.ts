@@ -65,7 +65,10 @@ function unexpectedValues(patches: readonly SentPatch[], pipes: readonly Scenari
     for (const [f, v] of Object.entries(sent.body)) {
       if (v === null || v === undefined) continue;
       const ok = pipe?.expected[f as keyof ScenarioPipe['expected']];
-      if (!ok?.includes(v as number)) out.push(`${pipe?.name ?? sent.pipeId}: ${f} ${JSON.stringify(v)} (expected one of ${JSON.stringify(ok ?? [])})`);
+      if (!ok?.includes(v as number))
+        out.push(
+          `${pipe?.name ?? sent.pipeId}: ${f} ${JSON.stringify(v)} (expected one of ${JSON.stringify(ok ?? [])})`,
+        );
     }
   }
   return out;
@@ -75,17 +78,24 @@ function unexpectedValues(patches: readonly SentPatch[], pipes: readonly Scenari
 function offTarget(cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]): ScenarioPipe[] {
   return pipes.filter((p) => {
     const stored = cloud.store.pipe(p.pipeId);
-    return !stored || !Object.entries(p.final).every(([f, v]) => stored.scaling[f as keyof typeof stored.scaling] === v);
+    return (
+      !stored || !Object.entries(p.final).every(([f, v]) => stored.scaling[f as keyof typeof stored.scaling] === v)
+    );
   });
 }
 
 const atFinal = (cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]) => pipes.length - offTarget(cloud, pipes).length;
 
 function describeOff(cloud: EmbeddedCloud, pipes: readonly ScenarioPipe[]): string {
-  return offTarget(cloud, pipes).slice(0, 5).map((p) => {
-    const has = Object.fromEntries(Object.keys(p.final).map((f) => [f, cloud.store.pipe(p.pipeId)?.scaling[f as keyof typeof p.final]]));
-    return `${p.name} has ${JSON.stringify(has)}, wants ${JSON.stringify(p.final)}`;
-  }).join('; ');
+  return offTarget(cloud, pipes)
+    .slice(0, 5)
+    .map((p) => {
+      const has = Object.fromEntries(
+        Object.keys(p.final).map((f) => [f, cloud.store.pipe(p.pipeId)?.scaling[f as keyof typeof p.final]]),
+      );
+      return `${p.name} has ${JSON.stringify(has)}, wants ${JSON.stringify(p.final)}`;
+    })
+    .join('; ');
 }
 
 export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise<ChaosResult> {
@@ -117,13 +127,20 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     });
     cloud.setFaults({ default: params.faults });
     observer = await startObserver(cloud.url);
-    const scenario = buildScenario(params, fixtures, { apiUrl: observer.url, redisUrl: redis.url, prefix: 'chaos' }, Date.now());
+    const scenario = buildScenario(
+      params,
+      fixtures,
+      { apiUrl: observer.url, redisUrl: redis.url, prefix: 'chaos' },
+      Date.now(),
+    );
     pipeCount = scenario.pipes.length;
     boundaries = scenario.boundaries;
     pipes = scenario.pipes;
     const configPath = join(dir, 'pipescaler.yaml');
     await writeFile(configPath, scenario.configYaml);
-    log(`cloud ${cloud.url} behind ${observer.url}; ${pipeCount} pipes, first boundary in ${scenario.boundaries[0]! - Date.now()} ms`);
+    log(
+      `cloud ${cloud.url} behind ${observer.url}; ${pipeCount} pipes, first boundary in ${scenario.boundaries[0]! - Date.now()} ms`,
+    );
 
     const reps = new Replicas({ cwd: opts.cwd, configPath, env: scenario.env });
     replicas = reps;
@@ -178,7 +195,10 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       await sleep(250);
     }
     if (since !== null && convergedPipes === pipeCount) convergedAfter = since - last;
-    else failures.push(`only ${convergedPipes}/${pipeCount} pipes at their final scaling ${params.convergeTimeoutMs} ms after the last boundary: ${describeOff(cloud, scenario.pipes)}`);
+    else
+      failures.push(
+        `only ${convergedPipes}/${pipeCount} pipes at their final scaling ${params.convergeTimeoutMs} ms after the last boundary: ${describeOff(cloud, scenario.pipes)}`,
+      );
     log(convergedAfter === null ? 'not converged' : `converged ${convergedAfter} ms after the last boundary`);
 
     const live = reps.runs.filter((r) => r.exit === null);
@@ -186,12 +206,17 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     const codes = await Promise.all(live.map((r) => reps.stop(r, STOP_WAIT_MS)));
     live.forEach((r, i) => {
       if (codes[i] === 0) cleanExits += 1;
-      else failures.push(`replica ${r.label}: SIGTERM ended with ${codes[i] === null ? `no exit within ${STOP_WAIT_MS} ms` : `exit ${String(codes[i])}`}: ${tail(r)}`);
+      else
+        failures.push(
+          `replica ${r.label}: SIGTERM ended with ${codes[i] === null ? `no exit within ${STOP_WAIT_MS} ms` : `exit ${String(codes[i])}`}: ${tail(r)}`,
+        );
     });
     // Nothing may move a pipe away while the replicas shut down.
     const after = atFinal(cloud, scenario.pipes);
     if (convergedAfter !== null && after !== pipeCount) {
-      failures.push(`after the stop only ${after}/${pipeCount} pipes kept their final scaling: ${describeOff(cloud, scenario.pipes)}`);
+      failures.push(
+        `after the stop only ${after}/${pipeCount} pipes kept their final scaling: ${describeOff(cloud, scenario.pipes)}`,
+      );
     }
     convergedPipes = Math.min(convergedPipes, after);
   } catch (err) {
@@ -205,22 +230,31 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   }
 
   const runs = replicas?.runs ?? [];
-  const unhandled = runs.flatMap((r) => [...r.stderr, ...r.stdout].filter((l) => UNHANDLED.test(l)).map((l) => `${r.label}: ${l}`));
+  const unhandled = runs.flatMap((r) =>
+    [...r.stderr, ...r.stdout].filter((l) => UNHANDLED.test(l)).map((l) => `${r.label}: ${l}`),
+  );
   if (unhandled.length > 0) failures.push(`unhandled rejections/exceptions:\n  ${unhandled.slice(0, 5).join('\n  ')}`);
   for (const c of crashes) failures.push(`replica ${c.label} exited on its own (${String(c.exit)}): ${tail(c)}`);
   const violations = observer?.violations ?? [];
-  if (violations.length > 0) failures.push(`values outside the platform ranges:\n  ${violations.slice(0, 5).join('\n  ')}`);
+  if (violations.length > 0)
+    failures.push(`values outside the platform ranges:\n  ${violations.slice(0, 5).join('\n  ')}`);
   const unexpected = unexpectedValues(observer?.patches ?? [], pipes);
-  if (unexpected.length > 0) failures.push(`values the schedule never asked for:\n  ${unexpected.slice(0, 5).join('\n  ')}`);
+  if (unexpected.length > 0)
+    failures.push(`values the schedule never asked for:\n  ${unexpected.slice(0, 5).join('\n  ')}`);
   const patches = countPatches(observer?.patches ?? []);
   const refused = Object.entries(patches.failed).filter(([k]) => /^4\d\d$/.test(k) && k !== '429');
-  if (refused.length > 0) failures.push(`the cloud refused scaling changes: ${refused.map(([k, n]) => `${k} x${n}`).join(', ')}`);
+  if (refused.length > 0)
+    failures.push(`the cloud refused scaling changes: ${refused.map(([k, n]) => `${k} x${n}`).join(', ')}`);
 
   const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, faults: {} };
   const summary: ChaosSummary = {
     params: {
-      pipes: pipeCount, boundaries: params.boundaries, boundaryEveryMs: params.boundaryEveryMs, keys: params.keys,
-      seed: params.seed, redisKeepsData: params.redisKeepsData,
+      pipes: pipeCount,
+      boundaries: params.boundaries,
+      boundaryEveryMs: params.boundaryEveryMs,
+      keys: params.keys,
+      seed: params.seed,
+      redisKeepsData: params.redisKeepsData,
     },
     faults: stats.faults,
     realRateLimited: realRateLimited(stats),
@@ -237,7 +271,13 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     converged: { pipes: convergedPipes, of: pipeCount, afterLastBoundaryMs: convergedAfter },
     totalMs: Date.now() - started,
   };
-  return { ok: failures.length === 0, failures, summary, patches: observer?.patches ?? [], boundaries, pipes,
+  return {
+    ok: failures.length === 0,
+    failures,
+    summary,
+    patches: observer?.patches ?? [],
+    boundaries,
+    pipes,
     output: runs.map((r) => ({ label: r.label, lines: [...r.stdout, ...r.stderr] })),
     events,
   };

@@ -59,7 +59,13 @@ export async function startObserver(target: string): Promise<Observer> {
           violations.push(`pipe ${m[1]}: body is not JSON`);
         }
         const key = req.headers['idempotency-key'];
-        record = { at: Date.now(), pipeId: m[1]!.toLowerCase(), body, idempotencyKey: Array.isArray(key) ? key[0] : key, status: null };
+        record = {
+          at: Date.now(),
+          pipeId: m[1]!.toLowerCase(),
+          body,
+          idempotencyKey: Array.isArray(key) ? key[0] : key,
+          status: null,
+        };
         patches.push(record);
         const pipeId = record.pipeId;
         const before = open.get(pipeId) ?? 0;
@@ -75,14 +81,21 @@ export async function startObserver(target: string): Promise<Observer> {
         const unknown = Object.keys(body).filter((k) => !(SCALING_FIELDS as readonly string[]).includes(k));
         if (unknown.length > 0) violations.push(`pipe ${record.pipeId}: unknown members ${unknown.join(', ')}`);
       }
-      const upstream = request({
-        host: up.hostname, port: up.port, method: req.method, path: req.url, agent,
-        headers: { ...forwardable(req.headers), 'content-length': String(raw.length) },
-      }, (ures) => {
-        if (record) record.status = ures.statusCode ?? null;
-        res.writeHead(ures.statusCode ?? 502, forwardable(ures.headers));
-        ures.pipe(res);
-      });
+      const upstream = request(
+        {
+          host: up.hostname,
+          port: up.port,
+          method: req.method,
+          path: req.url,
+          agent,
+          headers: { ...forwardable(req.headers), 'content-length': String(raw.length) },
+        },
+        (ures) => {
+          if (record) record.status = ures.statusCode ?? null;
+          res.writeHead(ures.statusCode ?? 502, forwardable(ures.headers));
+          ures.pipe(res);
+        },
+      );
       upstream.on('error', () => {
         if (record) record.status = 'reset';
         req.socket.destroy();

@@ -36,12 +36,16 @@ async function exitWithin(child: ChildProcess, ms: number): Promise<number | str
 function waitForOutput(child: ChildProcess, pattern: RegExp, ms: number, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => done(new Error(`${what}: not ready within ${ms} ms; output: ${seen.slice(-500)}`)), ms);
+    const timer = setTimeout(
+      () => done(new Error(`${what}: not ready within ${ms} ms; output: ${seen.slice(-500)}`)),
+      ms,
+    );
     const onData = (chunk: Buffer) => {
       seen += chunk.toString();
       if (pattern.test(seen)) done();
     };
-    const onExit = (code: number | null) => done(new Error(`${what}: exited (${code}) before it was ready; output: ${seen.slice(-500)}`));
+    const onExit = (code: number | null) =>
+      done(new Error(`${what}: exited (${code}) before it was ready; output: ${seen.slice(-500)}`));
     const done = (err?: Error) => {
       clearTimeout(timer);
       child.stdout?.off('data', onData);
@@ -58,7 +62,10 @@ export class RedisServer {
   private child: ChildProcess | null = null;
   restarts = 0;
 
-  constructor(readonly port: number, private readonly dir: string) {}
+  constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
@@ -66,9 +73,11 @@ export class RedisServer {
 
   async start(): Promise<void> {
     // No snapshot, no AOF: a restart comes back empty, the harshest kind of Redis restart.
-    const child = spawn('redis-server', [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     this.child = child;
     child.on('error', () => {}); // reported through exit / the ready timeout
     await waitForOutput(child, /Ready to accept connections/, 10_000, `redis-server on port ${this.port}`);
@@ -130,7 +139,9 @@ export class Replicas {
     delete env.PIPESCALER_REDIS_URL;
     delete env.PIPESCALER_REDIS_PREFIX;
     const child = spawn(process.execPath, ['dist/cli/main.js', 'run', this.opts.configPath], {
-      cwd: this.opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: this.opts.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const run: ReplicaRun = { label, child, stdout: [], stderr: [], exit: null, expected: false };
     lines(child.stdout, run.stdout);
@@ -176,11 +187,15 @@ export class Replicas {
 
   /** Last resort in a finally: nothing of ours outlives the run. */
   async killAll(): Promise<void> {
-    await Promise.all(this.runs.filter((r) => r.exit === null).map(async (r) => {
-      r.expected = true;
-      r.child.kill('SIGKILL');
-      await exitWithin(r.child, 2_000);
-    }));
+    await Promise.all(
+      this.runs
+        .filter((r) => r.exit === null)
+        .map(async (r) => {
+          r.expected = true;
+          r.child.kill('SIGKILL');
+          await exitWithin(r.child, 2_000);
+        }),
+    );
   }
 }
 

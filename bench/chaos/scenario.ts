@@ -114,7 +114,10 @@ export function chaosFixtures(p: ChaosParams): Fixtures {
 
 /** The config and timeline for these fixtures, the first boundary `leadMs` after `startAt`. */
 export function buildScenario(
-  p: ChaosParams, fixtures: Fixtures, targets: { apiUrl: string; redisUrl: string; prefix: string }, startAt: number,
+  p: ChaosParams,
+  fixtures: Fixtures,
+  targets: { apiUrl: string; redisUrl: string; prefix: string },
+  startAt: number,
 ): Scenario {
   if (p.boundaries < 2) throw new Error('chaos: boundaries must be at least 2');
   const org = fixtures.organizations![0]!;
@@ -123,15 +126,20 @@ export function buildScenario(
   // Boundary k at first + k * every: baseline -> window 0 -> ... -> window B-2 -> baseline.
   const first = Math.ceil((startAt + p.leadMs) / 1_000) * 1_000;
   const boundaries = Array.from({ length: p.boundaries }, (_, k) => first + k * p.boundaryEveryMs);
-  const policies = Object.fromEntries(BASELINES.map((baseline, v) => [`chaos-${v}`, {
-    baseline,
-    windows: boundaries.slice(0, -1).map((from, i) => ({
-      name: `w${i}`,
-      from: iso(from),
-      to: iso(boundaries[i + 1]!),
-      set: (i + v) % 2 === 0 ? HIGH : LOW,
-    })),
-  }]));
+  const policies = Object.fromEntries(
+    BASELINES.map((baseline, v) => [
+      `chaos-${v}`,
+      {
+        baseline,
+        windows: boundaries.slice(0, -1).map((from, i) => ({
+          name: `w${i}`,
+          from: iso(from),
+          to: iso(boundaries[i + 1]!),
+          set: (i + v) % 2 === 0 ? HIGH : LOW,
+        })),
+      },
+    ]),
+  );
 
   const env: Record<string, string> = {};
   const rateLimit = { requests: p.rateLimit.requests, per: `${p.rateLimit.perMs}ms` };
@@ -145,18 +153,20 @@ export function buildScenario(
   });
 
   let n = 0;
-  const pipes = services.flatMap((svc) => (svc.pipes ?? []).map((pipe) => {
-    const i = n++;
-    return {
-      name: pipe.name,
-      organizationId: org.id,
-      serviceId: svc.id,
-      pipeId: pipe.id,
-      policy: `chaos-${i % BASELINES.length}`,
-      key: keyNames[i % keyNames.length]!.name,
-      ...(i % BOUNDED_EVERY === BOUNDED_EVERY - 1 ? { bounds: PIPE_BOUNDS } : {}),
-    };
-  }));
+  const pipes = services.flatMap((svc) =>
+    (svc.pipes ?? []).map((pipe) => {
+      const i = n++;
+      return {
+        name: pipe.name,
+        organizationId: org.id,
+        serviceId: svc.id,
+        pipeId: pipe.id,
+        policy: `chaos-${i % BASELINES.length}`,
+        key: keyNames[i % keyNames.length]!.name,
+        ...(i % BOUNDED_EVERY === BOUNDED_EVERY - 1 ? { bounds: PIPE_BOUNDS } : {}),
+      };
+    }),
+  );
 
   const [defaultKey, ...more] = keyNames;
   const config = {
@@ -179,11 +189,21 @@ export function buildScenario(
   // timeline (before the first boundary, in each window, after the last boundary).
   const loaded = parseConfig(configYaml, { file: 'chaos.yaml', env });
   const segments = [boundaries[0]! - 1, ...boundaries];
-  const kinds = new Map(services.flatMap((s) => (s.pipes ?? []).map((pp) => [pp.id, pp.source.kafka ? 'stream' : 'objectStorage'] as const)));
+  const kinds = new Map(
+    services.flatMap((s) =>
+      (s.pipes ?? []).map((pp) => [pp.id, pp.source.kafka ? 'stream' : 'objectStorage'] as const),
+    ),
+  );
   const scenarioPipes = loaded.pipes.map((pc): ScenarioPipe => {
     const kind = kinds.get(pc.pipeId)!;
     const view: PipeView = {
-      kind, state: 'Running', applied: {}, bounds: pc.bounds, lastChange: {}, recommendations: [], endpoints: {},
+      kind,
+      state: 'Running',
+      applied: {},
+      bounds: pc.bounds,
+      lastChange: {},
+      recommendations: [],
+      endpoints: {},
     };
     const desires = segments.map((at) => decide(loaded.policies[pc.policy]!, at, view).desired);
     const fields = KIND_FIELDS[kind];

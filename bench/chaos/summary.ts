@@ -100,33 +100,43 @@ export function formatSummary(s: ChaosSummary): string {
       s.converged.pipes === s.converged.of ? 'yes' : 'NO',
     ]),
   );
-  const otherFailures = Object.entries(s.patches.failed)
-    .filter(([k]) => !['500', '503', '429', 'reset'].includes(k))
-    .map(([k, n]) => `${k}: ${n}`).join(', ') || '0';
-  const run = table(['run', 'value'], [
-    ['pipes / boundaries / every', `${p.pipes} / ${p.boundaries} / ${seconds(p.boundaryEveryMs)}`],
-    ['API keys (lanes) / fault seed', `${p.keys} / ${p.seed}`],
-    ['scaling PATCHes sent', String(s.patches.sent)],
-    ['  applied (200)', String(s.patches.applied)],
-    ['  retried (same Idempotency-Key again)', String(s.patches.retried)],
-    ['  other failures', otherFailures],
-    ['reads (empty PATCH)', String(s.patches.reads)],
-    ['429 from the real limiter', String(s.realRateLimited)],
-    ['values sent outside platform ranges', String(s.outOfRange)],
-    ['values the schedule never asked for', String(s.unexpectedValues)],
-    ['overlapping PATCHes on one pipe (info)', String(s.overlaps)],
-    ['replica SIGKILLs (then restarted)', String(s.kills)],
-    [`Redis restarts (${p.redisKeepsData ? 'data kept' : 'data lost'})`, String(s.redisRestarts)],
-    ['replica crashes', String(s.replicaCrashes)],
-    ['unhandled rejections / exceptions', String(s.unhandled)],
-    ['daemon log lines: warn / error', `${s.logs.warn} / ${s.logs.error}`],
-    ['clean exits on SIGTERM', `${s.cleanExits.ok}/${s.cleanExits.of}`],
-    ['pipes at final desired scaling', `${s.converged.pipes}/${s.converged.of}`],
-    ['converged after last boundary', s.converged.afterLastBoundaryMs === null ? 'no' : seconds(s.converged.afterLastBoundaryMs)],
-    ['total time', seconds(s.totalMs)],
-  ]);
-  const messages = Object.entries(s.logs.messages).sort((a, b) => b[1] - a[1])
-    .map(([m, n]) => `  ${String(n).padStart(5)}  ${m}`).join('\n');
+  const otherFailures =
+    Object.entries(s.patches.failed)
+      .filter(([k]) => !['500', '503', '429', 'reset'].includes(k))
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ') || '0';
+  const run = table(
+    ['run', 'value'],
+    [
+      ['pipes / boundaries / every', `${p.pipes} / ${p.boundaries} / ${seconds(p.boundaryEveryMs)}`],
+      ['API keys (lanes) / fault seed', `${p.keys} / ${p.seed}`],
+      ['scaling PATCHes sent', String(s.patches.sent)],
+      ['  applied (200)', String(s.patches.applied)],
+      ['  retried (same Idempotency-Key again)', String(s.patches.retried)],
+      ['  other failures', otherFailures],
+      ['reads (empty PATCH)', String(s.patches.reads)],
+      ['429 from the real limiter', String(s.realRateLimited)],
+      ['values sent outside platform ranges', String(s.outOfRange)],
+      ['values the schedule never asked for', String(s.unexpectedValues)],
+      ['overlapping PATCHes on one pipe (info)', String(s.overlaps)],
+      ['replica SIGKILLs (then restarted)', String(s.kills)],
+      [`Redis restarts (${p.redisKeepsData ? 'data kept' : 'data lost'})`, String(s.redisRestarts)],
+      ['replica crashes', String(s.replicaCrashes)],
+      ['unhandled rejections / exceptions', String(s.unhandled)],
+      ['daemon log lines: warn / error', `${s.logs.warn} / ${s.logs.error}`],
+      ['clean exits on SIGTERM', `${s.cleanExits.ok}/${s.cleanExits.of}`],
+      ['pipes at final desired scaling', `${s.converged.pipes}/${s.converged.of}`],
+      [
+        'converged after last boundary',
+        s.converged.afterLastBoundaryMs === null ? 'no' : seconds(s.converged.afterLastBoundaryMs),
+      ],
+      ['total time', seconds(s.totalMs)],
+    ],
+  );
+  const messages = Object.entries(s.logs.messages)
+    .sort((a, b) => b[1] - a[1])
+    .map(([m, n]) => `  ${String(n).padStart(5)}  ${m}`)
+    .join('\n');
   return `${faults}\n\n${run}\n${messages ? `\ndaemon warn/error messages:\n${messages}\n` : ''}`;
 }
 

@@ -18,10 +18,14 @@ createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end([
-    '# HELP kafka_consumergroup_lag Demo consumer lag (messages) of a consumer group and topic.',
-    '# TYPE kafka_consumergroup_lag gauge',
-    `kafka_consumergroup_lag{consumergroup="pipescaler-orders-lag",topic="orders"} ${lag(Date.now())}`,
-    '',
-  ].join('\n'));
+  res
+    .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+    .end(
+      [
+        '# HELP kafka_consumergroup_lag Demo consumer lag (messages) of a consumer group and topic.',
+        '# TYPE kafka_consumergroup_lag gauge',
+        `kafka_consumergroup_lag{consumergroup="pipescaler-orders-lag",topic="orders"} ${lag(Date.now())}`,
+        '',
+      ].join('\n'),
+    );
 }).listen(port, '0.0.0.0', () => console.log(`demo lag exporter on :${port}/metrics`));

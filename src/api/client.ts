@@ -60,12 +60,26 @@ export type CallParams = Readonly<Record<string, string | readonly string[] | un
 type EnvelopeOf<Op extends Operation> = z.output<(typeof ENDPOINTS)[Op]['response']>;
 export type ResultOf<Op extends Operation> = EnvelopeOf<Op> extends { result: infer R } ? R : undefined;
 
-export interface ServiceRef { organizationId: string; serviceId: string }
-export interface PipeRef extends ServiceRef { pipeId: string }
-export interface ReversePrivateEndpointRef extends ServiceRef { reversePrivateEndpointId: string }
-export interface DashboardRef extends ServiceRef { dashboardId: string }
-export interface AlertRef extends ServiceRef { alertId: string }
-export interface Deleted { requestId: string; status: number }
+export interface ServiceRef {
+  organizationId: string;
+  serviceId: string;
+}
+export interface PipeRef extends ServiceRef {
+  pipeId: string;
+}
+export interface ReversePrivateEndpointRef extends ServiceRef {
+  reversePrivateEndpointId: string;
+}
+export interface DashboardRef extends ServiceRef {
+  dashboardId: string;
+}
+export interface AlertRef extends ServiceRef {
+  alertId: string;
+}
+export interface Deleted {
+  requestId: string;
+  status: number;
+}
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -105,7 +119,8 @@ export class ApiClient {
     this.#ownsPool = options.dispatcher === undefined;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxResponseBytes = options.maxResponseBytes;
-    this.#privatePool = options.dispatcher === undefined && options.ownPool ? privatePool(this.#origin, this.#timeoutMs) : null;
+    this.#privatePool =
+      options.dispatcher === undefined && options.ownPool ? privatePool(this.#origin, this.#timeoutMs) : null;
     this.#dispatcher = options.dispatcher ?? this.#privatePool ?? acquirePool(this.#origin, this.#timeoutMs);
     this.#retry = resolveRetry(options.retry);
     this.#sleep = options.sleep ?? defaultSleep;
@@ -117,7 +132,12 @@ export class ApiClient {
    * Calls one operation of the ENDPOINTS table. The body goes out as given: the platform is the
    * judge of it, so its 400 (with its text) reaches the caller rather than a local guess.
    */
-  async call<Op extends Operation>(operation: Op, params: CallParams = {}, body?: unknown, opts: CallOptions = {}): Promise<ApiResponse<ResultOf<Op>>> {
+  async call<Op extends Operation>(
+    operation: Op,
+    params: CallParams = {},
+    body?: unknown,
+    opts: CallOptions = {},
+  ): Promise<ApiResponse<ResultOf<Op>>> {
     if (this.#closed) throw new Error('ApiClient is closed');
     const def: EndpointDef = ENDPOINTS[operation];
     const { path, query } = splitParams(def.path, params);
@@ -138,24 +158,44 @@ export class ApiClient {
       const attemptStart = this.#now();
       try {
         const raw = await sendOnce({
-          operation, dispatcher: this.#dispatcher, origin: this.#origin, path: `${this.#prefix}${path}${query}`,
-          method: def.method, headers, body: payload, timeoutMs: this.#timeoutMs, signal: opts.signal,
+          operation,
+          dispatcher: this.#dispatcher,
+          origin: this.#origin,
+          path: `${this.#prefix}${path}${query}`,
+          method: def.method,
+          headers,
+          body: payload,
+          timeoutMs: this.#timeoutMs,
+          signal: opts.signal,
           maxBytes: this.#maxResponseBytes,
         });
         const parsed = parseResponse(raw, { operation, route, schema: def.response });
         const envelope = parsed.envelope as { requestId: string; result?: unknown };
         this.events.emit('request', {
-          operation, method: def.method, status: raw.status, durationMs: this.#now() - attemptStart, attempt,
+          operation,
+          method: def.method,
+          status: raw.status,
+          durationMs: this.#now() - attemptStart,
+          attempt,
           requestId: envelope.requestId,
         });
         return {
-          result: envelope.result, requestId: envelope.requestId, status: raw.status, rateLimit: rateLimitHeaders(raw.headers),
+          result: envelope.result,
+          requestId: envelope.requestId,
+          status: raw.status,
+          rateLimit: rateLimitHeaders(raw.headers),
           ...(parsed.envelopeIssue !== undefined ? { envelopeIssue: parsed.envelopeIssue } : {}),
         } as ApiResponse<ResultOf<Op>>;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err; // the caller's abort
         this.#emitFailure(operation, def, err, attempt, attemptStart);
-        const delay = retryDelay(err, { policy, attempt, elapsedMs: this.#now() - started, idempotent, random: this.#random });
+        const delay = retryDelay(err, {
+          policy,
+          attempt,
+          elapsedMs: this.#now() - started,
+          idempotent,
+          random: this.#random,
+        });
         if (delay === null) throw withAttempts(err, attempt);
         this.events.emit('retry', { operation, code: err.code, attempt, delayMs: delay });
         await this.#sleep(delay, opts.signal);
@@ -165,8 +205,13 @@ export class ApiClient {
 
   #emitFailure(operation: Operation, def: EndpointDef, err: ApiError, attempt: number, attemptStart: number): void {
     this.events.emit('request', {
-      operation, method: def.method, status: err.status ?? null, code: err.code,
-      durationMs: this.#now() - attemptStart, attempt, ...(err.requestId ? { requestId: err.requestId } : {}),
+      operation,
+      method: def.method,
+      status: err.status ?? null,
+      code: err.code,
+      durationMs: this.#now() - attemptStart,
+      attempt,
+      ...(err.requestId ? { requestId: err.requestId } : {}),
     });
     if (err.code === 'API_RATE_LIMITED') {
       this.events.emit('rateLimited', { operation, resetSeconds: err.retryAfterSeconds ?? 0 });
@@ -177,12 +222,24 @@ export class ApiClient {
     return this.call('scalePipe', pick(ref, 'organizationId', 'serviceId', 'pipeId'), body, opts);
   }
 
-  listServices(organizationId: string, filter?: readonly string[], opts?: CallOptions): Promise<ApiResponse<Service[]>> {
+  listServices(
+    organizationId: string,
+    filter?: readonly string[],
+    opts?: CallOptions,
+  ): Promise<ApiResponse<Service[]>> {
     return this.call('listServices', { organizationId, filter }, undefined, opts);
   }
 
-  getReversePrivateEndpoint(ref: ReversePrivateEndpointRef, opts?: CallOptions): Promise<ApiResponse<ReversePrivateEndpoint>> {
-    return this.call('getReversePrivateEndpoint', pick(ref, 'organizationId', 'serviceId', 'reversePrivateEndpointId'), undefined, opts);
+  getReversePrivateEndpoint(
+    ref: ReversePrivateEndpointRef,
+    opts?: CallOptions,
+  ): Promise<ApiResponse<ReversePrivateEndpoint>> {
+    return this.call(
+      'getReversePrivateEndpoint',
+      pick(ref, 'organizationId', 'serviceId', 'reversePrivateEndpointId'),
+      undefined,
+      opts,
+    );
   }
 
   listDashboards(ref: ServiceRef, opts?: CallOptions): Promise<ApiResponse<Dashboard[]>> {
@@ -198,7 +255,12 @@ export class ApiClient {
     return this.call('updateDashboard', pick(ref, 'organizationId', 'serviceId', 'dashboardId'), body, opts);
   }
   async deleteDashboard(ref: DashboardRef, opts?: CallOptions): Promise<Deleted> {
-    const { requestId, status } = await this.call('deleteDashboard', pick(ref, 'organizationId', 'serviceId', 'dashboardId'), undefined, opts);
+    const { requestId, status } = await this.call(
+      'deleteDashboard',
+      pick(ref, 'organizationId', 'serviceId', 'dashboardId'),
+      undefined,
+      opts,
+    );
     return { requestId, status };
   }
 
@@ -215,7 +277,12 @@ export class ApiClient {
     return this.call('updateAlert', pick(ref, 'organizationId', 'serviceId', 'alertId'), body, opts);
   }
   async deleteAlert(ref: AlertRef, opts?: CallOptions): Promise<Deleted> {
-    const { requestId, status } = await this.call('deleteAlert', pick(ref, 'organizationId', 'serviceId', 'alertId'), undefined, opts);
+    const { requestId, status } = await this.call(
+      'deleteAlert',
+      pick(ref, 'organizationId', 'serviceId', 'alertId'),
+      undefined,
+      opts,
+    );
     return { requestId, status };
   }
 
@@ -257,12 +324,21 @@ function splitParams(template: string, params: CallParams): { path: string; quer
     }
   }
   const qs = search?.toString();
-  return { path: buildPath(template, params as Readonly<Record<string, string | undefined>>), query: qs ? `?${qs}` : '' };
+  return {
+    path: buildPath(template, params as Readonly<Record<string, string | undefined>>),
+    query: qs ? `?${qs}` : '',
+  };
 }
 
 function withAttempts(err: ApiError, attempts: number): ApiError {
   return new ApiError(err.code, err.message, {
-    status: err.status, platformError: err.platformError, requestId: err.requestId, operation: err.operation,
-    retryAfterSeconds: err.retryAfterSeconds, attempts, rateLimit: err.rateLimit, cause: err.cause,
+    status: err.status,
+    platformError: err.platformError,
+    requestId: err.requestId,
+    operation: err.operation,
+    retryAfterSeconds: err.retryAfterSeconds,
+    attempts,
+    rateLimit: err.rateLimit,
+    cause: err.cause,
   });
 }

@@ -24,8 +24,17 @@ const SERVICE = '/v1/organizations/{organizationId}/services/{serviceId}';
 const STACK = `${SERVICE}/stack`;
 
 export const ENDPOINTS = {
-  scalePipe: { method: 'PATCH', path: `${SERVICE}/pipes/{pipeId}/scaling`, body: ScalingRequest, response: envelope(Pipe) },
-  listServices: { method: 'GET', path: '/v1/organizations/{organizationId}/services', response: envelope(z.array(Service)) },
+  scalePipe: {
+    method: 'PATCH',
+    path: `${SERVICE}/pipes/{pipeId}/scaling`,
+    body: ScalingRequest,
+    response: envelope(Pipe),
+  },
+  listServices: {
+    method: 'GET',
+    path: '/v1/organizations/{organizationId}/services',
+    response: envelope(z.array(Service)),
+  },
   getReversePrivateEndpoint: {
     method: 'GET',
     path: `${SERVICE}/pipesReversePrivateEndpoints/{reversePrivateEndpointId}`,
@@ -34,7 +43,12 @@ export const ENDPOINTS = {
   listDashboards: { method: 'GET', path: `${STACK}/dashboards`, response: envelope(z.array(Dashboard)) },
   createDashboard: { method: 'POST', path: `${STACK}/dashboards`, body: DashboardInput, response: envelope(Dashboard) },
   getDashboard: { method: 'GET', path: `${STACK}/dashboards/{dashboardId}`, response: envelope(Dashboard) },
-  updateDashboard: { method: 'PUT', path: `${STACK}/dashboards/{dashboardId}`, body: DashboardInput, response: envelope(Dashboard) },
+  updateDashboard: {
+    method: 'PUT',
+    path: `${STACK}/dashboards/{dashboardId}`,
+    body: DashboardInput,
+    response: envelope(Dashboard),
+  },
   deleteDashboard: { method: 'DELETE', path: `${STACK}/dashboards/{dashboardId}`, response: EmptyEnvelope },
   listAlerts: { method: 'GET', path: `${STACK}/alerts`, response: envelope(z.array(Alert)) },
   createAlert: { method: 'POST', path: `${STACK}/alerts`, body: AlertInput, response: envelope(Alert) },
@@ -53,10 +67,14 @@ export const OPERATIONS = Object.keys(ENDPOINTS) as readonly Operation[];
  * a DELETE, whose envelope has none.
  */
 export type SentResultOf<Op extends Operation> = Op extends Operation
-  ? z.input<(typeof ENDPOINTS)[Op]['response']> extends { result: infer R } ? R : undefined
+  ? z.input<(typeof ENDPOINTS)[Op]['response']> extends { result: infer R }
+    ? R
+    : undefined
   : never;
 
-type ParamsIn<Path extends string> = Path extends `${string}{${infer Name}}${infer Rest}` ? Name | ParamsIn<Rest> : never;
+type ParamsIn<Path extends string> = Path extends `${string}{${infer Name}}${infer Rest}`
+  ? Name | ParamsIn<Rest>
+  : never;
 
 /** The names of an operation's path parameters, read from its path template. */
 export type PathParamOf<Op extends Operation> = ParamsIn<(typeof ENDPOINTS)[Op]['path']>;

@@ -2,8 +2,16 @@
 // model: callers test `code`, never the message).
 
 export const API_ERROR_CODES = [
-  'API_BAD_REQUEST', 'API_UNAUTHORIZED', 'API_FORBIDDEN', 'API_NOT_FOUND', 'API_FAILED_DEPENDENCY',
-  'API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK', 'API_BAD_RESPONSE',
+  'API_BAD_REQUEST',
+  'API_UNAUTHORIZED',
+  'API_FORBIDDEN',
+  'API_NOT_FOUND',
+  'API_FAILED_DEPENDENCY',
+  'API_RATE_LIMITED',
+  'API_SERVER_ERROR',
+  'API_TIMEOUT',
+  'API_NETWORK',
+  'API_BAD_RESPONSE',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
@@ -19,12 +27,18 @@ export interface ApiErrorDetails {
   /** How many attempts were made before giving up. */
   attempts?: number | undefined;
   /** X-RateLimit-Remaining/Reset of the answer, when one arrived. */
-  rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number; readonly resetInvalid?: string } | undefined;
+  rateLimit?:
+    { readonly remaining?: number; readonly resetSeconds?: number; readonly resetInvalid?: string } | undefined;
   cause?: unknown;
 }
 
 /** The codes worth another attempt (ApiError.retriable). */
-export const RETRIABLE_CODES: readonly ApiErrorCode[] = ['API_RATE_LIMITED', 'API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK'];
+export const RETRIABLE_CODES: readonly ApiErrorCode[] = [
+  'API_RATE_LIMITED',
+  'API_SERVER_ERROR',
+  'API_TIMEOUT',
+  'API_NETWORK',
+];
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -58,15 +72,22 @@ export class ApiError extends Error {
 /** The stable code for an HTTP error status. */
 export function codeForStatus(status: number): ApiErrorCode {
   switch (status) {
-    case 400: return 'API_BAD_REQUEST';
-    case 401: return 'API_UNAUTHORIZED';
-    case 403: return 'API_FORBIDDEN';
-    case 404: return 'API_NOT_FOUND';
-    case 424: return 'API_FAILED_DEPENDENCY';
-    case 429: return 'API_RATE_LIMITED';
+    case 400:
+      return 'API_BAD_REQUEST';
+    case 401:
+      return 'API_UNAUTHORIZED';
+    case 403:
+      return 'API_FORBIDDEN';
+    case 404:
+      return 'API_NOT_FOUND';
+    case 424:
+      return 'API_FAILED_DEPENDENCY';
+    case 429:
+      return 'API_RATE_LIMITED';
     // The platform never redirects; following one would send the key elsewhere, and the request
     // itself was not at fault.
-    default: return status >= 500 ? 'API_SERVER_ERROR' : status < 400 ? 'API_BAD_RESPONSE' : 'API_BAD_REQUEST';
+    default:
+      return status >= 500 ? 'API_SERVER_ERROR' : status < 400 ? 'API_BAD_RESPONSE' : 'API_BAD_REQUEST';
   }
 }
 

@@ -89,10 +89,20 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
   try {
     const res = await Promise.race([pending, deadline]);
     body = res.body;
-    const text = await readBounded(body, res.headers['content-length'], a.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-      () => new ApiError('API_BAD_RESPONSE', `${a.operation}: HTTP ${res.statusCode} answer is larger than ${a.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES} bytes; not read`, {
-        status: res.statusCode, operation: a.operation,
-      }));
+    const text = await readBounded(
+      body,
+      res.headers['content-length'],
+      a.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      () =>
+        new ApiError(
+          'API_BAD_RESPONSE',
+          `${a.operation}: HTTP ${res.statusCode} answer is larger than ${a.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES} bytes; not read`,
+          {
+            status: res.statusCode,
+            operation: a.operation,
+          },
+        ),
+    );
     // undici detaches from the caller's signal when the body closes, a tick after its end.
     if (a.signal && !body.closed) await once(body, 'close');
     return { status: res.statusCode, headers: res.headers, text };
@@ -100,7 +110,11 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
     if (err instanceof ApiError) throw err;
     // A late answer is dropped: destroyed before its end, undici's body emits an error of its own.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the timer's callback sets both; flow analysis does not see a closure's writes
-    if (timedOut && !body) pending.then((late) => late.body.on('error', () => {}).destroy(), () => {});
+    if (timedOut && !body)
+      pending.then(
+        (late) => late.body.on('error', () => {}).destroy(),
+        () => {},
+      );
     if (a.signal?.aborted) throw a.signal.reason;
     throw transportError(err, { operation: a.operation, timedOut, timeoutMs: a.timeoutMs });
   } finally {
@@ -113,7 +127,12 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
  * body without one (chunked) is counted while read and destroyed once it passes the bound. A
  * 400 MB answer was read whole before (RSS 106 -> 506 MB).
  */
-async function readBounded(body: Dispatcher.ResponseData['body'], declared: string | string[] | undefined, max: number, tooLarge: () => Error): Promise<string> {
+async function readBounded(
+  body: Dispatcher.ResponseData['body'],
+  declared: string | string[] | undefined,
+  max: number,
+  tooLarge: () => Error,
+): Promise<string> {
   const length = typeof declared === 'string' ? Number(declared) : NaN;
   if (length > max) {
     body.on('error', () => {}).destroy();

@@ -4,9 +4,19 @@
 
 // The client and its options, results and events.
 export {
-  ApiClient, DEFAULT_TIMEOUT_MS,
-  type ClientOptions, type ApiResponse, type CallOptions, type CallParams, type ResultOf,
-  type ServiceRef, type PipeRef, type ReversePrivateEndpointRef, type DashboardRef, type AlertRef, type Deleted,
+  ApiClient,
+  DEFAULT_TIMEOUT_MS,
+  type ClientOptions,
+  type ApiResponse,
+  type CallOptions,
+  type CallParams,
+  type ResultOf,
+  type ServiceRef,
+  type PipeRef,
+  type ReversePrivateEndpointRef,
+  type DashboardRef,
+  type AlertRef,
+  type Deleted,
 } from './client.js';
 export { ApiClientEmitter, type ApiClientEvents, type ApiClientEventName } from './client-events.js';
 export { DEFAULT_RETRY, type RetryOptions, type RetryPolicy } from './retry-policy.js';
@@ -24,23 +34,75 @@ export { cpuMillicores, memoryGb } from './quantity.js';
 
 // Schemas (zod) and their types.
 export {
-  SCALING_LIMITS, SCALING_FIELDS, PIPE_KINDS, SCALABLE_KINDS, KIND_FIELDS, isScalingField, clampToLimit, limitViolation,
-  type FieldLimit, type ScalingField, type ScalingValues, type PipeKind, type ScalableKind,
+  SCALING_LIMITS,
+  SCALING_FIELDS,
+  PIPE_KINDS,
+  SCALABLE_KINDS,
+  KIND_FIELDS,
+  isScalingField,
+  clampToLimit,
+  limitViolation,
+  type FieldLimit,
+  type ScalingField,
+  type ScalingValues,
+  type PipeKind,
+  type ScalableKind,
 } from './schemas/limits.js';
 export {
-  PipeState, SCALABLE_PIPE_STATES, ServiceState, SERVICE_STATES_REFUSING_CHANGES, ReversePrivateEndpointStatus,
-  ObjectStorageCompression, ObjectStorageType, KafkaType, KafkaOffsetStrategy, ReversePrivateEndpointType,
-  MskAuthentication, EndpointProtocol, AlertInterval, AlertThresholdType, AlertSource, AlertChannelType, AlertState,
-  TileDisplayType, SourceKind,
+  PipeState,
+  SCALABLE_PIPE_STATES,
+  ServiceState,
+  SERVICE_STATES_REFUSING_CHANGES,
+  ReversePrivateEndpointStatus,
+  ObjectStorageCompression,
+  ObjectStorageType,
+  KafkaType,
+  KafkaOffsetStrategy,
+  ReversePrivateEndpointType,
+  MskAuthentication,
+  EndpointProtocol,
+  AlertInterval,
+  AlertThresholdType,
+  AlertSource,
+  AlertChannelType,
+  AlertState,
+  TileDisplayType,
+  SourceKind,
 } from './schemas/enums.js';
 export { Uuid, ObjectId, isUuid, isObjectId } from './schemas/ids.js';
 export {
-  Pipe, PipeScaling, PipeSource, PipeDestination, PipeSettings, FieldMapping, KafkaSource, ObjectStorageSource,
-  KinesisSource, PostgresSource, ScalingRequest, pipeKind,
+  Pipe,
+  PipeScaling,
+  PipeSource,
+  PipeDestination,
+  PipeSettings,
+  FieldMapping,
+  KafkaSource,
+  ObjectStorageSource,
+  KinesisSource,
+  PostgresSource,
+  ScalingRequest,
+  pipeKind,
 } from './schemas/pipe.js';
-export { Service, Tag, TagKey, TagValue, parseTagFilter, matchesTagFilters, type TagFilter } from './schemas/service.js';
+export {
+  Service,
+  Tag,
+  TagKey,
+  TagValue,
+  parseTagFilter,
+  matchesTagFilters,
+  type TagFilter,
+} from './schemas/service.js';
 export { ReversePrivateEndpoint } from './schemas/endpoint.js';
 export {
-  Dashboard, DashboardInput, Tile, TileInput, TileConfig, Alert, AlertInput, AlertChannel, Source,
+  Dashboard,
+  DashboardInput,
+  Tile,
+  TileInput,
+  TileConfig,
+  Alert,
+  AlertInput,
+  AlertChannel,
+  Source,
 } from './schemas/stack.js';
 export { envelope, EmptyEnvelope, ErrorBody, RateLimitBody } from './schemas/envelope.js';

@@ -6,8 +6,15 @@ const QUANTITY = /^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$/;
 
 const MEMORY_UNITS_IN_GB: Readonly<Record<string, number>> = {
   '': 1, // a bare number in the GB field is already GB
-  Ki: 1 / 1024 ** 2, Mi: 1 / 1024, Gi: 1, Ti: 1024,
-  k: 1e-6, K: 1e-6, M: 1e-3, G: 1, T: 1e3,
+  Ki: 1 / 1024 ** 2,
+  Mi: 1 / 1024,
+  Gi: 1,
+  Ti: 1024,
+  k: 1e-6,
+  K: 1e-6,
+  M: 1e-3,
+  G: 1,
+  T: 1e3,
 };
 
 /** "500m" -> 500, "1" -> 1000, "1.5" -> 1500, 250 -> 250; null when not a CPU quantity. */

@@ -45,7 +45,9 @@ export function rateLimitHeaders(headers: IncomingHttpHeaders): RateLimitHeaders
   return {
     ...(remaining !== undefined && Number.isInteger(remaining) && remaining >= 0 ? { remaining } : {}),
     ...(resetSeconds !== undefined ? { resetSeconds } : {}),
-    ...(resetSeconds === undefined && resetRaw !== undefined && resetRaw.trim() !== '' ? { resetInvalid: resetRaw.slice(0, 40) } : {}),
+    ...(resetSeconds === undefined && resetRaw !== undefined && resetRaw.trim() !== ''
+      ? { resetInvalid: resetRaw.slice(0, 40) }
+      : {}),
   };
 }
 
@@ -54,17 +56,31 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   return Array.isArray(v) ? v[0] : v;
 }
 
-function validSuccess(raw: RawResponse, json: JsonResult, ctx: ResponseContext): { envelope: unknown; envelopeIssue?: string } {
+function validSuccess(
+  raw: RawResponse,
+  json: JsonResult,
+  ctx: ResponseContext,
+): { envelope: unknown; envelopeIssue?: string } {
   const { operation } = ctx;
   const requestId = headerRequestId(raw.headers);
   if (!json.ok) {
-    throw new ApiError('API_BAD_RESPONSE', `${operation}: HTTP ${raw.status} answer is not JSON (${describeBody(raw)})`, {
-      status: raw.status, operation, requestId,
-    });
+    throw new ApiError(
+      'API_BAD_RESPONSE',
+      `${operation}: HTTP ${raw.status} answer is not JSON (${describeBody(raw)})`,
+      {
+        status: raw.status,
+        operation,
+        requestId,
+      },
+    );
   }
   const parsed = ctx.schema.safeParse(json.value);
-  if (!parsed.success && isRecord(json.value) && typeof json.value.requestId === 'string'
-    && parsed.error.issues.every((i) => i.path.length === 1 && i.path[0] === 'requestId')) {
+  if (
+    !parsed.success &&
+    isRecord(json.value) &&
+    typeof json.value.requestId === 'string' &&
+    parsed.error.issues.every((i) => i.path.length === 1 && i.path[0] === 'requestId')
+  ) {
     // The answer itself fits; only the envelope's id is odd. Refusing it would re-send a change
     // the platform already made: keep the result and report the envelope.
     const patched = ctx.schema.safeParse({ ...json.value, requestId: PLACEHOLDER_UUID });
@@ -93,8 +109,12 @@ const PLACEHOLDER_UUID = '00000000-0000-4000-8000-000000000000';
 function errorFromResponse(raw: RawResponse, json: JsonResult, ctx: ResponseContext): ApiError {
   const err = errorWithoutHeaders(raw, json, ctx);
   return new ApiError(err.code, err.message, {
-    status: err.status, operation: err.operation, requestId: err.requestId, platformError: err.platformError,
-    retryAfterSeconds: err.retryAfterSeconds, rateLimit: rateLimitHeaders(raw.headers),
+    status: err.status,
+    operation: err.operation,
+    requestId: err.requestId,
+    platformError: err.platformError,
+    retryAfterSeconds: err.retryAfterSeconds,
+    rateLimit: rateLimitHeaders(raw.headers),
   });
 }
 
@@ -108,36 +128,62 @@ function errorWithoutHeaders(raw: RawResponse, json: JsonResult, ctx: ResponseCo
 
   if (status === 429) {
     const resetSeconds = rateLimitReset(raw.headers) ?? DEFAULT_RATE_LIMIT_WAIT_S;
-    return new ApiError(code, `${operation}: ${platformError ?? 'TOO_MANY_REQUESTS'} (window resets in ${resetSeconds} s)`, {
-      status, operation, requestId, platformError: platformError ?? 'TOO_MANY_REQUESTS', retryAfterSeconds: resetSeconds,
-    });
+    return new ApiError(
+      code,
+      `${operation}: ${platformError ?? 'TOO_MANY_REQUESTS'} (window resets in ${resetSeconds} s)`,
+      {
+        status,
+        operation,
+        requestId,
+        platformError: platformError ?? 'TOO_MANY_REQUESTS',
+        retryAfterSeconds: resetSeconds,
+      },
+    );
   }
   if (platformError !== undefined) {
     return new ApiError(code, `${operation}: ${platformError}`, { status, operation, requestId, platformError });
   }
   // No platform error body: the gateway answered (an unrouted path gets its HTML 404).
-  const message = status === 404
-    ? `${operation}: no such route: ${route} (HTTP 404, ${describeBody(raw)})`
-    : `${operation}: HTTP ${status} without an error body (${describeBody(raw)})`;
+  const message =
+    status === 404
+      ? `${operation}: no such route: ${route} (HTTP 404, ${describeBody(raw)})`
+      : `${operation}: HTTP ${status} without an error body (${describeBody(raw)})`;
   return new ApiError(code, message, { status, operation, requestId });
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+]);
 
 /** A failure with no (complete) response: timeout, reset, refused, malformed HTTP. */
-export function transportError(err: unknown, ctx: { operation: string; timedOut: boolean; timeoutMs: number }): ApiError {
+export function transportError(
+  err: unknown,
+  ctx: { operation: string; timedOut: boolean; timeoutMs: number },
+): ApiError {
   const { operation } = ctx;
   const code = errorCode(err);
   // A sanitized cause: undici's errors can hold sockets and, through them, the request.
   const cause = { code, message: err instanceof Error ? err.message : String(err) };
   if (ctx.timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
-    return new ApiError('API_TIMEOUT', `${operation}: no complete answer within ${ctx.timeoutMs} ms`, { operation, cause });
+    return new ApiError('API_TIMEOUT', `${operation}: no complete answer within ${ctx.timeoutMs} ms`, {
+      operation,
+      cause,
+    });
   }
   // undici 7 leaves `code` unset on some parser errors (an invalid status line): the name tells.
   if (code?.startsWith('HPE_') || (err instanceof Error && err.name === 'HTTPParserError')) {
-    return new ApiError('API_BAD_RESPONSE', `${operation}: malformed HTTP answer (${code ?? cause.message})`, { operation, cause });
+    return new ApiError('API_BAD_RESPONSE', `${operation}: malformed HTTP answer (${code ?? cause.message})`, {
+      operation,
+      cause,
+    });
   }
-  return new ApiError('API_NETWORK', `${operation}: network error (${code ?? 'unknown'}: ${cause.message})`, { operation, cause });
+  return new ApiError('API_NETWORK', `${operation}: network error (${code ?? 'unknown'}: ${cause.message})`, {
+    operation,
+    cause,
+  });
 }
 
 type JsonResult = { ok: true; value: unknown } | { ok: false };

@@ -30,7 +30,8 @@ export function resolveRetry(options: RetryOptions | false | undefined): RetryPo
   for (const [k, v] of Object.entries(p)) {
     if (!Number.isFinite(v) || v < 0) throw new RangeError(`retry.${k} must be a non-negative number`);
   }
-  if (p.maxAttempts < 1 || !Number.isInteger(p.maxAttempts)) throw new RangeError('retry.maxAttempts must be an integer >= 1');
+  if (p.maxAttempts < 1 || !Number.isInteger(p.maxAttempts))
+    throw new RangeError('retry.maxAttempts must be an integer >= 1');
   return p;
 }
 

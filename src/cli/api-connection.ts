@@ -32,7 +32,9 @@ function readSecretFile(file: string): string {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new UserError(`--key-secret-file ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UserError(
+      `--key-secret-file ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   const secret = text.trim();
   if (!secret) throw new UserError(`--key-secret-file ${file}: the file is empty`);
@@ -52,10 +54,15 @@ function isHttpUrl(s: string): boolean {
  * A 429 makes the client wait for the platform's window to reset (up to a minute) before it tries
  * again: say so on stderr, or the command looks hung.
  */
-export function sayRateLimitWaits(client: ApiClient, say: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): void {
+export function sayRateLimitWaits(
+  client: ApiClient,
+  say: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): void {
   client.events.on('retry', ({ operation, code, delayMs }) => {
     if (code !== 'API_RATE_LIMITED') return;
-    say(`rate limited (429 on ${operation}): waiting ${formatWait(delayMs)} for the key's window to reset, then trying again`);
+    say(
+      `rate limited (429 on ${operation}): waiting ${formatWait(delayMs)} for the key's window to reset, then trying again`,
+    );
   });
 }
 

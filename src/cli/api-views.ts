@@ -1,5 +1,13 @@
 // The table columns of each resource shown by `pipescaler api`.
-import { pipeKind, type Alert, type Dashboard, type Pipe, type ReversePrivateEndpoint, type Service, type Source } from '../api/index.js';
+import {
+  pipeKind,
+  type Alert,
+  type Dashboard,
+  type Pipe,
+  type ReversePrivateEndpoint,
+  type Service,
+  type Source,
+} from '../api/index.js';
 import type { Column } from './table.js';
 
 export const serviceColumns: readonly Column<Service>[] = [
@@ -41,8 +49,14 @@ export const alertColumns: readonly Column<Alert>[] = [
   { header: 'NAME', value: (a) => a.name },
   { header: 'STATE', value: (a) => a.state },
   { header: 'INTERVAL', value: (a) => a.interval },
-  { header: 'CONDITION', value: (a) => `${a.thresholdType} ${a.threshold}${a.thresholdMax == null ? '' : `..${a.thresholdMax}`}` },
-  { header: 'ON', value: (a) => (a.source === 'tile' ? `${a.dashboardId ?? '-'}/${a.tileId ?? '-'}` : a.savedSearchId) },
+  {
+    header: 'CONDITION',
+    value: (a) => `${a.thresholdType} ${a.threshold}${a.thresholdMax == null ? '' : `..${a.thresholdMax}`}`,
+  },
+  {
+    header: 'ON',
+    value: (a) => (a.source === 'tile' ? `${a.dashboardId ?? '-'}/${a.tileId ?? '-'}` : a.savedSearchId),
+  },
   { header: 'CHANNEL', value: (a) => a.channel.type },
 ];
 

@@ -16,7 +16,10 @@ export function numberFlag(flag: string, raw: string | undefined): number | unde
 }
 
 /** A JSON body from --file F (or "-" for stdin), or from stdin when it is not a terminal. */
-export async function readJsonBody(file: string | undefined, stdin: NodeJS.ReadStream = process.stdin): Promise<unknown> {
+export async function readJsonBody(
+  file: string | undefined,
+  stdin: NodeJS.ReadStream = process.stdin,
+): Promise<unknown> {
   let text: string;
   let source: string;
   if (file !== undefined && file !== '-') {

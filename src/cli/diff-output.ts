@@ -1,6 +1,13 @@
 // Text and JSON of `diff`: per pipe what the head config decides differently from the base, and
 // the capacity each runs, so a pull request shows its effect before it ships.
-import { count, type Capacity, type ChangeDiff, type ConfigDiff, type PipeDiff, type SimulatedChange } from '../policy/index.js';
+import {
+  count,
+  type Capacity,
+  type ChangeDiff,
+  type ConfigDiff,
+  type PipeDiff,
+  type SimulatedChange,
+} from '../policy/index.js';
 import { changeWindows, formatInstant, formatMoves } from './policy-output.js';
 
 const UNITS: readonly (readonly [keyof Capacity, string])[] = [
@@ -16,13 +23,19 @@ function capacityTable(base: Capacity, head: Capacity, delta: Capacity): string[
   const rows = UNITS.map(([k, label]) => [label, num(base[k]), num(head[k]), signed(delta[k])]);
   const all = [['capacity', 'base', 'head', 'delta'], ...rows];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  return all.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd());
+  return all.map((r) =>
+    r
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** "replica-core-hours 12.0 -> 14.0 (+2.0)" for each unit that this pipe uses. */
 function capacityLine(d: PipeDiff): string {
-  const parts = UNITS.filter(([k]) => d.base[k] !== 0 || d.head[k] !== 0)
-    .map(([k, label]) => `${label} ${num(d.base[k])} -> ${num(d.head[k])} (${signed(d.delta[k])})`);
+  const parts = UNITS.filter(([k]) => d.base[k] !== 0 || d.head[k] !== 0).map(
+    ([k, label]) => `${label} ${num(d.base[k])} -> ${num(d.head[k])} (${signed(d.delta[k])})`,
+  );
   return parts.length > 0 ? parts.join(', ') : 'no capacity';
 }
 
@@ -32,10 +45,14 @@ function changeLine(c: SimulatedChange): string {
 
 function describeChange(d: ChangeDiff): string[] {
   switch (d.kind) {
-    case 'added': return [`  + ${changeLine(d.head)}   (head only)`];
-    case 'removed': return [`  - ${changeLine(d.base)}   (base only)`];
-    case 'moved': return [`  ~ moved: ${changeLine(d.base)}`, `         -> ${formatInstant(d.head.at)}`];
-    case 'values': return [`  - ${changeLine(d.base)}`, `  + ${changeLine(d.head)}`];
+    case 'added':
+      return [`  + ${changeLine(d.head)}   (head only)`];
+    case 'removed':
+      return [`  - ${changeLine(d.base)}   (base only)`];
+    case 'moved':
+      return [`  ~ moved: ${changeLine(d.base)}`, `         -> ${formatInstant(d.head.at)}`];
+    case 'values':
+      return [`  - ${changeLine(d.base)}`, `  + ${changeLine(d.head)}`];
   }
 }
 
@@ -43,11 +60,16 @@ function headline(d: PipeDiff): string {
   const n = d.changes.length;
   const changes = `${count(n, 'change')} differ${n === 1 ? 's' : ''}`;
   switch (d.status) {
-    case 'same': return `${d.pipe}: same`;
-    case 'added': return `${d.pipe}: added (${count(n, 'change')})`;
-    case 'removed': return `${d.pipe}: removed (had ${count(n, 'change')})`;
-    case 'renamed': return `${d.pipe}: renamed from ${d.renamedFrom ?? '?'}${n > 0 ? `, ${changes}` : ''}`;
-    case 'changed': return `${d.pipe}: ${changes}`;
+    case 'same':
+      return `${d.pipe}: same`;
+    case 'added':
+      return `${d.pipe}: added (${count(n, 'change')})`;
+    case 'removed':
+      return `${d.pipe}: removed (had ${count(n, 'change')})`;
+    case 'renamed':
+      return `${d.pipe}: renamed from ${d.renamedFrom ?? '?'}${n > 0 ? `, ${changes}` : ''}`;
+    case 'changed':
+      return `${d.pipe}: ${changes}`;
   }
 }
 
@@ -67,7 +89,13 @@ export function formatDiff(baseFile: string, headFile: string, step: string, dif
 }
 
 function changeJson(c: SimulatedChange): unknown {
-  return { at: new Date(c.at).toISOString(), direction: c.direction, windows: c.windows, scaling: c.scaling, previous: c.previous };
+  return {
+    at: new Date(c.at).toISOString(),
+    direction: c.direction,
+    windows: c.windows,
+    scaling: c.scaling,
+    previous: c.previous,
+  };
 }
 
 /** diff --json: one object with the totals and one entry per pipe. */

@@ -6,7 +6,17 @@
 // dashed under the head.
 import { DateTime } from 'luxon';
 import { SCALING_LIMITS, type ScalingField } from '../api/index.js';
-import { pipeTimeline, count, type ConfigDiff, type DiffSide, type SimulatedChange, type PipeTimeline, type StepPoint, type Config, type PipeView } from '../policy/index.js';
+import {
+  pipeTimeline,
+  count,
+  type ConfigDiff,
+  type DiffSide,
+  type SimulatedChange,
+  type PipeTimeline,
+  type StepPoint,
+  type Config,
+  type PipeView,
+} from '../policy/index.js';
 
 export interface ReportPipe {
   readonly name: string;
@@ -28,7 +38,10 @@ const W = 960;
 const H = 190;
 const M = { left: 56, right: 12, top: 22, bottom: 26 };
 const LABEL: Record<ScalingField, string> = {
-  replicas: 'replicas', concurrency: 'concurrency', replicaCpuMillicores: 'CPU per replica (millicores)', replicaMemoryGb: 'memory per replica (GB)',
+  replicas: 'replicas',
+  concurrency: 'concurrency',
+  replicaCpuMillicores: 'CPU per replica (millicores)',
+  replicaMemoryGb: 'memory per replica (GB)',
 };
 
 export function escapeHtml(text: string): string {
@@ -49,9 +62,13 @@ function tipOf(side: string, field: ScalingField, point: StepPoint, zone: string
   const reasons = c.reasons.map((r) => `${r.code}: ${r.message}`).join('; ');
   const windows = c.windows.length > 0 ? c.windows.join(' + ') : 'baseline';
   // a scale-up sent early (lead time) names the boundary it is ready for
-  const ahead = c.lead ? `, ahead of ${c.lead.windows.length > 0 ? c.lead.windows.join(' + ') : 'the baseline'} at ${instantText(c.lead.boundary, zone)}` : '';
-  return `${side}${instantText(c.at, zone)} | ${c.direction} ${field} ${was === undefined ? '?' : fmt(was)} -> ${fmt(point.value)} ` +
-    `[${windows}${ahead}]${reasons ? ` | ${reasons}` : ''}`;
+  const ahead = c.lead
+    ? `, ahead of ${c.lead.windows.length > 0 ? c.lead.windows.join(' + ') : 'the baseline'} at ${instantText(c.lead.boundary, zone)}`
+    : '';
+  return (
+    `${side}${instantText(c.at, zone)} | ${c.direction} ${field} ${was === undefined ? '?' : fmt(was)} -> ${fmt(point.value)} ` +
+    `[${windows}${ahead}]${reasons ? ` | ${reasons}` : ''}`
+  );
 }
 
 function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
@@ -59,14 +76,20 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
   const limits = SCALING_LIMITS[field];
   const bounds = timeline.pipe.bounds[field];
   const x = (t: number): number => M.left + ((t - report.from) / (report.to - report.from)) * (W - M.left - M.right);
-  const y = (v: number): number => H - M.bottom - ((v - limits.min) / (limits.max - limits.min)) * (H - M.top - M.bottom);
+  const y = (v: number): number =>
+    H - M.bottom - ((v - limits.min) / (limits.max - limits.min)) * (H - M.top - M.bottom);
   const parts: string[] = [];
 
   for (const span of timeline.windows) {
     const x0 = x(span.from);
     const width = Math.max(1, x(span.to) - x0);
-    parts.push(`<rect class="window" x="${x0.toFixed(1)}" y="${M.top}" width="${width.toFixed(1)}" height="${H - M.top - M.bottom}"><title>${escapeHtml(span.names.join(' + '))}</title></rect>`);
-    if (width > 40) parts.push(`<text class="window-name" x="${(x0 + 3).toFixed(1)}" y="${M.top + 11}">${escapeHtml(span.names[0]!)}</text>`);
+    parts.push(
+      `<rect class="window" x="${x0.toFixed(1)}" y="${M.top}" width="${width.toFixed(1)}" height="${H - M.top - M.bottom}"><title>${escapeHtml(span.names.join(' + '))}</title></rect>`,
+    );
+    if (width > 40)
+      parts.push(
+        `<text class="window-name" x="${(x0 + 3).toFixed(1)}" y="${M.top + 11}">${escapeHtml(span.names[0]!)}</text>`,
+      );
   }
   // A metric policy's band: the window's or baseline's bounds its metric moves this field within.
   const band = timeline.metricBand?.field === field ? timeline.metricBand.spans : [];
@@ -75,12 +98,16 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
     const top = y(Math.min(span.max, limits.max));
     const height = Math.max(2, y(Math.max(span.min, limits.min)) - top);
     const title = `metric bounds ${fmt(span.min)}..${fmt(span.max)} (${span.windows.length > 0 ? span.windows.join(' + ') : 'baseline'})`;
-    parts.push(`<rect class="metric-band" x="${x0.toFixed(1)}" y="${(height === 2 ? top - 1 : top).toFixed(1)}" width="${Math.max(1, x(span.to) - x0).toFixed(1)}" height="${height.toFixed(1)}" ` +
-      `data-min="${span.min}" data-max="${span.max}"><title>${escapeHtml(title)}</title></rect>`);
+    parts.push(
+      `<rect class="metric-band" x="${x0.toFixed(1)}" y="${(height === 2 ? top - 1 : top).toFixed(1)}" width="${Math.max(1, x(span.to) - x0).toFixed(1)}" height="${height.toFixed(1)}" ` +
+        `data-min="${span.min}" data-max="${span.max}"><title>${escapeHtml(title)}</title></rect>`,
+    );
   }
   const hline = (v: number, cls: string, label: string): void => {
-    parts.push(`<line class="${cls}" x1="${M.left}" x2="${W - M.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>`,
-      `<text class="${cls}-label" x="${W - M.right - 4}" y="${(y(v) - 3).toFixed(1)}" text-anchor="end">${escapeHtml(label)}</text>`);
+    parts.push(
+      `<line class="${cls}" x1="${M.left}" x2="${W - M.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>`,
+      `<text class="${cls}-label" x="${W - M.right - 4}" y="${(y(v) - 3).toFixed(1)}" text-anchor="end">${escapeHtml(label)}</text>`,
+    );
   };
   hline(limits.min, 'range', `platform min ${fmt(limits.min)}`);
   hline(limits.max, 'range', `platform max ${fmt(limits.max)}`);
@@ -93,8 +120,10 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
     const label = DateTime.fromMillis(t, { zone: timeline.zone }).toFormat('ccc dd LLL HH:mm');
     parts.push(`<text class="tick" x="${x(t).toFixed(1)}" y="${H - 8}" text-anchor="middle">${label}</text>`);
   }
-  parts.push(`<text class="tick" x="${M.left - 6}" y="${(y(limits.max) + 4).toFixed(1)}" text-anchor="end">${fmt(limits.max)}</text>`,
-    `<text class="tick" x="${M.left - 6}" y="${(y(limits.min) + 4).toFixed(1)}" text-anchor="end">${fmt(limits.min)}</text>`);
+  parts.push(
+    `<text class="tick" x="${M.left - 6}" y="${(y(limits.max) + 4).toFixed(1)}" text-anchor="end">${fmt(limits.max)}</text>`,
+    `<text class="tick" x="${M.left - 6}" y="${(y(limits.min) + 4).toFixed(1)}" text-anchor="end">${fmt(limits.min)}</text>`,
+  );
 
   const draw = (t: PipeTimeline | undefined, cls: 'base' | 'head', side: string): void => {
     const points = t?.series[field];
@@ -106,7 +135,9 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
     for (const p of points) {
       if (!p.change) continue;
       const tip = tipOf(side, field, p, t.zone);
-      parts.push(`<circle class="change ${cls}-change" cx="${x(p.at).toFixed(1)}" cy="${y(p.value).toFixed(1)}" r="4" data-tip="${escapeHtml(tip)}"><title>${escapeHtml(tip)}</title></circle>`);
+      parts.push(
+        `<circle class="change ${cls}-change" cx="${x(p.at).toFixed(1)}" cy="${y(p.value).toFixed(1)}" r="4" data-tip="${escapeHtml(tip)}"><title>${escapeHtml(tip)}</title></circle>`,
+      );
     }
   };
   if (pipe.head && pipe.base) {
@@ -115,9 +146,11 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
   } else {
     draw(timeline, 'head', '');
   }
-  return `<figure class="chart" data-pipe="${escapeHtml(pipe.name)}" data-field="${field}">` +
+  return (
+    `<figure class="chart" data-pipe="${escapeHtml(pipe.name)}" data-field="${field}">` +
     `<figcaption>${escapeHtml(pipe.name)}: ${LABEL[field]}</figcaption>` +
-    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img">${parts.join('')}</svg></figure>`;
+    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img">${parts.join('')}</svg></figure>`
+  );
 }
 
 const STYLE = `
@@ -161,28 +194,39 @@ export function renderReport(report: Report): string {
   for (const pipe of report.pipes) {
     const timeline = pipe.head ?? pipe.base;
     const fields = new Set<ScalingField>([
-      ...Object.keys(pipe.base?.series ?? {}), ...Object.keys(pipe.head?.series ?? {}),
+      ...Object.keys(pipe.base?.series ?? {}),
+      ...Object.keys(pipe.head?.series ?? {}),
     ] as ScalingField[]);
     body.push(`<section class="pipe" data-pipe="${escapeHtml(pipe.name)}"><h2>${escapeHtml(pipe.name)}</h2>`);
     if (pipe.note) body.push(`<p class="note">${escapeHtml(pipe.note)}</p>`);
     if (timeline) for (const field of fields) body.push(chart(report, pipe, field));
     body.push('</section>');
   }
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(report.title)}</title>` +
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(report.title)}</title>` +
     `<style>${STYLE}</style></head><body><h1>${escapeHtml(report.title)}</h1><p class="sub">${escapeHtml(report.subtitle)}</p>` +
     `${legend}<span><i class="swatch" style="background:#dbe9ff;height:10px"></i>active window</span>` +
     `<span><i class="swatch" style="background:#d9822b"></i>pipe bounds</span><span><i class="swatch" style="background:#9aa3ad"></i>platform range</span>` +
     `${banded ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>' : ''}</p>` +
-    `${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`;
+    `${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`
+  );
 }
 
 /** The report of one simulation: a chart per pipe and field, or a note where the pipe is unknown. */
 export function simulationReport(
-  config: Config, views: Readonly<Record<string, PipeView>>, notes: Readonly<Record<string, string | undefined>>,
-  changes: readonly SimulatedChange[], from: number, to: number, subtitle: string,
+  config: Config,
+  views: Readonly<Record<string, PipeView>>,
+  notes: Readonly<Record<string, string | undefined>>,
+  changes: readonly SimulatedChange[],
+  from: number,
+  to: number,
+  subtitle: string,
 ): Report {
   return {
-    title: 'pipescaler simulate', subtitle, from, to,
+    title: 'pipescaler simulate',
+    subtitle,
+    from,
+    to,
     pipes: config.pipes.map((pipe) => {
       const view = views[pipe.name];
       const note = notes[pipe.name];
@@ -203,13 +247,27 @@ export function diffReport(base: DiffSide, head: DiffSide, diff: ConfigDiff, sub
     return pipe && view ? pipeTimeline(side.config, pipe, view, side.changes, diff.from, diff.to) : undefined;
   };
   return {
-    title: 'pipescaler diff', subtitle, from: diff.from, to: diff.to,
+    title: 'pipescaler diff',
+    subtitle,
+    from: diff.from,
+    to: diff.to,
     pipes: diff.pipes.map((d) => {
-      const b = timeline(base, d.status === 'added' ? undefined : d.renamedFrom ?? d.pipe);
+      const b = timeline(base, d.status === 'added' ? undefined : (d.renamedFrom ?? d.pipe));
       const h = timeline(head, d.status === 'removed' ? undefined : d.pipe);
-      const note = d.status === 'same' ? 'same in both' : d.status === 'renamed' ? `renamed from ${d.renamedFrom ?? '?'}`
-        : d.status === 'changed' ? `${count(d.changes.length, 'change')} differ${d.changes.length === 1 ? 's' : ''}` : d.status;
-      return { name: d.pipe, ...(b ? { base: b } : {}), ...(h ? { head: h } : {}), note: d.simulated ? note : `${note}; pipe unknown: not simulated` };
+      const note =
+        d.status === 'same'
+          ? 'same in both'
+          : d.status === 'renamed'
+            ? `renamed from ${d.renamedFrom ?? '?'}`
+            : d.status === 'changed'
+              ? `${count(d.changes.length, 'change')} differ${d.changes.length === 1 ? 's' : ''}`
+              : d.status;
+      return {
+        name: d.pipe,
+        ...(b ? { base: b } : {}),
+        ...(h ? { head: h } : {}),
+        note: d.simulated ? note : `${note}; pipe unknown: not simulated`,
+      };
     }),
   };
 }

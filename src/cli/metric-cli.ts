@@ -1,7 +1,23 @@
 // The metric side of `validate`, `plan` and `simulate`: live readings from the configured
 // Prometheus (one query per metric policy), the query check, recorded series, and their output.
 import { readFileSync } from 'node:fs';
-import { indexSamples, matchKey, resolveMatch, selectSample, metricBands, parseRangeQuery, recordedReading, type Sample, type BandSegment, type RecordedSeries, type PlanEntry, type MetricAt, type Config, type MetricReading, type PipeView } from '../policy/index.js';
+import {
+  indexSamples,
+  matchKey,
+  resolveMatch,
+  selectSample,
+  metricBands,
+  parseRangeQuery,
+  recordedReading,
+  type Sample,
+  type BandSegment,
+  type RecordedSeries,
+  type PlanEntry,
+  type MetricAt,
+  type Config,
+  type MetricReading,
+  type PipeView,
+} from '../policy/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import { UserError } from './run-cli.js';
 import { formatInstant } from './policy-output.js';
@@ -22,8 +38,9 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
       let error = '';
       try {
         // each sample dated by its own time where the query keeps it, as the daemon does (staleAfter)
-        samples = (await client.queryWithAges(spec.query, spec.staleAfterMs))
-          .map(({ ageMs, ...s }) => (ageMs === undefined ? s : { ...s, at: at - ageMs }));
+        samples = (await client.queryWithAges(spec.query, spec.staleAfterMs)).map(({ ageMs, ...s }) =>
+          ageMs === undefined ? s : { ...s, at: at - ageMs },
+        );
         if (samples.length === 0) error = 'the query returned no samples';
       } catch (err) {
         error = (err as Error).message;
@@ -36,7 +53,11 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
           continue;
         }
         const wanted = resolveMatch(spec.match, pipe);
-        out[pipe.name] = selectSample(names.length === 0 ? samples : (index.get(matchKey(names, wanted)) ?? []), wanted, at);
+        out[pipe.name] = selectSample(
+          names.length === 0 ? samples : (index.get(matchKey(names, wanted)) ?? []),
+          wanted,
+          at,
+        );
       }
     }
   } finally {
@@ -45,9 +66,13 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
   return out;
 }
 
-export function withReadings(views: Record<string, PipeView>, readings: Record<string, MetricReading>): Record<string, PipeView> {
+export function withReadings(
+  views: Record<string, PipeView>,
+  readings: Record<string, MetricReading>,
+): Record<string, PipeView> {
   const out: Record<string, PipeView> = {};
-  for (const [name, view] of Object.entries(views)) out[name] = readings[name] ? { ...view, metric: readings[name] } : view;
+  for (const [name, view] of Object.entries(views))
+    out[name] = readings[name] ? { ...view, metric: readings[name] } : view;
   return out;
 }
 
@@ -58,8 +83,12 @@ export function formatMetricPlan(config: Config, entries: readonly PlanEntry[]):
     const spec = config.policies[pipe.policy]?.metric;
     if (!spec) continue;
     const m = decision.metric;
-    const value = m === undefined ? 'not evaluated (pipe not read or skipped)'
-      : m.value !== undefined ? `value ${m.value} -> ${m.field} ${m.recommended}` : `unavailable (${m.error}) -> ${m.field} ${m.recommended}`;
+    const value =
+      m === undefined
+        ? 'not evaluated (pipe not read or skipped)'
+        : m.value !== undefined
+          ? `value ${m.value} -> ${m.field} ${m.recommended}`
+          : `unavailable (${m.error}) -> ${m.field} ${m.recommended}`;
     const bounds = m ? `, bounds ${m.bounds.min}..${m.bounds.max}` : '';
     lines.push(`  ${pipe.name}: ${spec.query}\n    ${value}${bounds}`);
   }
@@ -125,10 +154,19 @@ export function recordedMetrics(config: Config, specs: readonly string[]): Metri
 }
 
 /** Without recorded series: the bounds each metric pipe would move within, over the period. */
-export function formatBands(config: Config, views: Record<string, PipeView>, from: number, to: number, stepMs: number): string {
+export function formatBands(
+  config: Config,
+  views: Record<string, PipeView>,
+  from: number,
+  to: number,
+  stepMs: number,
+): string {
   const kinds = Object.fromEntries(Object.entries(views).map(([n, v]) => [n, v.kind]));
   const bands: BandSegment[] = metricBands(config, kinds, from, to, stepMs);
   if (bands.length === 0) return '';
-  const lines = bands.map((b) => `  ${b.pipe}  from ${formatInstant(b.from)}  ${b.field} ${b.min}..${b.max}  (${b.windows.length > 0 ? b.windows.join(', ') : 'baseline'})`);
+  const lines = bands.map(
+    (b) =>
+      `  ${b.pipe}  from ${formatInstant(b.from)}  ${b.field} ${b.min}..${b.max}  (${b.windows.length > 0 ? b.windows.join(', ') : 'baseline'})`,
+  );
   return `\n\nmetric bounds (no --metrics given: the metric moves each pipe within this band; without a value it holds):\n${lines.join('\n')}`;
 }

@@ -2,9 +2,24 @@
 // Embedded: from the fixtures file the embedded cloud would serve. A URL: from the platform, with
 // the same empty scaling PATCH the daemon uses (it changes nothing and answers the pipe).
 // A pipe that cannot be read gets a null view and a note saying why.
-import { ApiClient, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, isApiError, pipeKind, type ScalingValues } from '../api/index.js';
+import {
+  ApiClient,
+  SCALING_FIELDS,
+  SERVICE_STATES_REFUSING_CHANGES,
+  isApiError,
+  pipeKind,
+  type ScalingValues,
+} from '../api/index.js';
 import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
-import { assumedKind, assumedView, describeAssumed, count, type Config, type PipeConfig, type PipeView } from '../policy/index.js';
+import {
+  assumedKind,
+  assumedView,
+  describeAssumed,
+  count,
+  type Config,
+  type PipeConfig,
+  type PipeView,
+} from '../policy/index.js';
 import { sayRateLimitWaits } from './api-connection.js';
 import { apiErrorText, UserError } from './run-cli.js';
 
@@ -21,7 +36,6 @@ export interface PipeViewRead {
 }
 export type PipeViews = Record<string, PipeViewRead>;
 
-
 export function appliedOf(scaling: Readonly<Record<string, unknown>>): ScalingValues {
   const out: ScalingValues = {};
   for (const f of SCALING_FIELDS) {
@@ -31,7 +45,13 @@ export function appliedOf(scaling: Readonly<Record<string, unknown>>): ScalingVa
   return out;
 }
 
-function view(pipe: PipeConfig, kind: PipeView['kind'], state: PipeView['state'], applied: ScalingValues, endpoints: PipeView['endpoints']): PipeView {
+function view(
+  pipe: PipeConfig,
+  kind: PipeView['kind'],
+  state: PipeView['state'],
+  applied: ScalingValues,
+  endpoints: PipeView['endpoints'],
+): PipeView {
   return { kind, state, applied, bounds: pipe.bounds, lastChange: {}, recommendations: [], endpoints };
 }
 
@@ -43,7 +63,11 @@ export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file
     const found = service?.pipes.find((p) => p.id.toLowerCase() === pipe.pipeId);
     if (!org || !service || !found) {
       const what = !org ? 'organization' : !service ? 'service' : 'pipe';
-      out[pipe.name] = { view: null, note: `${what} not found in ${file} (the API would answer 404)`, unreadable: `${what} not in the fixtures` };
+      out[pipe.name] = {
+        view: null,
+        note: `${what} not found in ${file} (the API would answer 404)`,
+        unreadable: `${what} not in the fixtures`,
+      };
       continue;
     }
     const endpoints: Record<string, PipeView['endpoints'][string]> = {};
@@ -53,7 +77,11 @@ export function viewsFromFixtures(config: Config, fixtures: ParsedFixtures, file
     const read = view(pipe, pipeKind(found.source), found.state, appliedOf(found.scaling), endpoints);
     // an empty PATCH still reads the pipe; a change is what an idle or stopped service refuses
     out[pipe.name] = SERVICE_STATES_REFUSING_CHANGES.has(service.state)
-      ? { view: read, refused: true, note: `service ${service.name} is ${service.state}: the platform answers 424 to a change` }
+      ? {
+          view: read,
+          refused: true,
+          note: `service ${service.name} is ${service.state}: the platform answers 424 to a change`,
+        }
       : { view: read };
   }
   return out;
@@ -67,7 +95,11 @@ export interface ReadOptions {
 }
 
 export async function readPipeViews(config: Config, opts: ReadOptions = {}): Promise<PipeViews> {
-  if (opts.offline) return withAssumed(config, Object.fromEntries(config.pipes.map((p) => [p.name, { view: null, note: '--offline' }])));
+  if (opts.offline)
+    return withAssumed(
+      config,
+      Object.fromEntries(config.pipes.map((p) => [p.name, { view: null, note: '--offline' }])),
+    );
   if (config.api.baseUrl === 'embedded') {
     try {
       return withAssumed(config, viewsFromFixtures(config, loadFixtures(config.api.fixtures), config.api.fixtures));
@@ -79,7 +111,8 @@ export async function readPipeViews(config: Config, opts: ReadOptions = {}): Pro
   const n = config.pipes.length;
   (opts.say ?? ((line) => process.stderr.write(`${line}\n`)))(
     `reading ${count(n, 'pipe')} from ${config.api.baseUrl}: each read is an empty scaling PATCH (the platform has no GET ` +
-      "for a pipe; it changes nothing and counts against the key's rate limit); --offline reads nothing");
+      "for a pipe; it changes nothing and counts against the key's rate limit); --offline reads nothing",
+  );
   return withAssumed(config, await viewsFromApi(config));
 }
 
@@ -94,7 +127,9 @@ function withAssumed(config: Config, views: PipeViews): PipeViews {
     if (kind === null) continue;
     const why = read?.note ? ` (${read.note})` : '';
     out[pipe.name] = {
-      view: assumedView(pipe, policy, kind.kind), assumed: true, note: `${describeAssumed(kind)}${why}`,
+      view: assumedView(pipe, policy, kind.kind),
+      assumed: true,
+      note: `${describeAssumed(kind)}${why}`,
       ...(read?.unreadable !== undefined ? { unreadable: read.unreadable } : {}),
     };
   }
@@ -110,7 +145,13 @@ async function viewsFromApi(config: Config): Promise<PipeViews> {
       const key = config.api.keys[pipe.key]!;
       let client = clients.get(pipe.key);
       if (client === undefined) {
-        client = new ApiClient({ baseUrl: config.api.baseUrl, keyId: key.keyId, keySecret: key.keySecret, timeoutMs: config.api.timeoutMs, maxResponseBytes: config.api.maxResponseBytes });
+        client = new ApiClient({
+          baseUrl: config.api.baseUrl,
+          keyId: key.keyId,
+          keySecret: key.keySecret,
+          timeoutMs: config.api.timeoutMs,
+          maxResponseBytes: config.api.maxResponseBytes,
+        });
         sayRateLimitWaits(client);
         clients.set(pipe.key, client);
       }

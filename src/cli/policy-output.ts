@@ -1,11 +1,24 @@
 // Text of `validate`, `plan` and `simulate`: what an operator reads before deploying a policy.
 import { DateTime } from 'luxon';
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import { describeWindow, formatDuration, count, type PlanEntry, type SimulatedChange, type Config, type LeadOutcome, type PipeConfig, type PipeView } from '../policy/index.js';
+import {
+  describeWindow,
+  formatDuration,
+  count,
+  type PlanEntry,
+  type SimulatedChange,
+  type Config,
+  type LeadOutcome,
+  type PipeConfig,
+  type PipeView,
+} from '../policy/index.js';
 import type { PipeViews } from './pipe-views.js';
 
 const SHORT: Record<string, string> = {
-  replicas: 'replicas', concurrency: 'concurrency', replicaCpuMillicores: 'cpu', replicaMemoryGb: 'memory',
+  replicas: 'replicas',
+  concurrency: 'concurrency',
+  replicaCpuMillicores: 'cpu',
+  replicaMemoryGb: 'memory',
 };
 
 /** "replicas 6, cpu 1000m, memory 4GB" */
@@ -21,11 +34,13 @@ export function formatValues(values: ScalingValues): string {
 
 /** "replicas 2->4, cpu 500m->1000m" */
 export function formatMoves(previous: ScalingValues, next: ScalingValues): string {
-  return SCALING_FIELDS.filter((f) => next[f] !== undefined).map((f) => {
-    const unit = f === 'replicaCpuMillicores' ? 'm' : f === 'replicaMemoryGb' ? 'GB' : '';
-    const was = previous[f] === undefined ? '?' : `${previous[f]}${unit}`;
-    return `${SHORT[f]} ${was}->${next[f]}${unit}`;
-  }).join(', ');
+  return SCALING_FIELDS.filter((f) => next[f] !== undefined)
+    .map((f) => {
+      const unit = f === 'replicaCpuMillicores' ? 'm' : f === 'replicaMemoryGb' ? 'GB' : '';
+      const was = previous[f] === undefined ? '?' : `${previous[f]}${unit}`;
+      return `${SHORT[f]} ${was}->${next[f]}${unit}`;
+    })
+    .join(', ');
 }
 
 /** Two aligned columns. */
@@ -44,14 +59,15 @@ export function formatValidate(file: string, config: Config): string {
     const windows = config.policies[p.policy]?.windows.length ?? 0;
     return [p.name, `policy ${p.policy}, key ${keyLabel(p)}, ${count(windows, 'window')}`] as const;
   });
-  const header = `ok: ${file}: ${count(config.pipes.length, 'pipe')}, ` +
+  const header =
+    `ok: ${file}: ${count(config.pipes.length, 'pipe')}, ` +
     `${count(Object.keys(config.policies).length, 'policy', 'policies')}, api ${config.api.baseUrl}${config.dryRun ? ', dryRun' : ''}`;
   return [header, ...(pipes.length > 0 ? rows(pipes) : [])].join('\n');
 }
 
 export function formatInstant(ms: number): string {
   const local = DateTime.fromMillis(ms);
-  return `${local.toFormat("ccc yyyy-MM-dd HH:mm ZZ")} (${new Date(ms).toISOString().slice(0, 16)}Z)`;
+  return `${local.toFormat('ccc yyyy-MM-dd HH:mm ZZ')} (${new Date(ms).toISOString().slice(0, 16)}Z)`;
 }
 
 /** "07:58:52Z": a lead slot's second. */
@@ -64,10 +80,13 @@ function leadRow(at: number, entry: PlanEntry): string | null {
   const { decision, leadSlot } = entry;
   if (decision.lead && decision.direction === 'up') return `sending ahead of ${describeLeadOutcome(decision.lead)}`;
   const lead = entry.policy.behavior.scaleUp.leadTime ?? 'auto';
-  if (lead !== 'auto') return lead > 0 ? `${formatDuration(lead)}: a scale-up goes that long before its boundary` : null;
+  if (lead !== 'auto')
+    return lead > 0 ? `${formatDuration(lead)}: a scale-up goes that long before its boundary` : null;
   if (!leadSlot) return null;
-  return `auto: the next scale-up may go from ${clockZ(leadSlot.start)}, ${formatDuration(leadSlot.boundary - leadSlot.start)} ` +
-    `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}`;
+  return (
+    `auto: the next scale-up may go from ${clockZ(leadSlot.start)}, ${formatDuration(leadSlot.boundary - leadSlot.start)} ` +
+    `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}`
+  );
 }
 
 /** "business-hours at 07:00:00Z" */
@@ -88,22 +107,30 @@ export function formatPlan(at: number, entries: readonly PlanEntry[], views: Pip
     const { pipe, view, active, decision } = entry;
     const winners = new Set(decision.windows);
     const lead = leadRow(at, entry);
-    const windows = active.length === 0
-      ? 'none: baseline'
-      : active.map((w) => `${describeWindow(w)}${winners.has(w.name) ? '' : ' (outranked)'}`).join('; ');
-    const send = decision.action === 'change'
-      ? `${formatValues(decision.changes)} (${decision.direction})`
-      : decision.action === 'skip' ? 'nothing: skipped' : 'nothing';
+    const windows =
+      active.length === 0
+        ? 'none: baseline'
+        : active.map((w) => `${describeWindow(w)}${winners.has(w.name) ? '' : ' (outranked)'}`).join('; ');
+    const send =
+      decision.action === 'change'
+        ? `${formatValues(decision.changes)} (${decision.direction})`
+        : decision.action === 'skip'
+          ? 'nothing: skipped'
+          : 'nothing';
     const note = views[pipe.name]?.note;
-    out.push('', `${pipe.name}  policy ${pipe.policy}, key ${keyLabel(pipe)}`, ...rows([
-      ['pipe', describeView(view)],
-      ...(note ? [['note', note] as const] : []),
-      ['windows', windows],
-      ...(lead ? [['lead', lead] as const] : []),
-      ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
-      ['send', send],
-      ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),
-    ]));
+    out.push(
+      '',
+      `${pipe.name}  policy ${pipe.policy}, key ${keyLabel(pipe)}`,
+      ...rows([
+        ['pipe', describeView(view)],
+        ...(note ? [['note', note] as const] : []),
+        ['windows', windows],
+        ...(lead ? [['lead', lead] as const] : []),
+        ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
+        ['send', send],
+        ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),
+      ]),
+    );
   }
   return out.join('\n');
 }
@@ -113,7 +140,12 @@ export function formatPlan(at: number, entries: readonly PlanEntry[], views: Pip
  * database pipe...) from its first decision.
  */
 export function formatSimulation(
-  config: Config, from: number, to: number, step: string, changes: readonly SimulatedChange[], views: PipeViews,
+  config: Config,
+  from: number,
+  to: number,
+  step: string,
+  changes: readonly SimulatedChange[],
+  views: PipeViews,
   atStart: readonly PlanEntry[],
 ): string {
   const out = [
@@ -125,14 +157,25 @@ export function formatSimulation(
     const read = views[pipe.name];
     const mine = changes.filter((c) => c.pipe === pipe.name);
     if (!read?.view || read.refused) {
-      out.push('', `${pipe.name}: not simulated, ${read?.view ? 'every change would fail' : 'pipe unknown'}${read?.note ? ` (${read.note})` : ''}`);
+      out.push(
+        '',
+        `${pipe.name}: not simulated, ${read?.view ? 'every change would fail' : 'pipe unknown'}${read?.note ? ` (${read.note})` : ''}`,
+      );
       continue;
     }
     const first = atStart.find((e) => e.pipe.name === pipe.name)?.decision;
-    const why = mine.length === 0 && first && first.action !== 'change' && first.reasons[0]
-      ? ` (${first.reasons.at(-1)!.code}: ${first.reasons.at(-1)!.message})` : '';
-    out.push('', `${pipe.name}: ${count(mine.length, 'change')}${why}${read.assumed ? `; ${read.note ?? 'assumed'}` : ''}`);
-    for (const c of mine) out.push(`  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`);
+    const why =
+      mine.length === 0 && first && first.action !== 'change' && first.reasons[0]
+        ? ` (${first.reasons.at(-1)!.code}: ${first.reasons.at(-1)!.message})`
+        : '';
+    out.push(
+      '',
+      `${pipe.name}: ${count(mine.length, 'change')}${why}${read.assumed ? `; ${read.note ?? 'assumed'}` : ''}`,
+    );
+    for (const c of mine)
+      out.push(
+        `  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`,
+      );
   }
   return out.join('\n');
 }
@@ -149,15 +192,20 @@ function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): st
   const keyOf = new Map(config.pipes.map((p) => [p.name, p.key]));
   const notes: string[] = [];
   for (const [name, key] of Object.entries(config.api.keys)) {
-    const times = changes.filter((c) => keyOf.get(c.pipe) === name && !c.lead).map((c) => c.at).sort((a, b) => a - b);
+    const times = changes
+      .filter((c) => keyOf.get(c.pipe) === name && !c.lead)
+      .map((c) => c.at)
+      .sort((a, b) => a - b);
     let peak = 0;
     for (let i = 0, j = 0; i < times.length; i++) {
       while (times[i]! - times[j]! >= key.rateLimit.perMs) j++;
       peak = Math.max(peak, i - j + 1);
     }
     if (peak > key.rateLimit.requests) {
-      notes.push(`key ${name}: up to ${peak} calls within ${key.rateLimit.perMs / 1000}s, above its limit of ${key.rateLimit.requests}: ` +
-        'the daemon queues the rest (scale-ups first), so some land later than shown');
+      notes.push(
+        `key ${name}: up to ${peak} calls within ${key.rateLimit.perMs / 1000}s, above its limit of ${key.rateLimit.requests}: ` +
+          'the daemon queues the rest (scale-ups first), so some land later than shown',
+      );
     }
   }
   return notes;
@@ -183,8 +231,17 @@ export function planJson(at: number, entries: readonly PlanEntry[], views: PipeV
     changes: decision.changes,
     reasons: decision.reasons,
     leadTime: policy.behavior.scaleUp.leadTime ?? 'auto',
-    ...(decision.lead ? { lead: { boundary: new Date(decision.lead.boundary).toISOString(), windows: decision.lead.windows } } : {}),
-    ...(leadSlot ? { nextLeadSlot: { start: new Date(leadSlot.start).toISOString(), boundary: new Date(leadSlot.boundary).toISOString() } } : {}),
+    ...(decision.lead
+      ? { lead: { boundary: new Date(decision.lead.boundary).toISOString(), windows: decision.lead.windows } }
+      : {}),
+    ...(leadSlot
+      ? {
+          nextLeadSlot: {
+            start: new Date(leadSlot.start).toISOString(),
+            boundary: new Date(leadSlot.boundary).toISOString(),
+          },
+        }
+      : {}),
   }));
 }
 

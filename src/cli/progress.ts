@@ -7,7 +7,11 @@ export interface Progress {
 
 const SILENT: Progress = { update: () => undefined, end: () => undefined };
 
-export function progress(label: string, stream: NodeJS.WriteStream = process.stderr, now: () => number = Date.now): Progress {
+export function progress(
+  label: string,
+  stream: NodeJS.WriteStream = process.stderr,
+  now: () => number = Date.now,
+): Progress {
   if (!stream.isTTY) return SILENT;
   let shown = false;
   let last = 0;
@@ -17,7 +21,9 @@ export function progress(label: string, stream: NodeJS.WriteStream = process.std
       if (done < total && t - last < 200) return;
       last = t;
       shown = true;
-      stream.write(`\r${label}: ${done}/${total} pipe${total === 1 ? '' : 's'} (${Math.floor((done / Math.max(1, total)) * 100)}%)\u001b[K`);
+      stream.write(
+        `\r${label}: ${done}/${total} pipe${total === 1 ? '' : 's'} (${Math.floor((done / Math.max(1, total)) * 100)}%)\u001b[K`,
+      );
     },
     end() {
       if (shown) stream.write('\r\u001b[K');

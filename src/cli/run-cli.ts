@@ -5,7 +5,10 @@ import { isApiError, type ApiError } from '../api/index.js';
 /** A mistake of the user's (bad argument, bad file): printed as one line, exit 1. */
 export class UserError extends Error {
   override readonly name = 'UserError';
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -34,7 +37,10 @@ export function describeError(err: unknown): string {
  * A reader that closed our stdout early (`pipescaler simulate ... | head -1`) has all it wanted:
  * the command ends quietly with status 0 instead of dying on an unhandled EPIPE with a stack.
  */
-export function endQuietlyOnClosedStdout(stream: NodeJS.WriteStream = process.stdout, exit: (code: number) => void = (code) => process.exit(code)): void {
+export function endQuietlyOnClosedStdout(
+  stream: NodeJS.WriteStream = process.stdout,
+  exit: (code: number) => void = (code) => process.exit(code),
+): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') exit(0);
     else {

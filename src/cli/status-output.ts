@@ -28,14 +28,20 @@ export function compactScaling(v: ScalingValues | null | undefined): string {
   const each = [
     v.replicaCpuMillicores !== undefined ? `${v.replicaCpuMillicores}m` : '',
     v.replicaMemoryGb !== undefined ? `${v.replicaMemoryGb}GB` : '',
-  ].filter((s) => s !== '').join('/');
+  ]
+    .filter((s) => s !== '')
+    .join('/');
   const stream = v.replicas !== undefined ? (each ? `${v.replicas}x${each}` : `${v.replicas} repl`) : each;
   const parts = [stream, v.concurrency !== undefined ? `conc ${v.concurrency}` : ''].filter((s) => s !== '');
   return parts.join(', ') || '-';
 }
 
 const fullScaling = (v: ScalingValues | null | undefined): string =>
-  v ? Object.entries(v).map(([k, n]) => `${k}=${String(n)}`).join(' ') || '-' : '-';
+  v
+    ? Object.entries(v)
+        .map(([k, n]) => `${k}=${String(n)}`)
+        .join(' ') || '-'
+    : '-';
 
 /** What the pipe should have: "=" when that is what it has (the common case, and a narrow column). */
 function desired(s: PipeStatus): string {
@@ -51,12 +57,18 @@ function statusText(s: PipeStatus, wide: boolean, now: number): string {
       const whole = scope === 'all' ? ' (all pipes)' : scope === 'config' ? ' (config)' : '';
       return `paused${whole}${until === undefined ? '' : ` until ${new Date(until).toISOString()}`}: ${reason}`;
     }
-    const parts = [scope === 'all' ? 'all' : scope === 'config' ? 'config' : '', until === undefined ? '' : `${formatAge(Math.max(0, Math.round((until - now) / 1000)))} left`];
+    const parts = [
+      scope === 'all' ? 'all' : scope === 'config' ? 'config' : '',
+      until === undefined ? '' : `${formatAge(Math.max(0, Math.round((until - now) / 1000)))} left`,
+    ];
     const what = parts.filter((x) => x !== '').join(', ');
     return `paused${what ? ` (${what})` : ''}: ${reason}`;
   }
   // the platform's text starts with its reason (BAD_REQUEST: ...), which the code says already
-  if (s.lastError) return wide ? `error ${s.lastError.code}: ${s.lastError.message.replace(/^[A-Z][A-Z_]+: /, '')}` : `error ${s.lastError.code}`;
+  if (s.lastError)
+    return wide
+      ? `error ${s.lastError.code}: ${s.lastError.message.replace(/^[A-Z][A-Z_]+: /, '')}`
+      : `error ${s.lastError.code}`;
   return 'ok';
 }
 
@@ -87,7 +99,10 @@ const wide = (now: number): readonly Column<PipeStatus>[] => [
   { header: 'APPLIED', value: (s) => fullScaling(s.applied) },
   { header: 'DESIRED', value: (s) => fullScaling(s.desired) },
   { header: 'WINDOW', value: window },
-  { header: 'LAST DECISION', value: (s) => (s.lastDecision ? `${s.lastDecision.action} ${new Date(s.lastDecision.at).toISOString()}` : '-') },
+  {
+    header: 'LAST DECISION',
+    value: (s) => (s.lastDecision ? `${s.lastDecision.action} ${new Date(s.lastDecision.at).toISOString()}` : '-'),
+  },
   { header: 'AGE', value: age },
   { header: 'REASON', value: (s) => s.reason },
   { header: 'DRIFTS', value: (s) => s.drifts },
@@ -104,12 +119,22 @@ export function formatReplicas(replicas: readonly ReplicaBeat[], now: number, wi
   }
   const head = `daemons: ${count(replicas.length, 'replica')} alive, last heartbeat ${seconds(replicas[0]!.at)} ago`;
   if (!wide) return [head];
-  return [head, ...replicas.map((r) =>
-    `  ${r.host} pid ${r.pid}, version ${r.version}, up ${seconds(r.startedAt)}, heartbeat ${seconds(r.at)} ago, ${count(r.pipes, 'pipe')}${r.dryRun ? ', dryRun' : ''} (${r.id})`)];
+  return [
+    head,
+    ...replicas.map(
+      (r) =>
+        `  ${r.host} pid ${r.pid}, version ${r.version}, up ${seconds(r.startedAt)}, heartbeat ${seconds(r.at)} ago, ${count(r.pipes, 'pipe')}${r.dryRun ? ', dryRun' : ''} (${r.id})`,
+    ),
+  ];
 }
 
 /** The whole text of `status`: daemons, the table, each key's budget. */
-export function formatStatusText(statuses: readonly PipeStatus[], replicas: readonly ReplicaBeat[], keyLines: readonly string[], o: StatusTextOptions): string {
+export function formatStatusText(
+  statuses: readonly PipeStatus[],
+  replicas: readonly ReplicaBeat[],
+  keyLines: readonly string[],
+  o: StatusTextOptions,
+): string {
   const manyKeys = new Set(statuses.map(keyLabel)).size > 1;
   const table = o.wide ? formatTable(statuses, wide(o.now)) : formatTable(statuses, narrow(o.now, manyKeys), o.width);
   const keys = o.wide ? keyLines : keyLines.map((l) => wrap(l, o.width));

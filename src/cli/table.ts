@@ -30,7 +30,10 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
   const grid = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cell(c.value(r))))];
   const widths = columns.map((_, i) => Math.max(...grid.map((line) => (line[i] ?? '').length)));
   if (width !== undefined) {
-    const order = columns.map((c, i) => ({ c, i })).filter(({ c }) => c.shrink !== undefined).sort((a, b) => a.c.shrink! - b.c.shrink!);
+    const order = columns
+      .map((c, i) => ({ c, i }))
+      .filter(({ c }) => c.shrink !== undefined)
+      .sort((a, b) => a.c.shrink! - b.c.shrink!);
     let over = widths.reduce((a, w) => a + w, 0) + GAP * (columns.length - 1) - width;
     for (const { c, i } of order) {
       if (over <= 0) break;
@@ -42,7 +45,12 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
   }
   const fit = (s: string, w: number): string => (s.length > w ? `${s.slice(0, Math.max(0, w - 1))}…` : s.padEnd(w));
   return grid
-    .map((line) => line.map((s, i) => fit(s, widths[i] ?? 0)).join(' '.repeat(GAP)).trimEnd())
+    .map((line) =>
+      line
+        .map((s, i) => fit(s, widths[i] ?? 0))
+        .join(' '.repeat(GAP))
+        .trimEnd(),
+    )
     .join('\n');
 }
 

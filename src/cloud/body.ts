@@ -18,7 +18,8 @@ export function jsonDepth(s: string): number {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
@@ -33,21 +34,32 @@ class DeferredBodyError {
 
 export function installBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json(\s*;.*)?$/i, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, text, done) => {
-    const s = String(text);
-    if (s.trim() === '') { done(null, undefined); return; }
-    if (jsonDepth(s) > MAX_BODY_DEPTH) {
-      done(null, new DeferredBodyError(new CloudHttpError(400, `body nests deeper than ${MAX_BODY_DEPTH} levels`))); return;
-    }
-    try {
-      done(null, JSON.parse(s));
-    } catch (err) {
-      done(null, new DeferredBodyError(new CloudHttpError(400, `Malformed JSON body: ${(err as Error).message}`)));
-    }
-  });
+  app.addContentTypeParser(
+    /^application\/([\w.+-]+\+)?json(\s*;.*)?$/i,
+    { parseAs: 'string', bodyLimit: BODY_LIMIT },
+    (_req, text, done) => {
+      const s = String(text);
+      if (s.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      if (jsonDepth(s) > MAX_BODY_DEPTH) {
+        done(null, new DeferredBodyError(new CloudHttpError(400, `body nests deeper than ${MAX_BODY_DEPTH} levels`)));
+        return;
+      }
+      try {
+        done(null, JSON.parse(s));
+      } catch (err) {
+        done(null, new DeferredBodyError(new CloudHttpError(400, `Malformed JSON body: ${(err as Error).message}`)));
+      }
+    },
+  );
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (req, buf, done) => {
     const len = (buf as Buffer).length;
-    if (len === 0) { done(null, undefined); return; }
+    if (len === 0) {
+      done(null, undefined);
+      return;
+    }
     const type = req.headers['content-type'] ?? '(none)';
     done(null, new DeferredBodyError(new CloudHttpError(415, `Content-Type must be application/json, got ${type}`)));
   });

@@ -1,6 +1,11 @@
 // startCloud: fixtures -> store -> fastify server on host:port, with run-time controls.
 import { PLATFORM_RATE_LIMIT } from '../api/index.js';
-import { FaultConfig as FaultConfigSchema, Quirks as QuirksSchema, type FaultConfig, type Fixtures } from './fixtures-schema.js';
+import {
+  FaultConfig as FaultConfigSchema,
+  Quirks as QuirksSchema,
+  type FaultConfig,
+  type Fixtures,
+} from './fixtures-schema.js';
 import { loadFixtures, parseFixtures } from './fixtures.js';
 import { KeyRing } from './auth.js';
 import { parseBody } from './errors.js';
@@ -37,12 +42,16 @@ export interface EmbeddedCloud {
 }
 
 export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> {
-  const fixtures = typeof options.fixtures === 'string' ? loadFixtures(options.fixtures) : parseFixtures(options.fixtures);
+  const fixtures =
+    typeof options.fixtures === 'string' ? loadFixtures(options.fixtures) : parseFixtures(options.fixtures);
   const now = options.now ?? Date.now;
   const store = CloudStore.fromFixtures(fixtures);
-  const fromFixtures: RateLimit | false | undefined = fixtures.rateLimit === undefined
-    ? undefined
-    : fixtures.rateLimit === false ? false : { requests: fixtures.rateLimit.requests, perMs: fixtures.rateLimit.per };
+  const fromFixtures: RateLimit | false | undefined =
+    fixtures.rateLimit === undefined
+      ? undefined
+      : fixtures.rateLimit === false
+        ? false
+        : { requests: fixtures.rateLimit.requests, perMs: fixtures.rateLimit.per };
   const limiter = new FixedWindowLimiter(options.rateLimit ?? fromFixtures ?? PLATFORM_RATE_LIMIT, now);
   const stats = new StatsCounter();
   let faults: FaultConfig = fixtures.faults ?? {};
@@ -61,14 +70,14 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
     faults: () => faults,
     admin: adminToken
       ? {
-        token: adminToken,
-        faults: () => faults,
-        setFaults,
-        rateLimit: () => limiter.current,
-        setRateLimit: (l) => limiter.set(l),
-        stats: () => stats.snapshot(),
-        resetStats: () => stats.reset(),
-      }
+          token: adminToken,
+          faults: () => faults,
+          setFaults,
+          rateLimit: () => limiter.current,
+          setRateLimit: (l) => limiter.set(l),
+          stats: () => stats.snapshot(),
+          resetStats: () => stats.reset(),
+        }
       : null,
   });
   await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });

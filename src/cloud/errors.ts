@@ -8,7 +8,10 @@ export { formatPath };
 /** Thrown by a route handler; the server turns it into `{status, error: "REASON: text", requestId}`. */
 export class CloudHttpError extends Error {
   override readonly name = 'CloudHttpError';
-  constructor(readonly status: number, text: string) {
+  constructor(
+    readonly status: number,
+    text: string,
+  ) {
     super(text);
   }
   /** "NOT_FOUND: Unknown pipe" */

@@ -2,7 +2,21 @@
 // schemas of src/api. Fields a reader does not care about (serviceId, timestamps, mappings...)
 // get defaults so a fixtures file stays short.
 import { z } from 'zod';
-import { AlertInput, AlertState, DashboardInput, ObjectId, OPERATIONS, Pipe, ReversePrivateEndpoint, ScalingRequest, Service, ServiceState, Source, Tag, Uuid } from '../api/index.js';
+import {
+  AlertInput,
+  AlertState,
+  DashboardInput,
+  ObjectId,
+  OPERATIONS,
+  Pipe,
+  ReversePrivateEndpoint,
+  ScalingRequest,
+  Service,
+  ServiceState,
+  Source,
+  Tag,
+  Uuid,
+} from '../api/index.js';
 import { parseDuration } from '../policy/index.js';
 
 const FIXTURE_EPOCH = '2026-01-01T00:00:00.000Z';
@@ -89,11 +103,14 @@ export const FaultRule = z.strictObject({
   error429: probability.optional(),
   /** Destroy the socket without an answer. */
   reset: probability.optional(),
-  latency: z.strictObject({
-    probability,
-    minMs: z.number().min(0),
-    maxMs: z.number().min(0),
-  }).refine((l) => l.maxMs >= l.minMs, { error: 'maxMs must be >= minMs', path: ['maxMs'] }).optional(),
+  latency: z
+    .strictObject({
+      probability,
+      minMs: z.number().min(0),
+      maxMs: z.number().min(0),
+    })
+    .refine((l) => l.maxMs >= l.minMs, { error: 'maxMs must be >= minMs', path: ['maxMs'] })
+    .optional(),
 });
 export type FaultRule = z.infer<typeof FaultRule>;
 

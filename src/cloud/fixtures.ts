@@ -32,14 +32,24 @@ function checkReferences(f: ParsedFixtures, ctx: Ctx): void {
       svc.pipes.forEach((p, i) => {
         unique('pipe', p.id, [...at, 'pipes', i, 'id']);
         if (p.serviceId !== undefined && p.serviceId !== svc.id) {
-          ctx.addIssue({ code: 'custom', path: [...at, 'pipes', i, 'serviceId'], message: `must be the service's id ${svc.id} (or left out)` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [...at, 'pipes', i, 'serviceId'],
+            message: `must be the service's id ${svc.id} (or left out)`,
+          });
         }
         const members = ['kafka', 'kinesis', 'objectStorage', 'postgres'].filter((m) => p.source[m] != null);
         if (members.length !== 1 || pipeKind(p.source) === null) {
-          ctx.addIssue({ code: 'custom', path: [...at, 'pipes', i, 'source'], message: 'must have exactly one of kafka, kinesis, objectStorage, postgres' });
+          ctx.addIssue({
+            code: 'custom',
+            path: [...at, 'pipes', i, 'source'],
+            message: 'must have exactly one of kafka, kinesis, objectStorage, postgres',
+          });
         }
       });
-      svc.reversePrivateEndpoints.forEach((e, i) => unique('reverse private endpoint', e.id, [...at, 'reversePrivateEndpoints', i, 'id']));
+      svc.reversePrivateEndpoints.forEach((e, i) =>
+        unique('reverse private endpoint', e.id, [...at, 'reversePrivateEndpoints', i, 'id']),
+      );
       const tiles = new Map<string, Set<string>>();
       svc.stack.dashboards.forEach((d, i) => {
         unique('dashboard', d.id, [...at, 'stack', 'dashboards', i, 'id']);
@@ -49,9 +59,18 @@ function checkReferences(f: ParsedFixtures, ctx: Ctx): void {
         unique('alert', a.id, [...at, 'stack', 'alerts', i, 'id']);
         if (a.source !== 'tile' || !a.dashboardId) return;
         const dashTiles = tiles.get(a.dashboardId);
-        if (!dashTiles) ctx.addIssue({ code: 'custom', path: [...at, 'stack', 'alerts', i, 'dashboardId'], message: `unknown dashboard ${a.dashboardId}` });
+        if (!dashTiles)
+          ctx.addIssue({
+            code: 'custom',
+            path: [...at, 'stack', 'alerts', i, 'dashboardId'],
+            message: `unknown dashboard ${a.dashboardId}`,
+          });
         else if (a.tileId && !dashTiles.has(a.tileId)) {
-          ctx.addIssue({ code: 'custom', path: [...at, 'stack', 'alerts', i, 'tileId'], message: `unknown tile ${a.tileId} on dashboard ${a.dashboardId}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [...at, 'stack', 'alerts', i, 'tileId'],
+            message: `unknown tile ${a.tileId} on dashboard ${a.dashboardId}`,
+          });
         }
       });
       svc.stack.sources.forEach((src, i) => unique('source', src.id, [...at, 'stack', 'sources', i, 'id']));
@@ -110,7 +129,10 @@ export function loadFixtures(path: string): ParsedFixtures {
 }
 
 /** The first key of the fixtures (of that organization, when given). */
-export function demoCredentials(fixtures: Fixtures, organizationId?: string): { keyId: string; keySecret: string; organizationId: string } {
+export function demoCredentials(
+  fixtures: Fixtures,
+  organizationId?: string,
+): { keyId: string; keySecret: string; organizationId: string } {
   const key = fixtures.apiKeys.find((k) => organizationId === undefined || k.organizationId === organizationId);
   if (!key) throw new FixturesError(`fixtures: no API key for organization ${organizationId ?? '(any)'}`);
   return { keyId: key.keyId, keySecret: key.keySecret, organizationId: key.organizationId };

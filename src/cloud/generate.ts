@@ -38,7 +38,11 @@ export function generateFixtures(o: GenerateOptions = {}): Fixtures {
   for (let g = 0; g < orgs; g++) {
     const orgId = seqUuid(ORG, g + 1);
     for (let k = 0; k < keys; k++) {
-      fixtures.apiKeys.push({ keyId: `bench-key-${g + 1}-${k + 1}`, keySecret: `bench-secret-${g + 1}-${k + 1}`, organizationId: orgId });
+      fixtures.apiKeys.push({
+        keyId: `bench-key-${g + 1}-${k + 1}`,
+        keySecret: `bench-secret-${g + 1}-${k + 1}`,
+        organizationId: orgId,
+      });
     }
     const services = Array.from({ length: perOrgServices }, (_, s) => ({
       id: seqUuid(SERVICE, g * perOrgServices + s + 1),
@@ -57,7 +61,13 @@ export function generateFixtures(o: GenerateOptions = {}): Fixtures {
         scaling: stream ? { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 } : { concurrency: 1 },
         source: stream
           ? { kafka: { type: 'kafka', brokers: 'broker:9092', topics: `topic-${pipeN}`, consumerGroup: `cg-${pipeN}` } }
-          : { objectStorage: { type: 's3', url: `https://bucket.s3.amazonaws.com/p${pipeN}/*.json`, isContinuous: true } },
+          : {
+              objectStorage: {
+                type: 's3',
+                url: `https://bucket.s3.amazonaws.com/p${pipeN}/*.json`,
+                isContinuous: true,
+              },
+            },
         destination: { database: 'default', table: `t_${pipeN}` },
       });
     }

@@ -11,7 +11,10 @@ export interface RateDecision {
 export class FixedWindowLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
 
-  constructor(private limit: RateLimit | false, private readonly now: () => number) {}
+  constructor(
+    private limit: RateLimit | false,
+    private readonly now: () => number,
+  ) {}
 
   set(limit: RateLimit | false): void {
     this.limit = limit;

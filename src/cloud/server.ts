@@ -36,7 +36,8 @@ declare module 'fastify' {
   }
 }
 
-const NOT_FOUND_HTML = '<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n</body>\r\n</html>\r\n';
+const NOT_FOUND_HTML =
+  '<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n</body>\r\n</html>\r\n';
 
 // Which path parameters are uuids and which 24-hex object ids (docs/platform-api.md#ids).
 const OBJECT_ID_PARAMS = new Set(['dashboardId', 'alertId']);
@@ -44,7 +45,10 @@ const OBJECT_ID_PARAMS = new Set(['dashboardId', 'alertId']);
 const toFastifyPath = (template: string): string => template.replace(/\{(\w+)\}/g, ':$1');
 
 function sendError(reply: FastifyReply, req: FastifyRequest, err: CloudHttpError): FastifyReply {
-  return reply.code(err.status).header('x-request-id', req.id).send({ status: err.status, error: err.platformText, requestId: req.id });
+  return reply
+    .code(err.status)
+    .header('x-request-id', req.id)
+    .send({ status: err.status, error: err.platformText, requestId: req.id });
 }
 
 function sendTooMany(reply: FastifyReply, headers: Record<string, string> | null): FastifyReply {
@@ -127,7 +131,10 @@ export function buildServer(parts: ServerParts): FastifyInstance {
         }
         if (plan.failure === 'error429') return sendTooMany(reply, parts.limiter.peek(keyId));
         const status = plan.failure === 'error500' ? 500 : 503;
-        throw new CloudHttpError(status, status === 500 ? 'Internal error (injected)' : 'Service unavailable (injected)');
+        throw new CloudHttpError(
+          status,
+          status === 500 ? 'Internal error (injected)' : 'Service unavailable (injected)',
+        );
       }
       const params = req.params as Record<string, string>;
       const orgId = params.organizationId!;
@@ -137,7 +144,11 @@ export function buildServer(parts: ServerParts): FastifyInstance {
       }
       for (const [name, value] of Object.entries(params)) {
         const ok = OBJECT_ID_PARAMS.has(name) ? isObjectId(value) : isUuid(value);
-        if (!ok) throw new CloudHttpError(400, `Invalid ${name} ${value}: must be ${OBJECT_ID_PARAMS.has(name) ? 'a 24-hex object id' : 'a UUID'}`);
+        if (!ok)
+          throw new CloudHttpError(
+            400,
+            `Invalid ${name} ${value}: must be ${OBJECT_ID_PARAMS.has(name) ? 'a 24-hex object id' : 'a UUID'}`,
+          );
       }
       return undefined;
     });

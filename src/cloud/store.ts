@@ -1,7 +1,17 @@
 // The in-memory state of the embedded cloud: Maps by id, so a lookup costs the same with ten
 // pipes or ten thousand. Records are the JSON the API answers; tests may read and alter them.
 import type { z } from 'zod';
-import type { FieldMapping, PipeDestination, PipeSettings, PipeSource, PipeState, ReversePrivateEndpoint, ScalingField, Service, Source } from '../api/index.js';
+import type {
+  FieldMapping,
+  PipeDestination,
+  PipeSettings,
+  PipeSource,
+  PipeState,
+  ReversePrivateEndpoint,
+  ScalingField,
+  Service,
+  Source,
+} from '../api/index.js';
 import type { FixtureAlert, FixtureDashboard, ParsedFixtures } from './fixtures-schema.js';
 
 export type StoredScaling = Record<ScalingField, number | null>;
@@ -20,7 +30,9 @@ export interface StoredPipe {
   /** Members the fixtures add beyond the contract's fields are answered as given. */
   [extra: string]: unknown;
 }
-type WithTileIds<D extends { tiles: readonly { id?: string | undefined }[] }> = Omit<D, 'tiles'> & { tiles: (D['tiles'][number] & { id: string })[] };
+type WithTileIds<D extends { tiles: readonly { id?: string | undefined }[] }> = Omit<D, 'tiles'> & {
+  tiles: (D['tiles'][number] & { id: string })[];
+};
 export type StoredDashboard = WithTileIds<z.output<typeof FixtureDashboard> & { tags: string[] }>;
 export type StoredAlert = z.output<typeof FixtureAlert>;
 
@@ -46,7 +58,12 @@ export interface StoredKey {
   readonly organizationId: string;
 }
 
-const EMPTY_SCALING: StoredScaling = { replicas: null, concurrency: null, replicaCpuMillicores: null, replicaMemoryGb: null };
+const EMPTY_SCALING: StoredScaling = {
+  replicas: null,
+  concurrency: null,
+  replicaCpuMillicores: null,
+  replicaMemoryGb: null,
+};
 
 export class CloudStore {
   readonly organizations = new Map<string, StoredOrganization>();
@@ -67,8 +84,12 @@ export class CloudStore {
           organizationId: org.id,
           service,
           pipes: new Map(),
-          reversePrivateEndpoints: new Map(reversePrivateEndpoints.map((e) => [e.id.toLowerCase(), { ...e, serviceId: svc.id }])),
-          dashboards: new Map(stack.dashboards.map((d) => [d.id.toLowerCase(), withTileIds({ ...d, tags: d.tags ?? [] })])),
+          reversePrivateEndpoints: new Map(
+            reversePrivateEndpoints.map((e) => [e.id.toLowerCase(), { ...e, serviceId: svc.id }]),
+          ),
+          dashboards: new Map(
+            stack.dashboards.map((d) => [d.id.toLowerCase(), withTileIds({ ...d, tags: d.tags ?? [] })]),
+          ),
           alerts: new Map(stack.alerts.map((a) => [a.id.toLowerCase(), a])),
           sources: new Map(stack.sources.map((s) => [s.id.toLowerCase(), s])),
         };
@@ -113,6 +134,12 @@ let counter = Math.floor(Math.random() * 0xffffff);
 export function newObjectId(nowMs = Date.now()): string {
   counter = (counter + 1) & 0xffffff;
   const rand = Math.floor(Math.random() * 0xffffffffff);
-  return Math.floor(nowMs / 1000).toString(16).padStart(8, '0').slice(-8)
-    + rand.toString(16).padStart(10, '0') + counter.toString(16).padStart(6, '0');
+  return (
+    Math.floor(nowMs / 1000)
+      .toString(16)
+      .padStart(8, '0')
+      .slice(-8) +
+    rand.toString(16).padStart(10, '0') +
+    counter.toString(16).padStart(6, '0')
+  );
 }

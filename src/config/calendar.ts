@@ -14,7 +14,8 @@ export class CalendarError extends Error {
   override readonly name = 'CalendarError';
 }
 
-const iso = (t: ICAL.Time): string => `${String(t.year).padStart(4, '0')}-${String(t.month).padStart(2, '0')}-${String(t.day).padStart(2, '0')}`;
+const iso = (t: ICAL.Time): string =>
+  `${String(t.year).padStart(4, '0')}-${String(t.month).padStart(2, '0')}-${String(t.day).padStart(2, '0')}`;
 
 /** Every date of an all-day occurrence: from its start to the day before its end (at least one). */
 function datesOf(start: ICAL.Time, end: ICAL.Time | null, out: Set<string>): void {
@@ -33,7 +34,8 @@ export function calendarDates(text: string): string[] {
   } catch (err) {
     throw new CalendarError(`not an iCalendar file: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (root.name !== 'vcalendar') throw new CalendarError('not an iCalendar file: it does not start with BEGIN:VCALENDAR');
+  if (root.name !== 'vcalendar')
+    throw new CalendarError('not an iCalendar file: it does not start with BEGIN:VCALENDAR');
   const dates = new Set<string>();
   for (const component of root.getAllSubcomponents('vevent')) {
     const event = new ICAL.Event(component);
@@ -43,7 +45,9 @@ export function calendarDates(text: string): string[] {
     const start = event.startDate as ICAL.Time | null;
     if (!start) throw new CalendarError(`the event ${name} has no DTSTART`);
     if (!start.isDate) {
-      throw new CalendarError(`the event ${name} (${start.toString()}) is not an all-day event: exclude takes whole days`);
+      throw new CalendarError(
+        `the event ${name} (${start.toString()}) is not an all-day event: exclude takes whole days`,
+      );
     }
     const span = event.endDate.compare(start) > 0 ? event.endDate.subtractDate(start) : null;
     if (!event.isRecurring()) {
@@ -53,7 +57,11 @@ export function calendarDates(text: string): string[] {
     const lastYear = start.year + RECURRENCE_YEARS;
     const it = event.iterator();
     const following = (): ICAL.Time | null => it.next();
-    for (let n = 0, next = following(); next && n < MAX_DATES_PER_EVENT && next.year <= lastYear; n++, next = following()) {
+    for (
+      let n = 0, next = following();
+      next && n < MAX_DATES_PER_EVENT && next.year <= lastYear;
+      n++, next = following()
+    ) {
       const end = span ? next.clone() : null;
       if (end && span) end.addDuration(span);
       datesOf(next, end, dates);
@@ -83,7 +91,12 @@ export function expandCalendars(raw: Record<string, unknown>, dir: string, readF
       }
       const at = [...path, 'exclude', i, 'calendar'];
       const extra = Object.keys(entry).filter((k) => k !== 'calendar');
-      if (extra.length > 0) issues.push({ path: [...path, 'exclude', i, extra[0]!], atKey: true, message: `unknown key "${extra[0]}" (a calendar entry is { calendar: file.ics })` });
+      if (extra.length > 0)
+        issues.push({
+          path: [...path, 'exclude', i, extra[0]!],
+          atKey: true,
+          message: `unknown key "${extra[0]}" (a calendar entry is { calendar: file.ics })`,
+        });
       const file = entry.calendar;
       if (typeof file !== 'string' || file === '') {
         issues.push({ path: at, message: 'expected the path of an iCalendar (.ics) file, relative to the config' });
@@ -94,8 +107,10 @@ export function expandCalendars(raw: Record<string, unknown>, dir: string, readF
         try {
           cache.set(full, calendarDates(readFile(full)));
         } catch (err) {
-          const reason = err instanceof CalendarError ? err.message
-            : `cannot read it (${isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable'})`;
+          const reason =
+            err instanceof CalendarError
+              ? err.message
+              : `cannot read it (${isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable'})`;
           issues.push({ path: at, message: `calendar ${file}: ${reason}` });
           cache.set(full, null);
         }

@@ -11,7 +11,9 @@ export const RENAMED_ENV: Readonly<Record<string, string>> = {
 
 /** The environment with each current name filled from its old name where only that is set. */
 export function withCurrentNames(env: Env): Env {
-  const renamed = Object.entries(RENAMED_ENV).filter(([old, current]) => env[old] !== undefined && env[current] === undefined);
+  const renamed = Object.entries(RENAMED_ENV).filter(
+    ([old, current]) => env[old] !== undefined && env[current] === undefined,
+  );
   if (renamed.length === 0) return env;
   return { ...env, ...Object.fromEntries(renamed.map(([old, current]) => [current, env[old]])) };
 }
@@ -20,7 +22,9 @@ export function withCurrentNames(env: Env): Env {
 export function deprecatedEnvLines(env: Env): string[] {
   return Object.entries(RENAMED_ENV)
     .filter(([old]) => env[old] !== undefined)
-    .map(([old, current]) => env[current] === undefined
-      ? `warning: ${old} is deprecated: set ${current} instead (read from ${old} for now)`
-      : `warning: ${old} is deprecated and ignored: ${current} is set`);
+    .map(([old, current]) =>
+      env[current] === undefined
+        ? `warning: ${old} is deprecated: set ${current} instead (read from ${old} for now)`
+        : `warning: ${old} is deprecated and ignored: ${current} is set`,
+    );
 }

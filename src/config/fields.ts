@@ -21,12 +21,14 @@ export function field<T>(check: (v: unknown) => { ok: T } | string) {
 
 export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
-export const durationMs = (what = 'a duration') => field<number>((v) => {
-  const ms = typeof v === 'string' ? parseDuration(v) : v === 0 ? 0 : null;
-  return ms === null ? `must be ${what} such as 30s, 5m, 1h30m or 2h (units ms, s, m, h, d)` : { ok: ms };
-});
+export const durationMs = (what = 'a duration') =>
+  field<number>((v) => {
+    const ms = typeof v === 'string' ? parseDuration(v) : v === 0 ? 0 : null;
+    return ms === null ? `must be ${what} such as 30s, 5m, 1h30m or 2h (units ms, s, m, h, d)` : { ok: ms };
+  });
 
-export const positiveDurationMs = (what = 'a duration') => durationMs(what).refine((ms) => ms > 0, 'must be longer than 0s');
+export const positiveDurationMs = (what = 'a duration') =>
+  durationMs(what).refine((ms) => ms > 0, 'must be longer than 0s');
 
 /** Longest lead time a policy may ask for (and the farthest auto plans ahead). */
 
@@ -60,7 +62,8 @@ const weekday = field<Weekday>((v) => {
   return `unknown day ${JSON.stringify(v)}${hint ? `; did you mean "${hint}"?` : ''} (days are ${WEEKDAYS.join(', ')})`;
 });
 
-export const weekdays = z.array(weekday, { error: `must be a list of days from ${WEEKDAYS.join(', ')}` })
+export const weekdays = z
+  .array(weekday, { error: `must be a list of days from ${WEEKDAYS.join(', ')}` })
   .min(1, { error: `must list at least one day from ${WEEKDAYS.join(', ')}` })
   .superRefine((days, ctx) => {
     days.forEach((d, i) => {
@@ -81,7 +84,8 @@ const OFFSET = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 export const instant = field<number>((v) => {
   if (typeof v !== 'string') return 'must be an ISO 8601 date-time with offset, e.g. 2026-11-27T00:00:00-05:00';
   const t = DateTime.fromISO(v, { setZone: true });
-  if (!t.isValid) return `${JSON.stringify(v)} is not an ISO 8601 date-time (${t.invalidExplanation ?? t.invalidReason})`;
+  if (!t.isValid)
+    return `${JSON.stringify(v)} is not an ISO 8601 date-time (${t.invalidExplanation ?? t.invalidReason})`;
   if (!v.includes('T') || !OFFSET.test(v)) {
     return `${JSON.stringify(v)} needs a time and an offset, e.g. 2026-11-27T00:00:00-05:00 or ...T05:00:00Z`;
   }
@@ -95,25 +99,28 @@ export const uuid = field<string>((v) =>
 /** The names of pipes, policies, windows and keys: they become queue names and metric labels. */
 export const LOWER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export const LOWER_NAME_RULE = 'must be lower-case letters, digits and "-" (1 to 63, not starting or ending with "-")';
-export const lowerName = (what: string) => field<string>((v) =>
-  typeof v === 'string' && LOWER_NAME.test(v) ? { ok: v } : `${what} ${JSON.stringify(v)} ${LOWER_NAME_RULE}`,
-);
+export const lowerName = (what: string) =>
+  field<string>((v) =>
+    typeof v === 'string' && LOWER_NAME.test(v) ? { ok: v } : `${what} ${JSON.stringify(v)} ${LOWER_NAME_RULE}`,
+  );
 
 export const nonEmptyString = field<string>((v) =>
   typeof v === 'string' && v.trim() !== '' ? { ok: v } : 'must be a non-empty string',
 );
 
 /** A value the platform accepts for a scaling field (SCALING_LIMITS; docs/platform-api.md#scale-a-pipe). */
-export const scalingValue = (f: ScalingField) => field<number>((v) => {
-  return limitViolation(f, v) ?? { ok: v as number };
-});
+export const scalingValue = (f: ScalingField) =>
+  field<number>((v) => {
+    return limitViolation(f, v) ?? { ok: v as number };
+  });
 
 /** A maxStep: how much one decision may move a field; positive, whole for integer fields. */
-export const stepValue = (f: ScalingField) => field<number>((v) => {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return `maxStep of ${f} must be a number above 0`;
-  if (SCALING_LIMITS[f].integer && !Number.isInteger(v)) return `maxStep of ${f} must be an integer`;
-  return { ok: v };
-});
+export const stepValue = (f: ScalingField) =>
+  field<number>((v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return `maxStep of ${f} must be a number above 0`;
+    if (SCALING_LIMITS[f].integer && !Number.isInteger(v)) return `maxStep of ${f} must be an integer`;
+    return { ok: v };
+  });
 
 export const cronExpression = field<string>((v) => {
   if (typeof v !== 'string') return 'must be a cron expression such as "*/30 * * * * *"';
@@ -126,7 +133,7 @@ export const cronExpression = field<string>((v) => {
 const HOST_PORT = /^(?<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(?<port>\d{1,5})$/;
 export const listenAddress = field<string>((v) => {
   const m = typeof v === 'string' ? HOST_PORT.exec(v) : null;
-  if (!m || Number(m.groups!.port) > 65535) return `${JSON.stringify(v)} must be host:port, e.g. 127.0.0.1:9464 (port 0 picks a free one)`;
+  if (!m || Number(m.groups!.port) > 65535)
+    return `${JSON.stringify(v)} must be host:port, e.g. 127.0.0.1:9464 (port 0 picks a free one)`;
   return { ok: v as string };
 });
-

@@ -41,7 +41,10 @@ export function interpolate(raw: string, env: Env): InterpolateResult {
   if (malformed !== undefined) return { ok: false, message: `malformed interpolation: ${malformed}` };
   if (missing.length > 0) {
     const names = missing.map((n) => `\${${n}}`).join(', ');
-    return { ok: false, message: `environment variable${missing.length > 1 ? 's' : ''} ${names} not set (give it a value or a default: \${${missing[0]}:-...})` };
+    return {
+      ok: false,
+      message: `environment variable${missing.length > 1 ? 's' : ''} ${names} not set (give it a value or a default: \${${missing[0]}:-...})`,
+    };
   }
   return { ok: true, value, interpolated };
 }

@@ -16,7 +16,13 @@ import { DEMO_KEY, resolveSecrets, type ResolvedKey, type SecretsResult } from '
 import { cutConnections } from './redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
 import { metricMatchIssues } from './metric-refs.js';
-import { assignPools, type ApiKeyConfig, type Config, type PrometheusConfig, type RedisSettings } from '../policy/index.js';
+import {
+  assignPools,
+  type ApiKeyConfig,
+  type Config,
+  type PrometheusConfig,
+  type RedisSettings,
+} from '../policy/index.js';
 import { locate } from './yaml-locate.js';
 
 export interface ParseOptions {
@@ -40,7 +46,9 @@ export function loadConfig(path: string, env: Env = process.env, needs: ParseOpt
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
-    throw new ConfigError('CONFIG_UNREADABLE', path, [{ path: '', line: 1, column: 1, message: `cannot read the config file (${code})` }]);
+    throw new ConfigError('CONFIG_UNREADABLE', path, [
+      { path: '', line: 1, column: 1, message: `cannot read the config file (${code})` },
+    ]);
   }
   return parseConfig(text, { file: path, env, needs });
 }
@@ -60,12 +68,17 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     // after the first syntax error the parser mostly reports the same mistake again: keep the first
     const first = syntaxIssue(doc.errors[0]!, lc);
     const more = doc.errors.length - 1;
-    const message = more > 0 ? `${first.message} (then ${more} more syntax error${more > 1 ? 's' : ''} that may follow from it)` : first.message;
+    const message =
+      more > 0
+        ? `${first.message} (then ${more} more syntax error${more > 1 ? 's' : ''} that may follow from it)`
+        : first.message;
     throw new ConfigError('CONFIG_INVALID', file, [{ ...first, message }]);
   }
   if (doc.contents === null) {
     // `: > config.yaml`, or an editor that truncates before it writes: not a config of defaults
-    throw new ConfigError('CONFIG_INVALID', file, [{ path: '', line: 1, column: 1, message: 'the config file is empty (nothing but whitespace or comments)' }]);
+    throw new ConfigError('CONFIG_INVALID', file, [
+      { path: '', line: 1, column: 1, message: 'the config file is empty (nothing but whitespace or comments)' },
+    ]);
   }
   const env = withCurrentNames(opts.env ?? process.env);
   if (opts.needs === 'redis') cutConnections(doc);
@@ -76,7 +89,10 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
 
   const rawIssues: RawIssue[] = interpolation.problems.map((p) => ({ path: p.path, message: p.message }));
   if (!isRecord(raw)) {
-    rawIssues.push({ path: [], message: 'the config must be a mapping (api, redis, evaluate, telemetry, dryRun, pipes, policies)' });
+    rawIssues.push({
+      path: [],
+      message: 'the config must be a mapping (api, redis, evaluate, telemetry, dryRun, pipes, policies)',
+    });
     throw toError(file, doc, lc, rawIssues, []);
   }
   const readFile = opts.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
@@ -85,19 +101,31 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   if (!parsed.success) {
     // a value whose interpolation failed is already reported; its leftover text is no second issue
     const failed = new Set(interpolation.problems.map((p) => formatPath(p.path)));
-    rawIssues.push(...parsed.error.issues.flatMap((i) => fromZod(i, raw, interpolation.quoted))
-      .filter((i) => !failed.has(formatPath(i.path))));
+    rawIssues.push(
+      ...parsed.error.issues
+        .flatMap((i) => fromZod(i, raw, interpolation.quoted))
+        .filter((i) => !failed.has(formatPath(i.path))),
+    );
   }
   rawIssues.push(...crossCheck(raw), ...metricMatchIssues(raw), ...redisIssues(raw));
   const secrets = resolveSecrets({
-    raw, interpolated: interpolation.raw, dir, readFile, apiCredentials: opts.needs !== 'redis',
+    raw,
+    interpolated: interpolation.raw,
+    dir,
+    readFile,
+    apiCredentials: opts.needs !== 'redis',
   });
   rawIssues.push(...secrets.issues);
-  if (rawIssues.length > 0 || !parsed.success) throw toError(file, doc, lc, rawIssues, secrets.secrets, interpolation.expanded);
+  if (rawIssues.length > 0 || !parsed.success)
+    throw toError(file, doc, lc, rawIssues, secrets.secrets, interpolation.expanded);
   return assemble(parsed.data, secrets, dir);
 }
 
-function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>; redis: SecretsResult['redis'] }, dir: string): Config {
+function assemble(
+  c: ParsedConfig,
+  secrets: { keys: Record<string, ResolvedKey>; redis: SecretsResult['redis'] },
+  dir: string,
+): Config {
   const resolved = secrets.keys;
   const api = c.api ?? {};
   const defaultRate = api.rateLimit ?? DEFAULTS.rateLimit;
@@ -106,17 +134,26 @@ function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>;
   };
   for (const [name, spec] of Object.entries(api.keys ?? {})) {
     const creds = resolved[name];
-    if (creds) keys[name] = { ...creds, rateLimit: spec.rateLimit ?? defaultRate, ...(spec.pool !== undefined ? { pool: spec.pool } : {}) };
+    if (creds)
+      keys[name] = {
+        ...creds,
+        rateLimit: spec.rateLimit ?? defaultRate,
+        ...(spec.pool !== undefined ? { pool: spec.pool } : {}),
+      };
   }
   // the default is the repository's demo fixtures (from the working folder, as `npm start` runs);
   // a path written in the config is relative to the config, like keySecretFile
-  const fixtures = api.fixtures === undefined
-    ? DEFAULTS.fixtures
-    : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
+  const fixtures =
+    api.fixtures === undefined ? DEFAULTS.fixtures : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
   return assignPools({
-    api: { baseUrl: api.baseUrl ?? DEFAULTS.baseUrl, fixtures, timeoutMs: api.timeout ?? DEFAULTS.timeoutMs, keys,
+    api: {
+      baseUrl: api.baseUrl ?? DEFAULTS.baseUrl,
+      fixtures,
+      timeoutMs: api.timeout ?? DEFAULTS.timeoutMs,
+      keys,
       ...(api.maxResponseBytes !== undefined ? { maxResponseBytes: api.maxResponseBytes } : {}),
-      ...(api.checkEvery !== undefined ? { checkEveryMs: api.checkEvery } : {}) },
+      ...(api.checkEvery !== undefined ? { checkEveryMs: api.checkEvery } : {}),
+    },
     redis: redisSettings(c.redis, secrets.redis),
     evaluate: {
       cron: c.evaluate?.cron ?? DEFAULTS.cron,
@@ -134,11 +171,14 @@ function assemble(c: ParsedConfig, secrets: { keys: Record<string, ResolvedKey>;
 
 /** The servers as one URL of their mode (the list forms become redis+sentinel:// or redis+cluster://). */
 function redisSettings(r: ParsedConfig['redis'], secrets: SecretsResult['redis']): RedisSettings {
-  const url = r?.cluster ? clusterUrl(r.cluster)
-    : r?.sentinels && r.name !== undefined ? sentinelUrl(r.sentinels, r.name)
-      : r?.url ?? DEFAULTS.redisUrl;
+  const url = r?.cluster
+    ? clusterUrl(r.cluster)
+    : r?.sentinels && r.name !== undefined
+      ? sentinelUrl(r.sentinels, r.name)
+      : (r?.url ?? DEFAULTS.redisUrl);
   return {
-    url, prefix: r?.prefix ?? DEFAULTS.redisPrefix,
+    url,
+    prefix: r?.prefix ?? DEFAULTS.redisPrefix,
     ...(r?.username !== undefined ? { username: r.username } : {}),
     ...secrets,
   };
@@ -157,7 +197,8 @@ function resolvePrometheusPaths(p: PrometheusConfig, dir: string): PrometheusCon
 function syntaxIssue(e: YAMLError, lc: LineCounter): ConfigIssue {
   const { line, col } = lc.linePos(e.pos[0]);
   // yaml quotes the offending token; a long one may be a value (a secret), so only short ones stay
-  const text = e.message.split('\n')[0]!
+  const text = e.message
+    .split('\n')[0]!
     .replace(/ at line \d+, column \d+.*$/, '')
     .replace(/: "(.{3,})"$/, '');
   return { path: '', line, column: col, message: `YAML syntax: ${text}` };
@@ -180,17 +221,35 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-const EXPECTED: Record<string, string> = { object: 'a mapping', record: 'a mapping', array: 'a list', string: 'a string', number: 'a number', boolean: 'true or false', int: 'an integer' };
+const EXPECTED: Record<string, string> = {
+  object: 'a mapping',
+  record: 'a mapping',
+  array: 'a list',
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  int: 'an integer',
+};
 
 function fromZod(issue: z.core.$ZodIssue, raw: unknown, quoted: ReadonlyMap<string, string>): RawIssue[] {
   const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
   const source = quoted.get(formatPath(path));
-  if (source !== undefined && typeof valueAt(raw, path) === 'string' && /number|integer|true or false/.test(issue.message)) {
-    return [{ path, message: `${issue.message} (${source}: a quoted value stays text; write it unquoted, in block style)` }];
+  if (
+    source !== undefined &&
+    typeof valueAt(raw, path) === 'string' &&
+    /number|integer|true or false/.test(issue.message)
+  ) {
+    return [
+      { path, message: `${issue.message} (${source}: a quoted value stays text; write it unquoted, in block style)` },
+    ];
   }
   if (issue.code === 'unrecognized_keys') {
     const messages = issue.message.split('\n');
-    return issue.keys.map((k, i) => ({ path: [...path, k], atKey: true, message: messages[i] ?? `unknown key "${k}"` }));
+    return issue.keys.map((k, i) => ({
+      path: [...path, k],
+      atKey: true,
+      message: messages[i] ?? `unknown key "${k}"`,
+    }));
   }
   if (issue.code === 'invalid_type') {
     const v = valueAt(raw, path);
@@ -203,17 +262,23 @@ function fromZod(issue: z.core.$ZodIssue, raw: unknown, quoted: ReadonlyMap<stri
 }
 
 function toError(
-  file: string, doc: Parameters<typeof locate>[0], lc: LineCounter, issues: readonly RawIssue[], secrets: readonly string[],
+  file: string,
+  doc: Parameters<typeof locate>[0],
+  lc: LineCounter,
+  issues: readonly RawIssue[],
+  secrets: readonly string[],
   expanded: ReadonlyMap<string, string> = new Map(),
 ): ConfigError {
   // `${VAR}` can hold anything of the environment (a password read by mistake into a pipe name):
   // a message names the variable, never its value; quoted forms first, longer values before shorter.
   const values = [...expanded].sort(([a], [b]) => b.length - a.length);
-  const unexpand = (s: string): string => values.reduce((acc, [value, source]) => {
-    const quotedForm = acc.replaceAll(JSON.stringify(value), source);
-    return value.length >= 4 ? quotedForm.replaceAll(value, source) : quotedForm;
-  }, s);
-  const scrub = (s: string): string => secrets.filter((x) => x.length >= 3).reduce((acc, x) => acc.replaceAll(x, '[redacted]'), unexpand(s));
+  const unexpand = (s: string): string =>
+    values.reduce((acc, [value, source]) => {
+      const quotedForm = acc.replaceAll(JSON.stringify(value), source);
+      return value.length >= 4 ? quotedForm.replaceAll(value, source) : quotedForm;
+    }, s);
+  const scrub = (s: string): string =>
+    secrets.filter((x) => x.length >= 3).reduce((acc, x) => acc.replaceAll(x, '[redacted]'), unexpand(s));
   const seen = new Set<string>();
   const out: ConfigIssue[] = [];
   for (const i of withoutEchoes(issues)) {

@@ -16,7 +16,11 @@ export function metricMatchIssues(raw: unknown): RawIssue[] {
   for (const [name, policy] of Object.entries(raw.policies)) {
     if (!isRecord(policy) || !isRecord(policy.metric)) continue;
     if (!prometheus) {
-      issues.push({ path: ['policies', name, 'metric'], atKey: true, message: 'a metric needs metrics.prometheus (url) to query' });
+      issues.push({
+        path: ['policies', name, 'metric'],
+        atKey: true,
+        message: 'a metric needs metrics.prometheus (url) to query',
+      });
     }
     if (!isRecord(policy.metric.match)) continue;
     for (const [label, template] of Object.entries(policy.metric.match)) {
@@ -24,7 +28,10 @@ export function metricMatchIssues(raw: unknown): RawIssue[] {
       const path = ['policies', name, 'metric', 'match', label];
       const refs = templateRefs(template);
       for (const u of refs.unknown) {
-        issues.push({ path, message: `unknown placeholder ${u}: use {{ .labels.<name> }}, {{ .name }}, {{ .pipeId }}, {{ .serviceId }} or {{ .organizationId }}` });
+        issues.push({
+          path,
+          message: `unknown placeholder ${u}: use {{ .labels.<name> }}, {{ .name }}, {{ .pipeId }}, {{ .serviceId }} or {{ .organizationId }}`,
+        });
       }
       pipes.forEach((p, i) => {
         if (!isRecord(p) || p.policy !== name) return;

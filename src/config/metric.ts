@@ -10,13 +10,16 @@ export type Strict = <S extends z.ZodRawShape>(shape: S) => z.ZodObject<S, z.cor
 
 export const METRIC_DEFAULTS = { timeoutMs: 5_000, staleAfterMs: 120_000, tolerance: 0.1 } as const;
 
-const httpUrl = field<string>((v) => typeof v === 'string' && /^https?:\/\//.test(v) && URL.canParse(v)
-  ? { ok: v.replace(/\/+$/, '') }
-  : 'must be an http(s) URL of a Prometheus server, e.g. http://127.0.0.1:9090');
+const httpUrl = field<string>((v) =>
+  typeof v === 'string' && /^https?:\/\//.test(v) && URL.canParse(v)
+    ? { ok: v.replace(/\/+$/, '') }
+    : 'must be an http(s) URL of a Prometheus server, e.g. http://127.0.0.1:9090',
+);
 
-const positiveNumber = (what: string) => field<number>((v) => typeof v === 'number' && Number.isFinite(v) && v > 0
-  ? { ok: v }
-  : `${what} must be a number above 0`);
+const positiveNumber = (what: string) =>
+  field<number>((v) =>
+    typeof v === 'number' && Number.isFinite(v) && v > 0 ? { ok: v } : `${what} must be a number above 0`,
+  );
 
 /** 0.1, or "10%". */
 const tolerance = field<number>((v) => {
@@ -33,17 +36,19 @@ export function prometheusSchema(strict: Strict) {
     bearerTokenFile: nonEmptyString.optional(),
     basicAuth: strict({ username: nonEmptyString, passwordFile: nonEmptyString }).optional(),
     headers: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
-  }).superRefine((p, ctx) => {
-    if (p.bearerTokenFile !== undefined && p.basicAuth !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['basicAuth'], message: 'give bearerTokenFile or basicAuth, not both' });
-    }
-  }).transform((p): PrometheusConfig => ({
-    url: p.url,
-    timeoutMs: p.timeout ?? METRIC_DEFAULTS.timeoutMs,
-    headers: p.headers ?? {},
-    ...(p.bearerTokenFile !== undefined ? { bearerTokenFile: p.bearerTokenFile } : {}),
-    ...(p.basicAuth !== undefined ? { basicAuth: p.basicAuth } : {}),
-  }));
+  })
+    .superRefine((p, ctx) => {
+      if (p.bearerTokenFile !== undefined && p.basicAuth !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['basicAuth'], message: 'give bearerTokenFile or basicAuth, not both' });
+      }
+    })
+    .transform((p): PrometheusConfig => ({
+      url: p.url,
+      timeoutMs: p.timeout ?? METRIC_DEFAULTS.timeoutMs,
+      headers: p.headers ?? {},
+      ...(p.bearerTokenFile !== undefined ? { bearerTokenFile: p.bearerTokenFile } : {}),
+      ...(p.basicAuth !== undefined ? { basicAuth: p.basicAuth } : {}),
+    }));
 }
 
 export function metricSchema(strict: Strict) {
@@ -65,31 +70,41 @@ export function metricSchema(strict: Strict) {
   });
   return strict({
     query: nonEmptyString,
-    match: z.record(z.string(), z.string({ error: 'must be a string (a label value or a {{ .labels.x }} template)' })).optional(),
+    match: z
+      .record(z.string(), z.string({ error: 'must be a string (a label value or a {{ .labels.x }} template)' }))
+      .optional(),
     targetPerReplica: positiveNumber('targetPerReplica').optional(),
     targetPerConcurrency: positiveNumber('targetPerConcurrency').optional(),
     onError: onError.optional(),
     staleAfter: positiveDurationMs().optional(),
     tolerance: tolerance.optional(),
-  }).superRefine((m, ctx) => {
-    if (m.targetPerReplica === undefined && m.targetPerConcurrency === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['targetPerReplica'], message: 'a metric needs targetPerReplica (stream pipes) or targetPerConcurrency (object-storage pipes)' });
-    }
-  }).transform((m): MetricSpec => ({
-    query: m.query,
-    match: m.match ?? {},
-    targetPer: {
-      ...(m.targetPerReplica !== undefined ? { replicas: m.targetPerReplica } : {}),
-      ...(m.targetPerConcurrency !== undefined ? { concurrency: m.targetPerConcurrency } : {}),
-    },
-    onError: m.onError ?? { kind: 'hold' },
-    staleAfterMs: m.staleAfter ?? METRIC_DEFAULTS.staleAfterMs,
-    tolerance: m.tolerance ?? METRIC_DEFAULTS.tolerance,
-  }));
+  })
+    .superRefine((m, ctx) => {
+      if (m.targetPerReplica === undefined && m.targetPerConcurrency === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['targetPerReplica'],
+          message: 'a metric needs targetPerReplica (stream pipes) or targetPerConcurrency (object-storage pipes)',
+        });
+      }
+    })
+    .transform((m): MetricSpec => ({
+      query: m.query,
+      match: m.match ?? {},
+      targetPer: {
+        ...(m.targetPerReplica !== undefined ? { replicas: m.targetPerReplica } : {}),
+        ...(m.targetPerConcurrency !== undefined ? { concurrency: m.targetPerConcurrency } : {}),
+      },
+      onError: m.onError ?? { kind: 'hold' },
+      staleAfterMs: m.staleAfter ?? METRIC_DEFAULTS.staleAfterMs,
+      tolerance: m.tolerance ?? METRIC_DEFAULTS.tolerance,
+    }));
 }
 
 /** `pipes[].labels`: label names as Prometheus spells them, string values. */
 export const pipeLabels = z.record(
-  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'label names are letters, digits and "_", not starting with a digit' }),
+  z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'label names are letters, digits and "_", not starting with a digit' }),
   z.string({ error: 'must be a string' }),
 );

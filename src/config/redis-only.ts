@@ -20,5 +20,6 @@ export function cutConnections(doc: Document): void {
     }
   }
   // metric policies need a Prometheus to be configured; where it is does not matter here
-  if (doc.hasIn(['metrics', 'prometheus'])) doc.setIn(['metrics', 'prometheus'], doc.createNode({ url: 'http://prometheus.invalid' }));
+  if (doc.hasIn(['metrics', 'prometheus']))
+    doc.setIn(['metrics', 'prometheus'], doc.createNode({ url: 'http://prometheus.invalid' }));
 }

@@ -19,15 +19,25 @@ export interface HostPort {
 export type RedisEndpoint =
   | { readonly mode: 'standalone'; readonly url: string }
   | {
-    readonly mode: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly name: string; readonly db: number;
-    readonly username?: string; readonly password?: string;
-  }
-  | { readonly mode: 'cluster'; readonly nodes: readonly HostPort[]; readonly username?: string; readonly password?: string };
+      readonly mode: 'sentinel';
+      readonly sentinels: readonly HostPort[];
+      readonly name: string;
+      readonly db: number;
+      readonly username?: string;
+      readonly password?: string;
+    }
+  | {
+      readonly mode: 'cluster';
+      readonly nodes: readonly HostPort[];
+      readonly username?: string;
+      readonly password?: string;
+    };
 
 export const SENTINEL_PORT = 26379;
 export const REDIS_PORT = 6379;
 
-export const REDIS_URL_FORMS = 'redis://host:6379, rediss://host:6380, redis+sentinel://host:26379,host:26379/<master name> or redis+cluster://host:6379,host:6379';
+export const REDIS_URL_FORMS =
+  'redis://host:6379, rediss://host:6380, redis+sentinel://host:26379,host:26379/<master name> or redis+cluster://host:6379,host:6379';
 
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^\s:,/@[\]{}]+)(?::(\d{1,5}))?$/;
 
@@ -72,23 +82,32 @@ const MULTI_HOST = /^(redis\+sentinel|redis\+cluster):\/\/(?:([^@/]*)@)?([^/?#]+
 export function parseRedisUrl(url: string): RedisEndpoint | { readonly error: string } {
   const multi = MULTI_HOST.exec(url);
   if (!multi) {
-    if (!URL.canParse(url) || !/^rediss?:$/.test(new URL(url).protocol)) return { error: `must be a Redis URL: ${REDIS_URL_FORMS}` };
+    if (!URL.canParse(url) || !/^rediss?:$/.test(new URL(url).protocol))
+      return { error: `must be a Redis URL: ${REDIS_URL_FORMS}` };
     return { mode: 'standalone', url };
   }
   const [, scheme, userinfo, hostList, path] = multi;
   const sentinel = scheme === 'redis+sentinel';
   const hosts = hostList!.split(',').map((h) => parseHostPort(h, sentinel ? SENTINEL_PORT : REDIS_PORT));
-  if (hosts.some((h) => h === null)) return { error: `has a host that is not host:port (${sentinel ? 'the sentinels' : 'the cluster nodes'}, comma-separated)` };
+  if (hosts.some((h) => h === null))
+    return {
+      error: `has a host that is not host:port (${sentinel ? 'the sentinels' : 'the cluster nodes'}, comma-separated)`,
+    };
   const creds = credentials(userinfo);
   if (creds === null) return { error: 'has a user or password that is not URL-encoded' };
   const nodes = hosts as HostPort[];
   if (!sentinel) {
-    if (path !== undefined && path !== '') return { error: 'redis+cluster:// takes no path (a cluster has no databases but 0)' };
+    if (path !== undefined && path !== '')
+      return { error: 'redis+cluster:// takes no path (a cluster has no databases but 0)' };
     return { mode: 'cluster', nodes, ...creds };
   }
   const [name, db, ...rest] = (path ?? '').split('/');
-  if (name === undefined || name === '') return { error: 'needs the master group name the sentinels monitor: redis+sentinel://host:26379,host:26379/<master name>' };
-  if (rest.length > 0 || (db !== undefined && db !== '' && !/^\d{1,2}$/.test(db))) return { error: 'has a path other than /<master name>[/<db>]' };
+  if (name === undefined || name === '')
+    return {
+      error: 'needs the master group name the sentinels monitor: redis+sentinel://host:26379,host:26379/<master name>',
+    };
+  if (rest.length > 0 || (db !== undefined && db !== '' && !/^\d{1,2}$/.test(db)))
+    return { error: 'has a path other than /<master name>[/<db>]' };
   let decoded: string;
   try {
     decoded = decodeURIComponent(name);
@@ -111,17 +130,24 @@ export function hashTag(key: string): string | null {
 export function clusterPrefixProblem(prefix: string): string | null {
   if (hashTag(prefix) !== null) return null;
   const bare = prefix.replace(/[{}]/g, '') || 'pipescaler';
-  return `Redis Cluster needs a hash-tagged prefix such as "{${bare}}": BullMQ's scripts and the daemon's own touch several keys at once, `
-    + 'which must all hash to one slot; this prefix has no {tag}';
+  return (
+    `Redis Cluster needs a hash-tagged prefix such as "{${bare}}": BullMQ's scripts and the daemon's own touch several keys at once, ` +
+    'which must all hash to one slot; this prefix has no {tag}'
+  );
 }
 
-const hostPortList = (defaultPort: number, what: string) => z.array(z.unknown(), { error: `must be a list of ${what} (host:port)` })
-  .min(1, { error: `must name at least one of the ${what}` })
-  .transform((list, ctx): HostPort[] => list.map((v, i) => {
-    const hp = typeof v === 'string' ? parseHostPort(v, defaultPort) : null;
-    if (hp === null) ctx.addIssue({ code: 'custom', path: [i], message: `must be host:port, e.g. 10.0.0.5:${defaultPort}` });
-    return hp ?? { host: '', port: defaultPort };
-  }));
+const hostPortList = (defaultPort: number, what: string) =>
+  z
+    .array(z.unknown(), { error: `must be a list of ${what} (host:port)` })
+    .min(1, { error: `must name at least one of the ${what}` })
+    .transform((list, ctx): HostPort[] =>
+      list.map((v, i) => {
+        const hp = typeof v === 'string' ? parseHostPort(v, defaultPort) : null;
+        if (hp === null)
+          ctx.addIssue({ code: 'custom', path: [i], message: `must be host:port, e.g. 10.0.0.5:${defaultPort}` });
+        return hp ?? { host: '', port: defaultPort };
+      }),
+    );
 
 const redisUrl = z.unknown().transform((v, ctx): string => {
   // never echo the value: it may carry a password
@@ -159,29 +185,53 @@ export function redisIssues(raw: unknown): RawIssue[] {
   const r = raw.redis;
   const given = (['url', 'sentinels', 'cluster'] as const).filter((k) => r[k] !== undefined);
   for (const k of given.slice(1)) {
-    issues.push({ path: ['redis', k], atKey: true, message: `give one of redis.url, redis.sentinels, redis.cluster (${given.join(' and ')} are both given)` });
+    issues.push({
+      path: ['redis', k],
+      atKey: true,
+      message: `give one of redis.url, redis.sentinels, redis.cluster (${given.join(' and ')} are both given)`,
+    });
   }
   const urlMode = typeof r.url === 'string' ? parseRedisUrl(r.url) : null;
   if (r.sentinels !== undefined && r.name === undefined) {
-    issues.push({ path: ['redis', 'sentinels'], atKey: true, message: 'needs redis.name: the master group name the sentinels monitor' });
+    issues.push({
+      path: ['redis', 'sentinels'],
+      atKey: true,
+      message: 'needs redis.name: the master group name the sentinels monitor',
+    });
   }
   if (r.name !== undefined && r.sentinels === undefined) {
-    issues.push({ path: ['redis', 'name'], atKey: true, message: 'is the master group name of redis.sentinels: give the sentinels too (or use url: redis+sentinel://.../<name>)' });
+    issues.push({
+      path: ['redis', 'name'],
+      atKey: true,
+      message:
+        'is the master group name of redis.sentinels: give the sentinels too (or use url: redis+sentinel://.../<name>)',
+    });
   }
   if (r.sentinelPassword !== undefined || r.sentinelPasswordFile !== undefined) {
-    const sentinelMode = r.sentinels !== undefined || (urlMode !== null && 'mode' in urlMode && urlMode.mode === 'sentinel');
+    const sentinelMode =
+      r.sentinels !== undefined || (urlMode !== null && 'mode' in urlMode && urlMode.mode === 'sentinel');
     if (!sentinelMode) {
       const key = r.sentinelPassword !== undefined ? 'sentinelPassword' : 'sentinelPasswordFile';
-      issues.push({ path: ['redis', key], atKey: true, message: 'applies to sentinels only (redis.sentinels or a redis+sentinel:// url)' });
+      issues.push({
+        path: ['redis', key],
+        atKey: true,
+        message: 'applies to sentinels only (redis.sentinels or a redis+sentinel:// url)',
+      });
     }
   }
   const clusterMode = r.cluster !== undefined || (urlMode !== null && 'mode' in urlMode && urlMode.mode === 'cluster');
   const prefix = typeof r.prefix === 'string' ? r.prefix : 'pipescaler';
   const problem = clusterMode ? clusterPrefixProblem(prefix) : null;
   if (problem !== null) {
-    issues.push(r.prefix === undefined
-      ? { path: ['redis', r.cluster !== undefined ? 'cluster' : 'url'], atKey: true, message: `needs redis.prefix: ${problem} (the default "pipescaler" has none)` }
-      : { path: ['redis', 'prefix'], message: problem });
+    issues.push(
+      r.prefix === undefined
+        ? {
+            path: ['redis', r.cluster !== undefined ? 'cluster' : 'url'],
+            atKey: true,
+            message: `needs redis.prefix: ${problem} (the default "pipescaler" has none)`,
+          }
+        : { path: ['redis', 'prefix'], message: problem },
+    );
   }
   return issues;
 }

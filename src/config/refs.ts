@@ -13,13 +13,15 @@ export function isReservedName(name: string): boolean {
 
 const RESERVED = (name: string) => `"${name}" cannot be a name: it is a property of every JavaScript object; rename it`;
 
-const known = (names: readonly string[]): string => (names.length === 0 ? 'none defined' : `known: ${names.join(', ')}`);
+const known = (names: readonly string[]): string =>
+  names.length === 0 ? 'none defined' : `known: ${names.join(', ')}`;
 
 export function crossCheck(raw: unknown): RawIssue[] {
   const issues: RawIssue[] = [];
   if (!isRecord(raw)) return issues;
   const allPolicyNames = isRecord(raw.policies) ? Object.keys(raw.policies) : [];
-  for (const name of allPolicyNames.filter(isReservedName)) issues.push({ path: ['policies', name], atKey: true, message: RESERVED(name) });
+  for (const name of allPolicyNames.filter(isReservedName))
+    issues.push({ path: ['policies', name], atKey: true, message: RESERVED(name) });
   const policyNames = allPolicyNames.filter((n) => !isReservedName(n));
   const api = isRecord(raw.api) ? raw.api : {};
   const extraKeys = isRecord(api.keys) ? Object.keys(api.keys) : [];
@@ -36,7 +38,11 @@ export function crossCheck(raw: unknown): RawIssue[] {
     }
   }
   if (extraKeys.includes('default')) {
-    issues.push({ path: ['api', 'keys', 'default'], atKey: true, message: '"default" is the key of api.keyId/api.keySecret; give this key another name' });
+    issues.push({
+      path: ['api', 'keys', 'default'],
+      atKey: true,
+      message: '"default" is the key of api.keyId/api.keySecret; give this key another name',
+    });
   }
   // pools (key-pool.ts): a pipe names a pool as it names a key, so the two share one namespace
   const poolOf = new Map<string, string>();
@@ -46,7 +52,10 @@ export function crossCheck(raw: unknown): RawIssue[] {
       poolOf.set(name, spec.pool);
       if (isReservedName(spec.pool)) issues.push({ path: ['api', 'keys', name, 'pool'], message: RESERVED(spec.pool) });
       else if (keyNames.includes(spec.pool)) {
-        issues.push({ path: ['api', 'keys', name, 'pool'], message: `pool "${spec.pool}" has the name of an API key, so key: ${spec.pool} would be ambiguous; rename the pool or the key` });
+        issues.push({
+          path: ['api', 'keys', name, 'pool'],
+          message: `pool "${spec.pool}" has the name of an API key, so key: ${spec.pool} would be ambiguous; rename the pool or the key`,
+        });
       }
     }
   }
@@ -59,28 +68,43 @@ export function crossCheck(raw: unknown): RawIssue[] {
     if (!isRecord(p)) return;
     if (typeof p.name === 'string') {
       const first = byName.get(p.name);
-      if (first !== undefined) issues.push({ path: ['pipes', i, 'name'], message: `duplicate pipe name "${p.name}" (also pipes[${first}])` });
+      if (first !== undefined)
+        issues.push({ path: ['pipes', i, 'name'], message: `duplicate pipe name "${p.name}" (also pipes[${first}])` });
       else byName.set(p.name, i);
     }
     if (typeof p.pipeId === 'string') {
       const id = `${String(p.serviceId).toLowerCase()}/${p.pipeId.toLowerCase()}`;
       const first = byId.get(id);
-      if (first !== undefined) issues.push({ path: ['pipes', i, 'pipeId'], message: `this pipe is already configured as pipes[${first}]; one pipe, one policy` });
+      if (first !== undefined)
+        issues.push({
+          path: ['pipes', i, 'pipeId'],
+          message: `this pipe is already configured as pipes[${first}]; one pipe, one policy`,
+        });
       else byId.set(id, i);
     }
     if (typeof p.policy === 'string' && !policyNames.includes(p.policy)) {
       const hint = closest(p.policy, policyNames);
-      issues.push({ path: ['pipes', i, 'policy'], message: `unknown policy "${p.policy}"${hint ? ` (did you mean "${hint}"?)` : ''}; ${known(policyNames)}` });
+      issues.push({
+        path: ['pipes', i, 'policy'],
+        message: `unknown policy "${p.policy}"${hint ? ` (did you mean "${hint}"?)` : ''}; ${known(policyNames)}`,
+      });
     }
     if (typeof p.key === 'string' && !keyNames.includes(p.key) && !poolNames.includes(p.key)) {
       const names = [...keyNames.filter((k) => !poolOf.has(k)), ...poolNames];
       const hint = closest(p.key, names);
       const pools = poolNames.length > 0 ? `; pools: ${poolNames.join(', ')} (api.keys.<key>.pool)` : '';
-      issues.push({ path: ['pipes', i, 'key'], message: `unknown API key${poolNames.length > 0 ? ' or pool' : ''} "${p.key}"${hint ? ` (did you mean "${hint}"?)` : ''}; `
-        + `${known(keyNames.filter((k) => !poolOf.has(k)))} (api.keys)${pools}` });
+      issues.push({
+        path: ['pipes', i, 'key'],
+        message:
+          `unknown API key${poolNames.length > 0 ? ' or pool' : ''} "${p.key}"${hint ? ` (did you mean "${hint}"?)` : ''}; ` +
+          `${known(keyNames.filter((k) => !poolOf.has(k)))} (api.keys)${pools}`,
+      });
     } else if (typeof p.key === 'string' && poolOf.has(p.key)) {
       const pool = poolOf.get(p.key)!;
-      issues.push({ path: ['pipes', i, 'key'], message: `the key "${p.key}" serves the pool "${pool}": name the pool (key: ${pool}), which spreads its pipes over its keys; a pooled key serves only its pool` });
+      issues.push({
+        path: ['pipes', i, 'key'],
+        message: `the key "${p.key}" serves the pool "${pool}": name the pool (key: ${pool}), which spreads its pipes over its keys; a pooled key serves only its pool`,
+      });
     }
   });
 
@@ -92,7 +116,10 @@ export function crossCheck(raw: unknown): RawIssue[] {
         if (!isRecord(w) || typeof w.name !== 'string') return;
         const first = seen.get(w.name);
         if (first !== undefined) {
-          issues.push({ path: ['policies', name, 'windows', i, 'name'], message: `duplicate window name "${w.name}" (also windows[${first}])` });
+          issues.push({
+            path: ['policies', name, 'windows', i, 'name'],
+            message: `duplicate window name "${w.name}" (also windows[${first}])`,
+          });
         } else seen.set(w.name, i);
       });
     }

@@ -2,28 +2,53 @@
 // normalized shapes of types.ts. Every object is strict (unknown keys are errors with a
 // did-you-mean); cross references and secrets are checked in refs.ts and secrets.ts.
 import { z } from 'zod';
-import { PLATFORM_RATE_LIMIT, SCALABLE_KINDS, SCALING_FIELDS, SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import {
+  PLATFORM_RATE_LIMIT,
+  SCALABLE_KINDS,
+  SCALING_FIELDS,
+  SCALING_LIMITS,
+  type ScalingField,
+  type ScalingValues,
+} from '../api/index.js';
 import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from '../policy/index.js';
 import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
 import { redisSchema } from './redis.js';
 import { didYouMean } from './did-you-mean.js';
 import {
-  WEEKDAYS, cronExpression, durationMs, field, instant, leadTime, listenAddress, localDate, localTime, lowerName,
-  nonEmptyString, positiveDurationMs, scalingValue, stepValue, timeZone, uuid, weekdays,
+  WEEKDAYS,
+  cronExpression,
+  durationMs,
+  field,
+  instant,
+  leadTime,
+  listenAddress,
+  localDate,
+  localTime,
+  lowerName,
+  nonEmptyString,
+  positiveDurationMs,
+  scalingValue,
+  stepValue,
+  timeZone,
+  uuid,
+  weekdays,
 } from './fields.js';
 
 /** A strict object whose unknown-key issue carries one message per key, in the order of `keys`. */
 export function strict<S extends z.ZodRawShape>(shape: S) {
   const known = Object.keys(shape);
   return z.strictObject(shape, {
-    error: (iss) => iss.code === 'unrecognized_keys'
-      ? iss.keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}`).join('\n')
-      : undefined,
+    error: (iss) =>
+      iss.code === 'unrecognized_keys'
+        ? iss.keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}`).join('\n')
+        : undefined,
   });
 }
 
 const perField = <T extends z.ZodType>(make: (f: ScalingField) => T) =>
-  strict(Object.fromEntries(SCALING_FIELDS.map((f) => [f, make(f).optional()])) as Record<ScalingField, z.ZodOptional<T>>);
+  strict(
+    Object.fromEntries(SCALING_FIELDS.map((f) => [f, make(f).optional()])) as Record<ScalingField, z.ZodOptional<T>>,
+  );
 
 const compact = <T>(rec: Partial<Record<ScalingField, T | undefined>>): Partial<Record<ScalingField, T>> =>
   Object.fromEntries(Object.entries(rec).filter(([, v]) => v !== undefined));
@@ -37,39 +62,51 @@ const rangeOf = (f: ScalingField) =>
   });
 
 /** Window `bounds`: a missing side is the platform's own limit. */
-const targetBounds = perField(rangeOf).transform((b): Target => compact(Object.fromEntries(
-  Object.entries(b).map(([f, r]) => [f, {
-    min: r.min ?? SCALING_LIMITS[f as ScalingField].min,
-    max: r.max ?? SCALING_LIMITS[f as ScalingField].max,
-  }]),
-)));
+const targetBounds = perField(rangeOf).transform((b): Target =>
+  compact(
+    Object.fromEntries(
+      Object.entries(b).map(([f, r]) => [
+        f,
+        {
+          min: r.min ?? SCALING_LIMITS[f as ScalingField].min,
+          max: r.max ?? SCALING_LIMITS[f as ScalingField].max,
+        },
+      ]),
+    ),
+  ),
+);
 
 /** Window `set`: a fixed value per field. A `{min, max}` there is a range, which is `bounds`: say so. */
-const setField = (f: ScalingField) => z.unknown().transform((v, ctx): number => {
-  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-    ctx.addIssue({ code: 'custom', message: `set takes a fixed ${f}; for a range write bounds: { ${f}: { min: ..., max: ... } }` });
+const setField = (f: ScalingField) =>
+  z.unknown().transform((v, ctx): number => {
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `set takes a fixed ${f}; for a range write bounds: { ${f}: { min: ..., max: ... } }`,
+      });
+      return z.NEVER;
+    }
+    const r = scalingValue(f).safeParse(v);
+    if (r.success) return r.data;
+    for (const i of r.error.issues) ctx.addIssue(i as never);
     return z.NEVER;
-  }
-  const r = scalingValue(f).safeParse(v);
-  if (r.success) return r.data;
-  for (const i of r.error.issues) ctx.addIssue(i as never);
-  return z.NEVER;
-});
+  });
 const fixedValues = perField(setField);
 
 /** Policy `baseline`: per field a fixed value, or `{min, max}`. */
-const baselineField = (f: ScalingField) => z.unknown().transform((v, ctx): FieldTarget => {
-  if (typeof v === 'object' && v !== null) {
-    const r = rangeOf(f).safeParse(v);
-    if (r.success) return { min: r.data.min ?? SCALING_LIMITS[f].min, max: r.data.max ?? SCALING_LIMITS[f].max };
+const baselineField = (f: ScalingField) =>
+  z.unknown().transform((v, ctx): FieldTarget => {
+    if (typeof v === 'object' && v !== null) {
+      const r = rangeOf(f).safeParse(v);
+      if (r.success) return { min: r.data.min ?? SCALING_LIMITS[f].min, max: r.data.max ?? SCALING_LIMITS[f].max };
+      for (const i of r.error.issues) ctx.addIssue(i as never);
+      return z.NEVER;
+    }
+    const r = scalingValue(f).safeParse(v);
+    if (r.success) return { value: r.data };
     for (const i of r.error.issues) ctx.addIssue(i as never);
     return z.NEVER;
-  }
-  const r = scalingValue(f).safeParse(v);
-  if (r.success) return { value: r.data };
-  for (const i of r.error.issues) ctx.addIssue(i as never);
-  return z.NEVER;
-});
+  });
 const baseline = perField(baselineField).transform((t): Target => compact(t));
 
 const WINDOW_KEYS_RECURRING = ['days', 'start', 'end', 'duration', 'timezone', 'exclude'] as const;
@@ -99,7 +136,8 @@ const window = strict({
     if (target[f]) issue('bounds', `${f} is both in set and in bounds; keep one`);
     target[f] = r;
   }
-  if (w.set === undefined && w.bounds === undefined) issue('set', 'a window needs set (fixed values) or bounds (min/max)');
+  if (w.set === undefined && w.bounds === undefined)
+    issue('set', 'a window needs set (fixed values) or bounds (min/max)');
   else if (Object.keys(target).length === 0) issue('set', 'the window sets no field');
   // an unnamed window is named after its position by the policy below
   const base = { name: w.name ?? '', priority: w.priority ?? 0, target: target as Target };
@@ -111,13 +149,18 @@ const window = strict({
     if (w.from === undefined) issue('from', 'a one-off window needs from (it has to)');
     if (w.to === undefined) issue('to', 'a one-off window needs to (it has from)');
     if (w.from !== undefined && w.to !== undefined && w.from >= w.to) {
-      issue('to', `the window is empty: to (${new Date(w.to).toISOString()}) is not after from (${new Date(w.from).toISOString()})`);
+      issue(
+        'to',
+        `the window is empty: to (${new Date(w.to).toISOString()}) is not after from (${new Date(w.from).toISOString()})`,
+      );
     }
     return { ...base, kind: 'oneOff', from: w.from ?? 0, to: w.to ?? 0 };
   }
-  if (w.start === undefined) issue('start', 'a recurring window needs start ("HH:MM"); a one-off window needs from and to');
+  if (w.start === undefined)
+    issue('start', 'a recurring window needs start ("HH:MM"); a one-off window needs from and to');
   if (w.timezone === undefined) issue('timezone', 'a recurring window needs timezone (e.g. Europe/Berlin or UTC)');
-  if (w.end === undefined && w.duration === undefined) issue('end', 'a recurring window needs end ("HH:MM") or duration (e.g. 12h)');
+  if (w.end === undefined && w.duration === undefined)
+    issue('end', 'a recurring window needs end ("HH:MM") or duration (e.g. 12h)');
   if (w.end !== undefined && w.duration !== undefined) issue('duration', 'give end or duration, not both');
   if (w.start && w.end?.hour === w.start.hour && w.end.minute === w.start.minute) {
     issue('end', 'the window is empty: end equals start (for a whole day use duration: 24h)');
@@ -137,14 +180,20 @@ const window = strict({
 });
 
 const direction = {
-  maxStep: perField(stepValue).transform((s): ScalingValues => compact(s)).optional(),
+  maxStep: perField(stepValue)
+    .transform((s): ScalingValues => compact(s))
+    .optional(),
   cooldown: durationMs().optional(),
 };
 const behavior = strict({
   scaleUp: strict({ ...direction, leadTime: leadTime.optional() }).optional(),
   scaleDown: strict({ ...direction, stabilization: durationMs().optional() }).optional(),
 }).transform((b): Behavior => ({
-  scaleUp: { maxStep: b.scaleUp?.maxStep ?? {}, cooldownMs: b.scaleUp?.cooldown ?? 0, leadTime: b.scaleUp?.leadTime ?? 'auto' },
+  scaleUp: {
+    maxStep: b.scaleUp?.maxStep ?? {},
+    cooldownMs: b.scaleUp?.cooldown ?? 0,
+    leadTime: b.scaleUp?.leadTime ?? 'auto',
+  },
   scaleDown: {
     maxStep: b.scaleDown?.maxStep ?? {},
     cooldownMs: b.scaleDown?.cooldown ?? 0,
@@ -193,15 +242,26 @@ const pipe = strict({
   key: nonEmptyString.optional(),
   bounds: pipeBounds.optional(),
   labels: pipeLabels.optional(),
-  kind: z.enum(SCALABLE_KINDS, { error: `must be one of ${SCALABLE_KINDS.join(', ')} (a database pipe takes no scaling)` }).optional(),
+  kind: z
+    .enum(SCALABLE_KINDS, { error: `must be one of ${SCALABLE_KINDS.join(', ')} (a database pipe takes no scaling)` })
+    .optional(),
   paused: nonEmptyString.optional(),
 }).transform((p): PipeConfig => {
   const { kind, ...rest } = p;
-  return { ...rest, key: p.key ?? 'default', bounds: p.bounds ?? {}, labels: p.labels ?? {}, ...(kind ? { kind } : {}) };
+  return {
+    ...rest,
+    key: p.key ?? 'default',
+    bounds: p.bounds ?? {},
+    labels: p.labels ?? {},
+    ...(kind ? { kind } : {}),
+  };
 });
 
 const rateLimit = strict({
-  requests: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }),
+  requests: z
+    .number({ error: 'must be an integer' })
+    .int({ error: 'must be an integer' })
+    .min(1, { error: 'must be at least 1' }),
   per: positiveDurationMs(),
 }).transform((r) => ({ requests: r.requests, perMs: r.per }));
 
@@ -222,8 +282,11 @@ const api = strict({
   baseUrl: baseUrl.optional(),
   fixtures: nonEmptyString.optional(),
   timeout: positiveDurationMs().optional(),
-  maxResponseBytes: z.number({ error: 'must be an integer (bytes)' }).int({ error: 'must be an integer (bytes)' })
-    .min(1024, { error: 'must be at least 1024 (bytes)' }).optional(),
+  maxResponseBytes: z
+    .number({ error: 'must be an integer (bytes)' })
+    .int({ error: 'must be an integer (bytes)' })
+    .min(1024, { error: 'must be at least 1024 (bytes)' })
+    .optional(),
   // a key with no 2xx for this long checks in with one services list; 0 turns it off
   checkEvery: durationMs().optional(),
   ...keyFields,
@@ -239,16 +302,25 @@ export const configSchema = strict({
   evaluate: strict({
     cron: cronExpression.optional(),
     reconcile: positiveDurationMs().optional(),
-    concurrency: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' })
-      .min(1, { error: 'must be at least 1' }).max(1000, { error: 'must be at most 1000' }).optional(),
-    readShare: z.number({ error: 'must be a number' }).gt(0, { error: 'must be above 0' })
-      .max(0.9, { error: 'must be at most 0.9 (changes need the rest)' }).optional(),
+    concurrency: z
+      .number({ error: 'must be an integer' })
+      .int({ error: 'must be an integer' })
+      .min(1, { error: 'must be at least 1' })
+      .max(1000, { error: 'must be at most 1000' })
+      .optional(),
+    readShare: z
+      .number({ error: 'must be a number' })
+      .gt(0, { error: 'must be above 0' })
+      .max(0.9, { error: 'must be at most 0.9 (changes need the rest)' })
+      .optional(),
   }).optional(),
   telemetry: strict({
     listen: listenAddress.optional(),
-    logLevel: field<(typeof LOG_LEVELS)[number]>((v) => (LOG_LEVELS as readonly unknown[]).includes(v)
-      ? { ok: v as (typeof LOG_LEVELS)[number] }
-      : `must be one of ${LOG_LEVELS.join(', ')}${typeof v === 'string' ? didYouMean(v, LOG_LEVELS) : ''}`).optional(),
+    logLevel: field<(typeof LOG_LEVELS)[number]>((v) =>
+      (LOG_LEVELS as readonly unknown[]).includes(v)
+        ? { ok: v as (typeof LOG_LEVELS)[number] }
+        : `must be one of ${LOG_LEVELS.join(', ')}${typeof v === 'string' ? didYouMean(v, LOG_LEVELS) : ''}`,
+    ).optional(),
   }).optional(),
   dryRun: z.boolean({ error: 'must be true or false' }).optional(),
   metrics: strict({ prometheus: prometheusSchema(strict).optional() }).optional(),

@@ -35,7 +35,13 @@ export interface SecretsInput {
 /** Credentials of the default key when baseUrl is embedded and none are given: the fixtures' demo key. */
 export const DEMO_KEY: ResolvedKey = { keyId: '', keySecret: '' };
 
-export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredentials = true }: SecretsInput): SecretsResult {
+export function resolveSecrets({
+  raw,
+  interpolated,
+  dir,
+  readFile,
+  apiCredentials = true,
+}: SecretsInput): SecretsResult {
   const issues: RawIssue[] = [];
   const secrets: string[] = [];
   const keys: Record<string, ResolvedKey> = {};
@@ -44,7 +50,12 @@ export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredential
   const embedded = api.baseUrl === undefined || api.baseUrl === 'embedded';
 
   /** A secret from `${ENV_VAR}` (a literal is refused) or from a file relative to the config. */
-  const secretOf = (spec: Record<string, unknown>, path: (string | number)[], valueKey: string, fileKey: string): { secret?: string; badType?: true } => {
+  const secretOf = (
+    spec: Record<string, unknown>,
+    path: (string | number)[],
+    valueKey: string,
+    fileKey: string,
+  ): { secret?: string; badType?: true } => {
     const value = spec[valueKey];
     const fileName = spec[fileKey];
     if (value !== undefined && value !== null) {
@@ -52,14 +63,21 @@ export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredential
       if (typeof value !== 'string') return { badType: true }; // the schema reports the type
       let secret: string | undefined;
       if (!interpolated.has(formatPath(valuePath))) {
-        issues.push({ path: valuePath, message: `a secret must not be written in the config file: use ${valueKey}: \${ENV_VAR} or ${fileKey}: /path/to/file` });
+        issues.push({
+          path: valuePath,
+          message: `a secret must not be written in the config file: use ${valueKey}: \${ENV_VAR} or ${fileKey}: /path/to/file`,
+        });
       } else if (value === '') {
-        issues.push({ path: valuePath, message: `is empty (${interpolated.get(formatPath(valuePath))} resolved to nothing)` });
+        issues.push({
+          path: valuePath,
+          message: `is empty (${interpolated.get(formatPath(valuePath))} resolved to nothing)`,
+        });
       } else {
         secret = value;
         secrets.push(value);
       }
-      if (fileName !== undefined) issues.push({ path: [...path, fileKey], message: `give ${valueKey} or ${fileKey}, not both` });
+      if (fileName !== undefined)
+        issues.push({ path: [...path, fileKey], message: `give ${valueKey} or ${fileKey}, not both` });
       return secret !== undefined ? { secret } : {};
     }
     if (typeof fileName !== 'string' || fileName === '') return {};
@@ -90,14 +108,18 @@ export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredential
     const hasSecret = keySecret !== undefined || keySecretFile !== undefined;
     if (keyId === undefined && !hasSecret) {
       if (!optional) {
-        issues.push({ path, message: embedded
-          ? 'needs keyId and keySecret (or keySecretFile)'
-          : 'baseUrl is not embedded: give keyId: ${PIPESCALER_KEY_ID} and keySecret: ${PIPESCALER_KEY_SECRET} (or keySecretFile)' });
+        issues.push({
+          path,
+          message: embedded
+            ? 'needs keyId and keySecret (or keySecretFile)'
+            : 'baseUrl is not embedded: give keyId: ${PIPESCALER_KEY_ID} and keySecret: ${PIPESCALER_KEY_SECRET} (or keySecretFile)',
+        });
       }
       return;
     }
     if (keyId === undefined) issues.push({ path, message: 'has a secret but no keyId' });
-    else if (!hasSecret) issues.push({ path: [...path, 'keyId'], message: 'needs keySecret (from ${ENV_VAR}) or keySecretFile' });
+    else if (!hasSecret)
+      issues.push({ path: [...path, 'keyId'], message: 'needs keySecret (from ${ENV_VAR}) or keySecretFile' });
     if (typeof keyId === 'string' && secret !== undefined) keys[name] = { keyId, keySecret: secret };
   };
 
@@ -113,17 +135,30 @@ export function resolveSecrets({ raw, interpolated, dir, readFile, apiCredential
 
   const redis = isRecord(raw.redis) ? raw.redis : {};
   const endpoint = typeof redis.url === 'string' ? parseRedisUrl(redis.url) : null;
-  const urlPassword = endpoint === null || 'error' in endpoint ? undefined
-    : endpoint.mode === 'standalone' ? (URL.canParse(endpoint.url) ? new URL(endpoint.url).password : undefined) : endpoint.password;
+  const urlPassword =
+    endpoint === null || 'error' in endpoint
+      ? undefined
+      : endpoint.mode === 'standalone'
+        ? URL.canParse(endpoint.url)
+          ? new URL(endpoint.url).password
+          : undefined
+        : endpoint.password;
   if (urlPassword !== undefined && urlPassword !== '') {
     secrets.push(urlPassword, safeDecode(urlPassword), encodeURIComponent(urlPassword));
     if (!interpolated.has('redis.url')) {
-      issues.push({ path: ['redis', 'url'], message: 'a password must not be written in the config file: use url: ${PIPESCALER_REDIS_URL} (or redis://:${REDIS_PASSWORD}@host:6379), or password: ${REDIS_PASSWORD}' });
+      issues.push({
+        path: ['redis', 'url'],
+        message:
+          'a password must not be written in the config file: use url: ${PIPESCALER_REDIS_URL} (or redis://:${REDIS_PASSWORD}@host:6379), or password: ${REDIS_PASSWORD}',
+      });
     }
   }
   const password = secretOf(redis, ['redis'], 'password', 'passwordFile').secret;
   const sentinelPassword = secretOf(redis, ['redis'], 'sentinelPassword', 'sentinelPasswordFile').secret;
-  const resolvedRedis = { ...(password !== undefined ? { password } : {}), ...(sentinelPassword !== undefined ? { sentinelPassword } : {}) };
+  const resolvedRedis = {
+    ...(password !== undefined ? { password } : {}),
+    ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
+  };
   return { keys, redis: resolvedRedis, issues, secrets };
 }
 

@@ -22,7 +22,12 @@ export interface ApplyOutcome {
 }
 
 export async function handleApiFailure(
-  ctx: DaemonContext, job: Job<ApplyJob>, pipe: PipeConfig, lane: KeyLane, err: unknown, outcome: ApplyOutcome | null,
+  ctx: DaemonContext,
+  job: Job<ApplyJob>,
+  pipe: PipeConfig,
+  lane: KeyLane,
+  err: unknown,
+  outcome: ApplyOutcome | null,
   /** For reads: the code the pipe already failed with; the same failure again is not reported again. */
   previousCode?: string | null,
 ): Promise<never> {
@@ -42,13 +47,20 @@ export async function handleApiFailure(
   if (err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
 
   const lastError = {
-    at, code: err.code, message: err.platformError ?? err.message, ...(err.requestId ? { requestId: err.requestId } : {}),
+    at,
+    code: err.code,
+    message: err.platformError ?? err.message,
+    ...(err.requestId ? { requestId: err.requestId } : {}),
   };
   await ctx.store.write(pipe.name, { lastError });
   // "Service is not running. Current state: idle": every pipe of that service waits now, until a
   // services list read a reconcile period later finds it running (apply.ts).
-  const serviceState = err.code === 'API_FAILED_DEPENDENCY' ? ServiceState.safeParse(/Current state: (\w+)/.exec(lastError.message)?.[1]) : null;
-  if (serviceState?.success) await ctx.store.writeServices(pipe.organizationId, [{ id: pipe.serviceId, state: serviceState.data }], at);
+  const serviceState =
+    err.code === 'API_FAILED_DEPENDENCY'
+      ? ServiceState.safeParse(/Current state: (\w+)/.exec(lastError.message)?.[1])
+      : null;
+  if (serviceState?.success)
+    await ctx.store.writeServices(pipe.organizationId, [{ id: pipe.serviceId, state: serviceState.data }], at);
 
   if (err.retriable) {
     const attempt = job.attemptsMade + 1;
@@ -58,7 +70,11 @@ export async function handleApiFailure(
       // The Worker's backoff strategy (chosenBackoff) waits exactly this.
       Object.assign(err, { retryDelayMs: delayMs });
       ctx.emitter.emit('apply:retry', {
-        pipe: pipe.name, code: err.code, attempt, delayMs, ...(err.operation ? { operation: err.operation } : {}),
+        pipe: pipe.name,
+        code: err.code,
+        attempt,
+        delayMs,
+        ...(err.operation ? { operation: err.operation } : {}),
       });
     } else {
       report(outcome, err.code, err.requestId);
@@ -90,7 +106,9 @@ export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError
   await lane.queue.rateLimit(bounded.ms);
   if (!bounded.valid) {
     ctx.emitter.emit('rate-limit:reset-invalid', {
-      key: lane.keyName, value: err.rateLimit?.resetInvalid ?? (raw === undefined ? 'missing' : String(raw)), usedMs: bounded.ms,
+      key: lane.keyName,
+      value: err.rateLimit?.resetInvalid ?? (raw === undefined ? 'missing' : String(raw)),
+      usedMs: bounded.ms,
     });
   }
   ctx.emitter.emit('rate-limited', { key: lane.keyName, resetMs: bounded.ms });
@@ -99,7 +117,13 @@ export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError
 
 /** A failed read (first contact, reconcile, endpoint) is a failed outcome too, so the pipe's
  *  failure shows in pipescaler_decisions_total and PipescalerApplyFailing (a 404 pipe id). */
-function reportFailed(ctx: DaemonContext, outcome: ApplyOutcome | null, code: string, requestId: string | undefined, pipe: PipeConfig): void {
+function reportFailed(
+  ctx: DaemonContext,
+  outcome: ApplyOutcome | null,
+  code: string,
+  requestId: string | undefined,
+  pipe: PipeConfig,
+): void {
   const o = outcome ?? { pipe: pipe.name, direction: 'none' as const, windows: [], before: {}, after: {}, reasons: [] };
   ctx.emitter.emit('decision', { ...o, result: 'failed', reason: code, ...(requestId ? { requestId } : {}) });
 }

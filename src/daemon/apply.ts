@@ -5,7 +5,15 @@
 // never met whose kind is known gets its first change as its first contact.
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
-import { clampToLimit, isApiError, pipeKind, SCALABLE_PIPE_STATES, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../api/index.js';
+import {
+  clampToLimit,
+  isApiError,
+  pipeKind,
+  SCALABLE_PIPE_STATES,
+  type PipeKind,
+  type ReversePrivateEndpointStatus,
+  type ScalingValues,
+} from '../api/index.js';
 import { afterChange, changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure, type ApplyOutcome } from './apply-failure.js';
@@ -80,7 +88,13 @@ interface Turn {
  * what the turn just learned and the current config: the pipe's state (a Stopped pipe is never
  * sent a change), the pipe's bounds and the platform's ranges (a reload may have narrowed them).
  */
-function changeBlocked(ctx: DaemonContext, pipe: PipeConfig, rec: PipeRecord, pause: PauseFlag | null, body: ScalingValues): string | null {
+function changeBlocked(
+  ctx: DaemonContext,
+  pipe: PipeConfig,
+  rec: PipeRecord,
+  pause: PauseFlag | null,
+  body: ScalingValues,
+): string | null {
   if (pause) return 'paused';
   if (ctx.config().dryRun) return 'dry_run';
   if (!rec.desired) return 'nothing';
@@ -91,7 +105,8 @@ function changeBlocked(ctx: DaemonContext, pipe: PipeConfig, rec: PipeRecord, pa
   if (Object.values(rec.endpoints).some((s) => s !== 'Ready')) return 'endpoint_not_ready';
   for (const [f, v] of Object.entries(body) as [keyof ScalingValues, number][]) {
     const b = pipe.bounds[f];
-    if (clampToLimit(f, v) !== v || (b?.min !== undefined && v < b.min) || (b?.max !== undefined && v > b.max)) return 'out_of_bounds';
+    if (clampToLimit(f, v) !== v || (b?.min !== undefined && v < b.min) || (b?.max !== undefined && v > b.max))
+      return 'out_of_bounds';
   }
   return null;
 }
@@ -113,7 +128,11 @@ async function apply(turn: Turn, kind: PipeKind, body: ScalingValues): Promise<s
   const last = rec.lastDecision;
   // `before` is what the platform last reported (a read, or the answer of the last request).
   const outcome: ApplyOutcome = {
-    pipe: pipe.name, direction: auditDirection(moves), windows: last?.windows ?? [], before: rec.applied, reasons: last?.reasons ?? [],
+    pipe: pipe.name,
+    direction: auditDirection(moves),
+    windows: last?.windows ?? [],
+    before: rec.applied,
+    reasons: last?.reasons ?? [],
     after: { ...rec.applied, ...body },
   };
   try {
@@ -121,15 +140,22 @@ async function apply(turn: Turn, kind: PipeKind, body: ScalingValues): Promise<s
     const now = ctx.now();
     ctx.emitter.emit('api:contact', { at: now });
     // From the first decision that wanted this change to its answer (not only the last queue wait).
-    ctx.emitter.emit('apply:start', { pipe: pipe.name, key: lane.keyName, queueWaitMs: Math.max(0, now - (rec.wantedSince ?? job.data.tickAt)) });
-    if (res.envelopeIssue) ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
+    ctx.emitter.emit('apply:start', {
+      pipe: pipe.name,
+      key: lane.keyName,
+      queueWaitMs: Math.max(0, now - (rec.wantedSince ?? job.data.tickAt)),
+    });
+    if (res.envelopeIssue)
+      ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
     const p = res.result;
     const realKind = pipeKind(p.source) ?? kind;
     const applied = mergeReported(rec.applied, p.scaling, body);
     const endpointIds = p.source.kafka?.reversePrivateEndpointIds ?? [];
     // The answer is the pipe's read: a field we did not send that differs from what we last
     // applied drifted behind our back.
-    const notSent = rec.lastApplied ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in body))) : null;
+    const notSent = rec.lastApplied
+      ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in body)))
+      : null;
     const drift = !contact && notSent ? driftOf(realKind, notSent, applied) : null;
     await ctx.store.write(pipe.name, {
       applied,
@@ -149,9 +175,16 @@ async function apply(turn: Turn, kind: PipeKind, body: ScalingValues): Promise<s
     });
     ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
     ctx.emitter.emit('decision', {
-      ...outcome, result: 'applied', after: applied,
+      ...outcome,
+      result: 'applied',
+      after: applied,
       // A scale-up sent ahead of its window says so (lead time).
-      reason: moves.up && outcome.reasons.some((r) => r.code === 'lead_time') ? 'lead_time' : outcome.windows.length > 0 ? 'window' : 'baseline',
+      reason:
+        moves.up && outcome.reasons.some((r) => r.code === 'lead_time')
+          ? 'lead_time'
+          : outcome.windows.length > 0
+            ? 'window'
+            : 'baseline',
       requestId: res.requestId,
     });
     if (drift) {
@@ -170,7 +203,7 @@ async function apply(turn: Turn, kind: PipeKind, body: ScalingValues): Promise<s
       return 'contact_refused';
     }
     // A first contact that keeps failing the same way is reported once per change of state.
-    return handleApiFailure(ctx, job, pipe, lane, err, outcome, contact ? rec.lastError?.code ?? null : undefined);
+    return handleApiFailure(ctx, job, pipe, lane, err, outcome, contact ? (rec.lastError?.code ?? null) : undefined);
   }
 }
 
@@ -181,7 +214,8 @@ async function read(turn: Turn): Promise<string> {
     // A reconcile read draws on the key's read share; a first contact is what every change waits for.
     const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), {}, { retry: false }), { read: !contact });
     ctx.emitter.emit('api:contact', { at: ctx.now() });
-    if (res.envelopeIssue) ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
+    if (res.envelopeIssue)
+      ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
     const p = res.result;
     const kind = pipeKind(p.source);
     const endpointIds = p.source.kafka?.reversePrivateEndpointIds ?? [];
@@ -192,8 +226,18 @@ async function read(turn: Turn): Promise<string> {
     ) as Record<string, ReversePrivateEndpointStatus>;
     const applied = mergeReported(rec.applied, p.scaling);
     await ctx.store.write(pipe.name, {
-      kind, state: p.state, applied, endpoints, endpointsDue: endpointIds, lastReadAt: ctx.now(), readDue: false,
-      lastError: null, authFailures: 0, ref: refOf(pipe), contactAsRead: false, contactKind: null,
+      kind,
+      state: p.state,
+      applied,
+      endpoints,
+      endpointsDue: endpointIds,
+      lastReadAt: ctx.now(),
+      readDue: false,
+      lastError: null,
+      authFailures: 0,
+      ref: refOf(pipe),
+      contactAsRead: false,
+      contactKind: null,
       ...(contact && endpointIds.length > 0 ? { contactTickAt: job.data.tickAt } : {}),
     });
     if (rec.lastError !== null) ctx.emitter.emit('read:recovered', { pipe: pipe.name, code: rec.lastError.code });
@@ -213,7 +257,10 @@ async function read(turn: Turn): Promise<string> {
       // again from what it has, so the correction follows maxStep, cooldowns and each direction's rules.
       await ctx.store.write(pipe.name, { desired: null });
       await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-drift');
-    } else if (!(await followUp(ctx, pipe, kind, rec.desired, applied, job.data.tickAt)) && readDueAfterMs(ctx.config(), pipe) === 0) {
+    } else if (
+      !(await followUp(ctx, pipe, kind, rec.desired, applied, job.data.tickAt)) &&
+      readDueAfterMs(ctx.config(), pipe) === 0
+    ) {
       // A key whose reads go round continuously (its period stretched to its read share): the
       // next read of this pipe queues up now, behind every pipe read before it, so each is read
       // once per round, in the order of their last reads.
@@ -228,10 +275,15 @@ async function read(turn: Turn): Promise<string> {
 /** A read that fails is a failed decision too (with its code), reported once per change of state. */
 function readOutcome(pipe: PipeConfig, rec: PipeRecord): ApplyOutcome {
   return {
-    pipe: pipe.name, direction: 'none', windows: rec.lastDecision?.windows ?? [], before: rec.applied, after: rec.applied,
-    reasons: rec.kind === null
-      ? [{ code: 'unknown_pipe', message: 'first contact: the pipe could not be read' }]
-      : [{ code: 'unknown_pipe', message: 'reconcile read failed' }],
+    pipe: pipe.name,
+    direction: 'none',
+    windows: rec.lastDecision?.windows ?? [],
+    before: rec.applied,
+    after: rec.applied,
+    reasons:
+      rec.kind === null
+        ? [{ code: 'unknown_pipe', message: 'first contact: the pipe could not be read' }]
+        : [{ code: 'unknown_pipe', message: 'reconcile read failed' }],
   };
 }
 
@@ -239,12 +291,18 @@ async function readEndpoint(turn: Turn): Promise<string> {
   const { ctx, job, pipe, lane, rec } = turn;
   const [id, ...rest] = rec.endpointsDue as [string, ...string[]];
   try {
-    const ep = await spend(lane, () => lane.client.getReversePrivateEndpoint(
-      { organizationId: pipe.organizationId, serviceId: pipe.serviceId, reversePrivateEndpointId: id }, { retry: false }));
+    const ep = await spend(lane, () =>
+      lane.client.getReversePrivateEndpoint(
+        { organizationId: pipe.organizationId, serviceId: pipe.serviceId, reversePrivateEndpointId: id },
+        { retry: false },
+      ),
+    );
     ctx.emitter.emit('api:contact', { at: ctx.now() });
     const done = rest.length === 0;
     await ctx.store.write(pipe.name, {
-      endpoints: { ...rec.endpoints, [id]: ep.result.status }, endpointsDue: rest, ...(done ? { contactTickAt: null } : {}),
+      endpoints: { ...rec.endpoints, [id]: ep.result.status },
+      endpointsDue: rest,
+      ...(done ? { contactTickAt: null } : {}),
     });
     if (!done) await ctx.enqueueApply(pipe, 'none', job.data.tickAt, 'read');
     else if (rec.contactTickAt !== null) await ctx.enqueueEvaluate(pipe.name, rec.contactTickAt, '-contact');
@@ -257,7 +315,12 @@ async function readEndpoint(turn: Turn): Promise<string> {
 
 /** A desire that waited behind a read gets its own turn; true when it did. */
 async function followUp(
-  ctx: DaemonContext, pipe: PipeConfig, kind: PipeKind | null, desired: ScalingValues | null, applied: ScalingValues, tickAt: number,
+  ctx: DaemonContext,
+  pipe: PipeConfig,
+  kind: PipeKind | null,
+  desired: ScalingValues | null,
+  applied: ScalingValues,
+  tickAt: number,
 ): Promise<boolean> {
   if (!kind || !desired || ctx.config().dryRun) return false;
   const body = changesFor(kind, desired, applied);

@@ -13,10 +13,23 @@ import type { RedisClient } from './redis-connection.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** TAKE: key, limit, window ms, margin ms, read share, '1' for a read. */
-    pipescalerBudgetTake(key: string, requests: number, perMs: number, marginMs: number, readShare: number, read: '0' | '1'): Result<number, Context>;
+    pipescalerBudgetTake(
+      key: string,
+      requests: number,
+      perMs: number,
+      marginMs: number,
+      readShare: number,
+      read: '0' | '1',
+    ): Result<number, Context>;
     /** OBSERVE: key, remaining, reset ms, limit, window ms, margin ms, '1' for a 429. */
     pipescalerBudgetObserve(
-      key: string, remaining: number, resetMs: number, requests: number, perMs: number, marginMs: number, rateLimited: '0' | '1',
+      key: string,
+      remaining: number,
+      resetMs: number,
+      requests: number,
+      perMs: number,
+      marginMs: number,
+      rateLimited: '0' | '1',
     ): Result<number, Context>;
   }
 }
@@ -37,7 +50,8 @@ export function maxResetMs(perMs: number): number {
  * missing/unparsable value is the window (an epoch time read as seconds froze a key for decades).
  */
 export function boundedResetMs(resetSeconds: number | undefined, perMs: number): { ms: number; valid: boolean } {
-  if (resetSeconds === undefined || !Number.isFinite(resetSeconds) || resetSeconds < 0) return { ms: perMs, valid: false };
+  if (resetSeconds === undefined || !Number.isFinite(resetSeconds) || resetSeconds < 0)
+    return { ms: perMs, valid: false };
   const ms = Math.ceil(resetSeconds * 1000);
   return ms > maxResetMs(perMs) ? { ms: perMs, valid: false } : { ms: Math.max(1, ms), valid: true };
 }
@@ -132,7 +146,11 @@ export class KeyBudget {
   /** Share of the budget reads may take (evaluate.readShare). */
   public readShare = 0.25;
 
-  constructor(private readonly redis: RedisClient, readonly key: string, public limit: BudgetLimit) {
+  constructor(
+    private readonly redis: RedisClient,
+    readonly key: string,
+    public limit: BudgetLimit,
+  ) {
     defineLua(redis, BUDGET_COMMANDS);
   }
 
@@ -140,7 +158,14 @@ export class KeyBudget {
    *  negative for a read whose share is spent while changes could still go. */
   async take(kind: 'change' | 'read' = 'change'): Promise<number> {
     const { requests, perMs } = this.limit;
-    return await this.redis.pipescalerBudgetTake(this.key, requests, perMs, marginMs(perMs), this.readShare, kind === 'read' ? '1' : '0');
+    return await this.redis.pipescalerBudgetTake(
+      this.key,
+      requests,
+      perMs,
+      marginMs(perMs),
+      this.readShare,
+      kind === 'read' ? '1' : '0',
+    );
   }
 
   /** What an answer said of the platform's window (any status); a 429 empties the window. */
@@ -150,7 +175,15 @@ export class KeyBudget {
     const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
     const remaining = answer?.remaining ?? -1;
     if (resetMs < 0 && !rateLimited) return;
-    await this.redis.pipescalerBudgetObserve(this.key, remaining, resetMs, requests, perMs, marginMs(perMs), rateLimited ? '1' : '0');
+    await this.redis.pipescalerBudgetObserve(
+      this.key,
+      remaining,
+      resetMs,
+      requests,
+      perMs,
+      marginMs(perMs),
+      rateLimited ? '1' : '0',
+    );
   }
 
   /** For status and tests: our current view of the window. */

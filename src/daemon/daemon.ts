@@ -19,7 +19,16 @@ import { configChanges } from './reload-changes.js';
 import { reloadProblems, restartProblems, type RestartSetting } from './reload-check.js';
 import { RedisGuard } from './redis-guard.js';
 import { MetricSource } from './metric-source.js';
-import { applyJobOptions, EVALUATE_QUEUE, evaluateJobId, evaluateJobOptions, TICK_MARK_MS, tickEvaluationOptions, type ApplyJobName, type EvaluateJob } from './queues.js';
+import {
+  applyJobOptions,
+  EVALUATE_QUEUE,
+  evaluateJobId,
+  evaluateJobOptions,
+  TICK_MARK_MS,
+  tickEvaluationOptions,
+  type ApplyJobName,
+  type EvaluateJob,
+} from './queues.js';
 import { connectRedis, describeRedis, prefixProblem, watchStatus, type RedisClient } from './redis-connection.js';
 import { Heartbeat } from './heartbeat.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
@@ -93,7 +102,13 @@ export interface Daemon {
  */
 export const TICK_BATCH = 500;
 
-async function upgradePending(queue: Queue, id: string, ourId: string | undefined, ours: string, priority: number): Promise<void> {
+async function upgradePending(
+  queue: Queue,
+  id: string,
+  ourId: string | undefined,
+  ours: string,
+  priority: number,
+): Promise<void> {
   // Our job was added (no turn was pending): nothing to upgrade. Every evaluation that still
   // wants a waiting change lands here, once per tick per pipe (1,200 a tick at a cold start).
   if (id === ourId) return;
@@ -105,7 +120,10 @@ async function upgradePending(queue: Queue, id: string, ourId: string | undefine
     if (pending.priority <= priority && !(pending.delay > 0)) return;
     const state = await pending.getState();
     if (state === 'delayed') await pending.promote();
-    if ((state === 'delayed' || state === 'prioritized' || state === 'waiting') && (pending.opts.priority ?? 0) > priority) {
+    if (
+      (state === 'delayed' || state === 'prioritized' || state === 'waiting') &&
+      (pending.opts.priority ?? 0) > priority
+    ) {
       await pending.changePriority({ priority });
     }
   } catch {
@@ -115,7 +133,11 @@ async function upgradePending(queue: Queue, id: string, ourId: string | undefine
 
 /** What each key's lane takes from the config: all of it follows a reload. */
 function laneSettings(config: Config) {
-  return { readShare: readShareOf(config), timeoutMs: config.api.timeoutMs, maxResponseBytes: config.api.maxResponseBytes };
+  return {
+    readShare: readShareOf(config),
+    timeoutMs: config.api.timeoutMs,
+    maxResponseBytes: config.api.maxResponseBytes,
+  };
 }
 
 /** stop() ends within its grace period plus this. */
@@ -149,13 +171,16 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const replicaId = randomUUID();
   // What the file does not decide: a reload's change of it is no change (reload-check.ts).
   const fixedSettings = new Set<RestartSetting>([
-    ...(options.redis ? ['redis.url', 'redis.username', 'redis.password', 'redis.sentinelPassword'] as const : []),
-    ...(options.redisUrl !== undefined ? ['redis.url'] as const : []),
-    ...(options.prefix !== undefined ? ['redis.prefix'] as const : []),
-    ...(options.api ? ['api.baseUrl', 'api.fixtures'] as const : []),
-    ...(options.telemetryFromConfig ? [] : ['telemetry.listen'] as const),
+    ...(options.redis ? (['redis.url', 'redis.username', 'redis.password', 'redis.sentinelPassword'] as const) : []),
+    ...(options.redisUrl !== undefined ? (['redis.url'] as const) : []),
+    ...(options.prefix !== undefined ? (['redis.prefix'] as const) : []),
+    ...(options.api ? (['api.baseUrl', 'api.fixtures'] as const) : []),
+    ...(options.telemetryFromConfig ? [] : (['telemetry.listen'] as const)),
   ]);
-  const heartbeat = new Heartbeat(redis, store.keys, replicaId, () => ({ pipes: current.pipes.length, dryRun: current.dryRun }));
+  const heartbeat = new Heartbeat(redis, store.keys, replicaId, () => ({
+    pipes: current.pipes.length,
+    dryRun: current.dryRun,
+  }));
   const guard = new RedisGuard(redis, store.keys, emitter, logger, now);
   let guardStarted: Promise<void> = Promise.resolve();
 
@@ -171,7 +196,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const metrics = new MetricSource({ redis, prefix, emitter, now, config: () => current });
   const ctx: DaemonContext = {
     config: () => current,
-    store, emitter, logger, now, metrics,
+    store,
+    emitter,
+    logger,
+    now,
+    metrics,
     parkAfter: options.parkAfter ?? 3,
     held: () => guard.held(),
     laneFor: (pipe) => lanes?.get(pipe.key),
@@ -191,7 +220,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
       const job = await lane.queue.add(name, data, opts);
       // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
       // scale-down's) priority, nor behind a read's delay. The turn does the newest desire anyway.
-      if (name === 'apply' && job.id !== undefined) await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
+      if (name === 'apply' && job.id !== undefined)
+        await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
     },
   };
 
@@ -206,9 +236,13 @@ export function createDaemon(options: DaemonOptions): Daemon {
     await guard.check(config.pipes.map((p) => p.name));
     if (!(await claimTick(at))) return;
     for (let i = 0; i < config.pipes.length; i += TICK_BATCH) {
-      await evaluateQueue.addBulk(config.pipes.slice(i, i + TICK_BATCH).map((p) => ({
-        name: 'evaluate', data: { pipe: p.name, tickAt: at }, opts: tickEvaluationOptions(p.name, at),
-      })));
+      await evaluateQueue.addBulk(
+        config.pipes.slice(i, i + TICK_BATCH).map((p) => ({
+          name: 'evaluate',
+          data: { pipe: p.name, tickAt: at },
+          opts: tickEvaluationOptions(p.name, at),
+        })),
+      );
     }
     emitter.emit('tick', { at, pipes: config.pipes.length });
   }
@@ -225,13 +259,20 @@ export function createDaemon(options: DaemonOptions): Daemon {
   }
 
   function startSchedule(): void {
-    scheduler = scheduleTicks(current.evaluate.cron, async (at) => {
-      try {
-        await tick(at);
-      } catch (err) {
-        logger.warn({ err: (err as Error).message, at }, 'tick could not enqueue its evaluations; the next tick will');
-      }
-    }, logger);
+    scheduler = scheduleTicks(
+      current.evaluate.cron,
+      async (at) => {
+        try {
+          await tick(at);
+        } catch (err) {
+          logger.warn(
+            { err: (err as Error).message, at },
+            'tick could not enqueue its evaluations; the next tick will',
+          );
+        }
+      },
+      logger,
+    );
   }
 
   async function reload(next?: Config): Promise<boolean> {
@@ -282,8 +323,24 @@ export function createDaemon(options: DaemonOptions): Daemon {
   function announcePlans(config: Config): void {
     for (const p of plansOf(config).values()) {
       const text = describeKeyPlan(p);
-      logger.info({ key: p.key, ...(p.pool ? { pool: p.pool.name } : {}), pipes: p.pipes, reconcileSeconds: p.reconcileMs / 1000, scaleDownBoundSeconds: p.scaleDownBoundMs / 1000 }, text);
-      emitter.emit('budget:plan', { key: p.key, pipes: p.pipes, reconcileMs: p.reconcileMs, stretched: p.stretched, scaleDownBoundMs: p.scaleDownBoundMs, text });
+      logger.info(
+        {
+          key: p.key,
+          ...(p.pool ? { pool: p.pool.name } : {}),
+          pipes: p.pipes,
+          reconcileSeconds: p.reconcileMs / 1000,
+          scaleDownBoundSeconds: p.scaleDownBoundMs / 1000,
+        },
+        text,
+      );
+      emitter.emit('budget:plan', {
+        key: p.key,
+        pipes: p.pipes,
+        reconcileMs: p.reconcileMs,
+        stretched: p.stretched,
+        scaleDownBoundMs: p.scaleDownBoundMs,
+        text,
+      });
     }
   }
 
@@ -292,7 +349,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
     running = true;
     // Not awaited here (Redis may still be coming up); every tick waits for it first, so the
     // marker exists before it is first checked.
-    guardStarted = guard.start().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not check the Redis state at start'));
+    guardStarted = guard
+      .start()
+      .catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'could not check the Redis state at start'),
+      );
     heartbeat.start();
     let baseUrl = options.api?.baseUrl ?? current.api.baseUrl;
     if (baseUrl === 'embedded') {
@@ -305,11 +366,20 @@ export function createDaemon(options: DaemonOptions): Daemon {
     // BullMQ's 30 s + 30 s froze such a pipe for up to a minute (the chaos suite saw 45-60 s). Jobs
     // here are one API request; the lock is renewed every lockDuration / 2 while one runs.
     const workerOptions = {
-      connection: redis, prefix, metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 },
-      lockDuration: 10_000, stalledInterval: 5_000, ...options.workerOptions,
+      connection: redis,
+      prefix,
+      metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 },
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
+      ...options.workerOptions,
     };
     lanes = new Lanes({
-      redis, prefix, baseUrl, processor: createApplyProcessor(ctx), workerOptions, onWorkerError: onBullError,
+      redis,
+      prefix,
+      baseUrl,
+      processor: createApplyProcessor(ctx),
+      workerOptions,
+      onWorkerError: onBullError,
       onClient: (client, keyName) => {
         checks.watch(client, keyName);
         options.onClient?.(client, keyName);
@@ -319,14 +389,25 @@ export function createDaemon(options: DaemonOptions): Daemon {
     evaluateQueue = new Queue(EVALUATE_QUEUE, { connection: redis, prefix });
     evaluateQueue.on('error', onBullError);
     evaluateWorker = new Worker<EvaluateJob>(EVALUATE_QUEUE, createEvaluateProcessor(ctx), {
-      ...workerOptions, concurrency: current.evaluate.concurrency,
+      ...workerOptions,
+      concurrency: current.evaluate.concurrency,
     });
     evaluateWorker.on('error', onBullError);
-    evaluateWorker.on('failed', (job, err) => logger.warn({ pipe: job?.data.pipe, err: err.message }, 'evaluation failed'));
+    evaluateWorker.on('failed', (job, err) =>
+      logger.warn({ pipe: job?.data.pipe, err: err.message }, 'evaluation failed'),
+    );
     if (options.schedule ?? true) startSchedule();
     checks.start();
     if (path && (options.watch ?? true)) unwatch = watchConfig(path, () => void reload());
-    logger.info({ pipes: current.pipes.length, cron: current.evaluate.cron, dryRun: current.dryRun, redis: ownRedis ? describeRedis(target) : 'given' }, 'daemon started');
+    logger.info(
+      {
+        pipes: current.pipes.length,
+        cron: current.evaluate.cron,
+        dryRun: current.dryRun,
+        redis: ownRedis ? describeRedis(target) : 'given',
+      },
+      'daemon started',
+    );
     announcePlans(current);
   }
 
@@ -347,18 +428,25 @@ export function createDaemon(options: DaemonOptions): Daemon {
     const closing = Promise.all(workers.map((w) => w.close()));
     const graceful = await settleWithin(closing, graceMs);
     if (!graceful) {
-      logger.warn({ timeoutMs: graceMs, redisReady }, 'in-flight jobs did not finish in time; ending their requests and closing workers by force');
+      logger.warn(
+        { timeoutMs: graceMs, redisReady },
+        'in-flight jobs did not finish in time; ending their requests and closing workers by force',
+      );
       // Each lane's Pool is its own: destroying it fails the requests in flight at once, and their
       // jobs go back to the queue (a retry) for the next replica or start to finish.
       await settleWithin(lanes?.closeClients({ force: true }) ?? Promise.resolve(), left(200));
-      if (!(await settleWithin(closing, left(400)))) await settleWithin(Promise.all(workers.map((w) => w.close(true))), left(200));
+      if (!(await settleWithin(closing, left(400))))
+        await settleWithin(Promise.all(workers.map((w) => w.close(true))), left(200));
     }
     const queues = [...(lanes?.queues() ?? []), ...(evaluateQueue ? [evaluateQueue] : [])];
     await settleWithin(Promise.all(queues.map((q) => q.close())), graceful ? 2_000 : left(200));
     await settleWithin(lanes?.closeClients() ?? Promise.resolve(), graceful ? 2_000 : left(100));
     await settleWithin(metrics.close(), graceful ? 2_000 : left(100));
     await settleWithin(embedded?.close() ?? Promise.resolve(), graceful ? 5_000 : left(100));
-    await settleWithin(heartbeat.stop().catch(() => undefined), graceful ? 1_000 : left(100));
+    await settleWithin(
+      heartbeat.stop().catch(() => undefined),
+      graceful ? 1_000 : left(100),
+    );
     unwatchRedis();
     if (ownRedis) {
       if (!(await settleWithin(redis.quit(), graceful ? 1_000 : left(100)))) redis.disconnect();
@@ -368,9 +456,19 @@ export function createDaemon(options: DaemonOptions): Daemon {
   }
 
   return {
-    emitter, store, start, tick, reload, stop,
+    emitter,
+    store,
+    start,
+    tick,
+    reload,
+    stop,
     async status() {
-      return { running, ready: redisReady, dryRun: current.dryRun, pipes: await readPipeStatuses(store, current, now()) };
+      return {
+        running,
+        ready: redisReady,
+        dryRun: current.dryRun,
+        pipes: await readPipeStatuses(store, current, now()),
+      };
     },
     config: () => current,
     queues: () => [...(evaluateQueue ? [evaluateQueue] : []), ...(lanes?.queues() ?? [])],

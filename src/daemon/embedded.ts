@@ -4,7 +4,6 @@
 import { PLATFORM_RATE_LIMIT } from '../api/index.js';
 import type { ApiKeyConfig, Config } from '../policy/index.js';
 
-
 export interface EmbeddedCloud {
   readonly url: string;
   readonly demoKey: ApiKeyConfig;

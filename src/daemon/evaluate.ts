@@ -35,7 +35,8 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
     if (Boolean(pause) !== rec.pausedSeen) {
       await ctx.store.write(name, { pausedSeen: Boolean(pause) });
       ctx.emitter.emit('paused', {
-        pipe: name, paused: Boolean(pause),
+        pipe: name,
+        paused: Boolean(pause),
         ...(pause ? { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } : {}),
       });
     }
@@ -47,7 +48,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       // A first contact that failed for good (404 for a wrong pipe id...) waits for the next
       // reconcile period, not one request per tick.
       if (heldAfterRefusal(rec, tickAt, reconcileMs)) return 'held';
-      const kind = rec.contactTickAt === null && !rec.contactAsRead ? assumedKind(pipe, policy)?.kind ?? null : null;
+      const kind = rec.contactTickAt === null && !rec.contactAsRead ? (assumedKind(pipe, policy)?.kind ?? null) : null;
       // A metric policy decides from a reading of the pipe's own metric, and a maxStep from the
       // pipe's current values: such a pipe is met by reading it first.
       // While Redis' state is lost (redis-guard.ts) nothing is changed: the pipe is read.
@@ -58,15 +59,21 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       // The kind is known: the first contact is the first change, and its answer is the read. A
       // pipe that may not be changed now (paused, its service idle) costs no request until it may.
       const known = trustedState(service, tickAt, config.evaluate.reconcileMs) ?? undefined;
-      const assumed = decide(policy, tickAt, { ...toView({ ...rec, kind, state: 'Running' }, pipe.bounds, pause, known), ...lead });
+      const assumed = decide(policy, tickAt, {
+        ...toView({ ...rec, kind, state: 'Running' }, pipe.bounds, pause, known),
+        ...lead,
+      });
       if (assumed.action === 'none') {
         await ctx.enqueueApply(pipe, 'none', tickAt, 'read');
         return 'contact';
       }
       const change = assumed.action === 'change';
       const stored = await ctx.store.writeDecision(name, tickAt, {
-        ref: refOf(pipe), contactKind: change ? kind : null, desired: change ? assumed.desired : null, desiredDirection: assumed.direction,
-        wantedSince: change ? rec.wantedSince ?? tickAt : null,
+        ref: refOf(pipe),
+        contactKind: change ? kind : null,
+        desired: change ? assumed.desired : null,
+        desiredDirection: assumed.direction,
+        wantedSince: change ? (rec.wantedSince ?? tickAt) : null,
         lastDecision: decisionRecord(tickAt, assumed, false),
       });
       if (!stored) return 'superseded';
@@ -95,15 +102,19 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       desired: decision.action === 'skip' || stateHeld !== null ? null : decision.desired,
       desiredDirection: decision.direction,
       // The apply-wait metric counts from the first decision that wanted this change.
-      wantedSince: willApply ? rec.wantedSince ?? tickAt : null,
+      wantedSince: willApply ? (rec.wantedSince ?? tickAt) : null,
       ref: refOf(pipe),
     });
     // A newer tick's decision is stored already: this late evaluation changes nothing.
     if (!stored) return 'superseded';
 
     ctx.emitter.emit('evaluation', {
-      pipe: name, policy: pipe.policy, tickAt, durationMs: performance.now() - started,
-      lagMs: Math.max(0, ctx.now() - tickAt), decision,
+      pipe: name,
+      policy: pipe.policy,
+      tickAt,
+      durationMs: performance.now() - started,
+      lagMs: Math.max(0, ctx.now() - tickAt),
+      decision,
     });
     ctx.emitter.emit('window', { pipe: name, windows: decision.windows });
     if (decision.action !== 'skip') ctx.emitter.emit('desired', { pipe: name, values: decision.desired });
@@ -131,8 +142,14 @@ function hasMaxStep(policy: Policy): boolean {
 
 function decisionRecord(tickAt: number, d: Decision, dryRun: boolean): StoredDecision {
   return {
-    at: tickAt, action: d.action, direction: d.direction, windows: d.windows,
-    desired: d.desired, changes: d.changes, reasons: d.reasons, ...(dryRun ? { dryRun: true } : {}),
+    at: tickAt,
+    action: d.action,
+    direction: d.direction,
+    windows: d.windows,
+    desired: d.desired,
+    changes: d.changes,
+    reasons: d.reasons,
+    ...(dryRun ? { dryRun: true } : {}),
   };
 }
 

@@ -50,7 +50,14 @@ export interface DaemonEvents {
   'api:envelope-issue': { pipe: string; key: string; issue: string };
   drift: { pipe: string; expected: ScalingValues; actual: ScalingValues };
   /** What a key's request budget affords under the config in force (at start and each reload). */
-  'budget:plan': { key: string; pipes: number; reconcileMs: number; stretched: boolean; scaleDownBoundMs: number; text: string };
+  'budget:plan': {
+    key: string;
+    pipes: number;
+    reconcileMs: number;
+    stretched: boolean;
+    scaleDownBoundMs: number;
+    text: string;
+  };
   /** Fields of a pipe's record in Redis that did not parse: dropped, and the pipe is read again. */
   'state:invalid': { pipe: string; fields: readonly string[] };
   /** A pipe whose reads failed (the code) was read again successfully. */

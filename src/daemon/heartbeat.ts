@@ -52,9 +52,16 @@ export class Heartbeat {
 
   async beat(): Promise<void> {
     const beat: ReplicaBeat = {
-      id: this.id, host: hostname(), pid: process.pid, version: VERSION, startedAt: this.startedAt, at: Date.now(), ...this.info(),
+      id: this.id,
+      host: hostname(),
+      pid: process.pid,
+      version: VERSION,
+      startedAt: this.startedAt,
+      at: Date.now(),
+      ...this.info(),
     };
-    await this.redis.multi()
+    await this.redis
+      .multi()
       .set(this.keys.replica(this.id), JSON.stringify(beat), 'PX', HEARTBEAT_TTL_MS)
       .sadd(this.keys.replicas, this.id)
       .exec();

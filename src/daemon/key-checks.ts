@@ -91,11 +91,13 @@ export class KeyChecks {
       const lane = this.o.lane(keyName);
       if (!lane) continue;
       this.#inflight.add(keyName);
-      due.push(this.#checkUnlessQueued(keyName, lane, organizationId, now)
-        .then((r) => {
-          if (r !== null) done.set(keyName, r);
-        })
-        .finally(() => this.#inflight.delete(keyName)));
+      due.push(
+        this.#checkUnlessQueued(keyName, lane, organizationId, now)
+          .then((r) => {
+            if (r !== null) done.set(keyName, r);
+          })
+          .finally(() => this.#inflight.delete(keyName)),
+      );
     }
     await Promise.all(due);
     this.#tellChecking(config);
@@ -117,7 +119,12 @@ export class KeyChecks {
    * unit a check took outside the queue could be the one a waiting change needed (reads only go
    * when no change waits). Such a key is looked at again at the next poll.
    */
-  async #checkUnlessQueued(keyName: string, lane: KeyLane, organizationId: string, now: number): Promise<CheckResult | null> {
+  async #checkUnlessQueued(
+    keyName: string,
+    lane: KeyLane,
+    organizationId: string,
+    now: number,
+  ): Promise<CheckResult | null> {
     let queued = 0;
     try {
       queued = await lane.queue.getJobCountByTypes('wait', 'prioritized', 'active');
@@ -152,7 +159,12 @@ export class KeyChecks {
       const res = await lane.client.listServices(organizationId, undefined, { retry: false });
       ctx.emitter.emit('api:contact', { at: ctx.now() });
       await lane.budget.observe(res.rateLimit).catch(() => {});
-      await ctx.store.writeServices(organizationId, res.result.map((s) => ({ id: s.id.toLowerCase(), state: s.state ?? null })), ctx.now())
+      await ctx.store
+        .writeServices(
+          organizationId,
+          res.result.map((s) => ({ id: s.id.toLowerCase(), state: s.state ?? null })),
+          ctx.now(),
+        )
         .catch(() => {});
       return 'ok';
     } catch (err) {
@@ -165,7 +177,10 @@ export class KeyChecks {
       if (err.status === 403 || err.status === 404) {
         // A key that may not list services: its pipes' own calls are its contact.
         this.#refused.add(lane.keyName);
-        ctx.logger.warn({ key: lane.keyName, code: err.code }, 'API key check: the platform refuses this key the services list; no more checks of it until a reload');
+        ctx.logger.warn(
+          { key: lane.keyName, code: err.code },
+          'API key check: the platform refuses this key the services list; no more checks of it until a reload',
+        );
       }
       return 'failed';
     }

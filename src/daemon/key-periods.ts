@@ -1,6 +1,16 @@
 // The effective reconcile period of each key's pipes under the current config (key-budget.ts),
 // computed once per loaded config, and the keys' lead plans (lead-plan.ts), once per config and hour.
-import { keyPlans, leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type KeyPlan, type LeadPlan, type Config, type PipeConfig } from '../policy/index.js';
+import {
+  keyPlans,
+  leadPlan,
+  leadPlanSpan,
+  leadUntil,
+  tickIntervalMs,
+  type KeyPlan,
+  type LeadPlan,
+  type Config,
+  type PipeConfig,
+} from '../policy/index.js';
 
 const cache = new WeakMap<Config, ReadonlyMap<string, KeyPlan>>();
 

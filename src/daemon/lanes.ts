@@ -65,11 +65,21 @@ export class Lanes {
       let lane = this.byQueue.get(name);
       // A key renamed in the config keeps its queue (named by keyId) but gets a client of its new
       // name: the client's metrics and the key's checks are labelled with it.
-      if (lane && (lane.keyName !== keyName || lane.secret !== key.keySecret || lane.timeoutMs !== settings.timeoutMs || lane.maxResponseBytes !== settings.maxResponseBytes)) {
+      if (
+        lane &&
+        (lane.keyName !== keyName ||
+          lane.secret !== key.keySecret ||
+          lane.timeoutMs !== settings.timeoutMs ||
+          lane.maxResponseBytes !== settings.maxResponseBytes)
+      ) {
         void lane.client.close();
         lane = {
-          ...lane, keyName, client: this.client(keyName, key, settings), secret: key.keySecret,
-          timeoutMs: settings.timeoutMs, maxResponseBytes: settings.maxResponseBytes,
+          ...lane,
+          keyName,
+          client: this.client(keyName, key, settings),
+          secret: key.keySecret,
+          timeoutMs: settings.timeoutMs,
+          maxResponseBytes: settings.maxResponseBytes,
         };
         this.byQueue.set(name, lane);
       }
@@ -104,7 +114,12 @@ export class Lanes {
   private client(keyName: string, key: ApiKeyConfig, settings: LaneSettings): ApiClient {
     // retry: false: BullMQ owns retries (attempts, backoff, and the 429 pause of the queue).
     const client = new ApiClient({
-      baseUrl: this.opts.baseUrl, keyId: key.keyId, keySecret: key.keySecret, timeoutMs: settings.timeoutMs, retry: false, ownPool: true,
+      baseUrl: this.opts.baseUrl,
+      keyId: key.keyId,
+      keySecret: key.keySecret,
+      timeoutMs: settings.timeoutMs,
+      retry: false,
+      ownPool: true,
       maxResponseBytes: settings.maxResponseBytes,
     });
     this.opts.onClient?.(client, keyName);
@@ -126,8 +141,15 @@ export class Lanes {
     worker.on('error', this.opts.onWorkerError);
     const budget = new KeyBudget(redis, redisKeys(prefix).budget(key.keyId), key.rateLimit);
     const lane: LaneEntry = {
-      keyName, keyId: key.keyId, client: this.client(keyName, key, settings), queue, worker, secret: key.keySecret, budget,
-      timeoutMs: settings.timeoutMs, maxResponseBytes: settings.maxResponseBytes,
+      keyName,
+      keyId: key.keyId,
+      client: this.client(keyName, key, settings),
+      queue,
+      worker,
+      secret: key.keySecret,
+      budget,
+      timeoutMs: settings.timeoutMs,
+      maxResponseBytes: settings.maxResponseBytes,
     };
     this.byQueue.set(name, lane);
     return lane;

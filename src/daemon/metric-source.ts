@@ -6,7 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from './redis-connection.js';
-import { indexSamples, matchKey, resolveMatch, selectSample, type Sample, type Config, type MetricReading, type PipeConfig, type Policy, type PrometheusConfig } from '../policy/index.js';
+import {
+  indexSamples,
+  matchKey,
+  resolveMatch,
+  selectSample,
+  type Sample,
+  type Config,
+  type MetricReading,
+  type PipeConfig,
+  type Policy,
+  type PrometheusConfig,
+} from '../policy/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { redisKeys } from './redis-keys.js';
@@ -18,10 +29,12 @@ import { parseStored } from './stored-record.js';
 const StoredSchema = z.union([
   z.object({
     at: z.number(),
-    samples: z.array(z.union([
-      z.tuple([z.record(z.string(), z.string()), z.union([z.number(), z.string()])]),
-      z.tuple([z.record(z.string(), z.string()), z.union([z.number(), z.string()]), z.number().nullable()]),
-    ])),
+    samples: z.array(
+      z.union([
+        z.tuple([z.record(z.string(), z.string()), z.union([z.number(), z.string()])]),
+        z.tuple([z.record(z.string(), z.string()), z.union([z.number(), z.string()]), z.number().nullable()]),
+      ]),
+    ),
   }),
   z.object({ at: z.number(), error: z.string() }),
 ]);
@@ -103,14 +116,21 @@ export class MetricSource {
     await this.reportAge(policy.name);
     if ('error' in stored) return { at: stored.at, error: stored.error, samples: [], index: new Map(), labelNames };
     const samples = stored.samples.map(([labels, value, at]) => ({
-      labels, value: typeof value === 'string' ? Number(value) : value, ...(at !== undefined && at !== null ? { at } : {}),
+      labels,
+      value: typeof value === 'string' ? Number(value) : value,
+      ...(at !== undefined && at !== null ? { at } : {}),
     }));
     return { at: stored.at, samples, index: indexSamples(samples, labelNames), labelNames };
   }
 
   /** A stored result that does not fit its schema is an error of the tick, never a value. */
   private readStored(text: string): Stored {
-    return parseStored(StoredSchema, text) ?? { at: this.o.now(), error: 'the result stored in Redis for this tick is unreadable' };
+    return (
+      parseStored(StoredSchema, text) ?? {
+        at: this.o.now(),
+        error: 'the result stored in Redis for this tick is unreadable',
+      }
+    );
   }
 
   /** The tick's result from Redis, querying Prometheus first when this replica is the first to ask. */
@@ -120,7 +140,13 @@ export class MetricSource {
     const found = await redis.get(resultKey);
     if (found !== null) return this.readStored(found);
     const timeoutMs = this.o.config().metrics?.prometheus.timeoutMs ?? 5_000;
-    const won = await redis.set(this.keys.metricLock(policy.name, tickAt), randomUUID(), 'PX', timeoutMs + 10_000, 'NX');
+    const won = await redis.set(
+      this.keys.metricLock(policy.name, tickAt),
+      randomUUID(),
+      'PX',
+      timeoutMs + 10_000,
+      'NX',
+    );
     if (won === 'OK') {
       const result = await this.query(policy, tickAt);
       await redis.set(resultKey, JSON.stringify(result), 'PX', RESULT_TTL_MS);
@@ -151,21 +177,23 @@ export class MetricSource {
         // the two clocks count.
         const samples = await client.queryWithAges(policy.metric!.query, policy.metric!.staleAfterMs);
         const now = this.o.now();
-        result = samples.length === 0
-          ? { at: now, error: 'the query returned no samples' }
-          : {
-            at: now,
-            samples: samples.map((s): StoredSample => {
-              const value = Number.isFinite(s.value) ? s.value : String(s.value);
-              return s.ageMs !== undefined ? [s.labels, value, tickAt - s.ageMs] : [s.labels, value];
-            }),
-          };
+        result =
+          samples.length === 0
+            ? { at: now, error: 'the query returned no samples' }
+            : {
+                at: now,
+                samples: samples.map((s): StoredSample => {
+                  const value = Number.isFinite(s.value) ? s.value : String(s.value);
+                  return s.ageMs !== undefined ? [s.labels, value, tickAt - s.ageMs] : [s.labels, value];
+                }),
+              };
       } catch (err) {
         result = { at: this.o.now(), error: (err as Error).message };
       }
     }
     this.o.emitter.emit('metric:query', {
-      policy: policy.name, durationMs: performance.now() - started,
+      policy: policy.name,
+      durationMs: performance.now() - started,
       ...('error' in result ? { error: result.error } : { samples: result.samples.length }),
     });
     return result;
@@ -174,7 +202,10 @@ export class MetricSource {
   private async reportAge(policy: string): Promise<void> {
     try {
       const good = await this.o.redis.get(this.keys.metricGood(policy));
-      this.o.emitter.emit('metric:age', { policy, lastGoodAgeMs: good === null ? null : Math.max(0, this.o.now() - Number(good)) });
+      this.o.emitter.emit('metric:age', {
+        policy,
+        lastGoodAgeMs: good === null ? null : Math.max(0, this.o.now() - Number(good)),
+      });
     } catch {
       // the gauge waits for the next tick
     }

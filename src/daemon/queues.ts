@@ -71,7 +71,10 @@ export const evaluateJobOptions = (jobId: string): JobsOptions => ({
  * late in the same process). One tick's evaluation that comes while the last one runs is kept.
  */
 export function tickEvaluationOptions(pipe: string, tickAt: number): JobsOptions {
-  return { ...evaluateJobOptions(evaluateJobId(pipe, tickAt)), deduplication: { id: `tick-${safeName(pipe)}`, keepLastIfActive: true } };
+  return {
+    ...evaluateJobOptions(evaluateJobId(pipe, tickAt)),
+    deduplication: { id: `tick-${safeName(pipe)}`, keepLastIfActive: true },
+  };
 }
 
 // Lower number = earlier. Changes before reads (a change's answer is a read too); scale-ups first:

@@ -106,7 +106,11 @@ function create(target: RedisTarget, { all: options, sentinel, cluster }: ModeOp
 }
 
 /** A connection for the daemon: commands wait through an outage instead of failing. */
-export function connectRedis(target: RedisTarget, onStatus?: RedisStatusListener, extra: RedisOptions = {}): RedisClient {
+export function connectRedis(
+  target: RedisTarget,
+  onStatus?: RedisStatusListener,
+  extra: RedisOptions = {},
+): RedisClient {
   const redis = create(target, {
     all: { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy: backoff, lazyConnect: false, ...extra },
     // Follow a promotion at once (+switch-master), and a write answered READONLY by a demoted
@@ -155,8 +159,12 @@ export function connectRedisOnce(target: RedisTarget): RedisClient {
 
 /** An error that means Redis could not be reached (rather than a command's own failure). */
 export function isUnreachable(err: unknown): boolean {
-  return err instanceof Error
-    && /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|Connection is closed|max retries|None of startup nodes|All sentinels are unreachable|Failed to refresh slots/i.test(err.message);
+  return (
+    err instanceof Error &&
+    /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|Connection is closed|max retries|None of startup nodes|All sentinels are unreachable|Failed to refresh slots/i.test(
+      err.message,
+    )
+  );
 }
 
 /** Whether a connection is a Redis Cluster (its server commands go to each master). */

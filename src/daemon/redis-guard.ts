@@ -62,8 +62,11 @@ export class RedisGuard {
   async check(pipes: readonly string[]): Promise<void> {
     await this.readMarker();
     if (this.policy !== null || !this.policyChecked) await this.checkPolicy();
-    if (this.lostAt !== null && await this.rebuilt(pipes, this.lostAt)) {
-      this.logger.info({ pipes: pipes.length }, 'every pipe was read again after the Redis state loss: scaling resumes');
+    if (this.lostAt !== null && (await this.rebuilt(pipes, this.lostAt))) {
+      this.logger.info(
+        { pipes: pipes.length },
+        'every pipe was read again after the Redis state loss: scaling resumes',
+      );
       this.lostAt = null;
     }
     this.report(pipes.length);
@@ -99,15 +102,17 @@ export class RedisGuard {
       const servers = isCluster(this.redis) ? this.redis.nodes('master') : [this.redis];
       let wrong: string | null = null;
       for (const server of servers) {
-        const reply = await server.call('CONFIG', 'GET', 'maxmemory-policy') as string[];
+        const reply = (await server.call('CONFIG', 'GET', 'maxmemory-policy')) as string[];
         const value = reply[1];
         if (value !== undefined && value !== 'noeviction') wrong = value;
       }
       this.policy = wrong;
     } catch (err) {
       if (!this.policyChecked) {
-        this.logger.warn({ err: (err as Error).message },
-          'could not read maxmemory-policy (CONFIG refused): make sure it is noeviction, or Redis may drop queued jobs and state');
+        this.logger.warn(
+          { err: (err as Error).message },
+          'could not read maxmemory-policy (CONFIG refused): make sure it is noeviction, or Redis may drop queued jobs and state',
+        );
       }
       this.policy = null;
     }
@@ -126,7 +131,7 @@ export class RedisGuard {
         const [readAt, lastError] = fields as [string | null, string | null];
         // checked as the state store checks them: a field that does not parse counts as never
         const read = readAt ? fieldValue('lastReadAt', readAt) : null;
-        const failed = lastError ? fieldValue('lastError', lastError)?.at ?? null : null;
+        const failed = lastError ? (fieldValue('lastError', lastError)?.at ?? null) : null;
         if (Math.max(read ?? -Infinity, failed ?? -Infinity) < since) return false;
       }
     }
@@ -138,12 +143,16 @@ export class RedisGuard {
     if (cause === this.lastCause) return;
     this.lastCause = cause;
     if (cause === 'data_lost') {
-      this.logger.error({ cause, pipes },
-        'Redis lost the daemon\'s state (its marker key is gone: restarted empty?): pauses kept only in Redis and the cooldown history are gone; '
-        + 'scaling is held until every pipe has been read again. Declare lasting pauses in the config (pipes[].paused) and re-apply others with `pipescaler pause`');
+      this.logger.error(
+        { cause, pipes },
+        "Redis lost the daemon's state (its marker key is gone: restarted empty?): pauses kept only in Redis and the cooldown history are gone; " +
+          'scaling is held until every pipe has been read again. Declare lasting pauses in the config (pipes[].paused) and re-apply others with `pipescaler pause`',
+      );
     } else if (cause === 'eviction_policy') {
-      this.logger.error({ cause, maxmemoryPolicy: this.policy },
-        'Redis maxmemory-policy is not noeviction: it may drop queued jobs and state; scaling is held until it is set to noeviction');
+      this.logger.error(
+        { cause, maxmemoryPolicy: this.policy },
+        'Redis maxmemory-policy is not noeviction: it may drop queued jobs and state; scaling is held until it is set to noeviction',
+      );
     }
     this.emitter.emit('redis:state', { lost: cause !== null, ...(cause ? { cause } : {}) });
   }

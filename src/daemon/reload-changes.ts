@@ -21,9 +21,13 @@ export interface ConfigChanges {
 
 /** JSON with the keys of every object sorted: two equal values give the same text. */
 function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => (x !== null && typeof x === 'object' && !Array.isArray(x)
-    ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    : x));
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : x,
+  );
 }
 
 function compare<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>, same: (a: T, b: T) => boolean) {
@@ -50,13 +54,30 @@ const SETTINGS: readonly [string, (c: Config) => unknown][] = [
 export function configChanges(before: Config, after: Config): ConfigChanges {
   const byName = <T extends { name: string }>(xs: readonly T[]) => new Map(xs.map((x) => [x.name, x]));
   const pipes = compare(byName(before.pipes), byName(after.pipes), (a, b) => canonical(a) === canonical(b));
-  const policies = compare(new Map(Object.entries(before.policies)), new Map(Object.entries(after.policies)), (a, b) => canonical(a) === canonical(b));
-  const keys = compare(new Map(Object.entries(before.api.keys)), new Map(Object.entries(after.api.keys)),
-    (a, b) => a.keyId === b.keyId && a.keySecret === b.keySecret && canonical(a.rateLimit) === canonical(b.rateLimit) && a.pool === b.pool);
+  const policies = compare(
+    new Map(Object.entries(before.policies)),
+    new Map(Object.entries(after.policies)),
+    (a, b) => canonical(a) === canonical(b),
+  );
+  const keys = compare(
+    new Map(Object.entries(before.api.keys)),
+    new Map(Object.entries(after.api.keys)),
+    (a, b) =>
+      a.keyId === b.keyId &&
+      a.keySecret === b.keySecret &&
+      canonical(a.rateLimit) === canonical(b.rateLimit) &&
+      a.pool === b.pool,
+  );
   return {
-    pipesAdded: pipes.added, pipesRemoved: pipes.removed, pipesChanged: pipes.changed,
-    policiesAdded: policies.added, policiesRemoved: policies.removed, policiesChanged: policies.changed,
-    keysAdded: keys.added, keysRemoved: keys.removed, keysChanged: keys.changed,
+    pipesAdded: pipes.added,
+    pipesRemoved: pipes.removed,
+    pipesChanged: pipes.changed,
+    policiesAdded: policies.added,
+    policiesRemoved: policies.removed,
+    policiesChanged: policies.changed,
+    keysAdded: keys.added,
+    keysRemoved: keys.removed,
+    keysChanged: keys.changed,
     settingsChanged: SETTINGS.filter(([, of]) => canonical(of(before)) !== canonical(of(after))).map(([name]) => name),
   };
 }
@@ -64,9 +85,15 @@ export function configChanges(before: Config, after: Config): ConfigChanges {
 /** "pipes added: a, b; pipes removed: c; policies changed: p", or "nothing changed". */
 export function describeChanges(c: ConfigChanges): string {
   const parts: [string, readonly string[]][] = [
-    ['pipes added', c.pipesAdded], ['pipes removed', c.pipesRemoved], ['pipes changed', c.pipesChanged],
-    ['policies added', c.policiesAdded], ['policies removed', c.policiesRemoved], ['policies changed', c.policiesChanged],
-    ['keys added', c.keysAdded], ['keys removed', c.keysRemoved], ['keys changed', c.keysChanged],
+    ['pipes added', c.pipesAdded],
+    ['pipes removed', c.pipesRemoved],
+    ['pipes changed', c.pipesChanged],
+    ['policies added', c.policiesAdded],
+    ['policies removed', c.policiesRemoved],
+    ['policies changed', c.policiesChanged],
+    ['keys added', c.keysAdded],
+    ['keys removed', c.keysRemoved],
+    ['keys changed', c.keysChanged],
     ['settings changed', c.settingsChanged],
   ];
   const said = parts.filter(([, names]) => names.length > 0).map(([what, names]) => `${what}: ${names.join(', ')}`);

@@ -7,33 +7,55 @@ import { describeRedis } from './redis-connection.js';
 
 /** Settings the running daemon took at its start: a change of them takes a restart. */
 export const RESTART_SETTINGS = [
-  'api.baseUrl', 'api.fixtures', 'redis.url', 'redis.prefix', 'redis.username', 'redis.password', 'redis.sentinelPassword', 'telemetry.listen',
+  'api.baseUrl',
+  'api.fixtures',
+  'redis.url',
+  'redis.prefix',
+  'redis.username',
+  'redis.password',
+  'redis.sentinelPassword',
+  'telemetry.listen',
 ] as const;
 export type RestartSetting = (typeof RESTART_SETTINGS)[number];
 
 /** Each setting's value as a reload message may show it: never a password, never a URL's credentials. */
 function shown(config: Config, setting: RestartSetting): string | null {
   switch (setting) {
-    case 'api.baseUrl': return config.api.baseUrl;
-    case 'api.fixtures': return config.api.fixtures;
-    case 'redis.url': return describeRedis(config.redis);
-    case 'redis.prefix': return config.redis.prefix;
-    case 'redis.username': return config.redis.username ?? '(none)';
-    case 'telemetry.listen': return config.telemetry.listen;
-    default: return null;
+    case 'api.baseUrl':
+      return config.api.baseUrl;
+    case 'api.fixtures':
+      return config.api.fixtures;
+    case 'redis.url':
+      return describeRedis(config.redis);
+    case 'redis.prefix':
+      return config.redis.prefix;
+    case 'redis.username':
+      return config.redis.username ?? '(none)';
+    case 'telemetry.listen':
+      return config.telemetry.listen;
+    default:
+      return null;
   }
 }
 
 function value(config: Config, setting: RestartSetting): string | undefined {
   switch (setting) {
-    case 'api.baseUrl': return config.api.baseUrl;
-    case 'api.fixtures': return config.api.fixtures;
-    case 'redis.url': return config.redis.url;
-    case 'redis.prefix': return config.redis.prefix;
-    case 'redis.username': return config.redis.username;
-    case 'redis.password': return config.redis.password;
-    case 'redis.sentinelPassword': return config.redis.sentinelPassword;
-    case 'telemetry.listen': return config.telemetry.listen;
+    case 'api.baseUrl':
+      return config.api.baseUrl;
+    case 'api.fixtures':
+      return config.api.fixtures;
+    case 'redis.url':
+      return config.redis.url;
+    case 'redis.prefix':
+      return config.redis.prefix;
+    case 'redis.username':
+      return config.redis.username;
+    case 'redis.password':
+      return config.redis.password;
+    case 'redis.sentinelPassword':
+      return config.redis.sentinelPassword;
+    case 'telemetry.listen':
+      return config.telemetry.listen;
   }
 }
 
@@ -43,7 +65,11 @@ function value(config: Config, setting: RestartSetting): string | undefined {
  * `fixed`: settings the file does not decide (an environment override, an option of the caller):
  * their value in the file is not in force, so changing it changes nothing.
  */
-export function restartProblems(next: Config, running: Config, fixed: ReadonlySet<RestartSetting> = new Set()): string[] {
+export function restartProblems(
+  next: Config,
+  running: Config,
+  fixed: ReadonlySet<RestartSetting> = new Set(),
+): string[] {
   const problems: string[] = [];
   for (const setting of RESTART_SETTINGS) {
     if (fixed.has(setting) || value(next, setting) === value(running, setting)) continue;
@@ -51,9 +77,14 @@ export function restartProblems(next: Config, running: Config, fixed: ReadonlySe
     if (setting === 'api.fixtures' && running.api.baseUrl !== 'embedded') continue;
     const from = shown(running, setting);
     const to = shown(next, setting);
-    const what = from === null || to === null || from === to ? 'changed' : `changed from ${JSON.stringify(from)} to ${JSON.stringify(to)}`;
-    problems.push(`${setting}: ${what}; this takes a restart, so the reload is refused and the running config stays `
-      + '(restart the daemon to use the new file, or undo the change)');
+    const what =
+      from === null || to === null || from === to
+        ? 'changed'
+        : `changed from ${JSON.stringify(from)} to ${JSON.stringify(to)}`;
+    problems.push(
+      `${setting}: ${what}; this takes a restart, so the reload is refused and the running config stays ` +
+        '(restart the daemon to use the new file, or undo the change)',
+    );
   }
   return problems;
 }
@@ -62,17 +93,24 @@ export function restartProblems(next: Config, running: Config, fixed: ReadonlySe
 export function reloadProblems(next: Config, keys: Config['api']['keys'], running: Config): string[] {
   const problems: string[] = [];
   if (next.pipes.length === 0 && running.pipes.length > 0) {
-    problems.push(`pipes: the new config has no pipes (the running one has ${running.pipes.length}): refused as a half-written file; `
-      + 'to stop scaling, use `pipescaler pause --all` or stop the daemon');
+    problems.push(
+      `pipes: the new config has no pipes (the running one has ${running.pipes.length}): refused as a half-written file; ` +
+        'to stop scaling, use `pipescaler pause --all` or stop the daemon',
+    );
   }
   for (const [name, key] of Object.entries(keys)) {
     const at = name === 'default' ? 'api' : `api.keys.${name}`;
-    if (!key.keyId) problems.push(`${at}.keyId: is empty (an unset or empty environment variable?); the daemon cannot call the API without it`);
+    if (!key.keyId)
+      problems.push(
+        `${at}.keyId: is empty (an unset or empty environment variable?); the daemon cannot call the API without it`,
+      );
     if (!key.keySecret) problems.push(`${at}.keySecret: is empty; the daemon cannot call the API without it`);
   }
   for (const pipe of next.pipes) {
-    if (!Object.hasOwn(keys, pipe.key)) problems.push(`pipes.${pipe.name}.key: names the API key "${pipe.key}", which is not configured`);
-    if (!Object.hasOwn(next.policies, pipe.policy)) problems.push(`pipes.${pipe.name}.policy: names the policy "${pipe.policy}", which is not configured`);
+    if (!Object.hasOwn(keys, pipe.key))
+      problems.push(`pipes.${pipe.name}.key: names the API key "${pipe.key}", which is not configured`);
+    if (!Object.hasOwn(next.policies, pipe.policy))
+      problems.push(`pipes.${pipe.name}.policy: names the policy "${pipe.policy}", which is not configured`);
   }
   return problems;
 }

@@ -41,5 +41,7 @@ export function isEmpty(v: ScalingValues): boolean {
 
 export function sameValues(a: ScalingValues, b: ScalingValues): boolean {
   const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k as keyof ScalingValues] === b[k as keyof ScalingValues]);
+  return (
+    ka.length === Object.keys(b).length && ka.every((k) => a[k as keyof ScalingValues] === b[k as keyof ScalingValues])
+  );
 }

@@ -20,7 +20,11 @@ function cronLogger(logger: DaemonLogger) {
   };
 }
 
-export function scheduleTicks(expression: string, onTick: (at: number) => Promise<void>, logger: DaemonLogger): Scheduler {
+export function scheduleTicks(
+  expression: string,
+  onTick: (at: number) => Promise<void>,
+  logger: DaemonLogger,
+): Scheduler {
   const task: ScheduledTask = cron.schedule(
     expression,
     async (ctx) => {

@@ -12,7 +12,11 @@ import type { StoredService } from './state-store.js';
  * The stored state of a service if it is recent enough to trust (younger than a reconcile
  * period): undefined means "read the list again before a change"; null, "the platform did not say".
  */
-export function trustedState(service: StoredService | null, at: number, reconcileMs: number): ServiceState | null | undefined {
+export function trustedState(
+  service: StoredService | null,
+  at: number,
+  reconcileMs: number,
+): ServiceState | null | undefined {
   return service && at - service.at < reconcileMs ? service.state : undefined;
 }
 
@@ -58,13 +62,21 @@ export class ServiceLists {
     } catch (err) {
       if (err instanceof RateLimitError) throw err; // no unit of the key's budget: wait for its window
       if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
-      ctx.logger.debug({ pipe: pipe.name, err: (err as Error).message }, 'services list failed: the change goes ahead without the service state');
+      ctx.logger.debug(
+        { pipe: pipe.name, err: (err as Error).message },
+        'services list failed: the change goes ahead without the service state',
+      );
       // Unknown for every configured service of the organization, so none asks again this period.
       const org = pipe.organizationId.toLowerCase();
-      for (const p of ctx.config().pipes) if (p.organizationId.toLowerCase() === org) states.set(p.serviceId.toLowerCase(), null);
+      for (const p of ctx.config().pipes)
+        if (p.organizationId.toLowerCase() === org) states.set(p.serviceId.toLowerCase(), null);
     }
     if (!states.has(pipe.serviceId.toLowerCase())) states.set(pipe.serviceId.toLowerCase(), null);
-    await ctx.store.writeServices(pipe.organizationId, [...states].map(([id, state]) => ({ id, state })), ctx.now());
+    await ctx.store.writeServices(
+      pipe.organizationId,
+      [...states].map(([id, state]) => ({ id, state })),
+      ctx.now(),
+    );
     return states;
   }
 }

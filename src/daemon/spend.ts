@@ -5,9 +5,9 @@ import { RateLimitError } from 'bullmq';
 import { isApiError } from '../api/index.js';
 import type { KeyLane } from './context.js';
 
-export async function spend<T extends { readonly rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number } | undefined }>(
-  lane: KeyLane, call: () => Promise<T>, opts: { read?: boolean } = {},
-): Promise<T> {
+export async function spend<
+  T extends { readonly rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number } | undefined },
+>(lane: KeyLane, call: () => Promise<T>, opts: { read?: boolean } = {}): Promise<T> {
   const waitMs = await lane.budget.take(opts.read ? 'read' : 'change');
   if (waitMs !== 0) {
     // No unit (positive), or the key's read share spent until its next credit (negative: at most

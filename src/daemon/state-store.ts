@@ -7,7 +7,14 @@ import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, PipeView, Reason } from '../policy/index.js';
 import { redisKeys } from './redis-keys.js';
-import { parseField, parseStored, RECORD_FIELDS, StoredPause, StoredServiceSchema, type RecordField } from './stored-record.js';
+import {
+  parseField,
+  parseStored,
+  RECORD_FIELDS,
+  StoredPause,
+  StoredServiceSchema,
+  type RecordField,
+} from './stored-record.js';
 
 export interface StoredDecision {
   readonly at: number;
@@ -74,10 +81,30 @@ export function refOf(p: { organizationId: string; serviceId: string; pipeId: st
 }
 
 const EMPTY: PipeRecord = {
-  kind: null, state: null, applied: {}, lastApplied: null, desired: null, desiredDirection: 'none',
-  endpoints: {}, lastChange: {}, recommendations: [], lastDecision: null, lastError: null,
-  lastReadAt: null, readDue: false, endpointsDue: [], contactTickAt: null, authFailures: 0, parked: null, drifts: 0, pausedSeen: false,
-  ref: null, decidedAt: null, contactKind: null, contactAsRead: false, wantedSince: null,
+  kind: null,
+  state: null,
+  applied: {},
+  lastApplied: null,
+  desired: null,
+  desiredDirection: 'none',
+  endpoints: {},
+  lastChange: {},
+  recommendations: [],
+  lastDecision: null,
+  lastError: null,
+  lastReadAt: null,
+  readDue: false,
+  endpointsDue: [],
+  contactTickAt: null,
+  authFailures: 0,
+  parked: null,
+  drifts: 0,
+  pausedSeen: false,
+  ref: null,
+  decidedAt: null,
+  contactKind: null,
+  contactAsRead: false,
+  wantedSince: null,
 };
 
 export interface PauseFlag {
@@ -105,7 +132,8 @@ export interface Snapshot {
 }
 
 // Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
-const SNAPSHOT_SCRIPT = "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1])}";
+const SNAPSHOT_SCRIPT =
+  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1])}";
 
 const WRITE_DECISION_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'decidedAt') or '')
@@ -117,8 +145,13 @@ return 1
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash; the service id. */
-    pipescalerSnapshot(pipe: string, pause: string, pauseAll: string, services: string, serviceId: string):
-      Result<[string[], string | null, string | null, string | null], Context>;
+    pipescalerSnapshot(
+      pipe: string,
+      pause: string,
+      pauseAll: string,
+      services: string,
+      serviceId: string,
+    ): Result<[string[], string | null, string | null, string | null], Context>;
     /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, then field, value pairs. 1 written, 0 refused. */
     pipescalerWriteDecision(pipe: string, tickAt: string, ...fieldsAndValues: string[]): Result<number, Context>;
   }
@@ -136,7 +169,11 @@ export class StateStore {
    * @param onInvalid called with the fields of a pipe's record that did not parse (dropped, and
    *   the pipe read again); the daemon logs and counts them.
    */
-  constructor(readonly redis: RedisClient, prefix: string, private readonly onInvalid: (pipe: string, fields: readonly string[]) => void = () => {}) {
+  constructor(
+    readonly redis: RedisClient,
+    prefix: string,
+    private readonly onInvalid: (pipe: string, fields: readonly string[]) => void = () => {},
+  ) {
     this.keys = redisKeys(prefix);
     defineLua(redis, STORE_COMMANDS);
   }
@@ -156,18 +193,35 @@ export class StateStore {
    *  than three. Each command costs this process ~25 µs of CPU, which a steady tick of 10,000
    *  pipes is bound by (bench/steady-tick.ts). */
   async snapshot(pipe: string, ids?: ServiceIds): Promise<Snapshot> {
-    const [raw, own, all, service] = await this.redis.pipescalerSnapshot(this.keys.pipe(pipe), this.keys.pause(pipe), this.keys.pauseAll,
-      this.keys.services(ids?.organizationId ?? ''), ids?.serviceId.toLowerCase() ?? '');
+    const [raw, own, all, service] = await this.redis.pipescalerSnapshot(
+      this.keys.pipe(pipe),
+      this.keys.pause(pipe),
+      this.keys.pauseAll,
+      this.keys.services(ids?.organizationId ?? ''),
+      ids?.serviceId.toLowerCase() ?? '',
+    );
     const fields: Record<string, string> = {};
     for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i]!] = raw[i + 1]!;
-    return { rec: this.parse(pipe, fields), pause: parsePause(own, all), service: parseStored(StoredServiceSchema, service) };
+    return {
+      rec: this.parse(pipe, fields),
+      pause: parsePause(own, all),
+      service: parseStored(StoredServiceSchema, service),
+    };
   }
 
   /** What a services list (or a 424) said of an organization's services, at `at`. */
-  async writeServices(organizationId: string, services: readonly { id: string; state: ServiceState | null }[], at: number): Promise<void> {
+  async writeServices(
+    organizationId: string,
+    services: readonly { id: string; state: ServiceState | null }[],
+    at: number,
+  ): Promise<void> {
     if (services.length === 0) return;
-    await this.redis.hset(this.keys.services(organizationId), Object.fromEntries(
-      services.map((s) => [s.id.toLowerCase(), JSON.stringify({ state: s.state, at } satisfies StoredService)])));
+    await this.redis.hset(
+      this.keys.services(organizationId),
+      Object.fromEntries(
+        services.map((s) => [s.id.toLowerCase(), JSON.stringify({ state: s.state, at } satisfies StoredService)]),
+      ),
+    );
   }
 
   async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
@@ -254,7 +308,10 @@ export function parseRecord(raw: Record<string, string>): { rec: PipeRecord; inv
 /** The pause that applies: the pipe's own, else the fleet's. An unreadable flag still pauses
  *  (with that as its reason): a pause must never be lost to a bad value. */
 function parsePause(own: string | null, all: string | null): PauseFlag | null {
-  const flag = (text: string, scope: 'pipe' | 'all'): PauseFlag => ({ ...(parseStored(StoredPause, text) ?? { reason: 'unreadable pause flag in Redis' }), scope });
+  const flag = (text: string, scope: 'pipe' | 'all'): PauseFlag => ({
+    ...(parseStored(StoredPause, text) ?? { reason: 'unreadable pause flag in Redis' }),
+    scope,
+  });
   if (own) return flag(own, 'pipe');
   if (all) return flag(all, 'all');
   return null;
@@ -262,7 +319,12 @@ function parsePause(own: string | null, all: string | null): PauseFlag | null {
 
 /** The view decide() takes, from the stored record plus the config's bounds, the pause flag and
  *  the service's state when it was read recently enough to trust. */
-export function toView(rec: PipeRecord, bounds: PipeView['bounds'], pause: PauseFlag | null, serviceState?: ServiceState): PipeView {
+export function toView(
+  rec: PipeRecord,
+  bounds: PipeView['bounds'],
+  pause: PauseFlag | null,
+  serviceState?: ServiceState,
+): PipeView {
   return {
     kind: rec.kind,
     state: rec.state,
@@ -271,7 +333,9 @@ export function toView(rec: PipeRecord, bounds: PipeView['bounds'], pause: Pause
     lastChange: rec.lastChange,
     recommendations: rec.recommendations,
     endpoints: rec.endpoints,
-    ...(pause ? { paused: { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } } : {}),
+    ...(pause
+      ? { paused: { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } }
+      : {}),
     ...(serviceState !== undefined ? { serviceState } : {}),
   };
 }

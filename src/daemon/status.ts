@@ -38,17 +38,35 @@ export function statusReason(d: Pick<StoredDecision, 'action' | 'reasons'> | nul
   return null;
 }
 
-export async function readPipeStatuses(store: StateStore, config: Config, now: number = Date.now()): Promise<PipeStatus[]> {
-  return Promise.all(config.pipes.map(async (p) => {
-    const { rec, pause } = await store.snapshot(p.name, p);
-    // a pause declared in the config holds whatever Redis holds, as the evaluation sees it
-    const paused: PauseFlag | null = p.paused ? { reason: p.paused, scope: 'config' } : pause;
-    const last = rec.lastDecision;
-    return {
-      pipe: p.name, policy: p.policy, key: p.key, ...(p.pool !== undefined ? { pool: p.pool } : {}), kind: rec.kind, state: rec.state,
-      applied: rec.applied, desired: rec.desired, windows: last?.windows ?? [], lastDecision: last, reason: statusReason(last),
-      ageSeconds: last ? Math.max(0, Math.round((now - last.at) / 1000)) : null,
-      lastError: rec.lastError, paused, parked: rec.parked, drifts: rec.drifts,
-    };
-  }));
+export async function readPipeStatuses(
+  store: StateStore,
+  config: Config,
+  now: number = Date.now(),
+): Promise<PipeStatus[]> {
+  return Promise.all(
+    config.pipes.map(async (p) => {
+      const { rec, pause } = await store.snapshot(p.name, p);
+      // a pause declared in the config holds whatever Redis holds, as the evaluation sees it
+      const paused: PauseFlag | null = p.paused ? { reason: p.paused, scope: 'config' } : pause;
+      const last = rec.lastDecision;
+      return {
+        pipe: p.name,
+        policy: p.policy,
+        key: p.key,
+        ...(p.pool !== undefined ? { pool: p.pool } : {}),
+        kind: rec.kind,
+        state: rec.state,
+        applied: rec.applied,
+        desired: rec.desired,
+        windows: last?.windows ?? [],
+        lastDecision: last,
+        reason: statusReason(last),
+        ageSeconds: last ? Math.max(0, Math.round((now - last.at) / 1000)) : null,
+        lastError: rec.lastError,
+        paused,
+        parked: rec.parked,
+        drifts: rec.drifts,
+      };
+    }),
+  );
 }

@@ -3,15 +3,29 @@
 // field of a pipe's record has its schema; a field that does not parse is dropped (its empty
 // value is used, as for a pipe never met) and named, and the pipe is read again.
 import { z } from 'zod';
-import { PIPE_KINDS, PipeState, ReversePrivateEndpointStatus, SCALING_FIELDS, ServiceState, type ScalingField } from '../api/index.js';
+import {
+  PIPE_KINDS,
+  PipeState,
+  ReversePrivateEndpointStatus,
+  SCALING_FIELDS,
+  ServiceState,
+  type ScalingField,
+} from '../api/index.js';
 import { REASON_CODES } from '../policy/index.js';
 
 const epochMs = z.number();
 const scalingValues = z.strictObject(
-  Object.fromEntries(SCALING_FIELDS.map((f) => [f, z.number().optional()])) as Record<ScalingField, z.ZodOptional<z.ZodNumber>>,
+  Object.fromEntries(SCALING_FIELDS.map((f) => [f, z.number().optional()])) as Record<
+    ScalingField,
+    z.ZodOptional<z.ZodNumber>
+  >,
 );
 const direction = z.enum(['up', 'down', 'none']);
-const reason = z.object({ code: z.enum(REASON_CODES), field: z.enum(SCALING_FIELDS as [ScalingField, ...ScalingField[]]).optional(), message: z.string() });
+const reason = z.object({
+  code: z.enum(REASON_CODES),
+  field: z.enum(SCALING_FIELDS as [ScalingField, ...ScalingField[]]).optional(),
+  message: z.string(),
+});
 const storedError = z.object({ at: epochMs, code: z.string(), message: z.string(), requestId: z.string().optional() });
 const storedDecision = z.object({
   at: epochMs,
@@ -114,7 +128,10 @@ export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undef
 }
 
 /** One stored field by its schema, typed; null when absent, stored as null, or not what it should be. */
-export function fieldValue<F extends RecordField>(field: F, text: string | null | undefined): z.infer<(typeof RECORD_FIELDS)[F]> | null {
+export function fieldValue<F extends RecordField>(
+  field: F,
+  text: string | null | undefined,
+): z.infer<(typeof RECORD_FIELDS)[F]> | null {
   const schema: z.ZodType = RECORD_FIELDS[field];
   // parsed by the field's own schema, so the value is that schema's output
   return parseStored(schema, text) as z.infer<(typeof RECORD_FIELDS)[F]> | null;

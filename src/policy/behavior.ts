@@ -56,10 +56,12 @@ function stepField(
       target = Math.min(floor, applied);
       const why = `highest recommendation in the last ${formatDuration(stabilizationMs)} is ${floor}`;
       reasons.push({
-        code: 'stabilization', field,
-        message: target === applied
-          ? `${field} stays at ${applied} instead of going down to ${recommended}: ${why}`
-          : `${field} goes down to ${target}, not ${recommended}: ${why}`,
+        code: 'stabilization',
+        field,
+        message:
+          target === applied
+            ? `${field} stays at ${applied} instead of going down to ${recommended}: ${why}`
+            : `${field} goes down to ${target}, not ${recommended}: ${why}`,
       });
       if (target === applied) return applied;
     }
@@ -69,7 +71,8 @@ function stepField(
   const remaining = cooldownRemaining(up ? view.lastChange.up : view.lastChange.down, dir.cooldownMs, now);
   if (remaining > 0) {
     reasons.push({
-      code: 'cooldown', field,
+      code: 'cooldown',
+      field,
       message: `${field} ${dirName} ${applied} -> ${target} held: ${dirName} cooldown ${formatDuration(dir.cooldownMs)}, ${formatDuration(remaining)} remaining`,
     });
     return applied;
@@ -79,7 +82,8 @@ function stepField(
   if (step !== undefined && Math.abs(target - applied) > step) {
     const limited = up ? applied + step : applied - step;
     reasons.push({
-      code: 'max_step', field,
+      code: 'max_step',
+      field,
       message: `${field} ${dirName} ${applied} -> ${target} limited to ${limited}: ${dirName} maxStep ${step}`,
     });
     return limited;
@@ -101,9 +105,10 @@ export function applyBehavior(
     const recommended = recommendation[field];
     if (recommended === undefined) continue;
     const applied = view.applied[field];
-    desired[field] = applied === undefined || applied === recommended
-      ? recommended
-      : stepField(behavior, now, view, field, applied, recommended, reasons);
+    desired[field] =
+      applied === undefined || applied === recommended
+        ? recommended
+        : stepField(behavior, now, view, field, applied, recommended, reasons);
   }
   return { desired, reasons };
 }

@@ -18,7 +18,7 @@ function held(values: ScalingValues, ms: number): Capacity {
   const hours = ms / HOUR_MS;
   const replicas = values.replicas ?? 0;
   return {
-    replicaCoreHours: (replicas * (values.replicaCpuMillicores ?? 0) / 1000) * hours,
+    replicaCoreHours: ((replicas * (values.replicaCpuMillicores ?? 0)) / 1000) * hours,
     replicaGbHours: replicas * (values.replicaMemoryGb ?? 0) * hours,
     concurrencySlotHours: (values.concurrency ?? 0) * hours,
   };

@@ -8,7 +8,16 @@
 // A decision that raises one field and lowers another keeps both moves (each field had its own
 // cooldown and step) and reports direction 'up' (scale-ups go first); changeDirections() tells the
 // daemon both directions so it can stamp both lastChange times.
-import { clampToLimit, KIND_FIELDS, SCALABLE_PIPE_STATES, SCALING_FIELDS, SCALING_LIMITS, SERVICE_STATES_REFUSING_CHANGES, type ScalingField, type ScalingValues } from '../api/index.js';
+import {
+  clampToLimit,
+  KIND_FIELDS,
+  SCALABLE_PIPE_STATES,
+  SCALING_FIELDS,
+  SCALING_LIMITS,
+  SERVICE_STATES_REFUSING_CHANGES,
+  type ScalingField,
+  type ScalingValues,
+} from '../api/index.js';
 import { applyBehavior } from './behavior.js';
 import { leadHorizon, statesAhead, withLead } from './lead.js';
 import { applyMetric } from './metric.js';
@@ -36,12 +45,15 @@ function skipReason(view: PipeView, now: number): Reason | null {
   if (view.state === null || !SCALABLE_PIPE_STATES.has(view.state)) {
     return {
       code: 'pipe_state',
-      message: view.state === null
-        ? 'pipe state unknown: not scaling'
-        : `pipe is ${view.state}: only ${[...SCALABLE_PIPE_STATES].join(', ')} pipes are scaled`,
+      message:
+        view.state === null
+          ? 'pipe state unknown: not scaling'
+          : `pipe is ${view.state}: only ${[...SCALABLE_PIPE_STATES].join(', ')} pipes are scaled`,
     };
   }
-  const notReady = Object.keys(view.endpoints).sort().filter((id) => view.endpoints[id] !== 'Ready');
+  const notReady = Object.keys(view.endpoints)
+    .sort()
+    .filter((id) => view.endpoints[id] !== 'Ready');
   if (notReady.length > 0) {
     const each = notReady.map((id) => `${id} is ${view.endpoints[id]}`).join(', ');
     return { code: 'endpoint_not_ready', message: `reverse private endpoint not Ready: ${each}` };
@@ -67,7 +79,8 @@ function clampHard(field: ScalingField, value: number, bounds: Bounds, reasons: 
     const limit = SCALING_LIMITS[field];
     const integer = limit.integer && !Number.isInteger(v) ? ', whole numbers' : '';
     reasons.push({
-      code: 'platform_range', field,
+      code: 'platform_range',
+      field,
       message: `${field} ${v} -> ${clamped}: platform range ${limit.min}..${limit.max}${integer}${note}`,
     });
   }
@@ -89,7 +102,9 @@ export function changeDirections(applied: ScalingValues, changes: ScalingValues)
 }
 
 function list(values: ScalingValues): string {
-  return SCALING_FIELDS.filter((f) => values[f] !== undefined).map((f) => `${f} ${values[f]}`).join(', ');
+  return SCALING_FIELDS.filter((f) => values[f] !== undefined)
+    .map((f) => `${f} ${values[f]}`)
+    .join(', ');
 }
 
 export function decide(policy: Policy, now: number, view: PipeView): Decision {
@@ -101,7 +116,9 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   if (skip !== null) return { action: 'skip', direction: 'none', ...nothing, reasons: [skip] };
   if (view.kind === 'database') {
     return {
-      action: 'none', direction: 'none', ...nothing,
+      action: 'none',
+      direction: 'none',
+      ...nothing,
       reasons: [{ code: 'kind', message: 'database pipes are scaled service-wide' }],
     };
   }
@@ -129,12 +146,16 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   const desired: ScalingValues = {};
   for (const field of fields) {
     const value = behavior.desired[field];
-    if (value !== undefined) desired[field] = clampHard(field, value, view.bounds, reasons, ' (limits outrank behavior)');
+    if (value !== undefined)
+      desired[field] = clampHard(field, value, view.bounds, reasons, ' (limits outrank behavior)');
   }
 
   const ignored = SCALING_FIELDS.filter((f) => resolved.values[f] !== undefined && !fields.includes(f));
   if (ignored.length > 0) {
-    reasons.push({ code: 'kind', message: `${kind} pipes take only ${fields.join(', ')}: ignoring ${ignored.join(', ')}` });
+    reasons.push({
+      code: 'kind',
+      message: `${kind} pipes take only ${fields.join(', ')}: ignoring ${ignored.join(', ')}`,
+    });
   }
 
   const changes: ScalingValues = {};
@@ -147,13 +168,20 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   if (!changed) {
     reasons.push({
       code: 'unchanged',
-      message: Object.keys(desired).length > 0
-        ? `already applied: ${list(desired)}`
-        : `the policy sets no field ${withArticle(kind)} pipe takes`,
+      message:
+        Object.keys(desired).length > 0
+          ? `already applied: ${list(desired)}`
+          : `the policy sets no field ${withArticle(kind)} pipe takes`,
     });
   }
   return {
-    action: changed ? 'change' : 'none', direction, windows, recommendation, desired, changes, reasons,
+    action: changed ? 'change' : 'none',
+    direction,
+    windows,
+    recommendation,
+    desired,
+    changes,
+    reasons,
     ...(metric.outcome ? { metric: metric.outcome } : {}),
     ...(resolved.lead ? { lead: resolved.lead } : {}),
   };

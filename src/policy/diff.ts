@@ -47,7 +47,9 @@ export interface ConfigDiff {
 }
 
 function valuesKey(values: ScalingValues): string {
-  return SCALING_FIELDS.filter((f) => values[f] !== undefined).map((f) => `${f}=${values[f]}`).join(',');
+  return SCALING_FIELDS.filter((f) => values[f] !== undefined)
+    .map((f) => `${f}=${values[f]}`)
+    .join(',');
 }
 
 /** Pairs the two change lists of one pipe: equal ones drop out, the rest become a ChangeDiff each. */
@@ -103,7 +105,9 @@ export function diffConfigs(base: DiffSide, head: DiffSide, from: number, to: nu
   const baseNames = new Set(base.config.pipes.map((p) => p.name));
   const headNames = new Set(head.config.pipes.map((p) => p.name));
   // a base pipe gone by name but present under another name with the same ids: renamed
-  const goneByIdentity = new Map(base.config.pipes.filter((p) => !headNames.has(p.name)).map((p) => [identity(p), p.name]));
+  const goneByIdentity = new Map(
+    base.config.pipes.filter((p) => !headNames.has(p.name)).map((p) => [identity(p), p.name]),
+  );
   const renamedFrom = new Map<string, string>();
   for (const p of head.config.pipes) {
     const old = baseNames.has(p.name) ? undefined : goneByIdentity.get(identity(p));
@@ -116,26 +120,42 @@ export function diffConfigs(base: DiffSide, head: DiffSide, from: number, to: nu
     const baseName = renamedFrom.get(p.name) ?? (baseNames.has(p.name) ? p.name : undefined);
     const headSim = head.views[p.name] !== undefined;
     const baseSim = baseName !== undefined && base.views[baseName] !== undefined;
-    const changes = baseName === undefined
-      ? (headChanges.get(p.name) ?? []).map((h): ChangeDiff => ({ kind: 'added', head: h }))
-      : diffChanges(baseChanges.get(baseName) ?? [], headChanges.get(p.name) ?? []);
+    const changes =
+      baseName === undefined
+        ? (headChanges.get(p.name) ?? []).map((h): ChangeDiff => ({ kind: 'added', head: h }))
+        : diffChanges(baseChanges.get(baseName) ?? [], headChanges.get(p.name) ?? []);
     const b = baseName === undefined ? NO_CAPACITY : capacity(base, baseName, baseChanges);
     const h = capacity(head, p.name, headChanges);
-    const status: PipeStatus = baseName === undefined ? 'added'
-      : baseName !== p.name ? 'renamed'
-      : changes.length > 0 || baseSim !== headSim ? 'changed' : 'same';
+    const status: PipeStatus =
+      baseName === undefined
+        ? 'added'
+        : baseName !== p.name
+          ? 'renamed'
+          : changes.length > 0 || baseSim !== headSim
+            ? 'changed'
+            : 'same';
     pipes.push({
-      pipe: p.name, status, ...(baseName !== undefined && baseName !== p.name ? { renamedFrom: baseName } : {}),
-      simulated: headSim || baseSim, changes, base: b, head: h, delta: subtractCapacity(h, b),
+      pipe: p.name,
+      status,
+      ...(baseName !== undefined && baseName !== p.name ? { renamedFrom: baseName } : {}),
+      simulated: headSim || baseSim,
+      changes,
+      base: b,
+      head: h,
+      delta: subtractCapacity(h, b),
     });
   }
   for (const p of base.config.pipes) {
     if (headNames.has(p.name) || renamedAway.has(p.name)) continue;
     const b = capacity(base, p.name, baseChanges);
     pipes.push({
-      pipe: p.name, status: 'removed', simulated: base.views[p.name] !== undefined,
+      pipe: p.name,
+      status: 'removed',
+      simulated: base.views[p.name] !== undefined,
       changes: (baseChanges.get(p.name) ?? []).map((c): ChangeDiff => ({ kind: 'removed', base: c })),
-      base: b, head: NO_CAPACITY, delta: subtractCapacity(NO_CAPACITY, b),
+      base: b,
+      head: NO_CAPACITY,
+      delta: subtractCapacity(NO_CAPACITY, b),
     });
   }
   const sum = (pick: (d: PipeDiff) => Capacity): Capacity => pipes.map(pick).reduce(addCapacity, NO_CAPACITY);

@@ -13,14 +13,39 @@ export { evaluateStep, afterChange, type Step, type Changed } from './step.js';
 // Plan and simulate over decide().
 export { plan, unknownView, type PlanEntry } from './plan.js';
 export { simulate, type SimulatedChange, type SimulateOptions } from './simulate.js';
-export { keyPlans, describeKeyPlan, reconcilePeriodMs, scaleDownBoundMs, changesMs, readShareOf, humanMs, DEFAULT_READ_SHARE, type KeyPlan, type KeyRate } from './key-budget.js';
+export {
+  keyPlans,
+  describeKeyPlan,
+  reconcilePeriodMs,
+  scaleDownBoundMs,
+  changesMs,
+  readShareOf,
+  humanMs,
+  DEFAULT_READ_SHARE,
+  type KeyPlan,
+  type KeyRate,
+} from './key-budget.js';
 export { type Capacity } from './capacity.js';
 export { type ChangeDiff, type ConfigDiff, type DiffSide, type PipeDiff } from './diff.js';
 export { assignPools } from './key-pool.js';
 export { assumedKind, assumedView, describeAssumed } from './kind.js';
 export { leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type LeadPlan } from './lead-plan.js';
-export { indexSamples, matchKey, parseSampleValue, resolveMatch, selectSample, templateRefs, type Sample } from './metric-match.js';
-export { metricBands, parseRangeQuery, recordedReading, type BandSegment, type RecordedSeries } from './metric-series.js';
+export {
+  indexSamples,
+  matchKey,
+  parseSampleValue,
+  resolveMatch,
+  selectSample,
+  templateRefs,
+  type Sample,
+} from './metric-match.js';
+export {
+  metricBands,
+  parseRangeQuery,
+  recordedReading,
+  type BandSegment,
+  type RecordedSeries,
+} from './metric-series.js';
 export { type MetricAt } from './simulate.js';
 export { pipeTimeline, type PipeTimeline, type StepPoint } from './timeline.js';
 export { count } from './words.js';

@@ -63,8 +63,15 @@ export function keyPlans(config: Config, keyOf: (p: PipeConfig) => string = (p) 
     const reconcileMs = reconcilePeriodMs(pipes, config.evaluate.reconcileMs, share, k.rateLimit);
     const pool = k.pool === undefined ? {} : { pool: { name: k.pool, keys: pools.get(k.pool)?.length ?? 1 } };
     return {
-      key, ...pool, pipes, rate: k.rateLimit, readShare: share, reconcileMs, stretched: reconcileMs > config.evaluate.reconcileMs,
-      scaleDownBoundMs: scaleDownBoundMs(pipes, share, k.rateLimit), boundaryLeadMs: autoLeadMs(pipes, k.rateLimit, tickIntervalMs(config.evaluate.cron)),
+      key,
+      ...pool,
+      pipes,
+      rate: k.rateLimit,
+      readShare: share,
+      reconcileMs,
+      stretched: reconcileMs > config.evaluate.reconcileMs,
+      scaleDownBoundMs: scaleDownBoundMs(pipes, share, k.rateLimit),
+      boundaryLeadMs: autoLeadMs(pipes, k.rateLimit, tickIntervalMs(config.evaluate.cron)),
     };
   });
 }
@@ -77,9 +84,11 @@ export function describeKeyPlan(p: KeyPlan): string {
   const rate = `${p.rate.requests} per ${humanMs(p.rate.perMs)}`;
   const pool = p.pool ? ` (pool ${p.pool.name}, ${count(p.pool.keys, 'key')})` : '';
   if (p.pipes === 0) return `key ${p.key}${pool}: no pipes (${rate})`;
-  return `key ${p.key}${pool}: ${n} pipe${p.pipes === 1 ? '' : 's'}, reconcile every ${every}${p.stretched ? ' within its budget' : ''}`
-    + ` (${rate}, reads at most ${Math.round(p.readShare * 100)} %); a waiting scale-down is sent within ${humanMs(p.scaleDownBoundMs)},`
-    + ` a boundary moving every pipe starts its scale-ups ${humanMs(p.boundaryLeadMs)} ahead (leadTime auto)`;
+  return (
+    `key ${p.key}${pool}: ${n} pipe${p.pipes === 1 ? '' : 's'}, reconcile every ${every}${p.stretched ? ' within its budget' : ''}` +
+    ` (${rate}, reads at most ${Math.round(p.readShare * 100)} %); a waiting scale-down is sent within ${humanMs(p.scaleDownBoundMs)},` +
+    ` a boundary moving every pipe starts its scale-ups ${humanMs(p.boundaryLeadMs)} ahead (leadTime auto)`
+  );
 }
 
 export function humanMs(ms: number): string {

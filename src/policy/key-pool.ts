@@ -14,7 +14,9 @@ export interface PoolMember {
 }
 
 /** pool name -> its keys, in config order. */
-export function poolsOf(keys: Readonly<Record<string, Pick<ApiKeyConfig, 'rateLimit' | 'pool'>>>): Map<string, PoolMember[]> {
+export function poolsOf(
+  keys: Readonly<Record<string, Pick<ApiKeyConfig, 'rateLimit' | 'pool'>>>,
+): Map<string, PoolMember[]> {
   const pools = new Map<string, PoolMember[]>();
   for (const [key, k] of Object.entries(keys)) {
     if (k.pool === undefined) continue;

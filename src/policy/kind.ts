@@ -1,7 +1,14 @@
 // What a pipe is when nobody has read it: its declared kind (`pipes[].kind`) or the kind its
 // policy's fields imply (replicas, CPU and memory: a stream pipe; concurrency: object storage), and
 // the view plan and simulate start from then: the policy's baseline. Pure.
-import { KIND_FIELDS, SCALABLE_KINDS, SCALING_LIMITS, type ScalableKind, type ScalingField, type ScalingValues } from '../api/index.js';
+import {
+  KIND_FIELDS,
+  SCALABLE_KINDS,
+  SCALING_LIMITS,
+  type ScalableKind,
+  type ScalingField,
+  type ScalingValues,
+} from '../api/index.js';
 import type { PipeConfig, PipeView, Policy, Target } from './types.js';
 
 export interface AssumedKind {

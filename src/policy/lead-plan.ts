@@ -75,7 +75,12 @@ function slotMs(rate: { requests: number; perMs: number }): number {
 }
 
 /** The lowest value of each field the schedule sets in a state, within the pipe's bounds and the platform's ranges. */
-function floors(policy: Policy, winners: readonly Window[], bounds: Bounds, fields: readonly ScalingField[]): ScalingValues {
+function floors(
+  policy: Policy,
+  winners: readonly Window[],
+  bounds: Bounds,
+  fields: readonly ScalingField[],
+): ScalingValues {
   const t = targetOf(policy, winners);
   const out: ScalingValues = {};
   for (const f of fields) {
@@ -119,7 +124,8 @@ export function leadPlan(config: Config, from: number, to: number, opts: LeadPla
     let bs = boundaries.get(pipe.policy);
     if (!bs) {
       bs = [];
-      for (let t = nextBoundary(policy.windows, from, to); t !== null; t = nextBoundary(policy.windows, t, to)) bs.push(t);
+      for (let t = nextBoundary(policy.windows, from, to); t !== null; t = nextBoundary(policy.windows, t, to))
+        bs.push(t);
       boundaries.set(pipe.policy, bs);
     }
     if (bs.length === 0) return;
@@ -129,8 +135,12 @@ export function leadPlan(config: Config, from: number, to: number, opts: LeadPla
     let up = rising.get(group);
     if (!up) {
       const { windows } = policy;
-      up = bs.map((b) => rises(floors(policy, activeWindows(windows, b - 1).winners, pipe.bounds, fields),
-        floors(policy, activeWindows(windows, b).winners, pipe.bounds, fields)));
+      up = bs.map((b) =>
+        rises(
+          floors(policy, activeWindows(windows, b - 1).winners, pipe.bounds, fields),
+          floors(policy, activeWindows(windows, b).winners, pipe.bounds, fields),
+        ),
+      );
       rising.set(group, up);
     }
     const key = keyOf(pipe);

@@ -40,7 +40,13 @@ export interface LeadResult extends ResolvedTarget {
  * target of now and those states (fixed values: the max; bounds: max of mins, max of maxes), so
  * the value it resolves to is the largest of each. A field it raises says why (`lead_time`).
  */
-export function withLead(policy: Policy, now: number, ahead: readonly StateAhead[], resolved: ResolvedTarget, applied: ScalingValues): LeadResult {
+export function withLead(
+  policy: Policy,
+  now: number,
+  ahead: readonly StateAhead[],
+  resolved: ResolvedTarget,
+  applied: ScalingValues,
+): LeadResult {
   if (ahead.length === 0) return resolved;
   const targets = ahead.map((s) => targetOf(policy, s.winners));
   const target: Partial<Record<ScalingField, FieldTarget>> = { ...resolved.target };
@@ -51,7 +57,10 @@ export function withLead(policy: Policy, now: number, ahead: readonly StateAhead
     const set = targets.map((t) => t[field]);
     if (set.every((t) => t === undefined)) continue;
     const now0 = resolved.target[field];
-    const combined = combineTargets([...(now0 ? [{ [field]: now0 }] : []), ...set.map((t) => (t ? { [field]: t } : {}))])[field]!;
+    const combined = combineTargets([
+      ...(now0 ? [{ [field]: now0 }] : []),
+      ...set.map((t) => (t ? { [field]: t } : {})),
+    ])[field]!;
     target[field] = combined;
     const was = resolved.values[field];
     const value = resolveFieldTarget(combined, applied[field]);
@@ -61,7 +70,11 @@ export function withLead(policy: Policy, now: number, ahead: readonly StateAhead
     const i = set.findIndex((t) => t !== undefined && resolveFieldTarget(t, applied[field]) === value);
     const state = ahead[Math.max(0, i)]!;
     if (first === null || state.at < ahead[first]!.at) first = Math.max(0, i);
-    reasons.push({ code: 'lead_time', field, message: `${field} ${was ?? '?'} -> ${value} ahead of ${describeState(state)} in ${formatDuration(state.at - now)}: scale-ups lead by ${describeLead(policy)}` });
+    reasons.push({
+      code: 'lead_time',
+      field,
+      message: `${field} ${was ?? '?'} -> ${value} ahead of ${describeState(state)} in ${formatDuration(state.at - now)}: scale-ups lead by ${describeLead(policy)}`,
+    });
   }
   if (first === null) return { target, values, reasons };
   const state = ahead[first]!;

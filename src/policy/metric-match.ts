@@ -43,11 +43,16 @@ export function resolveTemplate(template: string, pipe: PipeValues): string {
     const label = LABEL_REF.exec(inner);
     if (label) return pipe.labels?.[label[1]!] ?? '';
     switch (inner) {
-      case '.name': return pipe.name;
-      case '.pipeId': return pipe.pipeId;
-      case '.serviceId': return pipe.serviceId;
-      case '.organizationId': return pipe.organizationId;
-      default: return '';
+      case '.name':
+        return pipe.name;
+      case '.pipeId':
+        return pipe.pipeId;
+      case '.serviceId':
+        return pipe.serviceId;
+      case '.organizationId':
+        return pipe.organizationId;
+      default:
+        return '';
     }
   });
 }
@@ -63,7 +68,10 @@ export function matchKey(labelNames: readonly string[], labels: Readonly<Record<
 }
 
 /** Samples grouped by their values of the match's labels: one lookup per pipe instead of a scan. */
-export function indexSamples<S extends { readonly labels: Readonly<Record<string, string>> }>(samples: readonly S[], labelNames: readonly string[]): Map<string, S[]> {
+export function indexSamples<S extends { readonly labels: Readonly<Record<string, string>> }>(
+  samples: readonly S[],
+  labelNames: readonly string[],
+): Map<string, S[]> {
   const index = new Map<string, S[]>();
   for (const s of samples) {
     const key = matchKey(labelNames, s.labels);
@@ -81,9 +89,14 @@ function describeMatch(wanted: Readonly<Record<string, string>>): string {
 
 /** The pipe's value from the samples that match, at the sample's own time (else `at`, the
  *  vector's); an error when not exactly one. */
-export function selectSample(matching: readonly Sample[], wanted: Readonly<Record<string, string>>, at: number): MetricReading {
+export function selectSample(
+  matching: readonly Sample[],
+  wanted: Readonly<Record<string, string>>,
+  at: number,
+): MetricReading {
   if (matching.length === 0) return { error: `no sample matches ${describeMatch(wanted)}` };
-  if (matching.length > 1) return { error: `${matching.length} samples match ${describeMatch(wanted)}; the match must pick one` };
+  if (matching.length > 1)
+    return { error: `${matching.length} samples match ${describeMatch(wanted)}; the match must pick one` };
   return { value: matching[0]!.value, at: matching[0]!.at ?? at };
 }
 

@@ -22,7 +22,11 @@ export function parseRangeQuery(text: string): RecordedSeries[] {
     throw new Error('is not JSON (expected the answer of /api/v1/query_range)');
   }
   const data = (body as { data?: { resultType?: string; result?: unknown } }).data;
-  if ((body as { status?: string }).status !== 'success' || data?.resultType !== 'matrix' || !Array.isArray(data.result)) {
+  if (
+    (body as { status?: string }).status !== 'success' ||
+    data?.resultType !== 'matrix' ||
+    !Array.isArray(data.result)
+  ) {
     throw new Error('is not a successful range-query answer (status "success", resultType "matrix")');
   }
   return data.result.map((s: { metric?: Record<string, string>; values?: [number, string][] }, i: number) => {
@@ -33,15 +37,21 @@ export function parseRangeQuery(text: string): RecordedSeries[] {
 }
 
 /** The reading of `pipe` at `now`: the newest point at or before it of the one series its match picks. */
-export function recordedReading(series: readonly RecordedSeries[], policy: Policy, pipe: PipeConfig, now: number): MetricReading {
+export function recordedReading(
+  series: readonly RecordedSeries[],
+  policy: Policy,
+  pipe: PipeConfig,
+  now: number,
+): MetricReading {
   const match = policy.metric?.match ?? {};
   const names = Object.keys(match).sort();
   const wanted = resolveMatch(match, pipe);
-  const picked = names.length === 0
-    ? series
-    : (indexSamples(series, names).get(matchKey(names, wanted)) ?? []);
+  const picked = names.length === 0 ? series : (indexSamples(series, names).get(matchKey(names, wanted)) ?? []);
   if (picked.length !== 1) {
-    return { error: picked.length === 0 ? 'no recorded series matches the pipe' : `${picked.length} recorded series match the pipe` };
+    return {
+      error:
+        picked.length === 0 ? 'no recorded series matches the pipe' : `${picked.length} recorded series match the pipe`,
+    };
   }
   const points = picked[0]!.points;
   let lo = 0;
@@ -83,7 +93,13 @@ export interface BandSpan {
  * effect at the first evaluation tick (from + k x stepMs) at or after it, as simulate sees it;
  * without, at the boundary itself.
  */
-export function metricBandSpans(policy: Policy, field: MetricField, from: number, to: number, stepMs?: number): BandSpan[] {
+export function metricBandSpans(
+  policy: Policy,
+  field: MetricField,
+  from: number,
+  to: number,
+  stepMs?: number,
+): BandSpan[] {
   const spans: BandSpan[] = [];
   for (let t = from; t < to;) {
     const { active, winners } = activeWindows(policy.windows, t);
@@ -94,7 +110,8 @@ export function metricBandSpans(policy: Policy, field: MetricField, from: number
     next = Math.min(next, to);
     const windows = winners.map((w) => w.name);
     const last = spans.at(-1);
-    if (last?.min === b.min && last.max === b.max && last.windows.join() === windows.join()) spans[spans.length - 1] = { ...last, to: next };
+    if (last?.min === b.min && last.max === b.max && last.windows.join() === windows.join())
+      spans[spans.length - 1] = { ...last, to: next };
     else spans.push({ from: t, to: next, min: b.min, max: b.max, windows });
     t = next;
   }
@@ -102,7 +119,13 @@ export function metricBandSpans(policy: Policy, field: MetricField, from: number
 }
 
 /** For each metric pipe, the bounds the metric would move within, as segments over [from, to). */
-export function metricBands(config: Config, kinds: Readonly<Record<string, keyof typeof KIND_FIELDS | null>>, from: number, to: number, stepMs: number): BandSegment[] {
+export function metricBands(
+  config: Config,
+  kinds: Readonly<Record<string, keyof typeof KIND_FIELDS | null>>,
+  from: number,
+  to: number,
+  stepMs: number,
+): BandSegment[] {
   const out: BandSegment[] = [];
   for (const pipe of config.pipes) {
     const policy = config.policies[pipe.policy];

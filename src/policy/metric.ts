@@ -5,7 +5,16 @@
 // value, NaN, Inf or a negative value gives the policy's onError choice (hold by default).
 import { SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
 import { resolveFieldTarget } from './target.js';
-import type { FieldTarget, MetricField, MetricOutcome, MetricReading, MetricSpec, Policy, Reason, Target } from './types.js';
+import type {
+  FieldTarget,
+  MetricField,
+  MetricOutcome,
+  MetricReading,
+  MetricSpec,
+  Policy,
+  Reason,
+  Target,
+} from './types.js';
 import { formatDuration } from './windows.js';
 
 export interface MetricResult {
@@ -18,7 +27,8 @@ export interface MetricResult {
 
 /** The field the metric drives for a pipe taking `fields`: replicas first, then concurrency. */
 export function metricField(spec: MetricSpec, fields: readonly ScalingField[]): MetricField | null {
-  for (const f of ['replicas', 'concurrency'] as const) if (spec.targetPer[f] !== undefined && fields.includes(f)) return f;
+  for (const f of ['replicas', 'concurrency'] as const)
+    if (spec.targetPer[f] !== undefined && fields.includes(f)) return f;
   return null;
 }
 
@@ -84,9 +94,16 @@ export function applyMetric(
       why = `onError baseline: ${field} ${recommended}`;
     } else {
       recommended = clamp(held, bounds);
-      why = now_ === undefined ? `holding: nothing applied is known, ${field} ${recommended}` : `holding ${field} at ${recommended}`;
+      why =
+        now_ === undefined
+          ? `holding: nothing applied is known, ${field} ${recommended}`
+          : `holding ${field} at ${recommended}`;
     }
-    reasons.push({ code: 'metric_unavailable', field, message: `metric unavailable (${problem}): ${why} within ${range}` });
+    reasons.push({
+      code: 'metric_unavailable',
+      field,
+      message: `metric unavailable (${problem}): ${why} within ${range}`,
+    });
   } else {
     value = (reading as { value: number }).value;
     const raw = rawRecommendation(value, per);
@@ -94,7 +111,8 @@ export function applyMetric(
     if (ratio !== null && now_ !== undefined && Math.abs(ratio - 1) <= spec.tolerance && now_ === clamp(now_, bounds)) {
       recommended = now_;
       reasons.push({
-        code: 'tolerance', field,
+        code: 'tolerance',
+        field,
         message: `metric ${value} is ${Math.round(ratio * 100)}% of ${now_} x ${per}: within the ${Math.round(spec.tolerance * 100)}% tolerance, ${field} stays ${now_}`,
       });
     } else {
@@ -104,7 +122,9 @@ export function applyMetric(
     }
   }
   const outcome: MetricOutcome = {
-    field, bounds, recommended,
+    field,
+    bounds,
+    recommended,
     ...(value !== undefined ? { value } : {}),
     ...(problem !== null ? { error: problem } : {}),
   };

@@ -19,11 +19,24 @@ export interface PlanEntry {
 
 /** A view for a pipe nothing is known of: decide() skips it as not read yet. */
 export function unknownView(pipe: PipeConfig): PipeView {
-  return { kind: null, state: null, applied: {}, bounds: pipe.bounds, lastChange: {}, recommendations: [], endpoints: {} };
+  return {
+    kind: null,
+    state: null,
+    applied: {},
+    bounds: pipe.bounds,
+    lastChange: {},
+    recommendations: [],
+    endpoints: {},
+  };
 }
 
 /** `fleet`: the whole config the keys' lead plans are made of, when `config` holds only some of its pipes. */
-export function plan(config: Config, views: Readonly<Record<string, PipeView | undefined>>, at: number, fleet: Config = config): PlanEntry[] {
+export function plan(
+  config: Config,
+  views: Readonly<Record<string, PipeView | undefined>>,
+  at: number,
+  fleet: Config = config,
+): PlanEntry[] {
   // The keys' lead plans as the daemon makes them at this instant (leadTime auto).
   const span = leadPlanSpan(at);
   const lead = leadPlan(fleet, span.from, span.to);
@@ -31,7 +44,18 @@ export function plan(config: Config, views: Readonly<Record<string, PipeView | u
     const policy = config.policies[pipe.policy]!;
     const view = views[pipe.name] ?? null;
     const until = leadUntil(lead, pipe.name, at);
-    const decision = decide(policy, at, { ...(view ?? unknownView(pipe)), bounds: pipe.bounds, ...(until !== undefined ? { leadUntil: until } : {}) });
-    return { pipe, policy, view, active: activeWindows(policy.windows, at).active, decision, leadSlot: nextSlot(lead, pipe.name, at) };
+    const decision = decide(policy, at, {
+      ...(view ?? unknownView(pipe)),
+      bounds: pipe.bounds,
+      ...(until !== undefined ? { leadUntil: until } : {}),
+    });
+    return {
+      pipe,
+      policy,
+      view,
+      active: activeWindows(policy.windows, at).active,
+      decision,
+      leadSlot: nextSlot(lead, pipe.name, at),
+    };
   });
 }

@@ -33,10 +33,16 @@ export function pruneRecommendations(list: Recommendations, keepFrom: number): R
 
 /** The list after a decision at `now`: a skip keeps it as is; otherwise the recommendation joins. */
 export function recommendationsAfter(
-  policy: Pick<Policy, 'behavior'>, now: number, previous: Recommendations, decision: Pick<Decision, 'action' | 'recommendation'>,
+  policy: Pick<Policy, 'behavior'>,
+  now: number,
+  previous: Recommendations,
+  decision: Pick<Decision, 'action' | 'recommendation'>,
 ): Recommendations {
   if (decision.action === 'skip') return previous;
   const keepFrom = now - policy.behavior.scaleDown.stabilizationMs;
-  const added = Object.keys(decision.recommendation).length > 0 ? [...previous, { at: now, values: decision.recommendation }] : previous;
+  const added =
+    Object.keys(decision.recommendation).length > 0
+      ? [...previous, { at: now, values: decision.recommendation }]
+      : previous;
   return pruneRecommendations(added, keepFrom);
 }

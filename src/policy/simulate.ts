@@ -12,7 +12,17 @@ import type { ScalingValues } from '../api/index.js';
 import { leadPlan, type LeadSlot } from './lead-plan.js';
 import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
-import { MAX_LEAD_MS, type Config, type Direction, type LeadOutcome, type MetricReading, type PipeConfig, type PipeView, type Policy, type Reason } from './types.js';
+import {
+  MAX_LEAD_MS,
+  type Config,
+  type Direction,
+  type LeadOutcome,
+  type MetricReading,
+  type PipeConfig,
+  type PipeView,
+  type Policy,
+  type Reason,
+} from './types.js';
 import { nextBoundary } from './windows.js';
 
 export interface SimulatedChange {
@@ -71,7 +81,8 @@ export function simulate(
     // the first tick at or after its start).
     const slots = (lead.slots.get(pipe.name) ?? []).filter((s) => s.boundary > from && s.start < to);
     let ticks = '';
-    for (const s of slots) ticks += `${s.boundary}:${s.start <= from ? from : nextTick(from, stepMs, s.start - 1, s.start)},`;
+    for (const s of slots)
+      ticks += `${s.boundary}:${s.start <= from ? from : nextTick(from, stepMs, s.start - 1, s.start)},`;
     const key = `${pipe.policy}\u0000${own}\u0000${ticks}\u0000${JSON.stringify(start)}`;
     const group = groups.get(key);
     if (group) group.pipes.push(pipe);
@@ -94,7 +105,12 @@ export function simulate(
 
 /** The changes of one pipe, as stepping every `stepMs` would make them. */
 export function pipeTimeline(
-  policy: Policy, start: PipeView, from: number, to: number, stepMs: number, metric?: (now: number) => MetricReading | undefined,
+  policy: Policy,
+  start: PipeView,
+  from: number,
+  to: number,
+  stepMs: number,
+  metric?: (now: number) => MetricReading | undefined,
   slots: readonly LeadSlot[] = [],
 ): Omit<SimulatedChange, 'pipe'>[] {
   const lead = new SlotCursor(slots);
@@ -111,13 +127,25 @@ export function pipeTimeline(
   let repeated: { at: number; values: ScalingValues } | null = null;
   for (let now = from; now < to;) {
     if (repeated && now - stepMs > repeated.at) {
-      view = { ...view, recommendations: recommendationsAfter(policy, now - stepMs, view.recommendations, { action: 'none', recommendation: repeated.values }) };
+      view = {
+        ...view,
+        recommendations: recommendationsAfter(policy, now - stepMs, view.recommendations, {
+          action: 'none',
+          recommendation: repeated.values,
+        }),
+      };
     }
     repeated = null;
     const reading = metric?.(now);
-    const { decision, recommendations } = evaluateStep(policy, now, { ...view, ...(reading ? { metric: reading } : {}), ...until(now) });
+    const { decision, recommendations } = evaluateStep(policy, now, {
+      ...view,
+      ...(reading ? { metric: reading } : {}),
+      ...until(now),
+    });
     if (decision.action === 'skip') {
-      now = everyTick ? now + stepMs : nextTick(from, stepMs, now, nextEvent(policy, view, now, to, {}, lead.nextStart(now)));
+      now = everyTick
+        ? now + stepMs
+        : nextTick(from, stepMs, now, nextEvent(policy, view, now, to, {}, lead.nextStart(now)));
       continue;
     }
     view = { ...view, recommendations };
@@ -129,7 +157,12 @@ export function pipeTimeline(
       const { applied, lastChange } = afterChange(view.applied, view.lastChange, decision.changes, now);
       view = { ...view, applied, lastChange };
       out.push({
-        at: now, direction: decision.direction, windows: decision.windows, scaling: decision.changes, previous, reasons: decision.reasons,
+        at: now,
+        direction: decision.direction,
+        windows: decision.windows,
+        scaling: decision.changes,
+        previous,
+        reasons: decision.reasons,
         ...(decision.lead && decision.direction === 'up' ? { lead: decision.lead } : {}),
       });
       now += stepMs;
@@ -151,7 +184,12 @@ export function pipeTimeline(
  * (`current`, repeated by every tick until then) leaves the stabilization window.
  */
 export function nextEvent(
-  policy: Policy, view: PipeView, now: number, to: number, current: ScalingValues, leadStart?: number,
+  policy: Policy,
+  view: PipeView,
+  now: number,
+  to: number,
+  current: ScalingValues,
+  leadStart?: number,
 ): number {
   let next = nextBoundary(policy.windows, now, to) ?? to;
   const consider = (t: number): void => {
@@ -170,7 +208,9 @@ export function nextEvent(
   // An entry counts while at >= now - stabilization: it is gone 1 ms after at + stabilization.
   // Only one above the current recommendation holds a floor whose end can change anything.
   for (const r of view.recommendations) {
-    const above = (Object.keys(r.values) as (keyof ScalingValues)[]).some((f) => current[f] === undefined || r.values[f]! > current[f]);
+    const above = (Object.keys(r.values) as (keyof ScalingValues)[]).some(
+      (f) => current[f] === undefined || r.values[f]! > current[f],
+    );
     if (above) consider(r.at + scaleDown.stabilizationMs + 1);
   }
   return next;
@@ -203,7 +243,11 @@ class SlotCursor {
   nextStart(now: number): number | undefined {
     this.#skip(now);
     let next: number | undefined;
-    for (let i = this.#first; i < this.slots.length && (next === undefined || this.slots[i]!.boundary - MAX_LEAD_MS <= next); i++) {
+    for (
+      let i = this.#first;
+      i < this.slots.length && (next === undefined || this.slots[i]!.boundary - MAX_LEAD_MS <= next);
+      i++
+    ) {
       const { start } = this.slots[i]!;
       if (start > now && (next === undefined || start < next)) next = start;
     }

@@ -30,7 +30,11 @@ export interface Changed {
  * `reported` is what the platform answered, when it did (the daemon); simulate() has none.
  */
 export function afterChange(
-  applied: ScalingValues, lastChange: PipeView['lastChange'], changes: ScalingValues, now: number, reported?: ScalingValues,
+  applied: ScalingValues,
+  lastChange: PipeView['lastChange'],
+  changes: ScalingValues,
+  now: number,
+  reported?: ScalingValues,
 ): Changed {
   const moves = changeDirections(applied, changes);
   return {

@@ -53,7 +53,12 @@ export function describeTarget(t: Target): string {
   return parts.length > 0 ? parts.join(', ') : 'nothing';
 }
 
-function boundsReason(field: ScalingField, t: { min: number; max: number }, applied: number | undefined, value: number): string {
+function boundsReason(
+  field: ScalingField,
+  t: { min: number; max: number },
+  applied: number | undefined,
+  value: number,
+): string {
   const range = `${field} between ${t.min} and ${t.max}`;
   if (applied === undefined) return `${range}: nothing applied is known, taking the minimum ${value}`;
   if (applied === value) return `${range}: keeps the applied ${applied}`;
@@ -83,7 +88,10 @@ export function resolveTarget(
   const target: Partial<Record<ScalingField, FieldTarget>> = {};
 
   if (winners.length === 0) {
-    reasons.push({ code: 'baseline', message: `no window is active: baseline sets ${describeTarget(policy.baseline)}` });
+    reasons.push({
+      code: 'baseline',
+      message: `no window is active: baseline sets ${describeTarget(policy.baseline)}`,
+    });
   } else {
     const top = winners[0]!.priority;
     for (const w of active) {
@@ -110,7 +118,8 @@ export function resolveTarget(
       codeOf.set(field, 'baseline');
       if (winners.length > 0) {
         reasons.push({
-          code: 'baseline', field,
+          code: 'baseline',
+          field,
           message: `${field} ${describeFieldTarget(policy.baseline[field])} from the baseline: no winning window sets it`,
         });
       }

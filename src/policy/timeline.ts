@@ -50,7 +50,14 @@ export function windowSpans(windows: readonly Window[], from: number, to: number
   return spans;
 }
 
-export function pipeTimeline(config: Config, pipe: PipeConfig, view: PipeView, changes: readonly SimulatedChange[], from: number, to: number): PipeTimeline {
+export function pipeTimeline(
+  config: Config,
+  pipe: PipeConfig,
+  view: PipeView,
+  changes: readonly SimulatedChange[],
+  from: number,
+  to: number,
+): PipeTimeline {
   const policy = config.policies[pipe.policy]!;
   const fields = view.kind ? KIND_FIELDS[view.kind] : SCALING_FIELDS.filter((f) => view.applied[f] !== undefined);
   const series: Partial<Record<ScalingField, StepPoint[]>> = {};
@@ -59,14 +66,18 @@ export function pipeTimeline(config: Config, pipe: PipeConfig, view: PipeView, c
     const points: StepPoint[] = start === undefined ? [] : [{ at: from, value: start }];
     for (const change of changes) {
       const value = change.scaling[field];
-      if (change.pipe === pipe.name && value !== undefined && change.at >= from && change.at < to) points.push({ at: change.at, value, change });
+      if (change.pipe === pipe.name && value !== undefined && change.at >= from && change.at < to)
+        points.push({ at: change.at, value, change });
     }
     if (points.length > 0) series[field] = points;
   }
   const first = policy.windows.find((w) => w.kind === 'recurring');
   const field = policy.metric && view.kind ? metricField(policy.metric, KIND_FIELDS[view.kind]) : null;
   return {
-    pipe, series, windows: windowSpans(policy.windows, from, to), zone: first?.kind === 'recurring' ? first.timezone : 'UTC',
+    pipe,
+    series,
+    windows: windowSpans(policy.windows, from, to),
+    zone: first?.kind === 'recurring' ? first.timezone : 'UTC',
     ...(field !== null ? { metricBand: { field, spans: metricBandSpans(policy, field, from, to) } } : {}),
   };
 }

@@ -1,7 +1,15 @@
 // The normalized shapes the policy engine works on. The config loader (src/config/schema.ts) turns
 // YAML into these; decide() and the windows read only these. All times are epoch milliseconds;
 // nothing here reads a clock.
-import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalableKind, ScalingField, ScalingValues, ServiceState } from '../api/index.js';
+import type {
+  PipeKind,
+  PipeState,
+  ReversePrivateEndpointStatus,
+  ScalableKind,
+  ScalingField,
+  ScalingValues,
+  ServiceState,
+} from '../api/index.js';
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 
@@ -91,9 +99,7 @@ export interface MetricSpec {
 }
 
 /** This pipe's value of its policy's metric at the tick (what the evaluate job passes in). */
-export type MetricReading =
-  | { readonly value: number; readonly at: number }
-  | { readonly error: string };
+export type MetricReading = { readonly value: number; readonly at: number } | { readonly error: string };
 
 /** What the metric did in a decision: for plan, status and the metric gauges. */
 export interface MetricOutcome {
@@ -144,13 +150,34 @@ export interface PipeView {
 }
 
 /** The reasons decide() skips a pipe for, in the order it checks them (docs/decisions.md#skips). */
-export const SKIP_REASON_CODES = ['unknown_pipe', 'paused', 'service_not_running', 'pipe_state', 'endpoint_not_ready'] as const;
+export const SKIP_REASON_CODES = [
+  'unknown_pipe',
+  'paused',
+  'service_not_running',
+  'pipe_state',
+  'endpoint_not_ready',
+] as const;
 
 /** Every code a decision's reasons carry, each emitted by decide() (docs/decisions.md#reason-codes). */
 export const REASON_CODES = [
-  'window', 'baseline', 'pipe_bound', 'platform_range', 'cooldown', 'max_step', 'stabilization',
-  'kind', 'pipe_state', 'endpoint_not_ready', 'paused', 'unknown_pipe', 'unchanged', 'service_not_running',
-  'metric', 'metric_unavailable', 'tolerance', 'lead_time',
+  'window',
+  'baseline',
+  'pipe_bound',
+  'platform_range',
+  'cooldown',
+  'max_step',
+  'stabilization',
+  'kind',
+  'pipe_state',
+  'endpoint_not_ready',
+  'paused',
+  'unknown_pipe',
+  'unchanged',
+  'service_not_running',
+  'metric',
+  'metric_unavailable',
+  'tolerance',
+  'lead_time',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 

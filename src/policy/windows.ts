@@ -177,7 +177,8 @@ export function activeWindows(windows: readonly Window[], now: number): { active
 /** The next instant in (after, limit] at which any window starts or ends, or null. */
 export function nextBoundary(windows: readonly Window[], after: number, limit: number): number | null {
   let best: number | null = null;
-  const earlier = (b: number | null, t: number): number | null => (t > after && t <= limit && (b === null || t < b) ? t : b);
+  const earlier = (b: number | null, t: number): number | null =>
+    t > after && t <= limit && (b === null || t < b) ? t : b;
   for (const window of windows) {
     if (window.kind === 'oneOff') {
       best = earlier(earlier(best, window.from), window.to);
@@ -202,9 +203,10 @@ export function describeWindow(window: Window): string {
     return `${window.name} (one-off ${new Date(window.from).toISOString()} to ${new Date(window.to).toISOString()})`;
   }
   const hhmm = (t: LocalTime): string => `${String(t.hour).padStart(2, '0')}:${String(t.minute).padStart(2, '0')}`;
-  const span = window.end !== undefined
-    ? `${hhmm(window.start)}-${hhmm(window.end)}`
-    : `${hhmm(window.start)} for ${formatDuration(window.durationMs ?? 0)}`;
+  const span =
+    window.end !== undefined
+      ? `${hhmm(window.start)}-${hhmm(window.end)}`
+      : `${hhmm(window.start)} for ${formatDuration(window.durationMs ?? 0)}`;
   const days = window.days.length === 7 ? 'daily' : window.days.join(',');
   return `${window.name} (${window.timezone}, ${days} ${span})`;
 }
@@ -214,7 +216,12 @@ export function formatDuration(ms: number): string {
   if (ms <= 0) return '0s';
   const parts: string[] = [];
   let rest = Math.ceil(ms / 1000);
-  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

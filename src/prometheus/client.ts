@@ -24,7 +24,10 @@ export class PrometheusClient {
   constructor(private readonly cfg: PrometheusConfig) {
     this.base = new URL(cfg.url.endsWith('/') ? cfg.url : `${cfg.url}/`);
     this.pool = new Pool(this.base.origin, {
-      connections: 4, connectTimeout: cfg.timeoutMs, headersTimeout: cfg.timeoutMs, bodyTimeout: cfg.timeoutMs,
+      connections: 4,
+      connectTimeout: cfg.timeoutMs,
+      headersTimeout: cfg.timeoutMs,
+      bodyTimeout: cfg.timeoutMs,
     });
   }
 
@@ -56,9 +59,17 @@ export class PrometheusClient {
           evaluatedAt: Number(s.value?.[0]),
         }));
       case 'scalar':
-        return [{ labels: {}, value: parseSampleValue((result as [number, string])[1]), evaluatedAt: (result as [number, string])[0] }];
+        return [
+          {
+            labels: {},
+            value: parseSampleValue((result as [number, string])[1]),
+            evaluatedAt: (result as [number, string])[0],
+          },
+        ];
       default:
-        throw new PrometheusError(`the query returns a ${data?.resultType ?? 'missing'} result; a metric needs an instant vector or a scalar`);
+        throw new PrometheusError(
+          `the query returns a ${data?.resultType ?? 'missing'} result; a metric needs an instant vector or a scalar`,
+        );
     }
   }
 
@@ -75,7 +86,8 @@ export class PrometheusClient {
     try {
       all = await this.instant(combined, lookbackMs);
     } catch (err) {
-      if (err instanceof PrometheusError && err.message.startsWith('Prometheus refused the query')) return this.query(query, lookbackMs);
+      if (err instanceof PrometheusError && err.message.startsWith('Prometheus refused the query'))
+        return this.query(query, lookbackMs);
       throw err;
     }
     const ages = new Map<string, number>();
@@ -115,7 +127,11 @@ export class PrometheusClient {
   }
 
   private async headers(): Promise<Record<string, string>> {
-    const h: Record<string, string> = { ...this.cfg.headers, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    const h: Record<string, string> = {
+      ...this.cfg.headers,
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
     try {
       if (this.cfg.bearerTokenFile !== undefined) {
         h.authorization = `Bearer ${(await readFile(this.cfg.bearerTokenFile, 'utf8')).trim()}`;
@@ -137,7 +153,11 @@ export class PrometheusClient {
     let text: string;
     try {
       const res = await this.pool.request({
-        method: 'POST', path: url.pathname, headers: await this.headers(), body: new URLSearchParams(form).toString(), signal,
+        method: 'POST',
+        path: url.pathname,
+        headers: await this.headers(),
+        body: new URLSearchParams(form).toString(),
+        signal,
       });
       status = res.statusCode;
       text = await res.body.text();

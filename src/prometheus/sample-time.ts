@@ -17,7 +17,21 @@ export const PART_LABEL = 'pipescaler_part';
 
 const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'count', 'group', 'stddev', 'stdvar']);
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'and', 'or', 'unless', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'offset',
+  'and',
+  'or',
+  'unless',
+  'inf',
+  'nan',
+]);
 
 /** Index of the ')' that closes the '(' at `open`, skipping quoted strings; -1 if none. */
 function closing(s: string, open: number): number {
@@ -108,5 +122,10 @@ export function withSampleTimes(query: string): string | null {
 
 /** The key that pairs a value with its time: the labels without the metric name and the part. */
 export function pairKey(labels: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.keys(labels).filter((k) => k !== '__name__' && k !== PART_LABEL).sort().map((k) => [k, labels[k]]));
+  return JSON.stringify(
+    Object.keys(labels)
+      .filter((k) => k !== '__name__' && k !== PART_LABEL)
+      .sort()
+      .map((k) => [k, labels[k]]),
+  );
 }

@@ -25,7 +25,9 @@ function auditDecision(logger: TelemetryLogger, d: Decision): void {
     windows: d.windows,
     before: d.before,
     after: d.after,
-    reasons: d.reasons.map((r) => (r.field === undefined ? `${r.code}: ${r.message}` : `${r.code} (${r.field}): ${r.message}`)),
+    reasons: d.reasons.map((r) =>
+      r.field === undefined ? `${r.code}: ${r.message}` : `${r.code} (${r.field}): ${r.message}`,
+    ),
     requestId: d.requestId,
   };
   if (d.result === 'failed') logger.error(line, MESSAGES[d.result]);
@@ -39,23 +41,44 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
     decision: (d) => auditDecision(logger, d),
     tick: ({ at, pipes }) => logger.debug({ tickAt: new Date(at).toISOString(), pipes }, 'tick'),
     evaluation: ({ pipe, durationMs, lagMs, decision }) =>
-      logger.debug({ pipe, action: decision.action, direction: decision.direction, durationMs, lagMs }, 'pipe evaluated'),
+      logger.debug(
+        { pipe, action: decision.action, direction: decision.direction, durationMs, lagMs },
+        'pipe evaluated',
+      ),
     paused: ({ pipe, paused, reason, until }) =>
-      logger.info({ pipe, reason, until: until === undefined ? undefined : new Date(until).toISOString() }, paused ? 'pipe paused' : 'pipe resumed'),
+      logger.info(
+        { pipe, reason, until: until === undefined ? undefined : new Date(until).toISOString() },
+        paused ? 'pipe paused' : 'pipe resumed',
+      ),
     parked: ({ pipe, code, message }) =>
-      logger.error({ pipe, code, error: message }, 'pipe parked: its API key keeps failing auth; fix the key and reload'),
+      logger.error(
+        { pipe, code, error: message },
+        'pipe parked: its API key keeps failing auth; fix the key and reload',
+      ),
     'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
-    'rate-limited': ({ key, resetMs }) => logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),
+    'rate-limited': ({ key, resetMs }) =>
+      logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),
     'rate-limit:reset-invalid': ({ key, value, usedMs }) =>
-      logger.warn({ key, value, usedMs }, 'X-RateLimit-Reset of a 429 not believed (missing, unparsable or too long): the key waits one window'),
+      logger.warn(
+        { key, value, usedMs },
+        'X-RateLimit-Reset of a 429 not believed (missing, unparsable or too long): the key waits one window',
+      ),
     'read:recovered': ({ pipe, code }) => logger.info({ pipe, code }, 'pipe read again after failing'),
     'api:envelope-issue': ({ pipe, key, issue }) =>
       logger.warn({ pipe, key, issue }, 'scaling answer applied although its envelope does not fit'),
     'state:invalid': ({ pipe, fields }) =>
-      logger.warn({ pipe, fields }, "pipe's record in Redis had unreadable fields: they were dropped and the pipe is read again"),
-    drift: ({ pipe, expected, actual }) => logger.warn({ pipe, expected, actual }, 'pipe scaling drifted from what was applied'),
+      logger.warn(
+        { pipe, fields },
+        "pipe's record in Redis had unreadable fields: they were dropped and the pipe is read again",
+      ),
+    drift: ({ pipe, expected, actual }) =>
+      logger.warn({ pipe, expected, actual }, 'pipe scaling drifted from what was applied'),
     'config:reload': ({ result, errors, changes }) => {
-      if (result === 'success') logger.info({ result, ...changes }, changes ? `config reloaded: ${describeChanges(changes)}` : 'config reloaded');
+      if (result === 'success')
+        logger.info(
+          { result, ...changes },
+          changes ? `config reloaded: ${describeChanges(changes)}` : 'config reloaded',
+        );
       else logger.error({ result, errors }, 'config reload failed; the previous config stays in force');
     },
     'redis:status': ({ ready }) => {
@@ -64,7 +87,11 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
       const never = redisReady === undefined;
       redisReady = ready;
       if (ready) logger.info({ redis: 'ready' }, 'redis connection ready');
-      else if (never) logger.warn({ redis: 'down' }, 'redis not reachable at start; evaluations wait for it, and the daemon keeps trying');
+      else if (never)
+        logger.warn(
+          { redis: 'down' },
+          'redis not reachable at start; evaluations wait for it, and the daemon keeps trying',
+        );
       else logger.warn({ redis: 'down' }, 'redis connection lost; evaluations wait for it');
     },
   };

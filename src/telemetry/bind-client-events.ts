@@ -25,7 +25,12 @@ function subscribe(events: ClientEventSource, listeners: Listeners): () => void 
 }
 
 /** Failures that say the platform (or the way to it) does not work, not that a call was refused. */
-const UNREACHABLE: ReadonlySet<string> = new Set(['API_SERVER_ERROR', 'API_TIMEOUT', 'API_NETWORK', 'API_BAD_RESPONSE']);
+const UNREACHABLE: ReadonlySet<string> = new Set([
+  'API_SERVER_ERROR',
+  'API_TIMEOUT',
+  'API_NETWORK',
+  'API_BAD_RESPONSE',
+]);
 
 export interface BindClientOptions {
   /** The config's name of the client's API key (label `key`); default "default". */
@@ -35,7 +40,11 @@ export interface BindClientOptions {
 }
 
 /** Subscribe the API metrics to one client's events; returns the unsubscribe. */
-export function bindClientEvents(events: ClientEventSource, metrics: Metrics, options: BindClientOptions = {}): () => void {
+export function bindClientEvents(
+  events: ClientEventSource,
+  metrics: Metrics,
+  options: BindClientOptions = {},
+): () => void {
   const key = configName(options.key ?? 'default');
   const now = options.now ?? Date.now;
   // Known label sets start at 0, so increase() and rate() see a key's first error.
@@ -50,13 +59,17 @@ export function bindClientEvents(events: ClientEventSource, metrics: Metrics, op
   return subscribe(events, {
     request: ({ operation, status, code, durationMs }) => {
       const op = operationLabel(operation);
-      metrics.apiRequestDuration.observe({ operation: op, status: statusLabel(status) }, Math.max(0, durationMs) / 1000);
+      metrics.apiRequestDuration.observe(
+        { operation: op, status: statusLabel(status) },
+        Math.max(0, durationMs) / 1000,
+      );
       if (code !== undefined) {
         metrics.apiErrors.inc({ key, operation: op, code: codeLabel(code) });
         if (UNREACHABLE.has(code)) metrics.apiLastFailure.set({ key }, now() / 1000);
       } else if (status !== null && status >= 200 && status < 300) metrics.apiLastSuccess.set({ key }, now() / 1000);
     },
-    retry: ({ operation, code }) => metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) }),
+    retry: ({ operation, code }) =>
+      metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) }),
     rateLimited: ({ operation }) => metrics.apiRateLimited.inc({ operation: operationLabel(operation) }),
   });
 }
@@ -68,7 +81,6 @@ export function bindClientLog(events: ClientEventSource, logger: TelemetryLogger
       logger.debug({ operation, method, status, code, durationMs, attempt, requestId }, 'api request'),
     retry: ({ operation, code, attempt, delayMs }) =>
       logger.warn({ operation, code, attempt, delayMs }, 'api request retried'),
-    rateLimited: ({ operation, resetSeconds }) =>
-      logger.warn({ operation, resetSeconds }, 'api rate limited (429)'),
+    rateLimited: ({ operation, resetSeconds }) => logger.warn({ operation, resetSeconds }, 'api rate limited (429)'),
   });
 }

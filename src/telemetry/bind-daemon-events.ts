@@ -22,7 +22,11 @@ const RESULTS: ReadonlySet<string> = new Set(DECISION_RESULTS);
 const DIRECTIONS: ReadonlySet<string> = new Set(['up', 'down', 'none', 'mixed']);
 
 /** Subscribe the metrics to the daemon's events; returns the unsubscribe. */
-export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, options: BindDaemonOptions = {}): () => void {
+export function bindDaemonEvents(
+  emitter: DaemonEmitter,
+  metrics: Metrics,
+  options: BindDaemonOptions = {},
+): () => void {
   const now = options.now ?? Date.now;
   /** Active windows per pipe, so a window that ends drops to 0 instead of staying at 1. */
   const activeWindows = new Map<string, Set<string>>();
@@ -87,7 +91,12 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       if (result === 'skipped') setValues(metrics.desired, configName(pipe), {});
       const p = configName(pipe);
       const r = RESULTS.has(result) ? result : 'none';
-      metrics.decisions.inc({ pipe: p, direction: DIRECTIONS.has(direction) ? direction : 'none', result: r, reason: reasonLabel(reason) });
+      metrics.decisions.inc({
+        pipe: p,
+        direction: DIRECTIONS.has(direction) ? direction : 'none',
+        result: r,
+        reason: reasonLabel(reason),
+      });
       metrics.decisionResults.inc({ pipe: p, result: r });
       // A failure holds until a call for the pipe succeeds (an apply here, a read: read:recovered).
       if (r === 'failed') metrics.pipeFailing.set({ pipe: p }, 1);
@@ -98,7 +107,8 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
     window: ({ pipe, windows }) => {
       const p = configName(pipe);
       const current = new Set(windows.map(configName));
-      for (const w of activeWindows.get(p) ?? []) if (!current.has(w)) metrics.windowActive.set({ pipe: p, window: w }, 0);
+      for (const w of activeWindows.get(p) ?? [])
+        if (!current.has(w)) metrics.windowActive.set({ pipe: p, window: w }, 0);
       for (const w of current) metrics.windowActive.set({ pipe: p, window: w }, 1);
       activeWindows.set(p, current);
       gaugedPipes.add(p);
@@ -116,11 +126,13 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
       gaugedPipes.add(p);
       metrics.parked.set({ pipe: p }, 1);
     },
-    'apply:start': ({ key, queueWaitMs }) => metrics.applyQueueWait.observe({ key: configName(key) }, Math.max(0, queueWaitMs) / 1000),
+    'apply:start': ({ key, queueWaitMs }) =>
+      metrics.applyQueueWait.observe({ key: configName(key) }, Math.max(0, queueWaitMs) / 1000),
     'apply:retry': ({ pipe, code, operation }) => {
       metrics.applyRetries.inc({ pipe: configName(pipe), code: codeLabel(code) });
       // The daemon's clients leave retries to BullMQ, so its retries are the API retries.
-      if (operation !== undefined) metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) });
+      if (operation !== undefined)
+        metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) });
     },
     'rate-limited': ({ key }) => metrics.rateLimitPauses.inc({ key: configName(key) }),
     'budget:plan': ({ key, reconcileMs }) => {
@@ -156,7 +168,8 @@ export function bindDaemonEvents(emitter: DaemonEmitter, metrics: Metrics, optio
     },
     'redis:status': ({ ready }) => metrics.redisUp.set(ready ? 1 : 0),
     'redis:state': ({ lost, cause }) => {
-      for (const c of ['data_lost', 'eviction_policy'] as const) metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
+      for (const c of ['data_lost', 'eviction_policy'] as const)
+        metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
     },
     'api:contact': ({ at }) => metrics.apiLastContact.set(at / 1000),
     'api:check': ({ key, result }) => metrics.apiChecks.inc({ key: configName(key), result }),

@@ -44,9 +44,16 @@ export function parseListen(listen: string): { host: string; port: number } {
 function listenError(listen: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException).code;
   const fix = 'set telemetry.listen (or PIPESCALER_TELEMETRY_LISTEN) to a free host:port';
-  if (code === 'EADDRINUSE') return new Error(`telemetry.listen: ${listen} is already in use (another pipescaler, or another program, listens there): ${fix}`);
-  if (code === 'EACCES') return new Error(`telemetry.listen: ${listen}: not allowed to listen there (a port below 1024 needs privileges): ${fix}`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`telemetry.listen: ${listen}: no such address on this machine: ${fix}`);
+  if (code === 'EADDRINUSE')
+    return new Error(
+      `telemetry.listen: ${listen} is already in use (another pipescaler, or another program, listens there): ${fix}`,
+    );
+  if (code === 'EACCES')
+    return new Error(
+      `telemetry.listen: ${listen}: not allowed to listen there (a port below 1024 needs privileges): ${fix}`,
+    );
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+    return new Error(`telemetry.listen: ${listen}: no such address on this machine: ${fix}`);
   return new Error(`telemetry.listen: ${listen}: cannot listen (${code ?? (err as Error).message})`);
 }
 
@@ -133,7 +140,10 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
 
   const readyz = async (res: ServerResponse): Promise<void> => {
     const report = await checkReadiness();
-    if (report === null) { json(res, 503, { status: 'not ready', failed: ['readiness'] }); return; }
+    if (report === null) {
+      json(res, 503, { status: 'not ready', failed: ['readiness'] });
+      return;
+    }
     const failed = failedChecks(report);
     json(res, failed.length === 0 ? 200 : 503, {
       status: failed.length === 0 ? 'ready' : 'not ready',
@@ -146,10 +156,14 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
-      json(res, 405, { error: 'method not allowed' }); return;
+      json(res, 405, { error: 'method not allowed' });
+      return;
     }
     if (path === '/metrics') return metrics(res);
-    if (path === '/healthz') { json(res, 200, { status: 'ok' }); return; }
+    if (path === '/healthz') {
+      json(res, 200, { status: 'ok' });
+      return;
+    }
     if (path === '/readyz') return readyz(res);
     json(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz'] });
   };

@@ -5,11 +5,37 @@ export { bindDaemonEvents, type BindDaemonOptions } from './bind-daemon-events.j
 export { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 export { bindAuditLog } from './audit-log.js';
 export {
-  createLogger, createScrubber, secretForms, configSecrets, CENSOR, REDACT_PATHS,
-  type LoggerOptions, type SecretBearingConfig, type TelemetryLogger,
+  createLogger,
+  createScrubber,
+  secretForms,
+  configSecrets,
+  CENSOR,
+  REDACT_PATHS,
+  type LoggerOptions,
+  type SecretBearingConfig,
+  type TelemetryLogger,
 } from './logger.js';
-export { checkContactWindowMs, createReadiness, failedChecks, READINESS_CHECKS, type Readiness, type ReadinessOptions, type ReadinessReport } from './readiness.js';
-export { startTelemetry, parseListen, DEFAULT_LISTEN, type TelemetryServer, type TelemetryServerOptions } from './http-server.js';
+export {
+  checkContactWindowMs,
+  createReadiness,
+  failedChecks,
+  READINESS_CHECKS,
+  type Readiness,
+  type ReadinessOptions,
+  type ReadinessReport,
+} from './readiness.js';
+export {
+  startTelemetry,
+  parseListen,
+  DEFAULT_LISTEN,
+  type TelemetryServer,
+  type TelemetryServerOptions,
+} from './http-server.js';
 export { mergeExpositions, queueMetrics, type PrometheusExporter } from './exposition.js';
-export { startDaemonTelemetry, type DaemonTelemetry, type DaemonTelemetryOptions, type TelemetryConfigView } from './daemon-telemetry.js';
+export {
+  startDaemonTelemetry,
+  type DaemonTelemetry,
+  type DaemonTelemetryOptions,
+  type TelemetryConfigView,
+} from './daemon-telemetry.js';
 export { Registry } from 'prom-client';

@@ -16,11 +16,24 @@ export const CENSOR = '[redacted]';
 
 /** Keys that hold secrets, at the depths the daemon's objects put them (fast-redact has no `**`). */
 export const REDACT_PATHS: readonly string[] = [
-  'keySecret', '*.keySecret', '*.*.keySecret', '*.*.*.keySecret', '*.*.*.*.keySecret', '*.*.*.*.*.keySecret',
-  'password', '*.password', '*.*.password', '*.*.*.password',
-  'authorization', '*.authorization',
-  'headers.authorization', 'headers.Authorization', '*.headers.authorization', '*.headers.Authorization',
-  '*.*.headers.authorization', '*.*.headers.Authorization',
+  'keySecret',
+  '*.keySecret',
+  '*.*.keySecret',
+  '*.*.*.keySecret',
+  '*.*.*.*.keySecret',
+  '*.*.*.*.*.keySecret',
+  'password',
+  '*.password',
+  '*.*.password',
+  '*.*.*.password',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'headers.Authorization',
+  '*.headers.authorization',
+  '*.headers.Authorization',
+  '*.*.headers.authorization',
+  '*.*.headers.Authorization',
 ];
 
 export interface LoggerOptions {
@@ -111,10 +124,13 @@ export function createScrubber(secrets: readonly string[] | (() => readonly stri
 export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
   const scrub = createScrubber(options.secrets);
   const usePretty = options.pretty ?? process.stdout.isTTY;
-  const destination =
-    usePretty
-      ? requirePretty()({ colorize: options.destination === undefined, sync: true, destination: options.destination ?? 1 })
-      : (options.destination ?? pino.destination({ dest: 1, sync: false }));
+  const destination = usePretty
+    ? requirePretty()({
+        colorize: options.destination === undefined,
+        sync: true,
+        destination: options.destination ?? 1,
+      })
+    : (options.destination ?? pino.destination({ dest: 1, sync: false }));
   return pino(
     {
       level: options.level ?? 'info',

@@ -12,32 +12,38 @@ export function createMetricPolicyMetrics(registry: Registry) {
     queries: new Counter({
       name: 'pipescaler_metric_queries_total',
       help: 'Prometheus queries this replica made for metric policies (one per policy per tick across the fleet)',
-      labelNames: ['policy'] as const, registers,
+      labelNames: ['policy'] as const,
+      registers,
     }),
     errors: new Counter({
       name: 'pipescaler_metric_errors_total',
       help: 'Failed metric queries (error, timeout, no samples), by policy; its pipes then follow onError',
-      labelNames: ['policy'] as const, registers,
+      labelNames: ['policy'] as const,
+      registers,
     }),
     unavailable: new Counter({
       name: 'pipescaler_metric_unavailable_total',
       help: 'Evaluations of a metric-policy pipe without a usable value (the query failed, no sample or several matched its match, stale, NaN, Inf or negative): it followed onError',
-      labelNames: ['pipe'] as const, registers,
+      labelNames: ['pipe'] as const,
+      registers,
     }),
     lastGoodAge: new Gauge({
       name: 'pipescaler_metric_last_good_age_seconds',
-      help: 'Age of the last good result of a metric policy\'s query',
-      labelNames: ['policy'] as const, registers,
+      help: "Age of the last good result of a metric policy's query",
+      labelNames: ['policy'] as const,
+      registers,
     }),
     value: new Gauge({
       name: 'pipescaler_metric_value',
       help: 'The metric value a pipe was last evaluated with (absent while unavailable)',
-      labelNames: ['pipe'] as const, registers,
+      labelNames: ['pipe'] as const,
+      registers,
     }),
     bounds: new Gauge({
       name: 'pipescaler_metric_bounds',
-      help: 'The bounds (min, max) the metric moves a pipe within: the active window\'s or the baseline\'s',
-      labelNames: ['pipe', 'bound'] as const, registers,
+      help: "The bounds (min, max) the metric moves a pipe within: the active window's or the baseline's",
+      labelNames: ['pipe', 'bound'] as const,
+      registers,
     }),
   };
 }

@@ -52,8 +52,16 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     registry,
     buildInfo,
     lastEvaluation,
-    ticks: new Counter({ name: 'pipescaler_ticks_total', help: 'Scheduler ticks that enqueued evaluations', registers }),
-    lastTick: new Gauge({ name: 'pipescaler_last_tick_timestamp_seconds', help: 'When the scheduler last ticked', registers }),
+    ticks: new Counter({
+      name: 'pipescaler_ticks_total',
+      help: 'Scheduler ticks that enqueued evaluations',
+      registers,
+    }),
+    lastTick: new Gauge({
+      name: 'pipescaler_last_tick_timestamp_seconds',
+      help: 'When the scheduler last ticked',
+      registers,
+    }),
     evaluations: new Counter({
       name: 'pipescaler_evaluations_total',
       help: 'Pipe evaluations, by what the decision asked for (change, none, skip)',
@@ -117,7 +125,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['pipe'] as const,
       registers,
     }),
-    paused: new Gauge({ name: 'pipescaler_paused', help: '1 while scaling of the pipe is paused', labelNames: ['pipe'] as const, registers }),
+    paused: new Gauge({
+      name: 'pipescaler_paused',
+      help: '1 while scaling of the pipe is paused',
+      labelNames: ['pipe'] as const,
+      registers,
+    }),
     parked: new Gauge({
       name: 'pipescaler_parked',
       help: '1 while the pipe is parked because its API key keeps failing auth (until the next reload)',
@@ -156,7 +169,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     stateInvalid: new Counter({
       name: 'pipescaler_state_invalid_total',
-      help: "Pipe records read from Redis with fields that did not parse (dropped; the pipe is read again)",
+      help: 'Pipe records read from Redis with fields that did not parse (dropped; the pipe is read again)',
       registers,
     }),
     drift: new Counter({
@@ -175,7 +188,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     redisUp: new Gauge({ name: 'pipescaler_redis_up', help: '1 while the Redis connection is ready', registers }),
     redisStateLost: new Gauge({
       name: 'pipescaler_redis_state_lost',
-      help: '1 while scaling is held because Redis lost the daemon\'s state (data_lost: its marker key is gone) or may (eviction_policy: maxmemory-policy is not noeviction)',
+      help: "1 while scaling is held because Redis lost the daemon's state (data_lost: its marker key is gone) or may (eviction_policy: maxmemory-policy is not noeviction)",
       labelNames: ['cause'] as const,
       registers,
     }),
@@ -211,13 +224,13 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     apiErrors: new Counter({
       name: 'pipescaler_api_errors_total',
-      help: 'Failed platform API attempts by API key, operation and error code (each key\'s series start at 0)',
+      help: "Failed platform API attempts by API key, operation and error code (each key's series start at 0)",
       labelNames: ['key', 'operation', 'code'] as const,
       registers,
     }),
     apiRetries: new Counter({
       name: 'pipescaler_api_retries_total',
-      help: 'Platform API attempts retried (by the client, or by the daemon\'s apply queue), by operation and error code',
+      help: "Platform API attempts retried (by the client, or by the daemon's apply queue), by operation and error code",
       labelNames: ['operation', 'code'] as const,
       registers,
     }),

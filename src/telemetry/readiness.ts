@@ -39,7 +39,8 @@ export interface Readiness {
 
 export function createReadiness(emitter: DaemonEmitter, options: ReadinessOptions): Readiness {
   const now = options.now ?? Date.now;
-  const reconcileMs = typeof options.reconcileMs === 'function' ? options.reconcileMs : () => options.reconcileMs as number;
+  const reconcileMs =
+    typeof options.reconcileMs === 'function' ? options.reconcileMs : () => options.reconcileMs as number;
   const graceMs = options.graceMs ?? 60_000;
   let redis = options.redisReady ?? false;
   let config = options.configLoaded ?? false;
@@ -53,7 +54,7 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
     checking = keys > 0;
   };
   const onState = ({ lost, cause }: { lost: boolean; cause?: string }): void => {
-    redisState = lost ? cause ?? 'unknown' : undefined;
+    redisState = lost ? (cause ?? 'unknown') : undefined;
   };
 
   const onRedis = ({ ready }: { ready: boolean }): void => {
@@ -74,7 +75,11 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
 
   return {
     report: () => ({
-      redis, config, api: lastContact !== undefined && now() - lastContact <= ((checking ? options.contactWindowMs?.() : null) ?? reconcileMs() + graceMs),
+      redis,
+      config,
+      api:
+        lastContact !== undefined &&
+        now() - lastContact <= ((checking ? options.contactWindowMs?.() : null) ?? reconcileMs() + graceMs),
       ...(redisState !== undefined ? { redisState } : {}),
     }),
     close: () => {

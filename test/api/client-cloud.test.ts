@@ -1,11 +1,31 @@
 // Every endpoint through the client against the embedded cloud over real HTTP: round trips that
 // the response schemas validate, and each error path the platform has.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, ApiError, ENDPOINTS, type ApiClientEvents, type ClientOptions, type ScalingRequest } from '../../src/api/index.js';
+import {
+  ApiClient,
+  ApiError,
+  ENDPOINTS,
+  type ApiClientEvents,
+  type ClientOptions,
+  type ScalingRequest,
+} from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import {
-  CLOUD_FIXTURES, DEMO_KEY, demoAlert, demoDashboard, ENDPOINT_READY, ORG, OTHER_KEY, OTHER_ORG, PIPES, scriptedRandom,
-  SERVICES, SOURCES, UNKNOWN_OBJECT_ID, UNKNOWN_UUID, UUID_V4,
+  CLOUD_FIXTURES,
+  DEMO_KEY,
+  demoAlert,
+  demoDashboard,
+  ENDPOINT_READY,
+  ORG,
+  OTHER_KEY,
+  OTHER_ORG,
+  PIPES,
+  scriptedRandom,
+  SERVICES,
+  SOURCES,
+  UNKNOWN_OBJECT_ID,
+  UNKNOWN_UUID,
+  UUID_V4,
 } from './demo.js';
 
 const script = scriptedRandom();
@@ -14,17 +34,30 @@ let client: ApiClient;
 const requests: ApiClientEvents['request'][] = [];
 const sleeps: number[] = [];
 const SVC = { organizationId: ORG, serviceId: SERVICES.analyticsProd };
-const pipeRef = (pipeId: string, serviceId: string = SERVICES.analyticsProd) => ({ organizationId: ORG, serviceId, pipeId });
+const pipeRef = (pipeId: string, serviceId: string = SERVICES.analyticsProd) => ({
+  organizationId: ORG,
+  serviceId,
+  pipeId,
+});
 
 function makeClient(url: string, over: Partial<ClientOptions> = {}): ApiClient {
   return new ApiClient({
-    baseUrl: url, ...DEMO_KEY, timeoutMs: 5_000, random: () => 0.5,
-    sleep: async (ms) => { sleeps.push(ms); }, ...over,
+    baseUrl: url,
+    ...DEMO_KEY,
+    timeoutMs: 5_000,
+    random: () => 0.5,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...over,
   });
 }
 
 async function failure(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   const e = err as ApiError;
   // Every platform error body carries a requestId (the 429's and the gateway's 404 do not).
@@ -53,7 +86,9 @@ describe('round trips through the client (every response validated by its schema
     expect(res.status).toBe(200);
     expect(res.requestId).toMatch(UUID_V4);
     expect(res.result.map((s) => s.name).sort()).toEqual(['analytics-prod', 'archive', 'ingest-staging']);
-    expect(ENDPOINTS.listServices.response.safeParse({ status: 200, requestId: res.requestId, result: res.result }).success).toBe(true);
+    expect(
+      ENDPOINTS.listServices.response.safeParse({ status: 200, requestId: res.requestId, result: res.result }).success,
+    ).toBe(true);
   });
 
   it('scales a stream pipe and reads it back with an empty body', async () => {
@@ -72,7 +107,12 @@ describe('round trips through the client (every response validated by its schema
 
   it('reads a reverse private endpoint', async () => {
     const { result } = await client.getReversePrivateEndpoint({ ...SVC, reversePrivateEndpointId: ENDPOINT_READY });
-    expect(result).toMatchObject({ id: ENDPOINT_READY, type: 'MSK_MULTI_VPC', mskAuthentication: 'SASL_IAM', status: 'Ready' });
+    expect(result).toMatchObject({
+      id: ENDPOINT_READY,
+      type: 'MSK_MULTI_VPC',
+      mskAuthentication: 'SASL_IAM',
+      status: 'Ready',
+    });
   });
 
   it('creates, lists, gets, replaces and deletes a dashboard', async () => {
@@ -92,7 +132,12 @@ describe('round trips through the client (every response validated by its schema
   it('creates, lists, gets, replaces and deletes an alert on a dashboard tile', async () => {
     const dashboard = (await client.createDashboard(SVC, demoDashboard())).result;
     const created = (await client.createAlert(SVC, demoAlert(dashboard.id))).result;
-    expect(created).toMatchObject({ dashboardId: dashboard.id, tileId: 'lag', threshold: 1000, channel: { type: 'webhook' } });
+    expect(created).toMatchObject({
+      dashboardId: dashboard.id,
+      tileId: 'lag',
+      threshold: 1000,
+      channel: { type: 'webhook' },
+    });
     expect(['ALERT', 'OK', 'INSUFFICIENT_DATA', 'DISABLED', 'PENDING']).toContain(created.state);
     const ref = { ...SVC, alertId: created.id };
     expect((await client.listAlerts(SVC)).result.map((a) => a.id)).toContain(created.id);
@@ -104,7 +149,10 @@ describe('round trips through the client (every response validated by its schema
 
   it('lists the data sources', async () => {
     const { result } = await client.listSources(SVC);
-    expect(result.map((s) => [s.id, s.name, s.kind])).toEqual([[SOURCES[0], 'Logs', 'log'], [SOURCES[1], 'Traces', 'trace']]);
+    expect(result.map((s) => [s.id, s.name, s.kind])).toEqual([
+      [SOURCES[0], 'Logs', 'log'],
+      [SOURCES[1], 'Traces', 'trace'],
+    ]);
   });
 
   it('saw only successful, validated answers so far', () => {
@@ -126,16 +174,22 @@ describe('the tag filter of the services list', () => {
   it('answers an empty list when nothing matches', async () => {
     expect(await names(['tag:Environment=Nowhere'])).toEqual([]);
   });
-  it.each(['Environment=Production', 'tag:', 'tag:bad key'])('refuses the malformed filter %j with the platform\'s 400', async (f) => {
-    const err = await failure(client.listServices(ORG, [f]));
-    expect(err).toMatchObject({ code: 'API_BAD_REQUEST', status: 400, attempts: 1 });
-    expect(err.platformError).toMatch(/^BAD_REQUEST: /);
-  });
+  it.each(['Environment=Production', 'tag:', 'tag:bad key'])(
+    "refuses the malformed filter %j with the platform's 400",
+    async (f) => {
+      const err = await failure(client.listServices(ORG, [f]));
+      expect(err).toMatchObject({ code: 'API_BAD_REQUEST', status: 400, attempts: 1 });
+      expect(err.platformError).toMatch(/^BAD_REQUEST: /);
+    },
+  );
 });
 
 describe('errors from the embedded cloud', () => {
   it('401 for a wrong secret and for an unknown key id', async () => {
-    for (const creds of [{ ...DEMO_KEY, keySecret: 'wrong' }, { keyId: 'nobody', keySecret: 'x' }]) {
+    for (const creds of [
+      { ...DEMO_KEY, keySecret: 'wrong' },
+      { keyId: 'nobody', keySecret: 'x' },
+    ]) {
       const c = makeClient(cloud.url, creds);
       const err = await failure(c.listServices(ORG));
       expect(err).toMatchObject({ code: 'API_UNAUTHORIZED', status: 401, attempts: 1 });
@@ -245,14 +299,26 @@ describe('the rate limit of the embedded cloud', () => {
   let limited: EmbeddedCloud;
   let clock = Date.UTC(2026, 10, 22, 2, 0, 0);
   beforeAll(async () => {
-    limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 2, perMs: 10_000 }, now: () => clock });
+    limited = await startCloud({
+      fixtures: CLOUD_FIXTURES,
+      port: 0,
+      rateLimit: { requests: 2, perMs: 10_000 },
+      now: () => clock,
+    });
   });
-  afterAll(async () => { await limited.close(); });
+  afterAll(async () => {
+    await limited.close();
+  });
 
   it('a 429 makes the client wait X-RateLimit-Reset, then it succeeds', async () => {
     const waits: number[] = [];
     const resets: number[] = [];
-    const c = makeClient(limited.url, { sleep: async (ms) => { waits.push(ms); clock += ms; } });
+    const c = makeClient(limited.url, {
+      sleep: async (ms) => {
+        waits.push(ms);
+        clock += ms;
+      },
+    });
     c.events.on('rateLimited', (e) => resets.push(e.resetSeconds));
     await c.listServices(ORG);
     await c.listServices(ORG);
@@ -269,7 +335,12 @@ describe('the rate limit of the embedded cloud', () => {
     await c.listServices(ORG);
     await c.listServices(ORG);
     const err = await failure(c.listServices(ORG, undefined, { retry: false }));
-    expect(err).toMatchObject({ code: 'API_RATE_LIMITED', status: 429, platformError: 'TOO_MANY_REQUESTS', attempts: 1 });
+    expect(err).toMatchObject({
+      code: 'API_RATE_LIMITED',
+      status: 429,
+      platformError: 'TOO_MANY_REQUESTS',
+      attempts: 1,
+    });
     expect(err.retryAfterSeconds).toBeGreaterThan(0);
     expect(err.retryAfterSeconds).toBeLessThanOrEqual(10);
     await c.close();

@@ -15,10 +15,17 @@ const SECRET = 'MARKER-s3cr3t-do-not-leak';
 const SECRET_B64 = Buffer.from(`key-1:${SECRET}`).toString('base64');
 
 const pipe = (scaling: Record<string, unknown> = { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) => ({
-  id: PIPE, serviceId: SVC, name: 'orders-events', state: 'Running', scaling,
+  id: PIPE,
+  serviceId: SVC,
+  name: 'orders-events',
+  state: 'Running',
+  scaling,
   source: { kafka: { brokers: 'b:9092', topics: 'orders' } },
   destination: { database: 'default', table: 'orders' },
-  fieldMappings: [], settings: {}, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z',
+  fieldMappings: [],
+  settings: {},
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
 });
 const ok = (result: unknown): Responder => json(200, { status: 200, requestId: REQ_ID, result });
 const platformError = (status: number, error: string): Responder => json(status, { status, error, requestId: REQ_ID });
@@ -43,8 +50,15 @@ async function harness(script: Responder[], options: Partial<ClientOptions> = {}
   server = await rawServer(script);
   const sleeps: number[] = [];
   client = new ApiClient({
-    baseUrl: server.url, keyId: 'key-1', keySecret: SECRET, timeoutMs: 2_000,
-    sleep: async (ms) => { sleeps.push(ms); }, random: () => 0.5, ...options,
+    baseUrl: server.url,
+    keyId: 'key-1',
+    keySecret: SECRET,
+    timeoutMs: 2_000,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0.5,
+    ...options,
   });
   const events: Harness['events'] = { request: [], retry: [], rateLimited: [] };
   client.events.on('request', (e) => events.request.push(e));
@@ -54,7 +68,10 @@ async function harness(script: Responder[], options: Partial<ClientOptions> = {}
 }
 
 async function failure(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;
 }
@@ -78,15 +95,24 @@ describe('ApiClient: requests on the wire', () => {
     client = new ApiClient({ baseUrl: `${server.url}/gateway/`, keyId: 'key-1', keySecret: SECRET });
     await client.listServices(ORG, ['tag:Environment=Production', 'tag:isActive']);
     const [req] = server.requests;
-    expect(req?.url).toBe(`/gateway/v1/organizations/${ORG}/services?filter=tag%3AEnvironment%3DProduction&filter=tag%3AisActive`);
+    expect(req?.url).toBe(
+      `/gateway/v1/organizations/${ORG}/services?filter=tag%3AEnvironment%3DProduction&filter=tag%3AisActive`,
+    );
     expect(req?.headers['content-type']).toBeUndefined();
     expect(req?.headers['idempotency-key']).toBeUndefined();
   });
 
   it('normalizes quantity strings and reads a transient 0 or null as unknown', async () => {
-    const h = await harness([ok(pipe({ replicas: 0, replicaCpuMillicores: '500m', replicaMemoryGb: '512Mi', concurrency: null }))]);
+    const h = await harness([
+      ok(pipe({ replicas: 0, replicaCpuMillicores: '500m', replicaMemoryGb: '512Mi', concurrency: null })),
+    ]);
     const { result } = await h.client.scalePipe(REF, {});
-    expect(result.scaling).toEqual({ replicas: null, replicaCpuMillicores: 500, replicaMemoryGb: 0.5, concurrency: null });
+    expect(result.scaling).toEqual({
+      replicas: null,
+      replicaCpuMillicores: 500,
+      replicaMemoryGb: 0.5,
+      concurrency: null,
+    });
   });
 });
 
@@ -96,7 +122,9 @@ describe('ApiClient: answers that are not the platform envelope', () => {
     const err = await failure(h.client.scalePipe(REF, { replicas: 2 }));
     expect(err.code).toBe('API_NOT_FOUND');
     expect(err.status).toBe(404);
-    expect(err.message).toContain(`no such route: PATCH /v1/organizations/${ORG}/services/${SVC}/pipes/${PIPE}/scaling`);
+    expect(err.message).toContain(
+      `no such route: PATCH /v1/organizations/${ORG}/services/${SVC}/pipes/${PIPE}/scaling`,
+    );
     expect(h.server.requests).toHaveLength(1);
   });
 
@@ -122,7 +150,12 @@ describe('ApiClient: answers that are not the platform envelope', () => {
   });
 
   it('names nested array paths too', async () => {
-    const h = await harness([ok([{ id: SVC, name: 'a' }, { id: 'not-a-uuid', name: 'b' }])]);
+    const h = await harness([
+      ok([
+        { id: SVC, name: 'a' },
+        { id: 'not-a-uuid', name: 'b' },
+      ]),
+    ]);
     const err = await failure(h.client.listServices(ORG));
     expect(err.message).toContain('at result[1].id');
   });
@@ -144,7 +177,14 @@ describe('ApiClient: platform errors', () => {
   ] as const)('%i carries the platform text and requestId, and is never retried', async (status, error, code) => {
     const h = await harness([platformError(status, error)]);
     const err = await failure(h.client.scalePipe(REF, { replicas: 11 }));
-    expect(err).toMatchObject({ code, status, platformError: error, requestId: REQ_ID, operation: 'scalePipe', attempts: 1 });
+    expect(err).toMatchObject({
+      code,
+      status,
+      platformError: error,
+      requestId: REQ_ID,
+      operation: 'scalePipe',
+      attempts: 1,
+    });
     expect(err.message).toBe(`scalePipe: ${error}`);
     expect(h.server.requests).toHaveLength(1);
     expect(h.events.request).toEqual([expect.objectContaining({ status, code, attempt: 1, requestId: REQ_ID })]);
@@ -152,10 +192,17 @@ describe('ApiClient: platform errors', () => {
 });
 
 describe('ApiClient: retries', () => {
-  const tooMany = (reset?: string): Responder => json(429, { error: 'TOO_MANY_REQUESTS' }, {
-    'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-policy': '10;w=10;comment="fixed window"',
-    ...(reset === undefined ? {} : { 'x-ratelimit-reset': reset }),
-  });
+  const tooMany = (reset?: string): Responder =>
+    json(
+      429,
+      { error: 'TOO_MANY_REQUESTS' },
+      {
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-policy': '10;w=10;comment="fixed window"',
+        ...(reset === undefined ? {} : { 'x-ratelimit-reset': reset }),
+      },
+    );
 
   it('a 429 waits X-RateLimit-Reset, then succeeds', async () => {
     const h = await harness([tooMany('3.42'), ok(pipe())]);
@@ -174,7 +221,13 @@ describe('ApiClient: retries', () => {
   it('retry: false makes one attempt and throws the 429 with retryAfterSeconds', async () => {
     const h = await harness([tooMany('7.5'), ok(pipe())]);
     const err = await failure(h.client.scalePipe(REF, { replicas: 2 }, { retry: false }));
-    expect(err).toMatchObject({ code: 'API_RATE_LIMITED', status: 429, retryAfterSeconds: 7.5, platformError: 'TOO_MANY_REQUESTS', attempts: 1 });
+    expect(err).toMatchObject({
+      code: 'API_RATE_LIMITED',
+      status: 429,
+      retryAfterSeconds: 7.5,
+      platformError: 'TOO_MANY_REQUESTS',
+      attempts: 1,
+    });
     expect(h.server.requests).toHaveLength(1);
     expect(h.sleeps).toEqual([]);
   });
@@ -186,18 +239,24 @@ describe('ApiClient: retries', () => {
   });
 
   it('5xx back off exponentially with full jitter and keep one Idempotency-Key', async () => {
-    const h = await harness([platformError(500, 'INTERNAL_SERVER_ERROR: a'), platformError(503, 'SERVICE_UNAVAILABLE: b'), ok(pipe())]);
+    const h = await harness([
+      platformError(500, 'INTERNAL_SERVER_ERROR: a'),
+      platformError(503, 'SERVICE_UNAVAILABLE: b'),
+      ok(pipe()),
+    ]);
     await h.client.scalePipe(REF, { replicas: 4 });
     expect(h.sleeps).toEqual([125, 250]); // random 0.5 x 250 ms x 2^(attempt-1)
     const keys = h.server.requests.map((r) => r.headers['idempotency-key']);
     expect(keys).toHaveLength(3);
     expect(new Set(keys).size).toBe(1);
     expect(h.events.request.map((e) => [e.attempt, e.status, e.code])).toEqual([
-      [1, 500, 'API_SERVER_ERROR'], [2, 503, 'API_SERVER_ERROR'], [3, 200, undefined],
+      [1, 500, 'API_SERVER_ERROR'],
+      [2, 503, 'API_SERVER_ERROR'],
+      [3, 200, undefined],
     ]);
   });
 
-  it('uses the caller\'s idempotency key when given', async () => {
+  it("uses the caller's idempotency key when given", async () => {
     const h = await harness([platformError(500, 'INTERNAL_SERVER_ERROR: a'), ok(pipe())]);
     await h.client.scalePipe(REF, { replicas: 4 }, { idempotencyKey: 'change-17' });
     expect(h.server.requests.map((r) => r.headers['idempotency-key'])).toEqual(['change-17', 'change-17']);
@@ -220,7 +279,11 @@ describe('ApiClient: retries', () => {
   it('gives up when the next wait would pass maxElapsedMs', async () => {
     let t = 0;
     const h = await harness([tooMany('8')], {
-      now: () => t, sleep: async (ms) => { t += ms; }, retry: { maxElapsedMs: 20_000, maxAttempts: 10 },
+      now: () => t,
+      sleep: async (ms) => {
+        t += ms;
+      },
+      retry: { maxElapsedMs: 20_000, maxAttempts: 10 },
     });
     const err = await failure(h.client.listServices(ORG));
     expect(err.code).toBe('API_RATE_LIMITED');
@@ -244,7 +307,9 @@ describe('ApiClient: retries', () => {
   it('stops waiting when the caller aborts', async () => {
     const controller = new AbortController();
     const h = await harness([platformError(500, 'INTERNAL_SERVER_ERROR: a'), ok([])], {
-      sleep: async () => { controller.abort(new Error('shutting down')); },
+      sleep: async () => {
+        controller.abort(new Error('shutting down'));
+      },
     });
     await expect(h.client.listServices(ORG, undefined, { signal: controller.signal })).rejects.toThrow('shutting down');
     expect(h.server.requests).toHaveLength(1);
@@ -252,10 +317,16 @@ describe('ApiClient: retries', () => {
 });
 
 describe('ApiClient: cancellation', () => {
-  it('an abort during a request rejects with the caller\'s reason, not an ApiError, and is not retried', async () => {
+  it("an abort during a request rejects with the caller's reason, not an ApiError, and is not retried", async () => {
     const controller = new AbortController();
-    const h = await harness([(_req) => { controller.abort(new Error('operator cancelled')); }]);
-    await expect(h.client.listServices(ORG, undefined, { signal: controller.signal })).rejects.toThrow('operator cancelled');
+    const h = await harness([
+      (_req) => {
+        controller.abort(new Error('operator cancelled'));
+      },
+    ]);
+    await expect(h.client.listServices(ORG, undefined, { signal: controller.signal })).rejects.toThrow(
+      'operator cancelled',
+    );
     expect(h.server.requests).toHaveLength(1);
     expect(h.events.request).toEqual([]);
   });

@@ -39,7 +39,15 @@ export const demoDashboard = (name = 'Pipes overview'): DashboardInput => ({
   tags: ['pipes'],
   tiles: [
     { id: 'lag', name: 'Consumer lag', x: 0, y: 0, w: 12, h: 4, config: { displayType: 'line', sourceId: SOURCES[0] } },
-    { id: 'rows', name: 'Rows ingested', x: 12, y: 0, w: 12, h: 4, config: { displayType: 'number', sourceId: SOURCES[0] } },
+    {
+      id: 'rows',
+      name: 'Rows ingested',
+      x: 12,
+      y: 0,
+      w: 12,
+      h: 4,
+      config: { displayType: 'number', sourceId: SOURCES[0] },
+    },
   ],
 });
 

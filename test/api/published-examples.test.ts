@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ENDPOINTS, type Operation } from '../../src/api/index.js';
 
-const examples = JSON.parse(readFileSync(new URL('./fixtures/published-examples.json', import.meta.url), 'utf8')) as Record<string, unknown[]>;
+const examples = JSON.parse(
+  readFileSync(new URL('./fixtures/published-examples.json', import.meta.url), 'utf8'),
+) as Record<string, unknown[]>;
 
 describe('published response examples', () => {
   for (const [op, answers] of Object.entries(examples)) {

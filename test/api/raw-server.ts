@@ -24,7 +24,9 @@ export async function rawServer(script: readonly Responder[]): Promise<RawServer
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
-    req.on('data', (c: string) => { body += c; });
+    req.on('data', (c: string) => {
+      body += c;
+    });
     req.on('end', () => {
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       const respond = script[Math.min(requests.length - 1, script.length - 1)];
@@ -36,25 +38,32 @@ export async function rawServer(script: readonly Responder[]): Promise<RawServer
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Responder => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
+export const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Responder =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
 
-export const text = (status: number, body: string, type = 'text/html'): Responder => (_req, res) => {
-  res.writeHead(status, { 'content-type': type });
-  res.end(body);
-};
+export const text =
+  (status: number, body: string, type = 'text/html'): Responder =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': type });
+    res.end(body);
+  };
 
 /** Drops the connection without an answer (the client sees a reset / socket error). */
-export const reset: Responder = (req) => { req.socket.destroy(); };
+export const reset: Responder = (req) => {
+  req.socket.destroy();
+};
 
 /** Never answers; the socket is closed by close(). */
 export const hang: Responder = () => {};

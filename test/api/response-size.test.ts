@@ -17,7 +17,10 @@ let written = 0;
 async function hugeServer(total: number, declared: boolean): Promise<string> {
   written = 0;
   server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', ...(declared ? { 'content-length': String(total) } : {}) });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      ...(declared ? { 'content-length': String(total) } : {}),
+    });
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     const pump = () => {
       while (written < total) {

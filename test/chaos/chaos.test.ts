@@ -44,11 +44,19 @@ async function chaos(params: ChaosParams): Promise<void> {
 }
 
 describe('chaos (CI size)', () => {
-  it.concurrent('converges through faults, a replica SIGKILL and an empty Redis restart; nothing out of range', async () => {
-    await chaos({ ...CI_PARAMS, redisKeepsData: false, seed: 6 });
-  }, 170_000);
+  it.concurrent(
+    'converges through faults, a replica SIGKILL and an empty Redis restart; nothing out of range',
+    async () => {
+      await chaos({ ...CI_PARAMS, redisKeepsData: false, seed: 6 });
+    },
+    170_000,
+  );
 
-  it.concurrent('converges through faults, a replica SIGKILL and a Redis restart that keeps its data', async () => {
-    await chaos({ ...CI_PARAMS, redisKeepsData: true, seed: 7 });
-  }, 170_000);
+  it.concurrent(
+    'converges through faults, a replica SIGKILL and a Redis restart that keeps its data',
+    async () => {
+      await chaos({ ...CI_PARAMS, redisKeepsData: true, seed: 7 });
+    },
+    170_000,
+  );
 });

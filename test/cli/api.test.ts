@@ -9,7 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import {
-  CLOUD_FIXTURES, DEMO_KEY, demoAlert, demoDashboard, ENDPOINT_READY, ORG, PIPES, SERVICES, UNKNOWN_OBJECT_ID,
+  CLOUD_FIXTURES,
+  DEMO_KEY,
+  demoAlert,
+  demoDashboard,
+  ENDPOINT_READY,
+  ORG,
+  PIPES,
+  SERVICES,
+  UNKNOWN_OBJECT_ID,
 } from '../api/demo.js';
 
 const BIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -19,20 +27,33 @@ const REQUEST_ID = /\(requestId [0-9a-f-]{36}\)/;
 let cloud: EmbeddedCloud;
 let dir: string;
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function cli(args: string[], options: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries({
-    PATH: process.env.PATH, PIPESCALER_API_URL: cloud.url, PIPESCALER_KEY_ID: DEMO_KEY.keyId,
-    PIPESCALER_KEY_SECRET: DEMO_KEY.keySecret, ...options.env,
-  }).filter(([, v]) => v !== undefined));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries({
+      PATH: process.env.PATH,
+      PIPESCALER_API_URL: cloud.url,
+      PIPESCALER_KEY_ID: DEMO_KEY.keyId,
+      PIPESCALER_KEY_SECRET: DEMO_KEY.keySecret,
+      ...options.env,
+    }).filter(([, v]) => v !== undefined),
+  );
   return new Promise((resolve, reject) => {
     // Async spawn: the cloud answering it lives in this process's event loop.
     const child = spawn(process.execPath, [BIN, 'api', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.input ?? '');
@@ -71,23 +92,56 @@ describe('pipescaler api services', () => {
   });
 
   it('applies several --filter flags together and prints --json', async () => {
-    const run = await cli(['services', 'list', ORG, '--filter', 'tag:Environment=Production', '--filter', 'tag:isActive', '--json']);
+    const run = await cli([
+      'services',
+      'list',
+      ORG,
+      '--filter',
+      'tag:Environment=Production',
+      '--filter',
+      'tag:isActive',
+      '--json',
+    ]);
     expect(run.code).toBe(0);
     expect((JSON.parse(run.stdout) as { name: string }[]).map((s) => s.name)).toEqual(['analytics-prod']);
   });
 
-  it('shows the platform\'s 400 for a malformed filter', async () => {
-    expectErrorExit(await cli(['services', 'list', ORG, '--filter', 'Environment=Production']), /^error: API_BAD_REQUEST: (?!BAD_REQUEST).+ \(requestId /);
+  it("shows the platform's 400 for a malformed filter", async () => {
+    expectErrorExit(
+      await cli(['services', 'list', ORG, '--filter', 'Environment=Production']),
+      /^error: API_BAD_REQUEST: (?!BAD_REQUEST).+ \(requestId /,
+    );
   });
 });
 
 describe('pipescaler api pipes', () => {
   it('scales a pipe and shows its scaling', async () => {
-    const run = await cli(['pipes', 'scale', ORG, SVC, PIPES.ordersEvents, '--replicas', '4', '--cpu', '1000', '--memory', '4']);
+    const run = await cli([
+      'pipes',
+      'scale',
+      ORG,
+      SVC,
+      PIPES.ordersEvents,
+      '--replicas',
+      '4',
+      '--cpu',
+      '1000',
+      '--memory',
+      '4',
+    ]);
     expect(run.code).toBe(0);
     const [header, row] = lines(run.stdout);
     expect(header).toMatch(/^ID\s+NAME\s+STATE\s+KIND\s+REPLICAS\s+CPU_M\s+MEMORY_GB\s+CONCURRENCY$/);
-    expect(row?.split(/\s+/)).toEqual([PIPES.ordersEvents, 'orders-events', 'Running', 'stream', '4', '1000', '4', '-']);
+    expect(row?.split(/\s+/)).toEqual([
+      PIPES.ordersEvents,
+      'orders-events',
+      'Running',
+      'stream',
+      '4',
+      '1000',
+      '4',
+      '-',
+    ]);
   });
 
   it('exits 1 with the platform text and requestId for an out-of-range value, no stack trace', async () => {
@@ -97,24 +151,38 @@ describe('pipescaler api pipes', () => {
   });
 
   it('refuses a flag that is not a number, naming it', async () => {
-    expectErrorExit(await cli(['pipes', 'scale', ORG, SVC, PIPES.ordersEvents, '--concurrency', 'lots']), /^error: --concurrency: "lots" is not a number\n$/);
+    expectErrorExit(
+      await cli(['pipes', 'scale', ORG, SVC, PIPES.ordersEvents, '--concurrency', 'lots']),
+      /^error: --concurrency: "lots" is not a number\n$/,
+    );
   });
 
   it('reads the secret from --key-secret-file', async () => {
     const file = join(dir, 'secret');
     writeFileSync(file, `${DEMO_KEY.keySecret}\n`);
-    const run = await cli(['pipes', 'scale', ORG, SVC, PIPES.nightlyS3, '--concurrency', '3', '--json', '--key-secret-file', file], {
-      env: { PIPESCALER_KEY_SECRET: undefined },
-    });
+    const run = await cli(
+      ['pipes', 'scale', ORG, SVC, PIPES.nightlyS3, '--concurrency', '3', '--json', '--key-secret-file', file],
+      {
+        env: { PIPESCALER_KEY_SECRET: undefined },
+      },
+    );
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ id: PIPES.nightlyS3, scaling: { concurrency: 3 } });
   });
 
   it('says what is missing when there are no credentials', async () => {
-    expectErrorExit(await cli(['pipes', 'scale', ORG, SVC, PIPES.ordersEvents], { env: { PIPESCALER_KEY_SECRET: undefined } }),
-      /^error: no API key secret: set PIPESCALER_KEY_SECRET or pass --key-secret-file FILE\n$/);
-    expectErrorExit(await cli(['services', 'list', ORG], { env: { PIPESCALER_API_URL: undefined } }), /^error: no API URL/);
-    expectErrorExit(await cli(['services', 'list', ORG], { env: { PIPESCALER_KEY_ID: undefined } }), /^error: no API key id/);
+    expectErrorExit(
+      await cli(['pipes', 'scale', ORG, SVC, PIPES.ordersEvents], { env: { PIPESCALER_KEY_SECRET: undefined } }),
+      /^error: no API key secret: set PIPESCALER_KEY_SECRET or pass --key-secret-file FILE\n$/,
+    );
+    expectErrorExit(
+      await cli(['services', 'list', ORG], { env: { PIPESCALER_API_URL: undefined } }),
+      /^error: no API URL/,
+    );
+    expectErrorExit(
+      await cli(['services', 'list', ORG], { env: { PIPESCALER_KEY_ID: undefined } }),
+      /^error: no API key id/,
+    );
   });
 
   it('a wrong secret is a 401 whose message does not echo it', async () => {
@@ -143,20 +211,30 @@ describe('pipescaler api dashboards and alerts', () => {
     const list = await cli(['dashboards', 'list', ORG, SVC]);
     expect(list.stdout).toMatch(new RegExp(`^${dashboardId}\\s+CLI board\\s+2\\s+pipes`, 'm'));
     expect((await cli(['dashboards', 'get', ORG, SVC, dashboardId])).stdout).toContain('CLI board');
-    const updated = await cli(['dashboards', 'update', ORG, SVC, dashboardId], { input: JSON.stringify(demoDashboard('Renamed')) });
+    const updated = await cli(['dashboards', 'update', ORG, SVC, dashboardId], {
+      input: JSON.stringify(demoDashboard('Renamed')),
+    });
     expect(updated.code).toBe(0);
     expect(updated.stdout).toContain('Renamed');
 
-    expect((await cli(['dashboards', 'delete', ORG, SVC, dashboardId])).stdout).toMatch(new RegExp(`^deleted dashboard ${dashboardId} \\(requestId `));
-    expectErrorExit(await cli(['dashboards', 'get', ORG, SVC, dashboardId]), /^error: API_NOT_FOUND: Unknown .+ \(requestId /);
+    expect((await cli(['dashboards', 'delete', ORG, SVC, dashboardId])).stdout).toMatch(
+      new RegExp(`^deleted dashboard ${dashboardId} \\(requestId `),
+    );
+    expectErrorExit(
+      await cli(['dashboards', 'get', ORG, SVC, dashboardId]),
+      /^error: API_NOT_FOUND: Unknown .+ \(requestId /,
+    );
   });
 
   it('create (stdin), update (--file), list, get and delete an alert', { timeout: 60_000 }, async () => {
     const client = new ApiClient({ baseUrl: cloud.url, ...DEMO_KEY });
-    const dashboardId = (await client.createDashboard({ organizationId: ORG, serviceId: SVC }, demoDashboard())).result.id;
+    const dashboardId = (await client.createDashboard({ organizationId: ORG, serviceId: SVC }, demoDashboard())).result
+      .id;
     await client.close();
 
-    const alert = await cli(['alerts', 'create', ORG, SVC, '--json'], { input: JSON.stringify(demoAlert(dashboardId)) });
+    const alert = await cli(['alerts', 'create', ORG, SVC, '--json'], {
+      input: JSON.stringify(demoAlert(dashboardId)),
+    });
     expect(alert.code).toBe(0);
     const alertId = (JSON.parse(alert.stdout) as { id: string }).id;
     const alertFile = join(dir, 'alert.json');
@@ -164,17 +242,24 @@ describe('pipescaler api dashboards and alerts', () => {
     expect((await cli(['alerts', 'update', ORG, SVC, alertId, '--file', alertFile])).stdout).toMatch(/above 42/);
     expect((await cli(['alerts', 'list', ORG, SVC])).stdout).toMatch(new RegExp(`^${alertId}\\s+Lag too high`, 'm'));
     expect((await cli(['alerts', 'get', ORG, SVC, alertId])).stdout).toContain(`${dashboardId}/lag`);
-    expect((await cli(['alerts', 'delete', ORG, SVC, alertId])).stdout).toMatch(new RegExp(`^deleted alert ${alertId} \\(requestId `));
+    expect((await cli(['alerts', 'delete', ORG, SVC, alertId])).stdout).toMatch(
+      new RegExp(`^deleted alert ${alertId} \\(requestId `),
+    );
     expectErrorExit(await cli(['alerts', 'get', ORG, SVC, alertId]), /^error: API_NOT_FOUND: Unknown .+ \(requestId /);
   });
 
   it('refuses a body that is not JSON, naming where it came from', async () => {
     expectErrorExit(await cli(['alerts', 'create', ORG, SVC], { input: '{not json' }), /^error: stdin: not valid JSON/);
-    expectErrorExit(await cli(['dashboards', 'create', ORG, SVC, '--file', join(dir, 'missing.json')]), /^error: --file .*missing\.json: cannot read it \(ENOENT\)/);
+    expectErrorExit(
+      await cli(['dashboards', 'create', ORG, SVC, '--file', join(dir, 'missing.json')]),
+      /^error: --file .*missing\.json: cannot read it \(ENOENT\)/,
+    );
   });
 
-  it('passes an invalid body through and shows the platform\'s 400', async () => {
-    const run = await cli(['alerts', 'create', ORG, SVC], { input: JSON.stringify({ ...demoAlert(UNKNOWN_OBJECT_ID), interval: '2m' }) });
+  it("passes an invalid body through and shows the platform's 400", async () => {
+    const run = await cli(['alerts', 'create', ORG, SVC], {
+      input: JSON.stringify({ ...demoAlert(UNKNOWN_OBJECT_ID), interval: '2m' }),
+    });
     expectErrorExit(run, /^error: API_BAD_REQUEST: (?!BAD_REQUEST).*interval/);
   });
 });
@@ -183,12 +268,16 @@ describe('pipescaler api sources', () => {
   it('lists the data sources', async () => {
     const run = await cli(['sources', 'list', ORG, SVC]);
     expect(run.code).toBe(0);
-    expect(lines(run.stdout).map((l) => l.split(/\s+/).slice(1, 3))).toEqual([['NAME', 'KIND'], ['Logs', 'log'], ['Traces', 'trace']]);
+    expect(lines(run.stdout).map((l) => l.split(/\s+/).slice(1, 3))).toEqual([
+      ['NAME', 'KIND'],
+      ['Logs', 'log'],
+      ['Traces', 'trace'],
+    ]);
   });
 });
 
 describe('waiting out a 429', () => {
-  it('says on stderr that it waits for the key\'s window, then answers', async () => {
+  it("says on stderr that it waits for the key's window, then answers", async () => {
     const limited = await startCloud({ fixtures: CLOUD_FIXTURES, port: 0, rateLimit: { requests: 1, perMs: 8_000 } });
     try {
       // the key's one request of this window, spent here (the window outlasts a slow spawn of the bin)
@@ -197,7 +286,9 @@ describe('waiting out a 429', () => {
       await client.close();
       const run = await cli(['services', 'list', ORG], { env: { PIPESCALER_API_URL: limited.url } });
       expect(run.code).toBe(0);
-      expect(run.stderr).toMatch(/^rate limited \(429 on listServices\): waiting \d+(\.\d)? s for the key's window to reset, then trying again\n$/);
+      expect(run.stderr).toMatch(
+        /^rate limited \(429 on listServices\): waiting \d+(\.\d)? s for the key's window to reset, then trying again\n$/,
+      );
       expect(lines(run.stdout)).toHaveLength(4);
     } finally {
       await limited.close();

@@ -10,10 +10,18 @@ import { UserError } from '../../src/cli/run-cli.js';
 const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-input-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const stdin = (text: string, isTTY = false) => Object.assign(Readable.from([text]), { isTTY }) as unknown as NodeJS.ReadStream;
+const stdin = (text: string, isTTY = false) =>
+  Object.assign(Readable.from([text]), { isTTY }) as unknown as NodeJS.ReadStream;
 
 describe('numberFlag', () => {
-  it.each([['4', 4], [' 0.5 ', 0.5], ['2.5', 2.5], ['-1', -1], ['1e3', 1000], ['.5', 0.5]])('reads %j as %s', (raw, n) => {
+  it.each([
+    ['4', 4],
+    [' 0.5 ', 0.5],
+    ['2.5', 2.5],
+    ['-1', -1],
+    ['1e3', 1000],
+    ['.5', 0.5],
+  ])('reads %j as %s', (raw, n) => {
     expect(numberFlag('--replicas', raw)).toBe(n);
   });
   it('is undefined for an absent flag', () => {
@@ -36,7 +44,9 @@ describe('readJsonBody', () => {
     await expect(readJsonBody(join(dir, 'none.json'))).rejects.toThrow(/none\.json: cannot read it \(ENOENT\)/);
     await expect(readJsonBody(undefined, stdin('{oops'))).rejects.toThrow(/^stdin: not valid JSON/);
     await expect(readJsonBody(undefined, stdin('  \n'))).rejects.toThrow('stdin: the body is empty');
-    await expect(readJsonBody(undefined, stdin('', true))).rejects.toThrow('no body: pass --file FILE or pipe the JSON on stdin');
+    await expect(readJsonBody(undefined, stdin('', true))).rejects.toThrow(
+      'no body: pass --file FILE or pipe the JSON on stdin',
+    );
   });
 });
 
@@ -47,8 +57,11 @@ describe('resolveConnection', () => {
     expect(resolveConnection({}, env)).toEqual({ baseUrl: 'http://env', keyId: 'env-id', keySecret: 'env-secret' });
     const file = join(dir, 'secret');
     writeFileSync(file, 'file-secret\n');
-    expect(resolveConnection({ url: 'https://flag', keyId: 'flag-id', keySecretFile: file }, env))
-      .toEqual({ baseUrl: 'https://flag', keyId: 'flag-id', keySecret: 'file-secret' });
+    expect(resolveConnection({ url: 'https://flag', keyId: 'flag-id', keySecretFile: file }, env)).toEqual({
+      baseUrl: 'https://flag',
+      keyId: 'flag-id',
+      keySecret: 'file-secret',
+    });
   });
 
   it('says which credential is missing or wrong', () => {
@@ -56,7 +69,9 @@ describe('resolveConnection', () => {
     expect(() => resolveConnection({ url: 'ftp://x' }, env)).toThrow('API URL "ftp://x" is not an http(s) URL');
     expect(() => resolveConnection({}, { ...env, PIPESCALER_KEY_ID: '' })).toThrow('no API key id');
     expect(() => resolveConnection({}, { ...env, PIPESCALER_KEY_SECRET: undefined })).toThrow('no API key secret');
-    expect(() => resolveConnection({ keySecretFile: join(dir, 'nope') }, env)).toThrow(/--key-secret-file .*nope: cannot read it \(ENOENT\)/);
+    expect(() => resolveConnection({ keySecretFile: join(dir, 'nope') }, env)).toThrow(
+      /--key-secret-file .*nope: cannot read it \(ENOENT\)/,
+    );
     const empty = join(dir, 'empty');
     writeFileSync(empty, '\n');
     expect(() => resolveConnection({ keySecretFile: empty }, env)).toThrow('the file is empty');

@@ -13,7 +13,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[]) {
   const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin' }, timeout: 60_000,
+    encoding: 'utf8',
+    env: { ...process.env, TZ: 'Europe/Berlin' },
+    timeout: 60_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -38,7 +40,9 @@ describe('pipescaler diff', () => {
   });
 
   it('exits 2 and shows the changes that moved and the capacity delta when a window starts earlier', () => {
-    const head = edited('earlier.yaml', (t) => t.replace('start: "08:00"            # quote', 'start: "07:00"            # quote'));
+    const head = edited('earlier.yaml', (t) =>
+      t.replace('start: "08:00"            # quote', 'start: "07:00"            # quote'),
+    );
     const r = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(2);
@@ -53,15 +57,25 @@ describe('pipescaler diff', () => {
 
     const json = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD, '--json']);
     expect(json.code).toBe(2);
-    const parsed = JSON.parse(json.stdout) as { differs: boolean; total: { delta: { replicaCoreHours: number } }; pipes: { pipe: string; status: string }[] };
+    const parsed = JSON.parse(json.stdout) as {
+      differs: boolean;
+      total: { delta: { replicaCoreHours: number } };
+      pipes: { pipe: string; status: string }[];
+    };
     expect(parsed.differs).toBe(true);
     expect(parsed.total.delta.replicaCoreHours).toBeCloseTo(8);
-    expect(parsed.pipes.filter((p) => p.status === 'changed').map((p) => p.pipe)).toEqual(['orders-events', 'payments-msk']);
+    expect(parsed.pipes.filter((p) => p.status === 'changed').map((p) => p.pipe)).toEqual([
+      'orders-events',
+      'payments-msk',
+    ]);
   });
 
   it('reports a renamed and a removed pipe', () => {
-    const head = edited('renamed.yaml', (t) => t.replace('- name: orders-events', '- name: orders-stream')
-      .replace(/ {2}# S3 object-storage pipe[^\n]*\n {2}- name: nightly-s3\n( {4}[^\n]*\n)+/, ''));
+    const head = edited('renamed.yaml', (t) =>
+      t
+        .replace('- name: orders-events', '- name: orders-stream')
+        .replace(/ {2}# S3 object-storage pipe[^\n]*\n {2}- name: nightly-s3\n( {4}[^\n]*\n)+/, ''),
+    );
     const r = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD]);
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^orders-stream: renamed from orders-events$/m);
@@ -69,7 +83,15 @@ describe('pipescaler diff', () => {
   });
 
   it('exits 1 with one line and no stack on a bad argument or config', () => {
-    const bad = run(['diff', 'config/pipescaler.yaml', 'config/pipescaler.yaml', '--from', 'yesterday', '--to', '2026-11-24T00:00:00Z']);
+    const bad = run([
+      'diff',
+      'config/pipescaler.yaml',
+      'config/pipescaler.yaml',
+      '--from',
+      'yesterday',
+      '--to',
+      '2026-11-24T00:00:00Z',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^error: --from: "yesterday" is not an ISO 8601 time/);
     expect(bad.stderr).not.toMatch(/\n\s+at /);

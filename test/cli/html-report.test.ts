@@ -23,14 +23,25 @@ const PERIOD = ['--from', '2026-11-23T00:00:00Z', '--to', '2026-11-26T00:00:00Z'
 let browser: Browser;
 
 function run(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin' }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, TZ: 'Europe/Berlin' },
+    timeout: 60_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
 }, 60_000);
 afterAll(async () => {
@@ -43,10 +54,14 @@ async function open(file: string): Promise<{ page: Page; errors: string[]; reque
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   const errors: string[] = [];
   const requests: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
   page.on('pageerror', (e) => errors.push(e.message));
   const url = pathToFileURL(resolve(file)).href;
-  page.on('request', (r) => { if (r.url() !== url) requests.push(r.url()); });
+  page.on('request', (r) => {
+    if (r.url() !== url) requests.push(r.url());
+  });
   await page.goto(url);
   return { page, errors, requests };
 }
@@ -62,23 +77,31 @@ describe('simulate --html', () => {
 
     const { page, errors, requests } = await open(file);
     // stream pipes: replicas, cpu and memory; object-storage pipes: concurrency; as simulated
-    const charts = await page.$$eval('figure.chart', (els: DomElement[]) => els.map((e) => `${e.getAttribute('data-pipe')}/${e.getAttribute('data-field')}`));
+    const charts = await page.$$eval('figure.chart', (els: DomElement[]) =>
+      els.map((e) => `${e.getAttribute('data-pipe')}/${e.getAttribute('data-field')}`),
+    );
     expect(charts).toContain('orders-events/replicas');
     expect(charts).toContain('orders-events/replicaCpuMillicores');
     expect(charts).toContain('orders-events/replicaMemoryGb');
     expect(charts).toContain('nightly-s3/concurrency');
     expect(new Set(charts).size).toBe(charts.length);
     expect(await page.locator('figure.chart svg path.head').count()).toBe(charts.length);
-    expect(await page.locator('figure[data-pipe="orders-events"][data-field="replicas"] rect.window').count()).toBeGreaterThan(0);
+    expect(
+      await page.locator('figure[data-pipe="orders-events"][data-field="replicas"] rect.window').count(),
+    ).toBeGreaterThan(0);
     expect(await page.locator('figure[data-pipe="payments-msk"][data-field="replicas"] line.bound').count()).toBe(2);
     // A metric policy simulated without --metrics: the band its metric moves replicas within, the
     // baseline's 1..4 at night and business hours' 3..10 (Berlin 08-20 is 07-19 UTC), Mon to Wed.
     const band = page.locator('figure[data-pipe="orders-lag"][data-field="replicas"] rect.metric-band');
-    const spans = await band.evaluateAll((els: DomElement[]) => els.map((e) => `${e.getAttribute('data-min')}..${e.getAttribute('data-max')} ${e.textContent}`));
+    const spans = await band.evaluateAll((els: DomElement[]) =>
+      els.map((e) => `${e.getAttribute('data-min')}..${e.getAttribute('data-max')} ${e.textContent}`),
+    );
     const night = '1..4 metric bounds 1..4 (baseline)';
     const day = '3..10 metric bounds 3..10 (business-hours)';
     expect(spans).toEqual([night, day, night, day, night, day, night]);
-    const [x, width] = await band.nth(1).evaluate((e: DomElement) => [Number(e.getAttribute('x')), Number(e.getAttribute('width'))]);
+    const [x, width] = await band
+      .nth(1)
+      .evaluate((e: DomElement) => [Number(e.getAttribute('x')), Number(e.getAttribute('width'))]);
     const hour = (960 - 56 - 12) / 72; // the plot's width (the SVG's less its margins) over the 72 hours
     expect(x).toBeCloseTo(56 + 7 * hour, 0);
     expect(width).toBeCloseTo(12 * hour, 0);
@@ -92,10 +115,13 @@ describe('simulate --html', () => {
     const text = await tip.textContent();
     // lead time auto: the first step goes the minute before the window opens, and says so
     expect(text).toMatch(/^2026-11-23 06:59 UTC \/ Mon 2026-11-23 07:59 Europe\/Berlin/);
-    expect(text).toMatch(/up replicas 2 -> 4 \[baseline, ahead of business-hours at 2026-11-23 07:00 UTC \/ Mon 2026-11-23 08:00 Europe\/Berlin\] \| baseline: /);
+    expect(text).toMatch(
+      /up replicas 2 -> 4 \[baseline, ahead of business-hours at 2026-11-23 07:00 UTC \/ Mon 2026-11-23 08:00 Europe\/Berlin\] \| baseline: /,
+    );
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
-    if (process.env.PIPESCALER_UPDATE_DOCS === '1') await page.screenshot({ path: 'docs/simulate-report.png', fullPage: false });
+    if (process.env.PIPESCALER_UPDATE_DOCS === '1')
+      await page.screenshot({ path: 'docs/simulate-report.png', fullPage: false });
     await page.close();
   }, 60_000);
 });
@@ -104,7 +130,10 @@ describe('diff --html', () => {
   it('overlays base and head on the charts of the pipes that differ', async () => {
     copyFileSync('config/cloud.yaml', join(dir, 'cloud.yaml'));
     const head = join(dir, 'earlier.yaml');
-    writeFileSync(head, exampleText().replace('start: "08:00"            # quote', 'start: "07:00"            # quote'));
+    writeFileSync(
+      head,
+      exampleText().replace('start: "08:00"            # quote', 'start: "07:00"            # quote'),
+    );
     const file = join(dir, 'diff.html');
     const r = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD, '--html', file]);
     expect(r.code).toBe(2);

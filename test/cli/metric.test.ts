@@ -13,10 +13,18 @@ let exporter: GaugeExporter;
 
 // Asynchronous: the exporter runs in this process, and a blocked event loop would fail its scrapes
 // (Prometheus then marks the series stale and the CLI would find no sample).
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC', ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { encoding: 'utf8', env: { ...process.env, TZ: 'UTC', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -37,24 +45,37 @@ describe('metric policies in the CLI', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain('metric queries:\n  policy orders-by-lag: query parses');
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-metric-'));
-    const text = spawnSync('cat', ['config/pipescaler.yaml'], { encoding: 'utf8' }).stdout
-      .replace('sum by (consumergroup) (kafka_consumergroup_lag)', 'sum by (consumergroup (kafka_consumergroup_lag)')
+    const text = spawnSync('cat', ['config/pipescaler.yaml'], { encoding: 'utf8' })
+      .stdout.replace(
+        'sum by (consumergroup) (kafka_consumergroup_lag)',
+        'sum by (consumergroup (kafka_consumergroup_lag)',
+      )
       .replace('fixtures: cloud.yaml', `fixtures: ${process.cwd()}/config/cloud.yaml`)
       .replace('{ calendar: holidays/de-2027.ics }', `{ calendar: ${process.cwd()}/config/holidays/de-2027.ics }`);
     writeFileSync(join(dir, 'p.yaml'), text);
     const bad = await run(['validate', join(dir, 'p.yaml')], { PROMETHEUS_URL: prom.url });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(/policy orders-by-lag: query does not parse: Prometheus refused the query \(400\): .*parse error/);
+    expect(bad.stdout).toMatch(
+      /policy orders-by-lag: query does not parse: Prometheus refused the query \(400\): .*parse error/,
+    );
   });
 
   it('plan shows the query, the live value, the recommendation and the bounds', async () => {
     const r = await run(['plan', '--pipe', 'orders-lag', '--at', '2026-11-24T10:00:00Z'], { PROMETHEUS_URL: prom.url });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('metric: metric 420000 / 50000 per unit: replicas 9 (within 3..10)');
-    expect(r.stdout).toContain('metrics:\n  orders-lag: sum by (consumergroup) (kafka_consumergroup_lag)\n    value 420000 -> replicas 9, bounds 3..10');
-    const j = await run(['plan', '--pipe', 'orders-lag', '--at', '2026-11-24T22:00:00Z', '--json'], { PROMETHEUS_URL: prom.url });
+    expect(r.stdout).toContain(
+      'metrics:\n  orders-lag: sum by (consumergroup) (kafka_consumergroup_lag)\n    value 420000 -> replicas 9, bounds 3..10',
+    );
+    const j = await run(['plan', '--pipe', 'orders-lag', '--at', '2026-11-24T22:00:00Z', '--json'], {
+      PROMETHEUS_URL: prom.url,
+    });
     expect((JSON.parse(j.stdout) as { metric: unknown }[])[0]!.metric).toEqual({
-      query: 'sum by (consumergroup) (kafka_consumergroup_lag)', field: 'replicas', value: 420000, bounds: { min: 1, max: 4 }, recommended: 4,
+      query: 'sum by (consumergroup) (kafka_consumergroup_lag)',
+      field: 'replicas',
+      value: 420000,
+      bounds: { min: 1, max: 4 },
+      recommended: 4,
     });
   });
 
@@ -64,21 +85,63 @@ describe('metric policies in the CLI', () => {
     const lag = (m: number): string => (m < 10 ? '100000' : m < 30 ? '480000' : m >= 50 && m < 60 ? 'NaN' : '10');
     const values = Array.from({ length: 90 }, (_, m) => [t0 + m * 60, lag(m)]);
     const file = join(mkdtempSync(join(tmpdir(), 'pipescaler-metric-')), 'lag.json');
-    writeFileSync(file, JSON.stringify({ status: 'success', data: { resultType: 'matrix', result: [
-      { metric: { consumergroup: 'pipescaler-orders-lag' }, values },
-      { metric: { consumergroup: 'someone-else' }, values: [[t0, '1']] },
-    ] } }));
-    const r = await run(['simulate', '--pipe', 'orders-lag', '--from', '2026-11-24T08:00:00Z', '--to', '2026-11-24T09:30:00Z', '--metrics', file, '--json']);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        status: 'success',
+        data: {
+          resultType: 'matrix',
+          result: [
+            { metric: { consumergroup: 'pipescaler-orders-lag' }, values },
+            { metric: { consumergroup: 'someone-else' }, values: [[t0, '1']] },
+          ],
+        },
+      }),
+    );
+    const r = await run([
+      'simulate',
+      '--pipe',
+      'orders-lag',
+      '--from',
+      '2026-11-24T08:00:00Z',
+      '--to',
+      '2026-11-24T09:30:00Z',
+      '--metrics',
+      file,
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
-    const changes = (JSON.parse(r.stdout) as { at: string; scaling: { replicas: number } }[]).map((c) => [c.at.slice(11, 16), c.scaling.replicas]);
+    const changes = (JSON.parse(r.stdout) as { at: string; scaling: { replicas: number } }[]).map((c) => [
+      c.at.slice(11, 16),
+      c.scaling.replicas,
+    ]);
     // up to 3 (the window's min); lag 480000 asks for 10: maxStep 3 a minute to 9, where 480000 is within 10% of
     // 9 x 50000 (tolerance: no step to 10); lag 10 at 08:30: down after 5 min of stabilization, 2 a step every 2 min;
     // the NaN at 08:50 holds
-    expect(changes).toEqual([['08:00', 3], ['08:10', 6], ['08:11', 9], ['08:35', 7], ['08:37', 5], ['08:39', 3]]);
+    expect(changes).toEqual([
+      ['08:00', 3],
+      ['08:10', 6],
+      ['08:11', 9],
+      ['08:35', 7],
+      ['08:37', 5],
+      ['08:39', 3],
+    ]);
     expect(changes.at(-1)![1]).toBe(3);
     expect(changes.every(([, v]) => (v as number) >= 3 && (v as number) <= 10)).toBe(true);
-    const band = await run(['simulate', '--pipe', 'orders-lag', '--from', '2026-11-24T00:00:00Z', '--to', '2026-11-25T00:00:00Z']);
-    expect(band.stdout).toContain('orders-lag  from Tue 2026-11-24 07:00 +00:00 (2026-11-24T07:00Z)  replicas 3..10  (business-hours)');
-    expect(band.stdout).toContain('orders-lag  from Tue 2026-11-24 19:00 +00:00 (2026-11-24T19:00Z)  replicas 1..4  (baseline)');
+    const band = await run([
+      'simulate',
+      '--pipe',
+      'orders-lag',
+      '--from',
+      '2026-11-24T00:00:00Z',
+      '--to',
+      '2026-11-25T00:00:00Z',
+    ]);
+    expect(band.stdout).toContain(
+      'orders-lag  from Tue 2026-11-24 07:00 +00:00 (2026-11-24T07:00Z)  replicas 3..10  (business-hours)',
+    );
+    expect(band.stdout).toContain(
+      'orders-lag  from Tue 2026-11-24 19:00 +00:00 (2026-11-24T19:00Z)  replicas 1..4  (baseline)',
+    );
   });
 });

@@ -11,7 +11,9 @@ const BIN = 'dist/cli/main.js';
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin', ...env }, timeout: 60_000,
+    encoding: 'utf8',
+    env: { ...process.env, TZ: 'Europe/Berlin', ...env },
+    timeout: 60_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -38,14 +40,17 @@ describe('pipescaler validate', () => {
   it('counts one pipe and one policy in the singular', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-'));
     const file = join(dir, 'one.yaml');
-    writeFileSync(file, [
-      'pipes:',
-      '  - { name: orders, organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b, serviceId: a1000000-0000-4000-8000-000000000001,',
-      '      pipeId: b1000000-0000-4000-8000-000000000001, policy: steady }',
-      'policies:',
-      '  steady: { baseline: { replicas: 2 } }',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'pipes:',
+        '  - { name: orders, organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b, serviceId: a1000000-0000-4000-8000-000000000001,',
+        '      pipeId: b1000000-0000-4000-8000-000000000001, policy: steady }',
+        'policies:',
+        '  steady: { baseline: { replicas: 2 } }',
+        '',
+      ].join('\n'),
+    );
     const r = run(['validate', file]);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[0]).toBe(`ok: ${file}: 1 pipe, 1 policy, api embedded`);
@@ -55,23 +60,26 @@ describe('pipescaler validate', () => {
   it('prints every problem with its line and exits 1, without a stack or the secret', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-'));
     const file = join(dir, 'broken.yaml');
-    writeFileSync(file, [
-      'api:',
-      '  baseUrl: https://api.example.com',
-      '  keyId: k',
-      '  keySecret: literal-secret-value',
-      'pipes:',
-      '  - name: orders',
-      '    organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b',
-      '    serviceId: a1000000-0000-4000-8000-000000000001',
-      '    pipeId: b1000000-0000-4000-8000-000000000001',
-      '    policy: nightly',
-      'policies:',
-      '  weekday:',
-      '    windows:',
-      '      - { days: [mon], start: "08:00", end: "20:00", timezone: Europe/Berln, set: { replicas: 6 } }',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'api:',
+        '  baseUrl: https://api.example.com',
+        '  keyId: k',
+        '  keySecret: literal-secret-value',
+        'pipes:',
+        '  - name: orders',
+        '    organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b',
+        '    serviceId: a1000000-0000-4000-8000-000000000001',
+        '    pipeId: b1000000-0000-4000-8000-000000000001',
+        '    policy: nightly',
+        'policies:',
+        '  weekday:',
+        '    windows:',
+        '      - { days: [mon], start: "08:00", end: "20:00", timezone: Europe/Berln, set: { replicas: 6 } }',
+        '',
+      ].join('\n'),
+    );
     const r = run(['validate', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
@@ -85,17 +93,35 @@ describe('pipescaler validate', () => {
     ]);
   });
 
-  it('with a key pool: each pipe\'s key from the pool, and per key its pipes, reconcile period and lead', () => {
+  it("with a key pool: each pipe's key from the pool, and per key its pipes, reconcile period and lead", () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-'));
     const file = join(dir, 'pool.yaml');
-    const pipes = Array.from({ length: 1_200 }, (_, i) => `  - { name: p-${i}, organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b, `
-      + `serviceId: a1000000-0000-4000-8000-000000000001, pipeId: b1000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}, policy: two, key: batch }`);
-    writeFileSync(file, [
-      'api:', '  keys:',
-      '    batch-1:', '      keyId: ${B1_ID}', '      keySecret: ${B1_SECRET}', '      pool: batch',
-      '    batch-2:', '      keyId: ${B2_ID}', '      keySecret: ${B2_SECRET}', '      pool: batch',
-      'pipes:', ...pipes, 'policies:', '  two: { baseline: { replicas: 2 } }', '',
-    ].join('\n'));
+    const pipes = Array.from(
+      { length: 1_200 },
+      (_, i) =>
+        `  - { name: p-${i}, organizationId: 5d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a7b, ` +
+        `serviceId: a1000000-0000-4000-8000-000000000001, pipeId: b1000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}, policy: two, key: batch }`,
+    );
+    writeFileSync(
+      file,
+      [
+        'api:',
+        '  keys:',
+        '    batch-1:',
+        '      keyId: ${B1_ID}',
+        '      keySecret: ${B1_SECRET}',
+        '      pool: batch',
+        '    batch-2:',
+        '      keyId: ${B2_ID}',
+        '      keySecret: ${B2_SECRET}',
+        '      pool: batch',
+        'pipes:',
+        ...pipes,
+        'policies:',
+        '  two: { baseline: { replicas: 2 } }',
+        '',
+      ].join('\n'),
+    );
     const r = run(['validate', file], { B1_ID: 'b1', B1_SECRET: 'secret-one', B2_ID: 'b2', B2_SECRET: 'secret-two' });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -104,17 +130,29 @@ describe('pipescaler validate', () => {
     const perKey = lines.filter((l) => l.startsWith('key '));
     expect(perKey[0]).toBe('key default: no pipes (10 per 10 s)');
     // 1,200 pipes on one key: every 80 min; spread over two keys, about 40 min each
-    const counts = perKey.slice(1).map((l) => Number(/^key batch-[12] \(pool batch, 2 keys\): ([\d,]+) pipes, reconcile every ([\d.]+) min within its budget/.exec(l)?.[1]?.replace(',', '')));
+    const counts = perKey
+      .slice(1)
+      .map((l) =>
+        Number(
+          /^key batch-[12] \(pool batch, 2 keys\): ([\d,]+) pipes, reconcile every ([\d.]+) min within its budget/
+            .exec(l)?.[1]
+            ?.replace(',', ''),
+        ),
+      );
     expect(counts[0]! + counts[1]!).toBe(1_200);
     expect(Math.abs(counts[0]! - 600)).toBeLessThan(70);
-    expect(perKey[1]).toMatch(/a waiting scale-down is sent within [\d.]+ min, a boundary moving every pipe starts its scale-ups [\d.]+ min ahead \(leadTime auto\)$/);
+    expect(perKey[1]).toMatch(
+      /a waiting scale-down is sent within [\d.]+ min, a boundary moving every pipe starts its scale-ups [\d.]+ min ahead \(leadTime auto\)$/,
+    );
     expect(r.stdout).not.toMatch(/secret-(one|two)/);
   });
 
   it('a missing file is one line and exit 1', () => {
     const r = run(['validate', 'config/missing.yaml']);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe('error: config/missing.yaml is not valid (1 problem):\nconfig/missing.yaml:1:1 cannot read the config file (ENOENT)');
+    expect(r.stderr.trim()).toBe(
+      'error: config/missing.yaml is not valid (1 problem):\nconfig/missing.yaml:1:1 cannot read the config file (ENOENT)',
+    );
   });
 });
 
@@ -135,22 +173,36 @@ describe('pipescaler plan', () => {
   });
 
   it('says why each left-alone pipe is skipped', () => {
-    expect(section('audit-stream')).toMatch(/send +nothing: skipped\n.*endpoint_not_ready: reverse private endpoint not Ready: e1000000-0000-4000-8000-000000000002 is Provisioning/);
+    expect(section('audit-stream')).toMatch(
+      /send +nothing: skipped\n.*endpoint_not_ready: reverse private endpoint not Ready: e1000000-0000-4000-8000-000000000002 is Provisioning/,
+    );
     expect(section('backfill-gcs')).toContain('pipe_state: pipe is Completed');
     expect(section('legacy-events')).toContain('pipe_state: pipe is Stopped');
     expect(section('users-cdc')).toContain('kind: database pipes are scaled service-wide');
     // its service is idle: the pipe reads fine, every change is a 424
-    expect(section('archive-events')).toContain('note     service archive is idle: the platform answers 424 to a change');
+    expect(section('archive-events')).toContain(
+      'note     service archive is idle: the platform answers 424 to a change',
+    );
     expect(section('archive-events')).toContain('send     replicas 3, cpu 1000m, memory 4GB (up)');
   });
 
   it('--json: one object per pipe with the decision and its reasons', () => {
     const j = run(['plan', '--at', '2026-11-27T12:00:00Z', '--json']);
     expect(j.code).toBe(0);
-    const entries = JSON.parse(j.stdout) as { pipe: string; action: string; windows: string[]; changes: object; reasons: { code: string }[] }[];
+    const entries = JSON.parse(j.stdout) as {
+      pipe: string;
+      action: string;
+      windows: string[];
+      changes: object;
+      reasons: { code: string }[];
+    }[];
     expect(entries.map((e) => e.pipe)).toHaveLength(10);
     const click = entries.find((e) => e.pipe === 'clickstream')!;
-    expect(click).toMatchObject({ action: 'change', windows: ['black-friday'], changes: { replicas: 8, replicaCpuMillicores: 2000, replicaMemoryGb: 4 } });
+    expect(click).toMatchObject({
+      action: 'change',
+      windows: ['black-friday'],
+      changes: { replicas: 8, replicaCpuMillicores: 2000, replicaMemoryGb: 4 },
+    });
     expect(entries.find((e) => e.pipe === 'legacy-events')!.reasons.map((r) => r.code)).toEqual(['pipe_state']);
   });
 
@@ -169,33 +221,62 @@ describe('pipescaler simulate', () => {
     const changes = JSON.parse(r.stdout) as { pipe: string; at: string; scaling: Record<string, number> }[];
     expect(changes).toHaveLength(55);
     expect(changes[0]).toMatchObject({
-      pipe: 'clickstream', at: '2026-11-23T00:00:00.000Z', scaling: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+      pipe: 'clickstream',
+      at: '2026-11-23T00:00:00.000Z',
+      scaling: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
     });
-    expect(changes.filter((c) => c.pipe === 'orders-events').map((c) => c.at).slice(0, 4)).toEqual([
+    expect(
+      changes
+        .filter((c) => c.pipe === 'orders-events')
+        .map((c) => c.at)
+        .slice(0, 4),
+    ).toEqual([
       // lead time auto: the first step goes the minute before the window opens, the second as it opens
-      '2026-11-23T06:59:00.000Z', '2026-11-23T07:00:00.000Z', '2026-11-23T19:10:00.000Z', '2026-11-23T19:15:00.000Z',
+      '2026-11-23T06:59:00.000Z',
+      '2026-11-23T07:00:00.000Z',
+      '2026-11-23T19:10:00.000Z',
+      '2026-11-23T19:15:00.000Z',
     ]);
   });
 
   it('text: the timeline per pipe in local and UTC time, and the number of API calls', () => {
-    const r = run(['simulate', '--from', '2026-11-23T00:00:00+01:00', '--to', '2026-11-24T00:00:00+01:00', '--step', '30s']);
+    const r = run([
+      'simulate',
+      '--from',
+      '2026-11-23T00:00:00+01:00',
+      '--to',
+      '2026-11-24T00:00:00+01:00',
+      '--step',
+      '30s',
+    ]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('simulate 2026-11-22T23:00:00.000Z .. 2026-11-23T23:00:00.000Z, every 30s: 12 changes = 12 scaling API calls');
-    expect(r.stdout).toContain('  Mon 2026-11-23 07:59 +01:00 (2026-11-23T06:59Z)  up    replicas 2->4, cpu 500m->1000m, memory 2GB->4GB  [baseline, ahead of business-hours at 07:00:00Z]');
-    expect(r.stdout).toContain('  Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 4->6  [business-hours]');
+    expect(r.stdout).toContain(
+      'simulate 2026-11-22T23:00:00.000Z .. 2026-11-23T23:00:00.000Z, every 30s: 12 changes = 12 scaling API calls',
+    );
+    expect(r.stdout).toContain(
+      '  Mon 2026-11-23 07:59 +01:00 (2026-11-23T06:59Z)  up    replicas 2->4, cpu 500m->1000m, memory 2GB->4GB  [baseline, ahead of business-hours at 07:00:00Z]',
+    );
+    expect(r.stdout).toContain(
+      '  Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 4->6  [business-hours]',
+    );
     expect(r.stdout).toContain('backfill-gcs: 0 changes (pipe_state: pipe is Completed');
-    expect(r.stdout).toContain('archive-events: not simulated, every change would fail (service archive is idle: the platform answers 424 to a change)');
+    expect(r.stdout).toContain(
+      'archive-events: not simulated, every change would fail (service archive is idle: the platform answers 424 to a change)',
+    );
   });
 
-  it('says when the changes would exceed a key\'s rate limit', () => {
+  it("says when the changes would exceed a key's rate limit", () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-cli-rate-'));
     const file = join(dir, 'pipescaler.yaml');
-    writeFileSync(file, exampleText()
-      .replace('rateLimit: { requests: 10, per: 10s }', 'rateLimit: { requests: 1, per: 10s }'));
+    writeFileSync(
+      file,
+      exampleText().replace('rateLimit: { requests: 10, per: 10s }', 'rateLimit: { requests: 1, per: 10s }'),
+    );
     const r = run(['simulate', file, '--from', '2026-11-23T07:00:00Z', '--to', '2026-11-23T07:02:00Z']);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[1]).toBe(
-      'key default: up to 4 calls within 10s, above its limit of 1: the daemon queues the rest (scale-ups first), so some land later than shown');
+      'key default: up to 4 calls within 10s, above its limit of 1: the daemon queues the rest (scale-ups first), so some land later than shown',
+    );
   });
 
   it('refuses a bad step or an empty period', () => {
@@ -226,15 +307,25 @@ describe('plan against a platform URL reads each pipe with an empty scaling PATC
   it('shows the same decisions as the fixtures, and a pipe it cannot read as unknown (exit 2, naming it)', async () => {
     // async: the cloud answers from this process while the bin runs
     const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
-      execFile(process.execPath, [BIN, 'plan', file, '--at', '2026-11-23T09:00:00+01:00'], {
-        env: {
-          ...process.env, TZ: 'Europe/Berlin', PIPESCALER_API_URL: cloud.url,
-          PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
+      execFile(
+        process.execPath,
+        [BIN, 'plan', file, '--at', '2026-11-23T09:00:00+01:00'],
+        {
+          env: {
+            ...process.env,
+            TZ: 'Europe/Berlin',
+            PIPESCALER_API_URL: cloud.url,
+            PIPESCALER_KEY_ID: 'pipescaler-demo-key',
+            PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
+          },
         },
-      }, (err, out, errOut) => resolve({ stdout: out, stderr: errOut, code: err ? (err.code as number) : 0 }));
+        (err, out, errOut) => resolve({ stdout: out, stderr: errOut, code: err ? (err.code as number) : 0 }),
+      );
     });
     // before reading, what a read costs; after, the pipes it could not read (exit 2)
-    expect(stderr).toMatch(/^reading 10 pipes from http:\/\/127\.0\.0\.1:\d+: each read is an empty scaling PATCH \(the platform has no GET for a pipe;.*--offline reads nothing\n/);
+    expect(stderr).toMatch(
+      /^reading 10 pipes from http:\/\/127\.0\.0\.1:\d+: each read is an empty scaling PATCH \(the platform has no GET for a pipe;.*--offline reads nothing\n/,
+    );
     expect(stderr).toMatch(/\nerror: could not read 1 of 10 pipes: archive-events \(API_NOT_FOUND\)\n$/);
     expect(code).toBe(2);
     const section = (pipe: string): string => stdout.split('\n\n').find((s) => s.startsWith(`${pipe}  `)) ?? '';
@@ -243,7 +334,9 @@ describe('plan against a platform URL reads each pipe with an empty scaling PATC
     expect(section('audit-stream')).toContain('endpoint_not_ready');
     expect(section('backfill-gcs')).toContain('pipe is Completed');
     // not read, so assumed from its policy's fields, with the reason it was not read
-    expect(section('archive-events')).toMatch(/note +not read: assumed a stream pipe \(from its policy's fields\) running at the baseline \(cannot read the pipe: API_NOT_FOUND/);
+    expect(section('archive-events')).toMatch(
+      /note +not read: assumed a stream pipe \(from its policy's fields\) running at the baseline \(cannot read the pipe: API_NOT_FOUND/,
+    );
     expect(stdout).not.toContain('demo-secret-change-me');
     // one read per pipe, one per endpoint of a Kafka pipe, and nothing scaled
     const requests = cloud.stats().requests;
@@ -262,7 +355,9 @@ describe('plan without the platform, simulate into a closed pipe', () => {
     const url = srv.url;
     await srv.close();
     const r = run(['plan', file, '--at', '2026-11-23T09:00:00+01:00'], {
-      PIPESCALER_API_URL: url, PIPESCALER_KEY_ID: 'pipescaler-demo-key', PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
+      PIPESCALER_API_URL: url,
+      PIPESCALER_KEY_ID: 'pipescaler-demo-key',
+      PIPESCALER_KEY_SECRET: 'demo-secret-change-me',
     });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\nerror: could not read 10 of 10 pipes: orders-events \(API_NETWORK\)/);
@@ -270,10 +365,20 @@ describe('plan without the platform, simulate into a closed pipe', () => {
   });
 
   it('simulate | head -1 ends quietly with status 0 (EPIPE)', () => {
-    const r = spawnSync('bash', ['-o', 'pipefail', '-c',
-      `"${process.execPath}" ${BIN} simulate --from 2026-11-01T00:00:00Z --to 2027-01-01T00:00:00Z --step 5m --json | head -1`], {
-      encoding: 'utf8', env: { ...process.env, TZ: 'Europe/Berlin' }, timeout: 120_000,
-    });
+    const r = spawnSync(
+      'bash',
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        `"${process.execPath}" ${BIN} simulate --from 2026-11-01T00:00:00Z --to 2027-01-01T00:00:00Z --step 5m --json | head -1`,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, TZ: 'Europe/Berlin' },
+        timeout: 120_000,
+      },
+    );
     expect(r.stdout).toBe('[\n');
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);

@@ -21,7 +21,10 @@ describe('progress', () => {
     p.update(4, 4); // the last one always shows
     p.end();
     expect(written).toEqual([
-      '\rsimulate: 1/4 pipes (25%)\u001b[K', '\rsimulate: 3/4 pipes (75%)\u001b[K', '\rsimulate: 4/4 pipes (100%)\u001b[K', '\r\u001b[K',
+      '\rsimulate: 1/4 pipes (25%)\u001b[K',
+      '\rsimulate: 3/4 pipes (75%)\u001b[K',
+      '\rsimulate: 4/4 pipes (100%)\u001b[K',
+      '\r\u001b[K',
     ]);
   });
 

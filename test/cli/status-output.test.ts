@@ -8,18 +8,56 @@ const NOW = Date.parse('2026-11-23T10:00:00Z');
 
 function row(over: Partial<PipeStatus>): PipeStatus {
   return {
-    pipe: 'orders-events', policy: 'weekday-business-hours', key: 'default', kind: 'stream', state: 'Running',
-    applied: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 }, desired: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 },
-    windows: ['business-hours'], lastDecision: { at: NOW - 12_000, action: 'none', direction: 'none', windows: ['business-hours'], desired: {}, changes: {}, reasons: [] },
-    reason: null, ageSeconds: 12, lastError: null, paused: null, parked: null, drifts: 0, ...over,
+    pipe: 'orders-events',
+    policy: 'weekday-business-hours',
+    key: 'default',
+    kind: 'stream',
+    state: 'Running',
+    applied: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 },
+    desired: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 },
+    windows: ['business-hours'],
+    lastDecision: {
+      at: NOW - 12_000,
+      action: 'none',
+      direction: 'none',
+      windows: ['business-hours'],
+      desired: {},
+      changes: {},
+      reasons: [],
+    },
+    reason: null,
+    ageSeconds: 12,
+    lastError: null,
+    paused: null,
+    parked: null,
+    drifts: 0,
+    ...over,
   };
 }
 
-const beat = (id: string, ago: number): ReplicaBeat => ({ id, host: 'node-a', pid: 41, version: '1.2.3', startedAt: NOW - 3_600_000, at: NOW - ago, pipes: 12, dryRun: false });
+const beat = (id: string, ago: number): ReplicaBeat => ({
+  id,
+  host: 'node-a',
+  pid: 41,
+  version: '1.2.3',
+  startedAt: NOW - 3_600_000,
+  at: NOW - ago,
+  pipes: 12,
+  dryRun: false,
+});
 
 describe('status text', () => {
   it('says how old things are in their largest unit', () => {
-    expect([0, 59, 119, 120, 7_199, 7_200, 172_799, 172_800].map(formatAge)).toEqual(['0s', '59s', '119s', '2m', '119m', '2h', '47h', '2d']);
+    expect([0, 59, 119, 120, 7_199, 7_200, 172_799, 172_800].map(formatAge)).toEqual([
+      '0s',
+      '59s',
+      '119s',
+      '2m',
+      '119m',
+      '2h',
+      '47h',
+      '2d',
+    ]);
   });
 
   it('writes a scaling in a few characters', () => {
@@ -31,19 +69,47 @@ describe('status text', () => {
   });
 
   it('names the live replicas, or says none is alive', () => {
-    expect(formatReplicas([], NOW, false)).toEqual(['no daemon alive (no heartbeat in the last 30 s): nothing is scaling these pipes']);
-    expect(formatReplicas([beat('b', 3_000), beat('a', 8_000)], NOW, false)).toEqual(['daemons: 2 replicas alive, last heartbeat 3s ago']);
-    expect(formatReplicas([beat('b', 3_000)], NOW, true)[1]).toBe('  node-a pid 41, version 1.2.3, up 60m, heartbeat 3s ago, 12 pipes (b)');
+    expect(formatReplicas([], NOW, false)).toEqual([
+      'no daemon alive (no heartbeat in the last 30 s): nothing is scaling these pipes',
+    ]);
+    expect(formatReplicas([beat('b', 3_000), beat('a', 8_000)], NOW, false)).toEqual([
+      'daemons: 2 replicas alive, last heartbeat 3s ago',
+    ]);
+    expect(formatReplicas([beat('b', 3_000)], NOW, true)[1]).toBe(
+      '  node-a pid 41, version 1.2.3, up 60m, heartbeat 3s ago, 12 pipes (b)',
+    );
   });
 
   it('fits 100 columns with long names, a skip reason and a pause, cutting the status first', () => {
     const statuses = [
       row({}),
-      row({ pipe: 'archive-events-eu-central-1', state: 'Running', desired: null, reason: 'service_not_running', windows: ['business-hours-extended'] }),
-      row({ pipe: 'legacy-events', state: 'Stopped', reason: 'pipe_state', paused: { reason: 'migration to the new cluster, see TICKET-1234', scope: 'all', until: NOW + 5_400_000 } }),
-      row({ pipe: 'clickstream', desired: { replicas: 8, replicaCpuMillicores: 2000, replicaMemoryGb: 8 }, reason: 'cooldown' }),
+      row({
+        pipe: 'archive-events-eu-central-1',
+        state: 'Running',
+        desired: null,
+        reason: 'service_not_running',
+        windows: ['business-hours-extended'],
+      }),
+      row({
+        pipe: 'legacy-events',
+        state: 'Stopped',
+        reason: 'pipe_state',
+        paused: { reason: 'migration to the new cluster, see TICKET-1234', scope: 'all', until: NOW + 5_400_000 },
+      }),
+      row({
+        pipe: 'clickstream',
+        desired: { replicas: 8, replicaCpuMillicores: 2000, replicaMemoryGb: 8 },
+        reason: 'cooldown',
+      }),
     ];
-    const text = formatStatusText(statuses, [beat('b', 3_000)], ['key default: 4 pipes, reconcile every 10 min (10 per 10 s, reads at most 25 %); a waiting scale-down is sent within 13.3 s, a boundary moving every pipe starts its scale-ups 71.1 s ahead (leadTime auto)'], { wide: false, width: 100, now: NOW });
+    const text = formatStatusText(
+      statuses,
+      [beat('b', 3_000)],
+      [
+        'key default: 4 pipes, reconcile every 10 min (10 per 10 s, reads at most 25 %); a waiting scale-down is sent within 13.3 s, a boundary moving every pipe starts its scale-ups 71.1 s ahead (leadTime auto)',
+      ],
+      { wide: false, width: 100, now: NOW },
+    );
     const lines = text.trimEnd().split('\n');
     for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(100);
     expect(lines[2]).toMatch(/^PIPE\s+STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+AGE\s+REASON\s+STATUS$/);
@@ -53,28 +119,54 @@ describe('status text', () => {
     expect(text).toMatch(/^orders-events\s+Running\s+6x1000m\/4GB\s+=\s/m);
     expect(text).toMatch(/^legacy-events\s+Stopped\s+.*\s+pipe_state\s+paused \(a…$/m);
     // wider, the status comes back before anything else
-    expect(formatStatusText(statuses, [], [], { wide: false, width: 200, now: NOW }))
-      .toMatch(/^legacy-events\s+Stopped\s+.*\s+business-hours\s+12s\s+pipe_state\s+paused \(all, 90m left\): migration to/m);
+    expect(formatStatusText(statuses, [], [], { wide: false, width: 200, now: NOW })).toMatch(
+      /^legacy-events\s+Stopped\s+.*\s+business-hours\s+12s\s+pipe_state\s+paused \(all, 90m left\): migration to/m,
+    );
   });
 
   it('shows the key when the pipes use more than one', () => {
     const one = formatStatusText([row({}), row({ pipe: 'b' })], [], [], { wide: false, width: 100, now: NOW });
     expect(one).toMatch(/^PIPE\s+STATE\s/m);
-    const two = formatStatusText([row({}), row({ pipe: 'b', key: 'batch-1', pool: 'batch' })], [], [], { wide: false, width: 100, now: NOW });
+    const two = formatStatusText([row({}), row({ pipe: 'b', key: 'batch-1', pool: 'batch' })], [], [], {
+      wide: false,
+      width: 100,
+      now: NOW,
+    });
     expect(two).toMatch(/^PIPE\s+KEY\s+STATE\s/m);
     expect(two).toMatch(/^b\s+batch-1 \(pool batch\)\s+Running\s/m);
   });
 
   it('--wide: every column whole, the pause until its instant, the error message', () => {
-    const statuses = [row({ paused: { reason: 'freeze', scope: 'config' }, lastError: { at: NOW, code: 'API_TIMEOUT', message: 'scalePipe: timed out after 30000 ms' } })];
+    const statuses = [
+      row({
+        paused: { reason: 'freeze', scope: 'config' },
+        lastError: { at: NOW, code: 'API_TIMEOUT', message: 'scalePipe: timed out after 30000 ms' },
+      }),
+    ];
     const text = formatStatusText(statuses, [], [], { wide: true, width: 100, now: NOW });
-    expect(text).toMatch(/^PIPE\s+POLICY\s+KEY\s+KIND\/STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+LAST DECISION\s+AGE\s+REASON\s+DRIFTS\s+STATUS$/m);
+    expect(text).toMatch(
+      /^PIPE\s+POLICY\s+KEY\s+KIND\/STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+LAST DECISION\s+AGE\s+REASON\s+DRIFTS\s+STATUS$/m,
+    );
     expect(text).toContain('replicas=6 replicaCpuMillicores=1000 replicaMemoryGb=4');
     expect(text).toContain('none 2026-11-23T09:59:48.000Z');
     expect(text).toMatch(/paused \(config\): freeze$/m);
-    const errored = formatStatusText([row({ lastError: { at: NOW, code: 'API_TIMEOUT', message: 'scalePipe: timed out after 30000 ms' } })], [], [], { wide: true, width: 100, now: NOW });
+    const errored = formatStatusText(
+      [row({ lastError: { at: NOW, code: 'API_TIMEOUT', message: 'scalePipe: timed out after 30000 ms' } })],
+      [],
+      [],
+      { wide: true, width: 100, now: NOW },
+    );
     expect(errored).toMatch(/error API_TIMEOUT: scalePipe: timed out after 30000 ms$/m);
-    const refused = formatStatusText([row({ lastError: { at: NOW, code: 'API_BAD_REQUEST', message: 'BAD_REQUEST: replicas must be between 1 and 10' } })], [], [], { wide: true, width: 100, now: NOW });
+    const refused = formatStatusText(
+      [
+        row({
+          lastError: { at: NOW, code: 'API_BAD_REQUEST', message: 'BAD_REQUEST: replicas must be between 1 and 10' },
+        }),
+      ],
+      [],
+      [],
+      { wide: true, width: 100, now: NOW },
+    );
     expect(refused).toMatch(/error API_BAD_REQUEST: replicas must be between 1 and 10$/m);
   });
 });

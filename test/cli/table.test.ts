@@ -3,28 +3,51 @@ import { cell, formatTable, wrap } from '../../src/cli/table.js';
 
 describe('formatTable', () => {
   it('pads every column to its widest cell, two spaces apart, no trailing blanks', () => {
-    const out = formatTable([{ a: 'x', b: 12345 }, { a: 'longer', b: 1 }], [
-      { header: 'A', value: (r) => r.a },
-      { header: 'B', value: (r) => r.b },
-    ]);
+    const out = formatTable(
+      [
+        { a: 'x', b: 12345 },
+        { a: 'longer', b: 1 },
+      ],
+      [
+        { header: 'A', value: (r) => r.a },
+        { header: 'B', value: (r) => r.b },
+      ],
+    );
     expect(out).toBe(['A       B', 'x       12345', 'longer  1'].join('\n'));
   });
 
   it('prints the header alone for no rows', () => {
-    expect(formatTable([], [{ header: 'ID', value: () => 1 }, { header: 'NAME', value: () => 2 }])).toBe('ID  NAME');
+    expect(
+      formatTable(
+        [],
+        [
+          { header: 'ID', value: () => 1 },
+          { header: 'NAME', value: () => 2 },
+        ],
+      ),
+    ).toBe('ID  NAME');
   });
 
   it('shows absent values as "-", lists joined, objects as JSON', () => {
-    expect([null, undefined, '', [], ['a', 'b'], { k: 1 }, 0, false].map(cell)).toEqual(['-', '-', '-', '-', 'a,b', '{"k":1}', '0', 'false']);
+    expect([null, undefined, '', [], ['a', 'b'], { k: 1 }, 0, false].map(cell)).toEqual([
+      '-',
+      '-',
+      '-',
+      '-',
+      'a,b',
+      '{"k":1}',
+      '0',
+      'false',
+    ]);
   });
 });
 
 describe('formatTable to a width', () => {
   const rows = [{ a: 'a-rather-long-name', b: 'fixed-value', c: 'some detail that can go' }];
   const columns = [
-    { header: 'A', value: (r: typeof rows[0]) => r.a, shrink: 2, floor: 8 },
-    { header: 'B', value: (r: typeof rows[0]) => r.b },
-    { header: 'C', value: (r: typeof rows[0]) => r.c, shrink: 1, floor: 6 },
+    { header: 'A', value: (r: (typeof rows)[0]) => r.a, shrink: 2, floor: 8 },
+    { header: 'B', value: (r: (typeof rows)[0]) => r.b },
+    { header: 'C', value: (r: (typeof rows)[0]) => r.c, shrink: 1, floor: 6 },
   ];
 
   it('cuts the shrinkable columns in their order, each down to its floor, with "…"', () => {

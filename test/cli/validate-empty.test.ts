@@ -32,7 +32,9 @@ describe('validate and empty configs', () => {
     for (const text of ['pipes: []\n', 'dryRun: true\n']) {
       const r = validate(text);
       expect(r.code).toBe(1);
-      expect(r.stderr).toBe(`error: ${r.file} has no pipes: the daemon would scale nothing (a half-written file?); --allow-empty accepts it\n`);
+      expect(r.stderr).toBe(
+        `error: ${r.file} has no pipes: the daemon would scale nothing (a half-written file?); --allow-empty accepts it\n`,
+      );
       const allowed = validate(text, '--allow-empty');
       expect(allowed.code).toBe(0);
       expect(allowed.stdout).toMatch(/^ok: .*: 0 pipes/);

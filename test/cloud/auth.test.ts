@@ -1,6 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddedCloud } from '../../src/cloud/index.js';
-import { basic, call, demoCloud, expectError, expectOk, op, OTHER_AUTH, OTHER_ORG, PIPE, scalingPath, SVC } from './helpers.js';
+import {
+  basic,
+  call,
+  demoCloud,
+  expectError,
+  expectOk,
+  op,
+  OTHER_AUTH,
+  OTHER_ORG,
+  PIPE,
+  scalingPath,
+  SVC,
+} from './helpers.js';
 
 let cloud: EmbeddedCloud;
 beforeAll(async () => {
@@ -44,9 +56,21 @@ describe('authentication (HTTP Basic against the fixtures keys)', () => {
   it('checks auth before existence and org access before ids', async () => {
     const unknownPipe = 'b1000000-0000-4000-8000-0000000000ff';
     expectError(await op(cloud, 'scalePipe', scalingPath(unknownPipe), { auth: null, body: {} }), 401, /^UNAUTHORIZED/);
-    expectError(await op(cloud, 'scalePipe', scalingPath('not-a-uuid'), { auth: OTHER_AUTH, body: {} }), 403, /^FORBIDDEN/);
+    expectError(
+      await op(cloud, 'scalePipe', scalingPath('not-a-uuid'), { auth: OTHER_AUTH, body: {} }),
+      403,
+      /^FORBIDDEN/,
+    );
     expectError(await op(cloud, 'scalePipe', scalingPath('not-a-uuid'), { body: { replicas: 99 } }), 400, /pipeId/);
-    expectError(await op(cloud, 'scalePipe', scalingPath(unknownPipe), { body: { replicas: 99 } }), 404, 'NOT_FOUND: Unknown pipe');
-    expectError(await op(cloud, 'scalePipe', scalingPath(PIPE.archive, SVC.archive), { body: { replicas: 99 } }), 400, 'BAD_REQUEST: replicas must be between 1 and 10');
+    expectError(
+      await op(cloud, 'scalePipe', scalingPath(unknownPipe), { body: { replicas: 99 } }),
+      404,
+      'NOT_FOUND: Unknown pipe',
+    );
+    expectError(
+      await op(cloud, 'scalePipe', scalingPath(PIPE.archive, SVC.archive), { body: { replicas: 99 } }),
+      400,
+      'BAD_REQUEST: replicas must be between 1 and 10',
+    );
   });
 });

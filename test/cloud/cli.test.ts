@@ -11,7 +11,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('pipescaler cloud', () => {
   it('prints its URL and the demo ids (never the secret), serves, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'cloud', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'cloud', '--port', '0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const lines: string[] = [];
@@ -36,7 +39,10 @@ describe('pipescaler cloud', () => {
   });
 
   it('a bad fixtures file is one line on stderr and exit 1', async () => {
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'cloud', '--port', '0', '--fixtures', 'no/such.yaml'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'cloud', '--port', '0', '--fixtures', 'no/such.yaml'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = await once(child, 'exit');

@@ -10,7 +10,10 @@ afterEach(async () => {
 });
 
 /** A random source that plays back the given draws, then 0.99 (no fault). */
-const script = (...draws: number[]) => () => draws.shift() ?? 0.99;
+const script =
+  (...draws: number[]) =>
+  () =>
+    draws.shift() ?? 0.99;
 const S = { serviceId: SVC.analytics };
 const ADMIN = 'admin-token-for-tests';
 const bearer = { authorization: `Bearer ${ADMIN}` };
@@ -56,7 +59,11 @@ describe('fault injection (deterministic with an injected random)', () => {
   });
 
   it('faults come from the fixtures too, and a bad fault config is refused', async () => {
-    cloud = await startCloud({ fixtures: { ...DEMO, faults: { getAlert: { error503: 1 } } }, rateLimit: false, random: () => 0.5 });
+    cloud = await startCloud({
+      fixtures: { ...DEMO, faults: { getAlert: { error503: 1 } } },
+      rateLimit: false,
+      random: () => 0.5,
+    });
     expectError(await op(cloud, 'getAlert', { ...S, alertId: '0e0000000000000000000001' }), 503, /SERVICE_UNAVAILABLE/);
     expect(() => cloud!.setFaults({ default: { error500: 2 } })).toThrow(/default\.error500: must be at most 1/);
     expect(() => cloud!.setFaults({ nosuchOp: {} } as never)).toThrow(/nosuchOp/);
@@ -73,34 +80,74 @@ describe('admin routes (outside /v1, Bearer admin token)', () => {
 
   it('need the token: 401 without it or with a wrong one', async () => {
     cloud = await demoCloud({ adminToken: ADMIN });
-    for (const auth of [null, 'Bearer wrong', `Basic ${Buffer.from(`x:${ADMIN}`).toString('base64')}`, `Bearer ${ADMIN}x`]) {
+    for (const auth of [
+      null,
+      'Bearer wrong',
+      `Basic ${Buffer.from(`x:${ADMIN}`).toString('base64')}`,
+      `Bearer ${ADMIN}x`,
+    ]) {
       expectError(await call(cloud, 'GET', '/admin/stats', { auth }), 401, /^UNAUTHORIZED: /);
-      expectError(await call(cloud, 'PUT', '/admin/faults', { auth, body: { default: { error500: 1 } } }), 401, /^UNAUTHORIZED: /);
+      expectError(
+        await call(cloud, 'PUT', '/admin/faults', { auth, body: { default: { error500: 1 } } }),
+        401,
+        /^UNAUTHORIZED: /,
+      );
     }
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
   });
 
   it('set faults and the rate limit, read and reset stats', async () => {
     cloud = await demoCloud({ adminToken: ADMIN, random: () => 0 });
-    const put = await call(cloud, 'PUT', '/admin/faults', { auth: bearer.authorization, body: { listSources: { error500: 1 } } });
+    const put = await call(cloud, 'PUT', '/admin/faults', {
+      auth: bearer.authorization,
+      body: { listSources: { error500: 1 } },
+    });
     expect(put.status).toBe(200);
     expect(put.json?.result).toEqual({ listSources: { error500: 1 } });
-    expect((await call(cloud, 'GET', '/admin/faults', { auth: bearer.authorization })).json?.result).toEqual({ listSources: { error500: 1 } });
+    expect((await call(cloud, 'GET', '/admin/faults', { auth: bearer.authorization })).json?.result).toEqual({
+      listSources: { error500: 1 },
+    });
     expectError(await op(cloud, 'listSources', S), 500, /INTERNAL/);
-    expectError(await call(cloud, 'PUT', '/admin/faults', { auth: bearer.authorization, body: { listSources: { error500: -1 } } }), 400, 'BAD_REQUEST: listSources.error500: must be at least 0');
+    expectError(
+      await call(cloud, 'PUT', '/admin/faults', {
+        auth: bearer.authorization,
+        body: { listSources: { error500: -1 } },
+      }),
+      400,
+      'BAD_REQUEST: listSources.error500: must be at least 0',
+    );
 
-    expect((await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 1, perMs: 60_000 } })).status).toBe(200);
+    expect(
+      (
+        await call(cloud, 'PUT', '/admin/rate-limit', {
+          auth: bearer.authorization,
+          body: { requests: 1, perMs: 60_000 },
+        })
+      ).status,
+    ).toBe(200);
     await call(cloud, 'PUT', '/admin/faults', { auth: bearer.authorization, body: {} });
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
     expect((await op(cloud, 'listSources', S)).status).toBe(429);
-    expectError(await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 0, perMs: 1 } }), 400, 'BAD_REQUEST: requests: must be at least 1');
-    expect((await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, rawBody: 'false' })).json?.result).toBe(false);
+    expectError(
+      await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, body: { requests: 0, perMs: 1 } }),
+      400,
+      'BAD_REQUEST: requests: must be at least 1',
+    );
+    expect(
+      (await call(cloud, 'PUT', '/admin/rate-limit', { auth: bearer.authorization, rawBody: 'false' })).json?.result,
+    ).toBe(false);
     expect((await op(cloud, 'listSources', S)).status).toBe(200);
 
     const stats = await call(cloud, 'GET', '/admin/stats', { auth: bearer.authorization });
-    expect(stats.json?.result).toEqual({ requests: { listSources: { 200: 2, 429: 1, 500: 1 } }, rateLimited: 1, faults: { error500: 1 } });
+    expect(stats.json?.result).toEqual({
+      requests: { listSources: { 200: 2, 429: 1, 500: 1 } },
+      rateLimited: 1,
+      faults: { error500: 1 },
+    });
     expect((await call(cloud, 'DELETE', '/admin/stats', { auth: bearer.authorization })).status).toBe(200);
-    expect((await call(cloud, 'GET', '/admin/stats', { auth: bearer.authorization })).json?.result).toMatchObject({ rateLimited: 0 });
+    expect((await call(cloud, 'GET', '/admin/stats', { auth: bearer.authorization })).json?.result).toMatchObject({
+      rateLimited: 0,
+    });
   });
 
   it('takes the token from PIPESCALER_CLOUD_ADMIN_TOKEN', async () => {

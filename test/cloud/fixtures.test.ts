@@ -26,10 +26,18 @@ organizations:
 describe('config/cloud.yaml (the demo organization)', () => {
   it('loads, with the demo ids the tests use (test/api/demo.ts)', () => {
     const f = loadFixtures(FIXTURES_PATH);
-    expect(demoCredentials(f)).toEqual({ keyId: 'pipescaler-demo-key', keySecret: 'demo-secret-change-me', organizationId: ORG });
+    expect(demoCredentials(f)).toEqual({
+      keyId: 'pipescaler-demo-key',
+      keySecret: 'demo-secret-change-me',
+      organizationId: ORG,
+    });
     expect(demoCredentials(f, OTHER_ORG).keyId).toBe('other-org-key');
     const demo = f.organizations[0]!;
-    expect(demo.services.map((s) => [s.name, s.state])).toEqual([['analytics-prod', 'running'], ['ingest-staging', 'running'], ['archive', 'idle']]);
+    expect(demo.services.map((s) => [s.name, s.state])).toEqual([
+      ['analytics-prod', 'running'],
+      ['ingest-staging', 'running'],
+      ['archive', 'idle'],
+    ]);
     const pipes = demo.services.flatMap((s) => s.pipes.map((p) => [p.name, p.id, p.state]));
     expect(pipes).toHaveLength(10);
     expect(pipes).toContainEqual(['backfill-gcs', 'b1000000-0000-4000-8000-000000000006', 'Completed']);
@@ -44,30 +52,56 @@ describe('config/cloud.yaml (the demo organization)', () => {
 
 describe('fixtures errors name the field and the line', () => {
   it.each([
-    ['a scaling out of range', `${HEAD}        pipes:
+    [
+      'a scaling out of range',
+      `${HEAD}        pipes:
           - id: b1000000-0000-4000-8000-000000000001
             name: p
             scaling: { replicas: 20 }
             source: { kafka: { brokers: b } }
-`, /bad\.yaml:11:34: organizations\[0\]\.services\[0\]\.pipes\[0\]\.scaling\.replicas: replicas must be between 1 and 10/],
-    ['an unknown member', `${HEAD}        colour: red
-`, /:8:9: organizations\[0\]\.services\[0\]: unknown member colour/],
-    ['a bad enum', `${HEAD}        state: sleeping
-`, /:8:16: organizations\[0\]\.services\[0\]\.state: must be one of starting, /],
-    ['a pipe with two sources', `${HEAD}        pipes:
+`,
+      /bad\.yaml:11:34: organizations\[0\]\.services\[0\]\.pipes\[0\]\.scaling\.replicas: replicas must be between 1 and 10/,
+    ],
+    [
+      'an unknown member',
+      `${HEAD}        colour: red
+`,
+      /:8:9: organizations\[0\]\.services\[0\]: unknown member colour/,
+    ],
+    [
+      'a bad enum',
+      `${HEAD}        state: sleeping
+`,
+      /:8:16: organizations\[0\]\.services\[0\]\.state: must be one of starting, /,
+    ],
+    [
+      'a pipe with two sources',
+      `${HEAD}        pipes:
           - id: b1000000-0000-4000-8000-000000000001
             name: p
             source: { kafka: {}, kinesis: {} }
-`, /:11:21: .*pipes\[0\]\.source: must have exactly one of kafka/],
-    ['a missing required field', `${HEAD}        pipes:
+`,
+      /:11:21: .*pipes\[0\]\.source: must have exactly one of kafka/,
+    ],
+    [
+      'a missing required field',
+      `${HEAD}        pipes:
           - id: b1000000-0000-4000-8000-000000000001
             source: { kafka: {} }
-`, /:9:13: .*pipes\[0\]\.name: is required/],
-    ['a duplicate pipe id', `${HEAD}        pipes:
+`,
+      /:9:13: .*pipes\[0\]\.name: is required/,
+    ],
+    [
+      'a duplicate pipe id',
+      `${HEAD}        pipes:
           - { id: b1000000-0000-4000-8000-000000000001, name: a, source: { kafka: {} } }
           - { id: b1000000-0000-4000-8000-000000000001, name: b, source: { kafka: {} } }
-`, /:10:19: .*pipes\[1\]\.id: duplicate pipe id/],
-    ['an alert on a missing tile', `${HEAD}        stack:
+`,
+      /:10:19: .*pipes\[1\]\.id: duplicate pipe id/,
+    ],
+    [
+      'an alert on a missing tile',
+      `${HEAD}        stack:
           dashboards:
             - { id: 0d0000000000000000000001, name: d, tiles: [{ id: t1, name: t, x: 0, y: 0, w: 1, h: 1, config: {} }] }
           alerts:
@@ -78,9 +112,15 @@ describe('fixtures errors name the field and the line', () => {
               threshold: 1
               thresholdType: above
               channel: { type: webhook, webhookId: w }
-`, /:14:23: .*alerts\[0\]\.tileId: unknown tile t2/],
-    ['a malformed organization id', `apiKeys: [{ keyId: k, keySecret: s, organizationId: nope }]
-`, /:1:53: apiKeys\[0\]\.organizationId: /],
+`,
+      /:14:23: .*alerts\[0\]\.tileId: unknown tile t2/,
+    ],
+    [
+      'a malformed organization id',
+      `apiKeys: [{ keyId: k, keySecret: s, organizationId: nope }]
+`,
+      /:1:53: apiKeys\[0\]\.organizationId: /,
+    ],
     ['a YAML syntax error', 'apiKeys: [\n  - oops: {\n', /bad\.yaml:\d+:\d+: /],
   ])('%s', (_name, text, expected) => {
     const p = writeYaml('bad.yaml', text);
@@ -103,7 +143,14 @@ describe('fixtures errors name the field and the line', () => {
 
 describe('generateFixtures (benchmark scale)', () => {
   it('builds thousands of pipes over several keys that a cloud serves quickly', async () => {
-    const f = generateFixtures({ organizations: 2, keysPerOrganization: 2, servicesPerOrganization: 4, streamPipes: 2500, objectStoragePipes: 500, rateLimit: false });
+    const f = generateFixtures({
+      organizations: 2,
+      keysPerOrganization: 2,
+      servicesPerOrganization: 4,
+      streamPipes: 2500,
+      objectStoragePipes: 500,
+      rateLimit: false,
+    });
     const parsed = parseFixtures(f);
     expect(parsed.apiKeys).toHaveLength(4);
     expect(parsed.organizations.flatMap((o) => o.services.flatMap((s) => s.pipes))).toHaveLength(6000);
@@ -115,7 +162,8 @@ describe('generateFixtures (benchmark scale)', () => {
       const svc = org.services[3]!;
       const pipe = svc.pipes[svc.pipes.length - 1]!;
       const a = await call(cloud, 'PATCH', `/v1/organizations/${org.id}/services/${svc.id}/pipes/${pipe.id}/scaling`, {
-        auth: basic(key.keyId, key.keySecret), body: pipe.source.kafka ? { replicas: 3 } : { concurrency: 3 },
+        auth: basic(key.keyId, key.keySecret),
+        body: pipe.source.kafka ? { replicas: 3 } : { concurrency: 3 },
       });
       expectOk('scalePipe', a);
     } finally {

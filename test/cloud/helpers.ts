@@ -28,11 +28,15 @@ export const PIPE = {
   legacy: 'b1000000-0000-4000-8000-000000000008',
   archive: 'b1000000-0000-4000-8000-000000000009',
 } as const;
-export const RPE = { ready: 'e1000000-0000-4000-8000-000000000001', provisioning: 'e1000000-0000-4000-8000-000000000002' } as const;
+export const RPE = {
+  ready: 'e1000000-0000-4000-8000-000000000001',
+  provisioning: 'e1000000-0000-4000-8000-000000000002',
+} as const;
 export const DASHBOARD = '0d0000000000000000000001';
 export const ALERT = '0e0000000000000000000001';
 
-export const basic = (keyId: string, secret: string): string => `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
+export const basic = (keyId: string, secret: string): string =>
+  `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
 export const DEMO_AUTH = basic('pipescaler-demo-key', 'demo-secret-change-me');
 export const OTHER_AUTH = basic('other-org-key', 'other-secret');
 
@@ -82,7 +86,12 @@ export async function call(cloud: EmbeddedCloud, method: string, path: string, o
 }
 
 /** Call an operation of the endpoint table by name. */
-export function op(cloud: EmbeddedCloud, name: Operation, params: Record<string, string>, o: CallOptions = {}): Promise<Answer> {
+export function op(
+  cloud: EmbeddedCloud,
+  name: Operation,
+  params: Record<string, string>,
+  o: CallOptions = {},
+): Promise<Answer> {
   const def = ENDPOINTS[name];
   return call(cloud, def.method, buildPath(def.path, { organizationId: ORG, ...params }), o);
 }

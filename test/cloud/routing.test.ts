@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import {
-  ALERT, basic, call, DASHBOARD, DEMO, demoCloud, expectError, op, ORG, PIPE, RPE, scalingPath, SVC,
+  ALERT,
+  basic,
+  call,
+  DASHBOARD,
+  DEMO,
+  demoCloud,
+  expectError,
+  op,
+  ORG,
+  PIPE,
+  RPE,
+  scalingPath,
+  SVC,
 } from './helpers.js';
 
 let cloud: EmbeddedCloud;
@@ -17,10 +29,30 @@ describe('path ids', () => {
   it.each([
     ['service', 'scalePipe', { serviceId: UNKNOWN_UUID, pipeId: PIPE.orders }, 'NOT_FOUND: Unknown service'],
     ['pipe', 'scalePipe', { serviceId: SVC.analytics, pipeId: UNKNOWN_UUID }, 'NOT_FOUND: Unknown pipe'],
-    ['pipe of another service', 'scalePipe', { serviceId: SVC.staging, pipeId: PIPE.orders }, 'NOT_FOUND: Unknown pipe'],
-    ['endpoint', 'getReversePrivateEndpoint', { serviceId: SVC.analytics, reversePrivateEndpointId: UNKNOWN_UUID }, 'NOT_FOUND: Unknown reverse private endpoint'],
-    ['endpoint of another service', 'getReversePrivateEndpoint', { serviceId: SVC.analytics, reversePrivateEndpointId: RPE.provisioning }, 'NOT_FOUND: Unknown reverse private endpoint'],
-    ['dashboard', 'getDashboard', { serviceId: SVC.analytics, dashboardId: UNKNOWN_OID }, 'NOT_FOUND: Unknown dashboard'],
+    [
+      'pipe of another service',
+      'scalePipe',
+      { serviceId: SVC.staging, pipeId: PIPE.orders },
+      'NOT_FOUND: Unknown pipe',
+    ],
+    [
+      'endpoint',
+      'getReversePrivateEndpoint',
+      { serviceId: SVC.analytics, reversePrivateEndpointId: UNKNOWN_UUID },
+      'NOT_FOUND: Unknown reverse private endpoint',
+    ],
+    [
+      'endpoint of another service',
+      'getReversePrivateEndpoint',
+      { serviceId: SVC.analytics, reversePrivateEndpointId: RPE.provisioning },
+      'NOT_FOUND: Unknown reverse private endpoint',
+    ],
+    [
+      'dashboard',
+      'getDashboard',
+      { serviceId: SVC.analytics, dashboardId: UNKNOWN_OID },
+      'NOT_FOUND: Unknown dashboard',
+    ],
     ['alert', 'getAlert', { serviceId: SVC.analytics, alertId: UNKNOWN_OID }, 'NOT_FOUND: Unknown alert'],
     ['service of the stack', 'listSources', { serviceId: UNKNOWN_UUID }, 'NOT_FOUND: Unknown service'],
   ] as const)('an unknown %s is a 404', async (_n, name, params, text) => {
@@ -29,9 +61,16 @@ describe('path ids', () => {
 
   it('an unknown organization (of a key whose organization has no entry) is a 404', async () => {
     const lost = 'f1000000-0000-4000-8000-000000000001';
-    const c = await startCloud({ fixtures: { ...DEMO, apiKeys: [{ keyId: 'lost', keySecret: 's', organizationId: lost }] }, rateLimit: false });
+    const c = await startCloud({
+      fixtures: { ...DEMO, apiKeys: [{ keyId: 'lost', keySecret: 's', organizationId: lost }] },
+      rateLimit: false,
+    });
     try {
-      expectError(await call(c, 'GET', `/v1/organizations/${lost}/services`, { auth: basic('lost', 's') }), 404, 'NOT_FOUND: Unknown organization');
+      expectError(
+        await call(c, 'GET', `/v1/organizations/${lost}/services`, { auth: basic('lost', 's') }),
+        404,
+        'NOT_FOUND: Unknown organization',
+      );
     } finally {
       await c.close();
     }
@@ -46,11 +85,18 @@ describe('path ids', () => {
     ['alertId', `/v1/organizations/${ORG}/services/${SVC.analytics}/stack/alerts/${PIPE.orders}`],
   ])('a malformed %s is a 400 naming it', async (name, path) => {
     const method = path.endsWith('/scaling') ? 'PATCH' : 'GET';
-    expectError(await call(cloud, method, path, method === 'PATCH' ? { body: {} } : {}), 400, new RegExp(`^BAD_REQUEST: Invalid ${name} `));
+    expectError(
+      await call(cloud, method, path, method === 'PATCH' ? { body: {} } : {}),
+      400,
+      new RegExp(`^BAD_REQUEST: Invalid ${name} `),
+    );
   });
 
   it('ids are found whatever their case', async () => {
-    const a = await op(cloud, 'getDashboard', { serviceId: SVC.analytics.toUpperCase(), dashboardId: DASHBOARD.toUpperCase() });
+    const a = await op(cloud, 'getDashboard', {
+      serviceId: SVC.analytics.toUpperCase(),
+      dashboardId: DASHBOARD.toUpperCase(),
+    });
     expect(a.status).toBe(200);
     expect((await op(cloud, 'getAlert', { serviceId: SVC.analytics, alertId: ALERT })).status).toBe(200);
   });
@@ -75,13 +121,20 @@ describe('routing and bodies', () => {
 
   it('malformed JSON is a 400 in the envelope (after the existence check)', async () => {
     const path = `/v1/organizations/${ORG}/services/${SVC.analytics}/pipes/${PIPE.orders}/scaling`;
-    expectError(await call(cloud, 'PATCH', path, { rawBody: '{"replicas": 2,' }), 400, /^BAD_REQUEST: Malformed JSON body/);
+    expectError(
+      await call(cloud, 'PATCH', path, { rawBody: '{"replicas": 2,' }),
+      400,
+      /^BAD_REQUEST: Malformed JSON body/,
+    );
     const unknown = path.replace(PIPE.orders, 'b1000000-0000-4000-8000-0000000000ff');
     expectError(await call(cloud, 'PATCH', unknown, { rawBody: '{"replicas": 2,' }), 404, 'NOT_FOUND: Unknown pipe');
   });
 
   it('a body of another content type is a 415 in the envelope', async () => {
-    const a = await op(cloud, 'scalePipe', scalingPath(PIPE.orders), { rawBody: 'replicas=2', contentType: 'application/x-www-form-urlencoded' });
+    const a = await op(cloud, 'scalePipe', scalingPath(PIPE.orders), {
+      rawBody: 'replicas=2',
+      contentType: 'application/x-www-form-urlencoded',
+    });
     expectError(a, 415, /^UNSUPPORTED_MEDIA_TYPE: Content-Type must be application\/json/);
   });
 
@@ -91,7 +144,11 @@ describe('routing and bodies', () => {
     expectError(a, 413, /^PAYLOAD_TOO_LARGE: /);
     const under = JSON.stringify({ name: 'x'.repeat(1024 * 1024 - 40), tiles: [] });
     expect(Buffer.byteLength(under)).toBeLessThan(1024 * 1024);
-    expectError(await op(cloud, 'createDashboard', { serviceId: SVC.analytics }, { rawBody: under }), 400, 'BAD_REQUEST: name: must be at most 1024 characters');
+    expectError(
+      await op(cloud, 'createDashboard', { serviceId: SVC.analytics }, { rawBody: under }),
+      400,
+      'BAD_REQUEST: name: must be at most 1024 characters',
+    );
   });
 
   it('a request id comes fresh with every answer, also as a header', async () => {

@@ -24,7 +24,10 @@ const FIELD_PIPE: Record<ScalingField, [string, string]> = {
 };
 
 describe('PATCH .../pipes/{pipeId}/scaling: the platform ranges of SCALING_LIMITS', () => {
-  for (const [field, { min, max, integer }] of Object.entries(SCALING_LIMITS) as [ScalingField, typeof SCALING_LIMITS[ScalingField]][]) {
+  for (const [field, { min, max, integer }] of Object.entries(SCALING_LIMITS) as [
+    ScalingField,
+    (typeof SCALING_LIMITS)[ScalingField],
+  ][]) {
     const [pipe, svc] = FIELD_PIPE[field];
     const below = integer ? min - 1 : min - 0.01;
     const above = integer ? max + 1 : max + 0.01;
@@ -39,7 +42,11 @@ describe('PATCH .../pipes/{pipeId}/scaling: the platform ranges of SCALING_LIMIT
 
   it('refuses a non-integer replicas and a string', async () => {
     expectError(await scale(PIPE.orders, { replicas: 2.5 }), 400, 'BAD_REQUEST: replicas must be an integer');
-    expectError(await scale(PIPE.orders, { replicaCpuMillicores: 500.5 }), 400, 'BAD_REQUEST: replicaCpuMillicores must be an integer');
+    expectError(
+      await scale(PIPE.orders, { replicaCpuMillicores: 500.5 }),
+      400,
+      'BAD_REQUEST: replicaCpuMillicores must be an integer',
+    );
     expectError(await scale(PIPE.orders, { replicas: '3' }), 400, 'BAD_REQUEST: replicas must be a number');
   });
 
@@ -59,18 +66,38 @@ describe('scaling: kinds and states', () => {
   });
 
   it('fields of another kind are 400s naming them', async () => {
-    expectError(await scale(PIPE.orders, { concurrency: 3 }), 400, /^BAD_REQUEST: concurrency does not apply to a stream pipe/);
-    expectError(await scale(PIPE.nightly, { replicas: 2, replicaMemoryGb: 1 }), 400, /^BAD_REQUEST: replicas, replicaMemoryGb do not apply to an object-storage pipe/);
+    expectError(
+      await scale(PIPE.orders, { concurrency: 3 }),
+      400,
+      /^BAD_REQUEST: concurrency does not apply to a stream pipe/,
+    );
+    expectError(
+      await scale(PIPE.nightly, { replicas: 2, replicaMemoryGb: 1 }),
+      400,
+      /^BAD_REQUEST: replicas, replicaMemoryGb do not apply to an object-storage pipe/,
+    );
   });
 
   it('a Completed pipe cannot be modified: 400', async () => {
-    expectError(await scale(PIPE.backfill, { concurrency: 5 }, SVC.staging), 400, 'BAD_REQUEST: Pipe is Completed and cannot be modified');
+    expectError(
+      await scale(PIPE.backfill, { concurrency: 5 }, SVC.staging),
+      400,
+      'BAD_REQUEST: Pipe is Completed and cannot be modified',
+    );
   });
 
   it('a pipe of an idle service answers 424, and of a stopped one too', async () => {
-    expectError(await scale(PIPE.archive, { replicas: 2 }, SVC.archive), 424, 'FAILED_DEPENDENCY: Service is not running. Current state: idle');
+    expectError(
+      await scale(PIPE.archive, { replicas: 2 }, SVC.archive),
+      424,
+      'FAILED_DEPENDENCY: Service is not running. Current state: idle',
+    );
     cloud.store.service(SVC.analytics)!.service.state = 'stopped';
-    expectError(await scale(PIPE.orders, { replicas: 3 }), 424, 'FAILED_DEPENDENCY: Service is not running. Current state: stopped');
+    expectError(
+      await scale(PIPE.orders, { replicas: 3 }),
+      424,
+      'FAILED_DEPENDENCY: Service is not running. Current state: stopped',
+    );
   });
 
   it('a state set by a test through the store is honored', async () => {
@@ -85,7 +112,14 @@ describe('scaling: kinds and states', () => {
       const before = structuredClone(cloud.store.pipe(pipe));
       clock += 1000;
       const empty = expectOk('scalePipe', await scale(pipe, {}, svc));
-      const nulls = expectOk('scalePipe', await scale(pipe, { replicas: null, concurrency: null, replicaCpuMillicores: null, replicaMemoryGb: null }, svc));
+      const nulls = expectOk(
+        'scalePipe',
+        await scale(
+          pipe,
+          { replicas: null, concurrency: null, replicaCpuMillicores: null, replicaMemoryGb: null },
+          svc,
+        ),
+      );
       const noBody = expectOk('scalePipe', await op(cloud, 'scalePipe', scalingPath(pipe, svc)));
       for (const r of [empty, nulls, noBody]) {
         expect(r.id).toBe(pipe);
@@ -99,7 +133,10 @@ describe('scaling: kinds and states', () => {
 
   it('a change answers the new scaling and moves updatedAt to the injected clock', async () => {
     clock = Date.parse('2026-11-22T11:00:00Z');
-    const r = expectOk('scalePipe', await scale(PIPE.orders, { replicas: 4, replicaCpuMillicores: 1000, replicaMemoryGb: null }));
+    const r = expectOk(
+      'scalePipe',
+      await scale(PIPE.orders, { replicas: 4, replicaCpuMillicores: 1000, replicaMemoryGb: null }),
+    );
     expect(r.scaling).toEqual({ replicas: 4, concurrency: null, replicaCpuMillicores: 1000, replicaMemoryGb: 2 });
     expect(r.updatedAt).toBe('2026-11-22T11:00:00.000Z');
     clock += 60_000;
@@ -111,7 +148,7 @@ describe('scaling: kinds and states', () => {
     expect(obj.updatedAt).toBe('2026-11-22T11:01:00.000Z');
   });
 
-  it('a Stopped pipe of a running service takes a change (skipping it is the policy\'s call)', async () => {
+  it("a Stopped pipe of a running service takes a change (skipping it is the policy's call)", async () => {
     expect(expectOk('scalePipe', await scale(PIPE.legacy, { replicas: 2 }, SVC.staging)).scaling.replicas).toBe(2);
   });
 });
@@ -121,7 +158,12 @@ describe('scaling quirks of the live API (off by default)', () => {
     const q = await startCloud({ fixtures: { ...DEMO, quirks: { quantityStrings: true } }, rateLimit: false });
     try {
       const r = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: { replicaMemoryGb: 0.5 } });
-      expect(expectOk('scalePipe', r).scaling).toEqual({ replicas: 2, concurrency: null, replicaCpuMillicores: '500m', replicaMemoryGb: '512Mi' });
+      expect(expectOk('scalePipe', r).scaling).toEqual({
+        replicas: 2,
+        concurrency: null,
+        replicaCpuMillicores: '500m',
+        replicaMemoryGb: '512Mi',
+      });
       // The Pipe schema of src/api normalizes them back.
       expect(expectOk('scalePipe', r)).toBeDefined();
       const again = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: { replicaMemoryGb: 2 } });
@@ -133,16 +175,29 @@ describe('scaling quirks of the live API (off by default)', () => {
 
   it('transientZeroMs answers 0/null for cpu and memory for that long after a change', async () => {
     let t = 1_000_000;
-    const q = await startCloud({ fixtures: { ...DEMO, quirks: { transientZeroMs: 5000 } }, rateLimit: false, now: () => t });
+    const q = await startCloud({
+      fixtures: { ...DEMO, quirks: { transientZeroMs: 5000 } },
+      rateLimit: false,
+      now: () => t,
+    });
     try {
       const before = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} });
       expect(expectOk('scalePipe', before).scaling.replicaCpuMillicores).toBe(500);
       const r = await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: { replicaCpuMillicores: 750 } });
-      expect(expectOk('scalePipe', r).scaling).toMatchObject({ replicas: 2, replicaCpuMillicores: 0, replicaMemoryGb: null });
+      expect(expectOk('scalePipe', r).scaling).toMatchObject({
+        replicas: 2,
+        replicaCpuMillicores: 0,
+        replicaMemoryGb: null,
+      });
       t += 4999;
-      expect(expectOk('scalePipe', await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).scaling.replicaCpuMillicores).toBe(0);
+      expect(
+        expectOk('scalePipe', await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).scaling
+          .replicaCpuMillicores,
+      ).toBe(0);
       t += 1;
-      expect(expectOk('scalePipe', await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).scaling).toMatchObject({ replicaCpuMillicores: 750, replicaMemoryGb: 2 });
+      expect(
+        expectOk('scalePipe', await op(q, 'scalePipe', scalingPath(PIPE.orders), { body: {} })).scaling,
+      ).toMatchObject({ replicaCpuMillicores: 750, replicaMemoryGb: 2 });
     } finally {
       await q.close();
     }

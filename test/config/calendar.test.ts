@@ -5,19 +5,31 @@ import { loadConfig, parseConfig } from '../../src/config/load.js';
 import { BASE } from './config-fixture.js';
 
 const ics = (...events: string[][]): string =>
-  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', ...events.flatMap((e, i) => ['BEGIN:VEVENT', `UID:${i}`, ...e, 'END:VEVENT']), 'END:VCALENDAR', ''].join('\r\n');
+  [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//test//EN',
+    ...events.flatMap((e, i) => ['BEGIN:VEVENT', `UID:${i}`, ...e, 'END:VEVENT']),
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
 
 describe('calendarDates', () => {
   it('takes every date of all-day events, multi-day ones to the day before DTEND', () => {
-    expect(calendarDates(ics(
-      ['DTSTART;VALUE=DATE:20271224', 'DTEND;VALUE=DATE:20271227', 'SUMMARY:Christmas'],
-      ['DTSTART;VALUE=DATE:20270101', 'SUMMARY:New year'],
-    ))).toEqual(['2027-01-01', '2027-12-24', '2027-12-25', '2027-12-26']);
+    expect(
+      calendarDates(
+        ics(
+          ['DTSTART;VALUE=DATE:20271224', 'DTEND;VALUE=DATE:20271227', 'SUMMARY:Christmas'],
+          ['DTSTART;VALUE=DATE:20270101', 'SUMMARY:New year'],
+        ),
+      ),
+    ).toEqual(['2027-01-01', '2027-12-24', '2027-12-25', '2027-12-26']);
   });
 
   it('expands recurring events, bounded when they never end', () => {
-    expect(calendarDates(ics(['DTSTART;VALUE=DATE:20270501', 'RRULE:FREQ=YEARLY;COUNT=3', 'SUMMARY:Labour day'])))
-      .toEqual(['2027-05-01', '2028-05-01', '2029-05-01']);
+    expect(
+      calendarDates(ics(['DTSTART;VALUE=DATE:20270501', 'RRULE:FREQ=YEARLY;COUNT=3', 'SUMMARY:Labour day'])),
+    ).toEqual(['2027-05-01', '2028-05-01', '2029-05-01']);
     const forever = calendarDates(ics(['DTSTART;VALUE=DATE:20270501', 'RRULE:FREQ=YEARLY', 'SUMMARY:Labour day']));
     expect(forever[0]).toBe('2027-05-01');
     expect(forever.at(-1)).toBe('2057-05-01');
@@ -31,9 +43,10 @@ describe('calendarDates', () => {
 });
 
 describe('exclude: { calendar }', () => {
-  it('merges the file\'s dates with the written ones, relative to the config', () => {
+  it("merges the file's dates with the written ones, relative to the config", () => {
     const config = parseConfig(`${BASE}    exclude: [2026-12-24, { calendar: h.ics }]\n`, {
-      file: 'conf/pipescaler.yaml', env: {},
+      file: 'conf/pipescaler.yaml',
+      env: {},
       readFile: (p) => {
         expect(p).toBe('conf/h.ics');
         return ics(['DTSTART;VALUE=DATE:20270101', 'SUMMARY:New year']);

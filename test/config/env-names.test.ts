@@ -8,14 +8,23 @@ const LIVE = { PIPESCALER_KEY_ID: 'kid', PIPESCALER_KEY_SECRET: 'env-secret-not-
 
 describe('environment names', () => {
   it('fills a current name from its old name only when the current one is unset', () => {
-    expect(withCurrentNames({ REDIS_URL: 'redis://old:6379' })).toMatchObject({ PIPESCALER_REDIS_URL: 'redis://old:6379' });
-    expect(withCurrentNames({ REDIS_URL: 'redis://old:6379', PIPESCALER_REDIS_URL: 'redis://new:6379' }).PIPESCALER_REDIS_URL).toBe('redis://new:6379');
+    expect(withCurrentNames({ REDIS_URL: 'redis://old:6379' })).toMatchObject({
+      PIPESCALER_REDIS_URL: 'redis://old:6379',
+    });
+    expect(
+      withCurrentNames({ REDIS_URL: 'redis://old:6379', PIPESCALER_REDIS_URL: 'redis://new:6379' })
+        .PIPESCALER_REDIS_URL,
+    ).toBe('redis://new:6379');
     const env = { OTHER: '1' };
     expect(withCurrentNames(env)).toBe(env);
   });
 
   it('says what to set instead, never the value', () => {
-    const lines = deprecatedEnvLines({ PIPESCALER_BASE_URL: 'https://api.example.com', REDIS_URL: 'redis://:pw-not-shown@h:6379', PIPESCALER_REDIS_URL: 'redis://h:6379' });
+    const lines = deprecatedEnvLines({
+      PIPESCALER_BASE_URL: 'https://api.example.com',
+      REDIS_URL: 'redis://:pw-not-shown@h:6379',
+      PIPESCALER_REDIS_URL: 'redis://h:6379',
+    });
     expect(lines).toEqual([
       'warning: PIPESCALER_BASE_URL is deprecated: set PIPESCALER_API_URL instead (read from PIPESCALER_BASE_URL for now)',
       'warning: REDIS_URL is deprecated and ignored: PIPESCALER_REDIS_URL is set',
@@ -23,14 +32,20 @@ describe('environment names', () => {
     expect(lines.join('\n')).not.toContain('pw-not-shown');
   });
 
-  it('the shipped config reads the platform URL under either name (Redis is the CLI\'s override: test/daemon/redis-cluster.test.ts)', () => {
-    expect(loadConfig('config/pipescaler.yaml', { ...LIVE, PIPESCALER_API_URL: 'https://api.example.com' }).api.baseUrl).toBe('https://api.example.com');
-    expect(loadConfig('config/pipescaler.yaml', { ...LIVE, PIPESCALER_BASE_URL: 'https://old.example.com' }).api.baseUrl).toBe('https://old.example.com');
+  it("the shipped config reads the platform URL under either name (Redis is the CLI's override: test/daemon/redis-cluster.test.ts)", () => {
+    expect(
+      loadConfig('config/pipescaler.yaml', { ...LIVE, PIPESCALER_API_URL: 'https://api.example.com' }).api.baseUrl,
+    ).toBe('https://api.example.com');
+    expect(
+      loadConfig('config/pipescaler.yaml', { ...LIVE, PIPESCALER_BASE_URL: 'https://old.example.com' }).api.baseUrl,
+    ).toBe('https://old.example.com');
   });
 
   it('the CLI prints the deprecation line once on stderr and goes on', () => {
     const r = spawnSync(process.execPath, ['dist/cli/main.js', 'validate', 'config/pipescaler.yaml'], {
-      encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH, ...LIVE, PIPESCALER_BASE_URL: 'https://old.example.com' },
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH, ...LIVE, PIPESCALER_BASE_URL: 'https://old.example.com' },
     });
     expect(r.status).toBe(0);
     expect(r.stderr.match(/PIPESCALER_BASE_URL is deprecated/g)).toHaveLength(1);

@@ -33,7 +33,11 @@ describe('the shipped config/pipescaler.yaml', () => {
   });
 
   it('takes the platform URL and key from the environment; unset key variables mean the demo key only when embedded', () => {
-    const env = { PIPESCALER_API_URL: 'https://api.example.com', PIPESCALER_KEY_ID: 'kid', PIPESCALER_KEY_SECRET: 's3cr3t-marker' };
+    const env = {
+      PIPESCALER_API_URL: 'https://api.example.com',
+      PIPESCALER_KEY_ID: 'kid',
+      PIPESCALER_KEY_SECRET: 's3cr3t-marker',
+    };
     const live = loadConfig('config/pipescaler.yaml', env);
     expect(live.api.baseUrl).toBe('https://api.example.com');
     expect(live.api.keys.default).toMatchObject({ keyId: 'kid', keySecret: 's3cr3t-marker' });
@@ -43,25 +47,57 @@ describe('the shipped config/pipescaler.yaml', () => {
     } catch (err) {
       error = err as ConfigError;
     }
-    expect(error?.issues).toEqual([expect.objectContaining({ path: 'api', message: expect.stringMatching(/^baseUrl is not embedded: give keyId/) })]);
+    expect(error?.issues).toEqual([
+      expect.objectContaining({ path: 'api', message: expect.stringMatching(/^baseUrl is not embedded: give keyId/) }),
+    ]);
   });
 
   it('has every demo pipe and four policies', () => {
     expect(config.pipes.map((p) => p.name)).toEqual([
-      'orders-events', 'payments-msk', 'clickstream', 'nightly-s3',
-      'audit-stream', 'backfill-gcs', 'users-cdc', 'legacy-events', 'archive-events', 'orders-lag',
+      'orders-events',
+      'payments-msk',
+      'clickstream',
+      'nightly-s3',
+      'audit-stream',
+      'backfill-gcs',
+      'users-cdc',
+      'legacy-events',
+      'archive-events',
+      'orders-lag',
     ]);
-    expect(Object.keys(config.policies).sort()).toEqual(['clickstream-launch', 'nightly-s3', 'orders-by-lag', 'weekday-business-hours']);
+    expect(Object.keys(config.policies).sort()).toEqual([
+      'clickstream-launch',
+      'nightly-s3',
+      'orders-by-lag',
+      'weekday-business-hours',
+    ]);
     expect(config.pipes.find((p) => p.name === 'payments-msk')!.bounds).toEqual({ replicas: { min: 2, max: 4 } });
   });
 
   it('normalizes windows: set to values, bounds to min/max, holidays merged, offsets to instants', () => {
     const weekday = config.policies['weekday-business-hours']!;
     expect(weekday.windows[0]).toEqual({
-      kind: 'recurring', name: 'business-hours', priority: 0,
-      days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: { hour: 8, minute: 0 }, end: { hour: 20, minute: 0 },
-      timezone: 'Europe/Berlin', exclude: ['2026-12-24', '2026-12-25', '2026-12-31', '2027-01-01', '2027-03-26', '2027-03-29', '2027-05-01',
-        '2027-05-06', '2027-05-17', '2027-10-03', '2027-12-25', '2027-12-26'],
+      kind: 'recurring',
+      name: 'business-hours',
+      priority: 0,
+      days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+      start: { hour: 8, minute: 0 },
+      end: { hour: 20, minute: 0 },
+      timezone: 'Europe/Berlin',
+      exclude: [
+        '2026-12-24',
+        '2026-12-25',
+        '2026-12-31',
+        '2027-01-01',
+        '2027-03-26',
+        '2027-03-29',
+        '2027-05-01',
+        '2027-05-06',
+        '2027-05-17',
+        '2027-10-03',
+        '2027-12-25',
+        '2027-12-26',
+      ],
       target: { replicas: { value: 6 }, replicaCpuMillicores: { value: 1000 }, replicaMemoryGb: { value: 4 } },
     });
     expect(weekday.behavior).toEqual({
@@ -71,7 +107,10 @@ describe('the shipped config/pipescaler.yaml', () => {
     const click = config.policies['clickstream-launch']!;
     expect(click.windows[0]!.target).toEqual({ replicas: { min: 4, max: 6 } });
     expect(click.windows[1]).toMatchObject({
-      kind: 'oneOff', priority: 10, from: Date.parse('2026-11-27T05:00:00Z'), to: Date.parse('2026-11-30T05:00:00Z'),
+      kind: 'oneOff',
+      priority: 10,
+      from: Date.parse('2026-11-27T05:00:00Z'),
+      to: Date.parse('2026-11-30T05:00:00Z'),
     });
     expect(config.policies['nightly-s3']!.windows[0]).toMatchObject({ durationMs: 4 * 3_600_000, timezone: 'UTC' });
   });
@@ -88,9 +127,19 @@ describe('interpolation', () => {
     expect(interpolate('${X:-dflt}', { X: '' })).toMatchObject({ value: 'dflt' });
     expect(interpolate('$${X}', { X: '1' })).toEqual({ ok: true, value: '${X}', interpolated: false });
     expect(interpolate('${X', {})).toMatchObject({ ok: false });
-    expect(interpolate('${A} ${B}', {})).toMatchObject({ ok: false, message: expect.stringContaining('${A}, ${B} not set') });
+    expect(interpolate('${A} ${B}', {})).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('${A}, ${B} not set'),
+    });
 
-    const c = parse(breakBase('baseline: { replicas: 2 }', 'baseline:\n      replicas: ${N}', `${BASE}redis:\n  prefix: "$\${literal}"\n`), { N: '4' });
+    const c = parse(
+      breakBase(
+        'baseline: { replicas: 2 }',
+        'baseline:\n      replicas: ${N}',
+        `${BASE}redis:\n  prefix: "$\${literal}"\n`,
+      ),
+      { N: '4' },
+    );
     expect(c.policies.weekday!.baseline).toEqual({ replicas: { value: 4 } });
     expect(c.redis.prefix).toBe('${literal}');
   });
@@ -107,9 +156,13 @@ describe('API keys and secrets', () => {
   it('resolves the default key from the environment and more keys from files next to the config', () => {
     const text = withUrl(
       '  keyId: ${KEY_ID}\n  keySecret: ${KEY_SECRET}\n  rateLimit: { requests: 5, per: 10s }\n' +
-      '  keys:\n    other-org: { keyId: other, keySecretFile: secrets/other, rateLimit: { requests: 3, per: 1m } }\n    third: { keyId: t, keySecretFile: /abs/t }',
+        '  keys:\n    other-org: { keyId: other, keySecretFile: secrets/other, rateLimit: { requests: 3, per: 1m } }\n    third: { keyId: t, keySecretFile: /abs/t }',
     );
-    const c = parse(text, { KEY_ID: 'id-1', KEY_SECRET: 'secret-1' }, { 'conf/secrets/other': 'secret-2\n', '/abs/t': 'secret-3' });
+    const c = parse(
+      text,
+      { KEY_ID: 'id-1', KEY_SECRET: 'secret-1' },
+      { 'conf/secrets/other': 'secret-2\n', '/abs/t': 'secret-3' },
+    );
     expect(c.api.baseUrl).toBe('https://api.example.com');
     expect(c.api.keys).toEqual({
       default: { keyId: 'id-1', keySecret: 'secret-1', rateLimit: { requests: 5, perMs: 10_000 } },
@@ -120,7 +173,9 @@ describe('API keys and secrets', () => {
   });
 
   it('never puts a secret from the environment or a file into an error', () => {
-    const text = withUrl('  keyId: ${KEY_ID}\n  keySecret: ${KEY_SECRET}\n  timeout: forever\n') + 'redis:\n  url: ${REDIS_URL}\n  prefix: env-secret-1\n';
+    const text =
+      withUrl('  keyId: ${KEY_ID}\n  keySecret: ${KEY_SECRET}\n  timeout: forever\n') +
+      'redis:\n  url: ${REDIS_URL}\n  prefix: env-secret-1\n';
     try {
       parse(text, { KEY_ID: 'id', KEY_SECRET: 'env-secret-1', REDIS_URL: 'redis://:pw-secret-2@h:6379' });
       expect.unreachable();
@@ -138,8 +193,9 @@ describe('API keys and secrets', () => {
 
   it('keyId without a secret, and both keySecret and keySecretFile, are errors', () => {
     expect(() => parse(withUrl('  keyId: k'))).toThrow(/api\.keyId: needs keySecret/);
-    expect(() => parse(withUrl('  keyId: k\n  keySecret: ${S}\n  keySecretFile: f'), { S: 'x' }, { 'conf/f': 'y' }))
-      .toThrow(/api\.keySecretFile: give keySecret or keySecretFile, not both/);
+    expect(() =>
+      parse(withUrl('  keyId: k\n  keySecret: ${S}\n  keySecretFile: f'), { S: 'x' }, { 'conf/f': 'y' }),
+    ).toThrow(/api\.keySecretFile: give keySecret or keySecretFile, not both/);
   });
 });
 
@@ -158,13 +214,17 @@ describe('messages', () => {
 
 describe('YAML', () => {
   it('merge keys let policies share a block', () => {
-    const c = parse(`${BASE}  weekend:\n    <<: *shared\n    windows: []\n`.replace('  weekday:\n', '  weekday: &shared\n'));
+    const c = parse(
+      `${BASE}  weekend:\n    <<: *shared\n    windows: []\n`.replace('  weekday:\n', '  weekday: &shared\n'),
+    );
     expect(c.policies.weekend!.baseline).toEqual({ replicas: { value: 2 } });
     expect(c.policies.weekend!.windows).toEqual([]);
   });
 
   it('a syntax error does not quote a long token (it may be a secret)', () => {
-    expect(() => parse('api:\n  keySecret: hunter2secret: x\n')).toThrow(/^conf\/pipescaler.yaml:2:14 YAML syntax: Nested mappings/);
+    expect(() => parse('api:\n  keySecret: hunter2secret: x\n')).toThrow(
+      /^conf\/pipescaler.yaml:2:14 YAML syntax: Nested mappings/,
+    );
     try {
       parse('api:\n  keyId: k\n  keySecret: hunter2secret\n    more: x\n');
     } catch (err) {
@@ -174,9 +234,19 @@ describe('YAML', () => {
 });
 
 describe('durations', () => {
-  it.each([['30s', 30_000], ['5m', 300_000], ['1h30m', 5_400_000], ['2h', 7_200_000], ['500ms', 500], ['1d', 86_400_000], ['0', 0], ['1.5h', 5_400_000]])(
-    '%s is %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
-  it.each(['10', '5 m', 'm5', '', '-1s', '1x'])('%j is not a duration', (text) => expect(parseDuration(text)).toBeNull());
+  it.each([
+    ['30s', 30_000],
+    ['5m', 300_000],
+    ['1h30m', 5_400_000],
+    ['2h', 7_200_000],
+    ['500ms', 500],
+    ['1d', 86_400_000],
+    ['0', 0],
+    ['1.5h', 5_400_000],
+  ])('%s is %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each(['10', '5 m', 'm5', '', '-1s', '1x'])('%j is not a duration', (text) =>
+    expect(parseDuration(text)).toBeNull(),
+  );
 });
 
 describe('loadConfig', () => {
@@ -191,7 +261,10 @@ describe('loadConfig', () => {
   it('reads keySecretFile relative to the config file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-config-'));
     writeFileSync(join(dir, 'key'), 'from-file\n');
-    writeFileSync(join(dir, 'p.yaml'), breakBase('baseUrl: embedded', 'baseUrl: embedded\n  keyId: k\n  keySecretFile: key'));
+    writeFileSync(
+      join(dir, 'p.yaml'),
+      breakBase('baseUrl: embedded', 'baseUrl: embedded\n  keyId: k\n  keySecretFile: key'),
+    );
     expect(loadConfig(join(dir, 'p.yaml'), {}).api.keys.default).toMatchObject({ keyId: 'k', keySecret: 'from-file' });
   });
 });

@@ -4,12 +4,16 @@ import { ConfigError } from '../../src/config/errors.js';
 import { parseConfig } from '../../src/config/load.js';
 import { ORG, PIPE, SERVICE } from './config-fixture.js';
 
-const text = (metric: string, labels = '    labels: { consumerGroup: cg-orders }\n', metrics = `metrics:
+const text = (
+  metric: string,
+  labels = '    labels: { consumerGroup: cg-orders }\n',
+  metrics = `metrics:
   prometheus:
     url: \${PROMETHEUS_URL:-http://127.0.0.1:9090}
     timeout: 3s
     bearerTokenFile: token
-`) => `${metrics}pipes:
+`,
+) => `${metrics}pipes:
   - name: orders
     organizationId: ${ORG}
     serviceId: ${SERVICE}
@@ -39,22 +43,39 @@ function issues(t: string): string[] {
 describe('metric config', () => {
   it('loads a metric policy with its defaults and the pipe labels', () => {
     const c = parseConfig(text(GOOD), { file: '/etc/ps/pipescaler.yaml', env: {} });
-    expect(c.metrics).toEqual({ prometheus: { url: 'http://127.0.0.1:9090', timeoutMs: 3000, headers: {}, bearerTokenFile: '/etc/ps/token' } });
+    expect(c.metrics).toEqual({
+      prometheus: { url: 'http://127.0.0.1:9090', timeoutMs: 3000, headers: {}, bearerTokenFile: '/etc/ps/token' },
+    });
     expect(c.policies.lag!.metric).toEqual({
-      query: 'sum by (consumergroup) (kafka_consumergroup_lag)', match: { consumergroup: '{{ .labels.consumerGroup }}' },
-      targetPer: { replicas: 50000 }, onError: { kind: 'hold' }, staleAfterMs: 120_000, tolerance: 0.1,
+      query: 'sum by (consumergroup) (kafka_consumergroup_lag)',
+      match: { consumergroup: '{{ .labels.consumerGroup }}' },
+      targetPer: { replicas: 50000 },
+      onError: { kind: 'hold' },
+      staleAfterMs: 120_000,
+      tolerance: 0.1,
     });
     expect(c.pipes[0]!.labels).toEqual({ consumerGroup: 'cg-orders' });
   });
 
   it('takes onError baseline or fixed values, a percentage tolerance and staleAfter', () => {
-    const c = parseConfig(text(`${GOOD}      onError: { replicas: 4 }\n      tolerance: "5%"\n      staleAfter: 30s\n`), { file: 'x.yaml', env: {} });
-    expect(c.policies.lag!.metric).toMatchObject({ onError: { kind: 'fixed', values: { replicas: 4 } }, tolerance: 0.05, staleAfterMs: 30_000 });
-    expect(parseConfig(text(`${GOOD}      onError: baseline\n`), { file: 'x.yaml', env: {} }).policies.lag!.metric!.onError).toEqual({ kind: 'baseline' });
+    const c = parseConfig(
+      text(`${GOOD}      onError: { replicas: 4 }\n      tolerance: "5%"\n      staleAfter: 30s\n`),
+      { file: 'x.yaml', env: {} },
+    );
+    expect(c.policies.lag!.metric).toMatchObject({
+      onError: { kind: 'fixed', values: { replicas: 4 } },
+      tolerance: 0.05,
+      staleAfterMs: 30_000,
+    });
+    expect(
+      parseConfig(text(`${GOOD}      onError: baseline\n`), { file: 'x.yaml', env: {} }).policies.lag!.metric!.onError,
+    ).toEqual({ kind: 'baseline' });
   });
 
   it('names each bad field with its line', () => {
-    expect(issues(text('      query: q\n      onError: drop\n      tolerance: 2\n      targetPerReplica: -1\n'))).toEqual([
+    expect(
+      issues(text('      query: q\n      onError: drop\n      tolerance: 2\n      targetPerReplica: -1\n')),
+    ).toEqual([
       '18 policies.lag.metric.onError: must be hold, baseline, or fixed values such as { replicas: 4 }',
       '19 policies.lag.metric.tolerance: must be a fraction from 0 to below 1 (0.1) or a percentage ("10%")',
       '20 policies.lag.metric.targetPerReplica: targetPerReplica must be a number above 0',
@@ -62,22 +83,29 @@ describe('metric config', () => {
     expect(issues(text('      query: q\n'))).toEqual([
       expect.stringContaining('needs targetPerReplica (stream pipes) or targetPerConcurrency'),
     ]);
-    expect(issues(text('      query: q\n      targetPerReplica: 5\n      onError: { replicas: 40 }\n'))[0]).toMatch(/^19 policies.lag.metric.onError.replicas: /);
+    expect(issues(text('      query: q\n      targetPerReplica: 5\n      onError: { replicas: 40 }\n'))[0]).toMatch(
+      /^19 policies.lag.metric.onError.replicas: /,
+    );
   });
 
   it('checks at load time that every pipe of the policy has the labels the match names', () => {
     expect(issues(text(GOOD, ''))).toEqual([
       '11 pipes[0].policy: pipe "orders" has no label "consumerGroup", which policy "lag" metric.match.consumergroup needs',
     ]);
-    expect(issues(text(GOOD.replace('.labels.consumerGroup', '.label.consumerGroup')))[0]).toContain('unknown placeholder {{ .label.consumerGroup }}');
+    expect(issues(text(GOOD.replace('.labels.consumerGroup', '.label.consumerGroup')))[0]).toContain(
+      'unknown placeholder {{ .label.consumerGroup }}',
+    );
   });
 
   it('needs metrics.prometheus for a metric, with an http(s) url and one kind of auth', () => {
-    expect(issues(text(GOOD, undefined, ''))).toEqual([expect.stringContaining('policies.lag.metric: a metric needs metrics.prometheus')]);
+    expect(issues(text(GOOD, undefined, ''))).toEqual([
+      expect.stringContaining('policies.lag.metric: a metric needs metrics.prometheus'),
+    ]);
     expect(issues(text(GOOD, undefined, 'metrics:\n  prometheus:\n    url: ftp://x\n'))).toEqual([
       expect.stringContaining('metrics.prometheus.url: must be an http(s) URL'),
     ]);
-    const both = 'metrics:\n  prometheus:\n    url: http://x\n    bearerTokenFile: t\n    basicAuth: { username: u, passwordFile: p }\n';
+    const both =
+      'metrics:\n  prometheus:\n    url: http://x\n    bearerTokenFile: t\n    basicAuth: { username: u, passwordFile: p }\n';
     expect(issues(text(GOOD, undefined, both))).toEqual([
       expect.stringContaining('metrics.prometheus.basicAuth: give bearerTokenFile or basicAuth, not both'),
     ]);

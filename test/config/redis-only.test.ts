@@ -28,9 +28,17 @@ policies:
 `;
 
 describe('a config loaded for Redis only', () => {
-  it('needs none of the API\'s or Prometheus\' variables and reads no key file', () => {
+  it("needs none of the API's or Prometheus' variables and reads no key file", () => {
     const reads: string[] = [];
-    const config = parseConfig(text, { file: 'c.yaml', env: {}, needs: 'redis', readFile: (p) => { reads.push(p); throw new Error('no'); } });
+    const config = parseConfig(text, {
+      file: 'c.yaml',
+      env: {},
+      needs: 'redis',
+      readFile: (p) => {
+        reads.push(p);
+        throw new Error('no');
+      },
+    });
     expect(reads).toEqual([]);
     expect(config.redis).toMatchObject({ url: 'redis://127.0.0.1:6379', prefix: 'ops' });
     expect(config.pipes.map((p) => [p.name, p.key])).toEqual([['a', 'other']]);
@@ -44,8 +52,15 @@ describe('a config loaded for Redis only', () => {
   });
 
   it('still needs the Redis settings and a valid rest', () => {
-    expect(() => parseConfig(text.replace('prefix: ${PS_PREFIX:-ops}', 'prefix: ${PS_PREFIX}'), { file: 'c.yaml', env: {}, needs: 'redis' }))
-      .toThrow(/redis\.prefix: environment variable \$\{PS_PREFIX\} not set/);
-    expect(() => parseConfig(text.replace('policy: p', 'policy: q'), { file: 'c.yaml', env: {}, needs: 'redis' })).toThrow(/unknown policy "q"/);
+    expect(() =>
+      parseConfig(text.replace('prefix: ${PS_PREFIX:-ops}', 'prefix: ${PS_PREFIX}'), {
+        file: 'c.yaml',
+        env: {},
+        needs: 'redis',
+      }),
+    ).toThrow(/redis\.prefix: environment variable \$\{PS_PREFIX\} not set/);
+    expect(() =>
+      parseConfig(text.replace('policy: p', 'policy: q'), { file: 'c.yaml', env: {}, needs: 'redis' }),
+    ).toThrow(/unknown policy "q"/);
   });
 });

@@ -33,24 +33,48 @@ describe('parseRedisUrl', () => {
     expect(parseRedisUrl('redis://127.0.0.1:6379/2')).toEqual({ mode: 'standalone', url: 'redis://127.0.0.1:6379/2' });
     expect(parseRedisUrl('rediss://h:6380')).toMatchObject({ mode: 'standalone' });
     expect(parseRedisUrl('redis+sentinel://s1:26380,s2,[::1]:26381/my%20master/3')).toEqual({
-      mode: 'sentinel', name: 'my master', db: 3,
-      sentinels: [{ host: 's1', port: 26380 }, { host: 's2', port: 26379 }, { host: '::1', port: 26381 }],
+      mode: 'sentinel',
+      name: 'my master',
+      db: 3,
+      sentinels: [
+        { host: 's1', port: 26380 },
+        { host: 's2', port: 26379 },
+        { host: '::1', port: 26381 },
+      ],
     });
-    expect(parseRedisUrl('redis+sentinel://app:p%40ss@s1:26379/main')).toMatchObject({ username: 'app', password: 'p@ss', name: 'main', db: 0 });
+    expect(parseRedisUrl('redis+sentinel://app:p%40ss@s1:26379/main')).toMatchObject({
+      username: 'app',
+      password: 'p@ss',
+      name: 'main',
+      db: 0,
+    });
     expect(parseRedisUrl('redis+cluster://:pw@n1:7000,n2')).toEqual({
-      mode: 'cluster', password: 'pw', nodes: [{ host: 'n1', port: 7000 }, { host: 'n2', port: 6379 }],
+      mode: 'cluster',
+      password: 'pw',
+      nodes: [
+        { host: 'n1', port: 7000 },
+        { host: 'n2', port: 6379 },
+      ],
     });
   });
 
   it('says what is wrong without repeating the URL (it may hold a password)', () => {
-    const cases = ['http://x:6379', 'redis+sentinel://:hunter22@s1:26379', 'redis+sentinel://:hunter22@s1:99999/m',
-      'redis+cluster://:hunter22@n1:7000/0', 'redis+sentinel://:hunter22@s1/m/x/y', 'redis+cluster://:hunter22@a b:1'];
+    const cases = [
+      'http://x:6379',
+      'redis+sentinel://:hunter22@s1:26379',
+      'redis+sentinel://:hunter22@s1:99999/m',
+      'redis+cluster://:hunter22@n1:7000/0',
+      'redis+sentinel://:hunter22@s1/m/x/y',
+      'redis+cluster://:hunter22@a b:1',
+    ];
     for (const url of cases) {
       const r = parseRedisUrl(url);
       expect(r, url).toHaveProperty('error');
       expect((r as { error: string }).error).not.toContain('hunter22');
     }
-    expect(parseRedisUrl('redis+sentinel://s1:26379')).toEqual({ error: expect.stringContaining('needs the master group name') });
+    expect(parseRedisUrl('redis+sentinel://s1:26379')).toEqual({
+      error: expect.stringContaining('needs the master group name'),
+    });
   });
 });
 
@@ -70,26 +94,52 @@ describe('hash tags', () => {
 
 describe('redis: in the config', () => {
   it('turns the list forms into one URL; credentials come apart, from the environment or a file', () => {
-    const sentinel = parse('  sentinels: [10.0.0.1:26379, "10.0.0.2"]\n  name: main\n  password: ${REDIS_PASSWORD}\n  sentinelPasswordFile: sentinel-pw\n',
-      { REDIS_PASSWORD: 'from-env-1' }, { 'conf/sentinel-pw': 'from-file-2\n' });
+    const sentinel = parse(
+      '  sentinels: [10.0.0.1:26379, "10.0.0.2"]\n  name: main\n  password: ${REDIS_PASSWORD}\n  sentinelPasswordFile: sentinel-pw\n',
+      { REDIS_PASSWORD: 'from-env-1' },
+      { 'conf/sentinel-pw': 'from-file-2\n' },
+    );
     expect(sentinel.redis).toEqual({
-      url: 'redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/main', prefix: 'pipescaler', password: 'from-env-1', sentinelPassword: 'from-file-2',
+      url: 'redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/main',
+      prefix: 'pipescaler',
+      password: 'from-env-1',
+      sentinelPassword: 'from-file-2',
     });
-    const cluster = parse('  cluster: [n1:7000, n2:7001, n3:7002]\n  prefix: "{pipescaler}"\n  username: app\n  passwordFile: /run/secrets/redis\n',
-      {}, { '/run/secrets/redis': 'from-file-3' });
+    const cluster = parse(
+      '  cluster: [n1:7000, n2:7001, n3:7002]\n  prefix: "{pipescaler}"\n  username: app\n  passwordFile: /run/secrets/redis\n',
+      {},
+      { '/run/secrets/redis': 'from-file-3' },
+    );
     expect(cluster.redis).toEqual({
-      url: 'redis+cluster://n1:7000,n2:7001,n3:7002', prefix: '{pipescaler}', username: 'app', password: 'from-file-3',
+      url: 'redis+cluster://n1:7000,n2:7001,n3:7002',
+      prefix: '{pipescaler}',
+      username: 'app',
+      password: 'from-file-3',
     });
-    expect(parse('  url: ${REDIS_URL}\n  prefix: "ps{prod}"\n', { REDIS_URL: 'redis+cluster://n1:7000' }).redis.prefix).toBe('ps{prod}');
-    expect(parse('  url: redis+sentinel://s1:26379,s2:26379/main\n').redis.url).toBe('redis+sentinel://s1:26379,s2:26379/main');
+    expect(
+      parse('  url: ${REDIS_URL}\n  prefix: "ps{prod}"\n', { REDIS_URL: 'redis+cluster://n1:7000' }).redis.prefix,
+    ).toBe('ps{prod}');
+    expect(parse('  url: redis+sentinel://s1:26379,s2:26379/main\n').redis.url).toBe(
+      'redis+sentinel://s1:26379,s2:26379/main',
+    );
   });
 
-  it('refuses a cluster prefix without a hash tag on the prefix\'s line, or on the cluster\'s when the prefix is the default', () => {
+  it("refuses a cluster prefix without a hash tag on the prefix's line, or on the cluster's when the prefix is the default", () => {
     expect(issues('  cluster: [n1:7000]\n  prefix: pipescaler\n')).toEqual([
-      { line: 21, path: 'redis.prefix', message: expect.stringMatching(/^Redis Cluster needs a hash-tagged prefix such as "\{pipescaler\}"/) },
+      {
+        line: 21,
+        path: 'redis.prefix',
+        message: expect.stringMatching(/^Redis Cluster needs a hash-tagged prefix such as "\{pipescaler\}"/),
+      },
     ]);
     expect(issues('  cluster: [n1:7000]\n')).toEqual([
-      { line: 20, path: 'redis.cluster', message: expect.stringMatching(/^needs redis\.prefix: Redis Cluster needs a hash-tagged prefix .*the default "pipescaler" has none/) },
+      {
+        line: 20,
+        path: 'redis.cluster',
+        message: expect.stringMatching(
+          /^needs redis\.prefix: Redis Cluster needs a hash-tagged prefix .*the default "pipescaler" has none/,
+        ),
+      },
     ]);
     expect(issues('  url: ${REDIS_URL}\n  prefix: "{}ps"\n', { REDIS_URL: 'redis+cluster://n1:7000' })).toEqual([
       { line: 21, path: 'redis.prefix', message: expect.stringContaining('hash-tagged prefix') },
@@ -98,22 +148,44 @@ describe('redis: in the config', () => {
 
   it('names every other mistake with its field and line, and never repeats a password', () => {
     expect(issues('  url: redis://h:6379\n  cluster: [n1:7000]\n  prefix: "{p}"\n')).toEqual([
-      { line: 21, path: 'redis.cluster', message: 'give one of redis.url, redis.sentinels, redis.cluster (url and cluster are both given)' },
+      {
+        line: 21,
+        path: 'redis.cluster',
+        message: 'give one of redis.url, redis.sentinels, redis.cluster (url and cluster are both given)',
+      },
     ]);
-    expect(issues('  sentinels: [s1:26379]\n')).toEqual([{ line: 20, path: 'redis.sentinels', message: expect.stringContaining('needs redis.name') }]);
-    expect(issues('  name: main\n')).toEqual([{ line: 20, path: 'redis.name', message: expect.stringContaining('give the sentinels too') }]);
-    expect(issues('  sentinels: [s1:26379, "s2:x"]\n  name: main\n')).toEqual([{ line: 20, path: 'redis.sentinels[1]', message: 'must be host:port, e.g. 10.0.0.5:26379' }]);
+    expect(issues('  sentinels: [s1:26379]\n')).toEqual([
+      { line: 20, path: 'redis.sentinels', message: expect.stringContaining('needs redis.name') },
+    ]);
+    expect(issues('  name: main\n')).toEqual([
+      { line: 20, path: 'redis.name', message: expect.stringContaining('give the sentinels too') },
+    ]);
+    expect(issues('  sentinels: [s1:26379, "s2:x"]\n  name: main\n')).toEqual([
+      { line: 20, path: 'redis.sentinels[1]', message: 'must be host:port, e.g. 10.0.0.5:26379' },
+    ]);
     expect(issues('  url: redis://h:6379\n  sentinelPassword: ${P}\n', { P: 'sentinel-secret-9' })).toEqual([
       { line: 21, path: 'redis.sentinelPassword', message: expect.stringContaining('applies to sentinels only') },
     ]);
     expect(issues('  url: redis+sentinel://h:26379/main\n  password: literal-pw-7\n')).toEqual([
-      { line: 21, path: 'redis.password', message: expect.stringContaining('a secret must not be written in the config file: use password: ${ENV_VAR} or passwordFile') },
+      {
+        line: 21,
+        path: 'redis.password',
+        message: expect.stringContaining(
+          'a secret must not be written in the config file: use password: ${ENV_VAR} or passwordFile',
+        ),
+      },
     ]);
     expect(issues('  url: redis+sentinel://:literal-pw-8@h:26379/main\n')).toEqual([
-      { line: 20, path: 'redis.url', message: expect.stringContaining('a password must not be written in the config file') },
+      {
+        line: 20,
+        path: 'redis.url',
+        message: expect.stringContaining('a password must not be written in the config file'),
+      },
     ]);
     const bad = issues('  url: ${REDIS_URL}\n', { REDIS_URL: 'redis+sentinel://:env-pw-6@h:26379' });
-    expect(bad).toEqual([{ line: 20, path: 'redis.url', message: expect.stringContaining('needs the master group name') }]);
+    expect(bad).toEqual([
+      { line: 20, path: 'redis.url', message: expect.stringContaining('needs the master group name') },
+    ]);
     for (const i of bad) expect(i.message).not.toContain('env-pw-6');
   });
 });

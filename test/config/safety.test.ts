@@ -25,7 +25,9 @@ function problems(text: string, env: Record<string, string> = {}): string {
 describe('config errors and the environment', () => {
   it('a value read by ${VAR} is never repeated in an error: the variable is named', () => {
     const secret = 'Sup3r-DB-Passw0rd!';
-    const msg = problems(`pipes:${PIPE('${DB_PASS}')}\npolicies:\n  p:\n    baseline: { replicas: 2 }\n`, { DB_PASS: secret });
+    const msg = problems(`pipes:${PIPE('${DB_PASS}')}\npolicies:\n  p:\n    baseline: { replicas: 2 }\n`, {
+      DB_PASS: secret,
+    });
     expect(msg).toContain('pipes[0].name: pipe name ${DB_PASS} must be lower-case');
     expect(msg).not.toContain(secret);
     expect(msg).not.toContain('Sup3r');
@@ -36,14 +38,18 @@ describe('reserved names', () => {
   for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
     it(`a policy named ${name} is refused with a clear error`, () => {
       const msg = problems(`pipes:${PIPE('a', name)}\npolicies:\n  ${name}:\n    baseline: { replicas: 2 }\n`);
-      expect(msg).toContain(`policies.${name}: "${name}" cannot be a name: it is a property of every JavaScript object; rename it`);
+      expect(msg).toContain(
+        `policies.${name}: "${name}" cannot be a name: it is a property of every JavaScript object; rename it`,
+      );
       expect(msg).toContain(`pipes[0].policy: unknown policy "${name}"`);
       expect(msg).not.toMatch(/Cannot read properties/);
     });
   }
 
   it('an API key named constructor is refused', () => {
-    const msg = problems(`api:\n  keys:\n    constructor: { keyId: k, keySecret: s }\npipes:${PIPE('a', 'p')}\n    key: constructor\npolicies:\n  p:\n    baseline: { replicas: 2 }\n`);
+    const msg = problems(
+      `api:\n  keys:\n    constructor: { keyId: k, keySecret: s }\npipes:${PIPE('a', 'p')}\n    key: constructor\npolicies:\n  p:\n    baseline: { replicas: 2 }\n`,
+    );
     expect(msg).toContain('api.keys.constructor: "constructor" cannot be a name');
   });
 });

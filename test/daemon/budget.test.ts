@@ -10,7 +10,17 @@ import { KeyBudget } from '../../src/daemon/budget.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { describeKeyPlan, keyPlans } from '../../src/policy/key-budget.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, policy, testConfig, uniquePrefix, until } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 import { tamperProxy } from './tamper-proxy.js';
 
 const prefix = uniquePrefix('budget');
@@ -28,8 +38,8 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-describe('one key\'s budget', () => {
-  it('gives the window\'s units, then says how long to wait', async () => {
+describe("one key's budget", () => {
+  it("gives the window's units, then says how long to wait", async () => {
     const b = fresh();
     const got = await takes(b, 11);
     expect(got.slice(0, 10)).toEqual(Array(10).fill(0));
@@ -66,10 +76,10 @@ describe('one key\'s budget', () => {
       else await new Promise((r) => setTimeout(r, Math.abs(w))); // the wait the budget names
     }
     expect(reads / ((Date.now() - t1) / 400)).toBeGreaterThan(2.2);
-    expect(reads / ((Date.now() - t1) / 400)).toBeLessThan(2.5 + 1.5 * 400 / (Date.now() - t1) + 0.1);
+    expect(reads / ((Date.now() - t1) / 400)).toBeLessThan(2.5 + (1.5 * 400) / (Date.now() - t1) + 0.1);
   });
 
-  it('follows the platform\'s answers: remaining lowers what is left, reset moves the window; an older window\'s answer is ignored', async () => {
+  it("follows the platform's answers: remaining lowers what is left, reset moves the window; an older window's answer is ignored", async () => {
     const b = fresh();
     await takes(b, 2);
     // An answer whose window ended as ours began (a late answer of the last one): not ours.
@@ -92,7 +102,7 @@ describe('one key\'s budget', () => {
   });
 });
 
-describe('two replicas, two keys, the cloud\'s own limiter', () => {
+describe("two replicas, two keys, the cloud's own limiter", () => {
   const N = 60;
   const ORG = seqUuid(0xc0000000, 1);
   const SERVICE = seqUuid(0xc1000000, 1);
@@ -103,26 +113,56 @@ describe('two replicas, two keys, the cloud\'s own limiter', () => {
   });
 
   it('every first contact is one change, and the cloud answers no 429', async () => {
-    const fixtures = generateFixtures({ streamPipes: N, keysPerOrganization: 2, rateLimit: { requests: 10, per: '1s' } });
+    const fixtures = generateFixtures({
+      streamPipes: N,
+      keysPerOrganization: 2,
+      rateLimit: { requests: 10, per: '1s' },
+    });
     const cloud = await startCloud({ fixtures, port: 0 });
     try {
-      const keys = Object.fromEntries(fixtures.apiKeys.slice(0, 2).map((k, i) => [`k${i + 1}`, { keyId: k.keyId, keySecret: k.keySecret }]));
+      const keys = Object.fromEntries(
+        fixtures.apiKeys.slice(0, 2).map((k, i) => [`k${i + 1}`, { keyId: k.keyId, keySecret: k.keySecret }]),
+      );
       const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-        name: `stream-${i + 1}`, organizationId: ORG, serviceId: SERVICE, pipeId: seqUuid(0xc2000000, i + 1),
-        policy: 'two', key: i % 2 === 0 ? 'k1' : 'k2', bounds: {},
+        name: `stream-${i + 1}`,
+        organizationId: ORG,
+        serviceId: SERVICE,
+        pipeId: seqUuid(0xc2000000, i + 1),
+        policy: 'two',
+        key: i % 2 === 0 ? 'k1' : 'k2',
+        bounds: {},
       }));
       const config = testConfig({
-        baseUrl: cloud.url, prefix, pipes, keys, rateLimit: { requests: 10, perMs: 1_000 },
+        baseUrl: cloud.url,
+        prefix,
+        pipes,
+        keys,
+        rateLimit: { requests: 10, perMs: 1_000 },
         policies: { two: policy('two', { replicas: 2 }) },
       });
       const emitters = [new DaemonEmitter(), new DaemonEmitter()];
       for (const emitter of emitters) {
-        daemons.push(createDaemon({ config, redis, prefix, now: () => Date.parse('2026-11-23T10:00:00Z'), emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS }));
+        daemons.push(
+          createDaemon({
+            config,
+            redis,
+            prefix,
+            now: () => Date.parse('2026-11-23T10:00:00Z'),
+            emitter,
+            schedule: false,
+            watch: false,
+            workerOptions: FAST_WORKERS,
+          }),
+        );
       }
       await Promise.all(daemons.map((d) => d.start()));
       const applied = emitters.map((e) => collect(e, 'decision'));
       await daemons[0]!.tick(Date.parse('2026-11-23T10:00:00Z'));
-      await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2), 30_000, 'every pipe at 2');
+      await until(
+        () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2),
+        30_000,
+        'every pipe at 2',
+      );
       expect(cloud.stats().rateLimited).toBe(0);
       expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
       // Both replicas did work: the budget is shared, not split.
@@ -134,31 +174,45 @@ describe('two replicas, two keys, the cloud\'s own limiter', () => {
   }, 60_000);
 });
 
-describe('reads within the key\'s share', () => {
+describe("reads within the key's share", () => {
   const prefix = uniquePrefix('budget-reads');
   afterAll(async () => {
     await cleanupPrefix(redis, prefix);
   });
 
-  it('a key whose period the share stretched reads every pipe once per period, in turn, at the share\'s pace and no faster', async () => {
+  it("a key whose period the share stretched reads every pipe once per period, in turn, at the share's pace and no faster", async () => {
     const N = 20;
     const RATE = { requests: 10, perMs: 1_000 };
     const fixtures = generateFixtures({ streamPipes: N, rateLimit: { requests: RATE.requests, per: '1s' } });
     const cloud = await startCloud({ fixtures, port: 0 });
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-      name: `stream-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
-      policy: 'same', key: 'default', bounds: {},
+      name: `stream-${i + 1}`,
+      organizationId: seqUuid(0xc0000000, 1),
+      serviceId: seqUuid(0xc1000000, 1),
+      pipeId: seqUuid(0xc2000000, i + 1),
+      policy: 'same',
+      key: 'default',
+      bounds: {},
     }));
     // 20 pipes at 25 % of 10 per s: one read each every 8 s, although evaluate.reconcile asks 2 s
     const base = testConfig({
-      baseUrl: cloud.url, prefix, pipes, keys: { default: { keyId, keySecret } }, rateLimit: RATE, reconcileMs: 2_000,
+      baseUrl: cloud.url,
+      prefix,
+      pipes,
+      keys: { default: { keyId, keySecret } },
+      rateLimit: RATE,
+      reconcileMs: 2_000,
       policies: { same: policy('same', { replicas: 1 }) },
     });
     const periodMs = 8_000;
     const daemon = createDaemon({
       config: { ...base, evaluate: { ...base.evaluate, cron: '* * * * * *', readShare: 0.25 } },
-      redis, prefix, now: () => Date.now(), watch: false, workerOptions: FAST_WORKERS,
+      redis,
+      prefix,
+      now: () => Date.now(),
+      watch: false,
+      workerOptions: FAST_WORKERS,
     });
     const lastRead = async () => Promise.all(pipes.map(async (p) => (await daemon.store.read(p.name)).lastReadAt));
     try {
@@ -168,13 +222,17 @@ describe('reads within the key\'s share', () => {
       const reads = new Map<string, number[]>(pipes.map((p) => [p.name, []]));
       const t0 = Date.now();
       // three periods, the reads seen in each pipe's lastReadAt (a read's answer instant)
-      await until(async () => {
-        (await lastRead()).forEach((t, i) => {
-          const seen = reads.get(pipes[i]!.name)!;
-          if (t !== null && t > t0 && t !== seen.at(-1)) seen.push(t);
-        });
-        return Date.now() - t0 > 3 * periodMs + 2_000;
-      }, 60_000, 'three periods');
+      await until(
+        async () => {
+          (await lastRead()).forEach((t, i) => {
+            const seen = reads.get(pipes[i]!.name)!;
+            if (t !== null && t > t0 && t !== seen.at(-1)) seen.push(t);
+          });
+          return Date.now() - t0 > 3 * periodMs + 2_000;
+        },
+        60_000,
+        'three periods',
+      );
       const elapsed = Date.now() - t0;
       let longest = 0;
       for (const seen of reads.values()) {
@@ -205,18 +263,40 @@ async function boundary(groups: { steady: number; up: number; down: number }) {
   const proxy = await tamperProxy(cloud.url);
   const group = (i: number) => (i < groups.up ? 'up' : i < groups.up + groups.down ? 'down' : 'steady');
   const pipes: PipeConfig[] = Array.from({ length: total }, (_, i) => ({
-    name: `${group(i)}-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1),
-    pipeId: seqUuid(0xc2000000, i + 1), policy: group(i), key: 'default', bounds: {},
+    name: `${group(i)}-${i + 1}`,
+    organizationId: seqUuid(0xc0000000, 1),
+    serviceId: seqUuid(0xc1000000, 1),
+    pipeId: seqUuid(0xc2000000, i + 1),
+    policy: group(i),
+    key: 'default',
+    bounds: {},
   }));
-  const configAt = (up: number, down: number): Config => testConfig({
-    baseUrl: proxy.url, prefix: uniquePrefix('budget-boundary'), pipes, rateLimit: RATE, reconcileMs: 1_000,
-    keys: { default: { keyId: fixtures.apiKeys[0]!.keyId, keySecret: fixtures.apiKeys[0]!.keySecret } },
-    policies: { steady: policy('steady', { replicas: 2 }), up: policy('up', { replicas: up }), down: policy('down', { replicas: down }) },
-  });
+  const configAt = (up: number, down: number): Config =>
+    testConfig({
+      baseUrl: proxy.url,
+      prefix: uniquePrefix('budget-boundary'),
+      pipes,
+      rateLimit: RATE,
+      reconcileMs: 1_000,
+      keys: { default: { keyId: fixtures.apiKeys[0]!.keyId, keySecret: fixtures.apiKeys[0]!.keySecret } },
+      policies: {
+        steady: policy('steady', { replicas: 2 }),
+        up: policy('up', { replicas: up }),
+        down: policy('down', { replicas: down }),
+      },
+    });
   const first = configAt(2, 2);
   const bPrefix = first.redis.prefix;
   let clock = T0;
-  const daemon = createDaemon({ config: first, redis, prefix: bPrefix, now: () => clock, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+  const daemon = createDaemon({
+    config: first,
+    redis,
+    prefix: bPrefix,
+    now: () => clock,
+    schedule: false,
+    watch: false,
+    workerOptions: FAST_WORKERS,
+  });
   const sent: { at: number; pipe: string; read: boolean; status?: number }[] = [];
   let recording = false;
   proxy.tamper = async (req, upstream) => {
@@ -230,7 +310,11 @@ async function boundary(groups: { steady: number; up: number; down: number }) {
   try {
     await daemon.start();
     await daemon.tick(T0);
-    await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2), 20_000, 'every pipe at 2');
+    await until(
+      () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2),
+      20_000,
+      'every pipe at 2',
+    );
     await drained([daemon]);
     const config = configAt(3, 1);
     expect(await daemon.reload(config)).toBe(true);
@@ -239,7 +323,11 @@ async function boundary(groups: { steady: number; up: number; down: number }) {
     const start = performance.now();
     await daemon.tick(clock);
     const wanted = (p: PipeConfig) => (p.policy === 'up' ? 3 : p.policy === 'down' ? 1 : 2);
-    await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === wanted(p)), 30_000, 'every change');
+    await until(
+      () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === wanted(p)),
+      30_000,
+      'every change',
+    );
     await drained([daemon], 30_000);
     return { sent: sent.map((e) => ({ ...e, at: e.at - start })), config, rateLimited: cloud.stats().rateLimited };
   } finally {
@@ -250,14 +338,19 @@ async function boundary(groups: { steady: number; up: number; down: number }) {
   }
 }
 
-describe('the daemon spends a key\'s budget on changes first', () => {
-  it('reads never exceed their share (a quarter of the key\'s rate); the changes go first, each one a read too', async () => {
+describe("the daemon spends a key's budget on changes first", () => {
+  it("reads never exceed their share (a quarter of the key's rate); the changes go first, each one a read too", async () => {
     const { sent, config, rateLimited } = await boundary({ steady: 30, up: 10, down: 0 });
     expect(rateLimited).toBe(0);
     const reads = sent.filter((e) => e.read);
     const changes = sent.filter((e) => !e.read);
     // Every steady pipe read once; a pipe that changed is not read: its change's answer was its read.
-    expect(reads.map((e) => e.pipe).sort()).toEqual(config.pipes.filter((p) => p.policy === 'steady').map((p) => p.name).sort());
+    expect(reads.map((e) => e.pipe).sort()).toEqual(
+      config.pipes
+        .filter((p) => p.policy === 'steady')
+        .map((p) => p.name)
+        .sort(),
+    );
     expect(changes).toHaveLength(10);
     expect(sent.every((e) => e.status === 200)).toBe(true);
     // Reads earn share x limit = 5 per window of 1 s (and a little more), at most 6 in store: in
@@ -267,7 +360,9 @@ describe('the daemon spends a key\'s budget on changes first', () => {
     for (let i = 0; i < reads.length; i++) {
       for (let j = i; j < reads.length; j++) {
         const t = reads[j]!.at - reads[i]!.at;
-        expect(j - i + 1, `reads ${i + 1}..${j + 1} within ${Math.round(t)} ms`).toBeLessThanOrEqual(share + 1 + share * (Math.floor((t + 30) / 1_000) + 1));
+        expect(j - i + 1, `reads ${i + 1}..${j + 1} within ${Math.round(t)} ms`).toBeLessThanOrEqual(
+          share + 1 + share * (Math.floor((t + 30) / 1_000) + 1),
+        );
       }
     }
     // 30 reads at 5 per s: not before 3.8 s (11 may go in the first 1 s)
@@ -305,22 +400,47 @@ describe('the services list before a change', () => {
     const cloud = await startCloud({ fixtures, port: 0 });
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-      name: `stream-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
-      policy: 'two', key: 'default', bounds: {},
+      name: `stream-${i + 1}`,
+      organizationId: seqUuid(0xc0000000, 1),
+      serviceId: seqUuid(0xc1000000, 1),
+      pipeId: seqUuid(0xc2000000, i + 1),
+      policy: 'two',
+      key: 'default',
+      bounds: {},
     }));
-    const config = testConfig({ baseUrl: cloud.url, prefix, pipes, keys: { default: { keyId, keySecret } }, policies: { two: policy('two', { replicas: 2 }) } });
+    const config = testConfig({
+      baseUrl: cloud.url,
+      prefix,
+      pipes,
+      keys: { default: { keyId, keySecret } },
+      policies: { two: policy('two', { replicas: 2 }) },
+    });
     const at = Date.parse('2026-11-23T10:00:00Z');
-    const daemon = createDaemon({ config, redis, prefix, now: () => at, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const daemon = createDaemon({
+      config,
+      redis,
+      prefix,
+      now: () => at,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await daemon.start();
       await daemon.tick(at);
-      await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2), 30_000, 'every pipe at 2');
+      await until(
+        () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2),
+        30_000,
+        'every pipe at 2',
+      );
       await drained([daemon]);
       expect(Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0)).toBe(1);
       expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
       const lane = daemon.queues().find((q) => q.name.startsWith('apply-'))!;
       const turns = await lane.getJobs(['completed', 'failed', 'waiting', 'prioritized', 'delayed', 'active']);
-      expect(turns.map((j) => [(j.data as ApplyJob).pipe, j.returnvalue as unknown]).sort()).toEqual(pipes.map((p) => [p.name, 'contact_applied']));
+      expect(turns.map((j) => [(j.data as ApplyJob).pipe, j.returnvalue as unknown]).sort()).toEqual(
+        pipes.map((p) => [p.name, 'contact_applied']),
+      );
     } finally {
       await daemon.stop({ timeoutMs: 2_000 });
       await cloud.close();

@@ -8,7 +8,17 @@ import type { ApplyJob } from '../../src/daemon/queues.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { Config } from '../../src/policy/types.js';
 import {
-  DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix,
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
   waitForEvent,
 } from './helpers.js';
 
@@ -45,7 +55,16 @@ function baseConfig(overrides: Partial<Config> = {}): Config {
 
 async function startDaemon(config: Config): Promise<void> {
   emitter = new DaemonEmitter();
-  daemon = createDaemon({ config, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+  daemon = createDaemon({
+    config,
+    redis,
+    prefix,
+    now: () => clock,
+    emitter,
+    schedule: false,
+    watch: false,
+    workerOptions: FAST_WORKERS,
+  });
   await daemon.start();
 }
 
@@ -77,7 +96,11 @@ describe('the daemon against the embedded cloud', () => {
     await startDaemon(baseConfig());
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
-    expect(scaling(DEMO.pipes['orders-events'])).toMatchObject({ replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 });
+    expect(scaling(DEMO.pipes['orders-events'])).toMatchObject({
+      replicas: 3,
+      replicaCpuMillicores: 500,
+      replicaMemoryGb: 2,
+    });
     expect(scaling(DEMO.pipes['nightly-s3'])).toMatchObject({ concurrency: 4 });
     // The policies imply the kinds, so the first contact is the change: one PATCH per pipe, and
     // nothing was known before it (the answer is the read).
@@ -112,10 +135,18 @@ describe('the daemon against the embedded cloud', () => {
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(2);
-    expect(decisions.filter((d) => d.result === 'dry_run').map((d) => d.pipe).sort()).toEqual(['nightly-s3', 'orders-events']);
+    expect(
+      decisions
+        .filter((d) => d.result === 'dry_run')
+        .map((d) => d.pipe)
+        .sort(),
+    ).toEqual(['nightly-s3', 'orders-events']);
     expect(decisions.some((d) => d.result === 'applied')).toBe(false);
     const status = await daemon.status();
-    expect(status.pipes.find((p) => p.pipe === 'orders-events')!.lastDecision).toMatchObject({ action: 'change', dryRun: true });
+    expect(status.pipes.find((p) => p.pipe === 'orders-events')!.lastDecision).toMatchObject({
+      action: 'change',
+      dryRun: true,
+    });
   });
 
   it('pause and resume take effect at the next tick', async () => {
@@ -157,7 +188,10 @@ describe('the daemon against the embedded cloud', () => {
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
 
     const next = baseConfig();
-    const policies = { ...next.policies, streams: policy('streams', { replicas: 5, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) };
+    const policies = {
+      ...next.policies,
+      streams: policy('streams', { replicas: 5, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
+    };
     expect(await daemon.reload({ ...next, policies })).toBe(true);
     expect(reloads.at(-1)).toMatchObject({ result: 'success' });
     await tickAt(T0 + 2 * MIN);
@@ -166,7 +200,10 @@ describe('the daemon against the embedded cloud', () => {
 
   it('a key that keeps failing auth parks the pipe; a reload clears it', async () => {
     const config = baseConfig();
-    await startDaemon({ ...config, api: { ...config.api, keys: { default: { ...config.api.keys.default!, keySecret: 'wrong' } } } });
+    await startDaemon({
+      ...config,
+      api: { ...config.api, keys: { default: { ...config.api.keys.default!, keySecret: 'wrong' } } },
+    });
     const parked = collect(emitter, 'parked');
     for (let i = 0; i < 5; i++) await tickAt(T0 + i * MIN);
     expect(parked.map((p) => p.pipe).sort()).toEqual(['nightly-s3', 'orders-events']);
@@ -188,7 +225,14 @@ describe('the daemon against the embedded cloud', () => {
     const config = baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 10 * MIN, concurrency: 4 } });
     await startDaemon({
       ...config,
-      pipes: [{ ...demoPipe('orders-events', 'streams'), name: 'archive-events', serviceId: IDLE_SERVICE, pipeId: 'b1000000-0000-4000-8000-000000000009' }],
+      pipes: [
+        {
+          ...demoPipe('orders-events', 'streams'),
+          name: 'archive-events',
+          serviceId: IDLE_SERVICE,
+          pipeId: 'b1000000-0000-4000-8000-000000000009',
+        },
+      ],
     });
     const lists = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
     const decisions = collect(emitter, 'decision');
@@ -201,7 +245,9 @@ describe('the daemon against the embedded cloud', () => {
     await tickAt(T0 + 2 * MIN);
     expect(patches()).toBe(0);
     expect(lists()).toBe(1);
-    expect(decisions).toEqual([expect.objectContaining({ pipe: 'archive-events', result: 'skipped', reason: 'service_not_running' })]);
+    expect(decisions).toEqual([
+      expect.objectContaining({ pipe: 'archive-events', result: 'skipped', reason: 'service_not_running' }),
+    ]);
     // A reconcile period later the list is read again; the service still idles.
     await tickAt(T0 + 10 * MIN + 1_000);
     expect(lists()).toBe(2);
@@ -252,7 +298,12 @@ describe('the daemon against the embedded cloud', () => {
     const before = patches();
     // The window opens: the change's answer is the read, and it shows the CPU nobody sent.
     await tickAt(T0 + 10 * MIN + 1_000);
-    expect(drifts).toEqual([expect.objectContaining({ pipe: 'orders-events', actual: expect.objectContaining({ replicaCpuMillicores: 1000 }) })]);
+    expect(drifts).toEqual([
+      expect.objectContaining({
+        pipe: 'orders-events',
+        actual: expect.objectContaining({ replicaCpuMillicores: 1000 }),
+      }),
+    ]);
     expect(scaling(DEMO.pipes['orders-events'])).toMatchObject({ replicas: 6, replicaCpuMillicores: 500 });
     // The change, then the correction, and no read of its own (the third PATCH is nightly-s3's
     // reconcile read: it had no change to answer for it).
@@ -311,12 +362,14 @@ describe('stale work', () => {
   });
 });
 
-describe('the live API\'s quirks', () => {
+describe("the live API's quirks", () => {
   it('quantity strings and the transient 0/null after a change neither re-send nor count as drift', async () => {
     await cloud.close();
     const fixtures = loadFixtures('config/cloud.yaml');
     cloud = await startCloud({
-      fixtures: { ...fixtures, quirks: { quantityStrings: true, transientZeroMs: 60 * MIN } }, port: 0, rateLimit: false,
+      fixtures: { ...fixtures, quirks: { quantityStrings: true, transientZeroMs: 60 * MIN } },
+      port: 0,
+      rateLimit: false,
     });
     await startDaemon(baseConfig({ evaluate: { cron: '*/30 * * * * *', reconcileMs: 5 * MIN, concurrency: 4 } }));
     const drifts = collect(emitter, 'drift');
@@ -338,7 +391,12 @@ describe('pipes behind reverse private endpoints', () => {
       ...config,
       pipes: [
         demoPipe('payments-msk', 'streams'),
-        { ...demoPipe('payments-msk', 'streams'), name: 'audit-stream', serviceId: DEMO.staging, pipeId: 'b1000000-0000-4000-8000-000000000004' },
+        {
+          ...demoPipe('payments-msk', 'streams'),
+          name: 'audit-stream',
+          serviceId: DEMO.staging,
+          pipeId: 'b1000000-0000-4000-8000-000000000004',
+        },
       ],
     });
     const decisions = collect(emitter, 'decision');
@@ -351,6 +409,8 @@ describe('pipes behind reverse private endpoints', () => {
     await tickAt(T0 + 10 * MIN);
     expect(scaling(DEMO.pipes['payments-msk']).replicas).toBe(6);
     expect(scaling('b1000000-0000-4000-8000-000000000004').replicas).not.toBe(6);
-    expect(decisions.find((d) => d.pipe === 'audit-stream' && d.result === 'skipped')).toMatchObject({ reason: 'endpoint_not_ready' });
+    expect(decisions.find((d) => d.pipe === 'audit-stream' && d.result === 'skipped')).toMatchObject({
+      reason: 'endpoint_not_ready',
+    });
   });
 });

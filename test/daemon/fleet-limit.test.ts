@@ -17,23 +17,47 @@ afterAll(async () => {
 });
 
 describe('two replicas under one key', () => {
-  it('share the key\'s limit: all applied, no 429, the second window waited for', async () => {
-    const cloud = await startCloud({ fixtures: generateFixtures({ streamPipes: N, rateLimit: { requests: 10, per: '10s' } }), port: 0 });
+  it("share the key's limit: all applied, no 429, the second window waited for", async () => {
+    const cloud = await startCloud({
+      fixtures: generateFixtures({ streamPipes: N, rateLimit: { requests: 10, per: '10s' } }),
+      port: 0,
+    });
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-      name: `stream-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1), policy: 'two', key: 'default', bounds: {},
+      name: `stream-${i + 1}`,
+      organizationId: seqUuid(0xc0000000, 1),
+      serviceId: seqUuid(0xc1000000, 1),
+      pipeId: seqUuid(0xc2000000, i + 1),
+      policy: 'two',
+      key: 'default',
+      bounds: {},
     }));
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 3_600_000, pipes,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 3_600_000,
+      pipes,
       keys: { default: { keyId: 'bench-key-1-1', keySecret: 'bench-secret-1-1' } },
       rateLimit: { requests: 10, perMs: 10_000 },
       policies: { two: policy('two', { replicas: 2, replicaCpuMillicores: 250, replicaMemoryGb: 1 }) },
     });
     const daemons: Daemon[] = [0, 1].map(() =>
-      createDaemon({ config, redis, prefix, now: () => T0, emitter: new DaemonEmitter(), schedule: false, watch: false, workerOptions: FAST_WORKERS }));
+      createDaemon({
+        config,
+        redis,
+        prefix,
+        now: () => T0,
+        emitter: new DaemonEmitter(),
+        schedule: false,
+        watch: false,
+        workerOptions: FAST_WORKERS,
+      }),
+    );
     for (const p of pipes) {
       await daemons[0]!.store.write(p.name, {
-        kind: 'stream', state: 'Running', applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 }, lastReadAt: T0,
+        kind: 'stream',
+        state: 'Running',
+        applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
+        lastReadAt: T0,
       });
     }
     const started = Date.now();

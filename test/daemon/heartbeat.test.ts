@@ -7,7 +7,16 @@ import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { Heartbeat, HEARTBEAT_TTL_MS, readReplicas } from '../../src/daemon/heartbeat.js';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
 import { VERSION } from '../../src/version.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, policy, testConfig, uniquePrefix, until } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 const prefix = uniquePrefix('heartbeat');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -19,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('Heartbeat', () => {
-  it('writes the replica\'s key with an expiry of three beats, and deletes it at stop', async () => {
+  it("writes the replica's key with an expiry of three beats, and deletes it at stop", async () => {
     const beat = new Heartbeat(redis, keys, 'r1', () => ({ pipes: 7, dryRun: true }));
     const before = Date.now();
     await beat.beat();
@@ -59,14 +68,24 @@ describe('Heartbeat', () => {
   });
 });
 
-describe('the daemon\'s heartbeat', () => {
+describe("the daemon's heartbeat", () => {
   it('is there from start to stop', async () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     const config = testConfig({
-      baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'p')],
+      baseUrl: cloud.url,
+      prefix,
+      pipes: [demoPipe('orders-events', 'p')],
       policies: { p: policy('p', { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
     });
-    const daemon = createDaemon({ config, redis, prefix, emitter: new DaemonEmitter(), schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const daemon = createDaemon({
+      config,
+      redis,
+      prefix,
+      emitter: new DaemonEmitter(),
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await daemon.start();
       await until(async () => (await readReplicas(redis, keys)).length === 1, 10_000, 'the heartbeat');

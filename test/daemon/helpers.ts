@@ -31,7 +31,12 @@ export const NO_BEHAVIOR: Behavior = {
   scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
 };
 
-export function policy(name: string, baseline: ScalingValues, windows: Window[] = [], behavior: Behavior = NO_BEHAVIOR): Policy {
+export function policy(
+  name: string,
+  baseline: ScalingValues,
+  windows: Window[] = [],
+  behavior: Behavior = NO_BEHAVIOR,
+): Policy {
   return { name, baseline: target(baseline), windows, behavior };
 }
 
@@ -55,7 +60,15 @@ export const DEMO = {
 } as const;
 
 export function demoPipe(name: keyof typeof DEMO.pipes, policyName: string, key = 'default'): PipeConfig {
-  return { name, organizationId: DEMO.org, serviceId: DEMO.analytics, pipeId: DEMO.pipes[name], policy: policyName, key, bounds: {} };
+  return {
+    name,
+    organizationId: DEMO.org,
+    serviceId: DEMO.analytics,
+    pipeId: DEMO.pipes[name],
+    policy: policyName,
+    key,
+    bounds: {},
+  };
 }
 
 export interface TestConfigOptions {
@@ -93,7 +106,10 @@ export const FAST_WORKERS = { stalledInterval: 1_000, lockDuration: 2_000, drain
 
 /** Resolve with the first event matching `pred`, or reject after timeoutMs. */
 export function waitForEvent<K extends keyof DaemonEvents>(
-  emitter: DaemonEmitter, event: K, pred: (p: DaemonEvents[K]) => boolean = () => true, timeoutMs = 20_000,
+  emitter: DaemonEmitter,
+  event: K,
+  pred: (p: DaemonEvents[K]) => boolean = () => true,
+  timeoutMs = 20_000,
 ): Promise<DaemonEvents[K]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -111,7 +127,11 @@ export function waitForEvent<K extends keyof DaemonEvents>(
 }
 
 /** Poll until `check` holds (bounded): for conditions that have no event of their own. */
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+export async function until(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
@@ -125,17 +145,21 @@ const PENDING = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-childre
 /** Every queue of every daemon empty twice in a row (a job may enqueue the next in between). */
 export async function drained(daemons: readonly Daemon[], timeoutMs = 20_000): Promise<void> {
   let quiet = 0;
-  await until(async () => {
-    let pending = 0;
-    for (const d of daemons) {
-      for (const q of d.queues()) {
-        const counts = await q.getJobCounts(...PENDING);
-        pending += Object.values(counts).reduce((a, b) => a + b, 0);
+  await until(
+    async () => {
+      let pending = 0;
+      for (const d of daemons) {
+        for (const q of d.queues()) {
+          const counts = await q.getJobCounts(...PENDING);
+          pending += Object.values(counts).reduce((a, b) => a + b, 0);
+        }
       }
-    }
-    quiet = pending === 0 ? quiet + 1 : 0;
-    return quiet >= 2;
-  }, timeoutMs, 'queues to drain');
+      quiet = pending === 0 ? quiet + 1 : 0;
+      return quiet >= 2;
+    },
+    timeoutMs,
+    'queues to drain',
+  );
 }
 
 /** Collect every event of a kind while a test runs. */

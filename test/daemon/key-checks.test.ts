@@ -21,7 +21,17 @@ import { StateStore } from '../../src/daemon/state-store.js';
 import { bindClientEvents } from '../../src/telemetry/bind-client-events.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 import type { Config } from '../../src/policy/types.js';
-import { cleanupPrefix, collect, DEMO, demoPipe, policy, REDIS_URL, testConfig, uniquePrefix, waitForEvent } from './helpers.js';
+import {
+  cleanupPrefix,
+  collect,
+  DEMO,
+  demoPipe,
+  policy,
+  REDIS_URL,
+  testConfig,
+  uniquePrefix,
+  waitForEvent,
+} from './helpers.js';
 
 const prefix = uniquePrefix('key-checks');
 const redis = new Redis(REDIS_URL);
@@ -35,8 +45,14 @@ let config: Config;
 let budget: KeyBudget;
 let queue: Queue;
 const emitter = new DaemonEmitter();
-const ctx = { store, emitter, logger: silentLogger, now: () => clock, config: () => config } as unknown as DaemonContext;
-const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget, queue } as unknown as KeyLane);
+const ctx = {
+  store,
+  emitter,
+  logger: silentLogger,
+  now: () => clock,
+  config: () => config,
+} as unknown as DaemonContext;
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget, queue }) as unknown as KeyLane;
 const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
 const checks = () => new KeyChecks({ ctx, lane: (k) => (k === 'default' ? lane() : undefined), clock: () => clock });
 
@@ -79,7 +95,9 @@ describe('KeyChecks', () => {
     expect(rc).toBeGreaterThanOrEqual(2.5);
     expect(rc).toBeLessThan(2.6);
     // The answer refreshes the organization's service states, which changes wait on.
-    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service?.state).toBe('idle');
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service?.state).toBe(
+      'idle',
+    );
     // Not again within the interval, whatever the poll rate.
     clock += EVERY / 2;
     expect(await kc.checkDue()).toEqual(new Map());
@@ -92,7 +110,10 @@ describe('KeyChecks', () => {
     const kc = checks();
     kc.watch(client, 'default');
     clock += EVERY - 10_000;
-    await client.scalePipe({ organizationId: DEMO.org, serviceId: DEMO.analytics, pipeId: DEMO.pipes['orders-events'] }, {});
+    await client.scalePipe(
+      { organizationId: DEMO.org, serviceId: DEMO.analytics, pipeId: DEMO.pipes['orders-events'] },
+      {},
+    );
     clock += 10_000;
     expect(await kc.checkDue()).toEqual(new Map());
     expect(listed()).toBe(0);
@@ -130,7 +151,8 @@ describe('KeyChecks', () => {
     await cloud.close();
     clock += EVERY;
     expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
-    const value = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.key === 'default')?.value;
+    const value = async (name: string) =>
+      (await metrics.registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.key === 'default')?.value;
     expect(await value('pipescaler_api_last_failure_timestamp_seconds')).toBe(clock / 1000);
     expect(await value('pipescaler_api_last_success_timestamp_seconds')).toBe(successAt / 1000);
     // The next one comes an interval after this one, not at every poll.
@@ -140,7 +162,10 @@ describe('KeyChecks', () => {
   });
 
   it('a key the platform refuses the list (an organization it does not see) stops checking until the config changes', async () => {
-    config = { ...config, pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }] };
+    config = {
+      ...config,
+      pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }],
+    };
     const kc = checks();
     clock += EVERY;
     expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
@@ -151,10 +176,18 @@ describe('KeyChecks', () => {
   });
 
   it('a daemon whose every key is refused the list keeps /readyz on the reconcile interval: no check answers within 2 x checkEvery', async () => {
-    config = { ...config, pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }] };
+    config = {
+      ...config,
+      pipes: [{ ...demoPipe('orders-events', 'p'), organizationId: '0d3f8a2e-1c4b-4e6f-9a7b-2c1d0e9f8a70' }],
+    };
     const reconcileMs = 600_000;
     const readiness = createReadiness(emitter, {
-      reconcileMs, graceMs: 60_000, contactWindowMs: () => checkContactWindowMs(EVERY), configLoaded: true, redisReady: true, now: () => clock,
+      reconcileMs,
+      graceMs: 60_000,
+      contactWindowMs: () => checkContactWindowMs(EVERY),
+      configLoaded: true,
+      redisReady: true,
+      now: () => clock,
     });
     try {
       const kc = checks();
@@ -187,13 +220,24 @@ describe('KeyChecks', () => {
 describe('the daemon', () => {
   it('checks in for a key that has nothing to do, through its own lane and budget', async () => {
     const daemonPrefix = uniquePrefix('key-checks-daemon');
-    const base = testConfig({ baseUrl: cloud.url, prefix: daemonPrefix, pipes: [demoPipe('orders-events', 'p')], policies: { p: policy('p', { replicas: 2 }) } });
+    const base = testConfig({
+      baseUrl: cloud.url,
+      prefix: daemonPrefix,
+      pipes: [demoPipe('orders-events', 'p')],
+      policies: { p: policy('p', { replicas: 2 }) },
+    });
     const daemon = createDaemon({
-      config: { ...base, api: { ...base.api, checkEveryMs: 300 } }, redisUrl: REDIS_URL, prefix: daemonPrefix, schedule: false, watch: false,
+      config: { ...base, api: { ...base.api, checkEveryMs: 300 } },
+      redisUrl: REDIS_URL,
+      prefix: daemonPrefix,
+      schedule: false,
+      watch: false,
     });
     try {
       await daemon.start();
-      await expect(waitForEvent(daemon.emitter, 'api:check', (c) => c.key === 'default' && c.result === 'ok', 15_000)).resolves.toBeDefined();
+      await expect(
+        waitForEvent(daemon.emitter, 'api:check', (c) => c.key === 'default' && c.result === 'ok', 15_000),
+      ).resolves.toBeDefined();
       expect(listed()).toBeGreaterThanOrEqual(1);
       const left = await redis.hget(redisKeys(daemonPrefix).budget(DEMO.keyId), 'left');
       expect(left === null ? null : Number(left)).toBeLessThan(1000);
@@ -211,9 +255,15 @@ describe('the outage timeline of rules.yml and rules.test.yml', () => {
     expect(checkPollMs(DEFAULT_CHECK_EVERY_MS)).toBe(5_000);
     expect(config.api.timeoutMs).toBe(30_000);
     expect(checkContactWindowMs(DEFAULT_CHECK_EVERY_MS)).toBe(135_000);
-    const prom = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { global: { scrape_interval: string; evaluation_interval: string } };
+    const prom = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as {
+      global: { scrape_interval: string; evaluation_interval: string };
+    };
     expect(prom.global).toMatchObject({ scrape_interval: '15s', evaluation_interval: '15s' });
-    const rules = (parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as { groups: { rules: { alert: string; for?: string }[] }[] }).groups[0]!.rules;
+    const rules = (
+      parse(readFileSync('config/prometheus/rules.yml', 'utf8')) as {
+        groups: { rules: { alert: string; for?: string }[] }[];
+      }
+    ).groups[0]!.rules;
     const forOf = (a: string) => rules.find((r) => r.alert === a)?.for;
     expect([forOf('PipescalerApiUnreachable'), forOf('PipescalerNotReady')]).toEqual(['2m', '2m']);
     // worst case (s): first failing check starts by 60 + 5, ends by + 30, scraped + 15, evaluated + 15, for 120

@@ -5,7 +5,13 @@ import { readDueAfterMs } from '../../src/daemon/key-periods.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
 
 const pipe = (i: number, key = 'default'): PipeConfig => ({
-  name: `p-${i}`, organizationId: 'o', serviceId: 's', pipeId: `${i}`, policy: 'x', key, bounds: {},
+  name: `p-${i}`,
+  organizationId: 'o',
+  serviceId: 's',
+  pipeId: `${i}`,
+  policy: 'x',
+  key,
+  bounds: {},
 });
 
 function config(pipes: number, reconcileMs: number): Config {
@@ -26,7 +32,7 @@ describe('readDueAfterMs', () => {
     expect(readDueAfterMs(few, few.pipes[0]!)).toBe(600_000 - 40_000 - 60_000);
   });
 
-  it('a key whose period the share stretched: always due, so its reads go round at the share\'s pace', () => {
+  it("a key whose period the share stretched: always due, so its reads go round at the share's pace", () => {
     const c = config(1_200, 600_000);
     expect(readDueAfterMs(c, c.pipes[0]!)).toBe(0);
   });

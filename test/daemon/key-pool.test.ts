@@ -12,7 +12,17 @@ import { assignPools } from '../../src/policy/key-pool.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
 import { Registry, bindDaemonEvents, createMetrics } from '../../src/telemetry/index.js';
 import { parseScrape, sampleValue } from '../telemetry/exposition-parse.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, policy, testConfig, uniquePrefix, until } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const N = 60;
@@ -27,38 +37,69 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-describe('a pool of two keys, two replicas, the cloud\'s own limiter', () => {
-  it('spreads the pipes over the pool\'s keys with no 429, and a third key takes over only its share on reload', async () => {
-    const fixtures = generateFixtures({ streamPipes: N, keysPerOrganization: 3, rateLimit: { requests: RATE.requests, per: '1s' } });
+describe("a pool of two keys, two replicas, the cloud's own limiter", () => {
+  it("spreads the pipes over the pool's keys with no 429, and a third key takes over only its share on reload", async () => {
+    const fixtures = generateFixtures({
+      streamPipes: N,
+      keysPerOrganization: 3,
+      rateLimit: { requests: RATE.requests, per: '1s' },
+    });
     const cloud = await startCloud({ fixtures, port: 0 });
     const credentials = fixtures.apiKeys.map((k) => ({ keyId: k.keyId, keySecret: k.keySecret }));
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-      name: `stream-${i + 1}`, organizationId: ORG, serviceId: SERVICE, pipeId: seqUuid(0xc2000000, i + 1), policy: 'scale', key: 'batch', bounds: {},
+      name: `stream-${i + 1}`,
+      organizationId: ORG,
+      serviceId: SERVICE,
+      pipeId: seqUuid(0xc2000000, i + 1),
+      policy: 'scale',
+      key: 'batch',
+      bounds: {},
     }));
-    const configOf = (poolKeys: number, replicas: number): Config => assignPools(testConfig({
-      baseUrl: cloud.url, prefix, pipes, rateLimit: RATE, reconcileMs: 5_000,
-      keys: Object.fromEntries(credentials.slice(0, poolKeys).map((k, i) => [`k${i + 1}`, { ...k, pool: 'batch' }])),
-      policies: { scale: policy('scale', { replicas }) },
-    }));
+    const configOf = (poolKeys: number, replicas: number): Config =>
+      assignPools(
+        testConfig({
+          baseUrl: cloud.url,
+          prefix,
+          pipes,
+          rateLimit: RATE,
+          reconcileMs: 5_000,
+          keys: Object.fromEntries(
+            credentials.slice(0, poolKeys).map((k, i) => [`k${i + 1}`, { ...k, pool: 'batch' }]),
+          ),
+          policies: { scale: policy('scale', { replicas }) },
+        }),
+      );
     let clock = T0;
     const emitters = [new DaemonEmitter(), new DaemonEmitter()];
     const registry = new Registry();
     bindDaemonEvents(emitters[0]!, createMetrics(registry, { defaultMetrics: false }));
     const changes = emitters.map((e) => collect(e, 'apply:start'));
     const requests = new Map<string, number>();
-    const daemons: Daemon[] = emitters.map((emitter) => createDaemon({
-      config: configOf(2, 2), redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS,
-      // scalePipe requests per key (a change also lists the organization's services now and then), and every 429
-      onClient: (client, key) => client.events.on('request', ({ status, operation }) => {
-        if (status === 429) requests.set('429', (requests.get('429') ?? 0) + 1);
-        if (operation === 'scalePipe') requests.set(key, (requests.get(key) ?? 0) + 1);
+    const daemons: Daemon[] = emitters.map((emitter) =>
+      createDaemon({
+        config: configOf(2, 2),
+        redis,
+        prefix,
+        now: () => clock,
+        emitter,
+        schedule: false,
+        watch: false,
+        workerOptions: FAST_WORKERS,
+        // scalePipe requests per key (a change also lists the organization's services now and then), and every 429
+        onClient: (client, key) =>
+          client.events.on('request', ({ status, operation }) => {
+            if (status === 429) requests.set('429', (requests.get('429') ?? 0) + 1);
+            if (operation === 'scalePipe') requests.set(key, (requests.get(key) ?? 0) + 1);
+          }),
       }),
-    }));
+    );
     const keyOfPipe = (c: Config) => new Map(c.pipes.map((p) => [p.name, p.key]));
     const changedWith = () => new Map(changes.flat().map((c) => [c.pipe, c.key]));
     const periods = async () => {
       const s = parseScrape(await registry.metrics());
-      return Object.fromEntries(['k1', 'k2', 'k3'].map((k) => [k, sampleValue(s, 'pipescaler_reconcile_period_seconds', { key: k })]));
+      return Object.fromEntries(
+        ['k1', 'k2', 'k3'].map((k) => [k, sampleValue(s, 'pipescaler_reconcile_period_seconds', { key: k })]),
+      );
     };
     try {
       await Promise.all(daemons.map((d) => d.start()));
@@ -68,12 +109,23 @@ describe('a pool of two keys, two replicas, the cloud\'s own limiter', () => {
       expect(count(two, 'k1') + count(two, 'k2')).toBe(N);
       expect(Math.min(count(two, 'k1'), count(two, 'k2'))).toBeGreaterThan(N / 4);
       const plans = keyPlans(configOf(2, 2));
-      expect(plans.map((p) => [p.key, p.pipes])).toEqual([['k1', count(two, 'k1')], ['k2', count(two, 'k2')]]);
+      expect(plans.map((p) => [p.key, p.pipes])).toEqual([
+        ['k1', count(two, 'k1')],
+        ['k2', count(two, 'k2')],
+      ]);
       // The reconcile period of each key of the pool: its own pipes at a quarter of its own rate.
-      expect(await periods()).toEqual({ k1: Math.max(5, count(two, 'k1') / 2.5), k2: Math.max(5, count(two, 'k2') / 2.5), k3: undefined });
+      expect(await periods()).toEqual({
+        k1: Math.max(5, count(two, 'k1') / 2.5),
+        k2: Math.max(5, count(two, 'k2') / 2.5),
+        k3: undefined,
+      });
 
       await daemons[0]!.tick(T0);
-      await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2), 30_000, 'every pipe at 2');
+      await until(
+        () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2),
+        30_000,
+        'every pipe at 2',
+      );
       await until(() => changedWith().size === N, 10_000, 'every answer handled');
       // Each pipe's first contact was one change, sent with the key the pool gave it.
       expect(changedWith()).toEqual(two);
@@ -85,22 +137,39 @@ describe('a pool of two keys, two replicas, the cloud\'s own limiter', () => {
 
       // The next change is decided while the pool's queues hold it; then a reload adds k3. The turns
       // waiting on k1 and k2 for pipes k3 now serves move to k3's queue.
-      const held = await Promise.all(daemons[0]!.queues().filter((q) => q.name !== 'evaluate').map(async (q) => {
-        await q.pause();
-        return q;
-      }));
+      const held = await Promise.all(
+        daemons[0]!
+          .queues()
+          .filter((q) => q.name !== 'evaluate')
+          .map(async (q) => {
+            await q.pause();
+            return q;
+          }),
+      );
       for (const c of changes) c.length = 0;
       requests.clear();
       clock = T0 + 60_000;
       await Promise.all(daemons.map((d) => d.reload(configOf(2, 3))));
       await daemons[0]!.tick(clock);
-      const waiting = async () => (await Promise.all(held.map((q) => q.getJobCounts('waiting', 'prioritized')))).reduce((n, c) => n + c.waiting! + c.prioritized!, 0);
-      await until(async () => (await waiting()) === N, 20_000, 'every change waiting on the pool\'s queues');
+      const waiting = async () =>
+        (await Promise.all(held.map((q) => q.getJobCounts('waiting', 'prioritized')))).reduce(
+          (n, c) => n + c.waiting! + c.prioritized!,
+          0,
+        );
+      await until(async () => (await waiting()) === N, 20_000, "every change waiting on the pool's queues");
       const three = keyOfPipe(configOf(3, 3));
       await Promise.all(daemons.map((d) => d.reload(configOf(3, 3))));
-      expect(await periods()).toEqual({ k1: Math.max(5, count(three, 'k1') / 2.5), k2: Math.max(5, count(three, 'k2') / 2.5), k3: Math.max(5, count(three, 'k3') / 2.5) });
+      expect(await periods()).toEqual({
+        k1: Math.max(5, count(three, 'k1') / 2.5),
+        k2: Math.max(5, count(three, 'k2') / 2.5),
+        k3: Math.max(5, count(three, 'k3') / 2.5),
+      });
       await Promise.all(held.map((q) => q.resume()));
-      await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 3), 30_000, 'every pipe at 3');
+      await until(
+        () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 3),
+        30_000,
+        'every pipe at 3',
+      );
       await until(() => changedWith().size === N, 10_000, 'every answer handled');
       await drained(daemons);
 
@@ -116,8 +185,19 @@ describe('a pool of two keys, two replicas, the cloud\'s own limiter', () => {
       const onK3 = (await k3.getCompleted(0, 2 * N)).map((j) => (j.data as ApplyJob).pipe);
       expect([...new Set(onK3)].sort()).toEqual(moved.map((p) => p.name).sort());
       const done = await Promise.all(held.map((q) => q.getCompleted(0, 2 * N)));
-      expect(done.flat().filter((j) => j.returnvalue === 'key_moved').map((j) => (j.data as ApplyJob).pipe).sort()).toEqual(moved.map((p) => p.name).sort());
-      expect(held.map((q) => q.name).sort()).toEqual(credentials.slice(0, 2).map((k) => applyQueueName(k.keyId)).sort());
+      expect(
+        done
+          .flat()
+          .filter((j) => j.returnvalue === 'key_moved')
+          .map((j) => (j.data as ApplyJob).pipe)
+          .sort(),
+      ).toEqual(moved.map((p) => p.name).sort());
+      expect(held.map((q) => q.name).sort()).toEqual(
+        credentials
+          .slice(0, 2)
+          .map((k) => applyQueueName(k.keyId))
+          .sort(),
+      );
       expect(cloud.stats().rateLimited).toBe(0);
       expect(requests.get('429')).toBeUndefined();
       expect(cloud.stats().requests.scalePipe).toEqual({ 200: 2 * N });

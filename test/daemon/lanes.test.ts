@@ -7,7 +7,18 @@ import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { Lanes } from '../../src/daemon/lanes.js';
 import type { Config } from '../../src/policy/types.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, policy, testConfig, uniquePrefix, waitForEvent } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+  waitForEvent,
+} from './helpers.js';
 
 const prefix = uniquePrefix('lanes');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -18,14 +29,17 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-describe('a reload of a key\'s rate limit and the API timeout', () => {
-  it('takes effect on the key\'s lane at once', async () => {
+describe("a reload of a key's rate limit and the API timeout", () => {
+  it("takes effect on the key's lane at once", async () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     // every scaling answer takes 400 ms
     cloud.setFaults({ scalePipe: { latency: { probability: 1, minMs: 400, maxMs: 400 } } });
     const configWith = (replicas: number, timeoutMs: number, requests: number): Config => {
       const c = testConfig({
-        baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'p')], rateLimit: { requests, perMs: 1_000 },
+        baseUrl: cloud.url,
+        prefix,
+        pipes: [demoPipe('orders-events', 'p')],
+        rateLimit: { requests, perMs: 1_000 },
         policies: { p: policy('p', { replicas, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
       });
       return { ...c, api: { ...c.api, timeoutMs } };
@@ -34,7 +48,14 @@ describe('a reload of a key\'s rate limit and the API timeout', () => {
     let clock = T0;
     // no concurrency in the worker options: the key's rate limit sets it
     const daemon = createDaemon({
-      config: configWith(3, 5_000, 20), redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS,
+      config: configWith(3, 5_000, 20),
+      redis,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
     });
     const applyWorker = () => daemon.workers().find((w) => w.name.startsWith('apply'))!;
     const reloads = collect(emitter, 'config:reload');
@@ -47,10 +68,19 @@ describe('a reload of a key\'s rate limit and the API timeout', () => {
       expect(applyWorker().concurrency).toBe(20);
 
       expect(await daemon.reload(configWith(4, 150, 7))).toBe(true);
-      expect(reloads.at(-1)!.changes).toMatchObject({ keysChanged: ['default'], settingsChanged: ['api.timeout'], policiesChanged: ['p'] });
+      expect(reloads.at(-1)!.changes).toMatchObject({
+        keysChanged: ['default'],
+        settingsChanged: ['api.timeout'],
+        policiesChanged: ['p'],
+      });
       expect(applyWorker().concurrency).toBe(7);
       // the next change runs with the 150 ms timeout: the 400 ms answer is a timeout now
-      const timedOut = waitForEvent(emitter, 'apply:retry', (r) => r.pipe === 'orders-events' && r.code === 'API_TIMEOUT', 20_000);
+      const timedOut = waitForEvent(
+        emitter,
+        'apply:retry',
+        (r) => r.pipe === 'orders-events' && r.code === 'API_TIMEOUT',
+        20_000,
+      );
       clock = T0 + 60_000;
       await daemon.tick(clock);
       await timedOut;
@@ -65,8 +95,13 @@ describe('a key renamed in the config', () => {
   it('keeps its queue and gets a client of its new name (metric labels, key checks)', async () => {
     const named: string[] = [];
     const lanes = new Lanes({
-      redis, prefix, baseUrl: 'http://127.0.0.1:1', processor: async () => undefined, workerOptions: { autorun: false },
-      onWorkerError: () => undefined, onClient: (_c, keyName) => named.push(keyName),
+      redis,
+      prefix,
+      baseUrl: 'http://127.0.0.1:1',
+      processor: async () => undefined,
+      workerOptions: { autorun: false },
+      onWorkerError: () => undefined,
+      onClient: (_c, keyName) => named.push(keyName),
     });
     const key = { keyId: 'lanes-rename-key', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } };
     const settings = { timeoutMs: 1_000 };

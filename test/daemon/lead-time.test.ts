@@ -26,11 +26,20 @@ describe('leadTime auto', () => {
     const cloud = await startCloud({ fixtures, port: 0 });
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-      name: `stream-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1), pipeId: seqUuid(0xc2000000, i + 1),
-      policy: i % 2 === 0 ? 'up' : 'down', key: 'default', bounds: {},
+      name: `stream-${i + 1}`,
+      organizationId: seqUuid(0xc0000000, 1),
+      serviceId: seqUuid(0xc1000000, 1),
+      pipeId: seqUuid(0xc2000000, i + 1),
+      policy: i % 2 === 0 ? 'up' : 'down',
+      key: 'default',
+      bounds: {},
     }));
     const base = testConfig({
-      baseUrl: cloud.url, prefix, pipes, keys: { default: { keyId, keySecret } }, rateLimit: RATE,
+      baseUrl: cloud.url,
+      prefix,
+      pipes,
+      keys: { default: { keyId, keySecret } },
+      rateLimit: RATE,
       policies: { up: policy('up', { replicas: 2 }), down: policy('down', { replicas: 2 }) },
     });
     const config: Config = { ...base, evaluate: { ...base.evaluate, cron: '* * * * * *' } };
@@ -40,11 +49,23 @@ describe('leadTime auto', () => {
       if (d.result !== 'applied') return;
       applied.set(d.pipe, [...(applied.get(d.pipe) ?? []), { at: Date.now(), replicas: d.after.replicas ?? 0 }]);
     });
-    const daemon = createDaemon({ config, redis, prefix, emitter, now: () => Date.now(), watch: false, workerOptions: FAST_WORKERS });
+    const daemon = createDaemon({
+      config,
+      redis,
+      prefix,
+      emitter,
+      now: () => Date.now(),
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await daemon.start();
       // first contact: every pipe from the 1 replica it runs to the baseline's 2
-      await until(() => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2), 30_000, 'every pipe at the baseline');
+      await until(
+        () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2),
+        30_000,
+        'every pipe at the baseline',
+      );
 
       // The boundary: at T the up pipes go to 4, the down pipes to 1.
       const T = Math.ceil((Date.now() + 12_000) / 1_000) * 1_000;

@@ -16,7 +16,17 @@ import { startPrometheus, type PrometheusServer } from '../prometheus.js';
 import { freePort } from '../redis-servers.js';
 import { parseScrape, sampleValue } from '../telemetry/exposition-parse.js';
 import { substituteVariables } from '../telemetry/promql-names.js';
-import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, testConfig, uniquePrefix } from './helpers.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  testConfig,
+  uniquePrefix,
+} from './helpers.js';
 
 const prefix = uniquePrefix('metric');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -37,11 +47,27 @@ let clock = T0;
 const lagPolicy: Policy = {
   name: 'orders-by-lag',
   baseline: { replicas: { min: 1, max: 4 } },
-  windows: [{ kind: 'oneOff', name: 'business-hours', from: T0, to: T0 + 60 * MIN, priority: 0, target: { replicas: { min: 3, max: 8 } } }],
-  behavior: { scaleUp: { maxStep: {}, cooldownMs: 0 }, scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 2 * MIN } },
+  windows: [
+    {
+      kind: 'oneOff',
+      name: 'business-hours',
+      from: T0,
+      to: T0 + 60 * MIN,
+      priority: 0,
+      target: { replicas: { min: 3, max: 8 } },
+    },
+  ],
+  behavior: {
+    scaleUp: { maxStep: {}, cooldownMs: 0 },
+    scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 2 * MIN },
+  },
   metric: {
-    query: `sum by (consumergroup) (${LAG})`, match: { consumergroup: '{{ .labels.consumerGroup }}' },
-    targetPer: { replicas: 100 }, onError: { kind: 'hold' }, staleAfterMs: 2 * MIN, tolerance: 0.1,
+    query: `sum by (consumergroup) (${LAG})`,
+    match: { consumergroup: '{{ .labels.consumerGroup }}' },
+    targetPer: { replicas: 100 },
+    onError: { kind: 'hold' },
+    staleAfterMs: 2 * MIN,
+    tolerance: 0.1,
   },
 };
 
@@ -51,9 +77,13 @@ const replicas = (pipe: keyof typeof DEMO.pipes) => cloud.store.pipe(DEMO.pipes[
 async function setLag(orders: number, clicks = 150): Promise<void> {
   exporter.set(LAG, { consumergroup: 'cg-orders', topic: 'orders' }, orders);
   exporter.set(LAG, { consumergroup: 'cg-clicks', topic: 'clicks' }, clicks);
-  await prom.waitFor(`sum by (consumergroup) (${LAG})`, (r) =>
-    r.find((s) => s.metric.consumergroup === 'cg-orders')?.value === orders
-    && r.find((s) => s.metric.consumergroup === 'cg-clicks')?.value === clicks, 20_000);
+  await prom.waitFor(
+    `sum by (consumergroup) (${LAG})`,
+    (r) =>
+      r.find((s) => s.metric.consumergroup === 'cg-orders')?.value === orders &&
+      r.find((s) => s.metric.consumergroup === 'cg-clicks')?.value === clicks,
+    20_000,
+  );
 }
 
 async function tickAt(at: number): Promise<void> {
@@ -65,11 +95,17 @@ async function tickAt(at: number): Promise<void> {
 beforeAll(async () => {
   exporter = await startGaugeExporter();
   instance = `127.0.0.1:${await freePort()}`;
-  prom = await startPrometheus({ targets: [{ job: 'lag-exporter', targets: [exporter.target] }, { job: 'pipescaler', targets: [instance] }] });
+  prom = await startPrometheus({
+    targets: [
+      { job: 'lag-exporter', targets: [exporter.target] },
+      { job: 'pipescaler', targets: [instance] },
+    ],
+  });
   cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
   config = {
     ...testConfig({
-      baseUrl: cloud.url, prefix,
+      baseUrl: cloud.url,
+      prefix,
       pipes: [
         { ...demoPipe('orders-events', 'orders-by-lag'), labels: { consumerGroup: 'cg-orders' } },
         { ...demoPipe('clickstream', 'orders-by-lag'), labels: { consumerGroup: 'cg-clicks' } },
@@ -79,9 +115,23 @@ beforeAll(async () => {
     }),
     metrics: { prometheus: { url: prom.url, timeoutMs: 2_000, headers: {} } },
   };
-  daemon = createDaemon({ config, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+  daemon = createDaemon({
+    config,
+    redis,
+    prefix,
+    now: () => clock,
+    emitter,
+    schedule: false,
+    watch: false,
+    workerOptions: FAST_WORKERS,
+  });
   telemetry = await startDaemonTelemetry({
-    emitter, logger: createLogger({ level: 'silent' }), config: () => config, queues: () => daemon.queues(), listen: instance, redisReady: true,
+    emitter,
+    logger: createLogger({ level: 'silent' }),
+    config: () => config,
+    queues: () => daemon.queues(),
+    listen: instance,
+    redisReady: true,
   });
   await daemon.start();
 }, 60_000);
@@ -98,18 +148,38 @@ afterAll(async () => {
 
 /** The dashboard's metric-policy panel queries, variables as Grafana gives them for this daemon. */
 function metricPanel(): { value: string; bounds: string } {
-  const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as { panels: { title: string; targets?: { refId: string; expr: string }[] }[] };
+  const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as {
+    panels: { title: string; targets?: { refId: string; expr: string }[] }[];
+  };
   const panel = dashboard.panels.find((p) => p.title.startsWith('Metric policies'))!;
-  const vars = { __rate_interval: '10s', __interval: '1s', __range: '5m', job: 'pipescaler', instance, pipe: '.*', DS_PROMETHEUS: 'prometheus' };
+  const vars = {
+    __rate_interval: '10s',
+    __interval: '1s',
+    __range: '5m',
+    job: 'pipescaler',
+    instance,
+    pipe: '.*',
+    DS_PROMETHEUS: 'prometheus',
+  };
   const expr = (ref: string) => substituteVariables(panel.targets!.find((t) => t.refId === ref)!.expr, vars);
   return { value: expr('A'), bounds: expr('B') };
 }
 
 /** A query of the dashboard's "Failures and retries per pipe" panel, over the last 5 minutes. */
 function failuresPanel(ref: string): string {
-  const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as { panels: { title: string; targets?: { refId: string; expr: string }[] }[] };
+  const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as {
+    panels: { title: string; targets?: { refId: string; expr: string }[] }[];
+  };
   const panel = dashboard.panels.find((p) => p.title === 'Failures and retries per pipe')!;
-  const vars = { __rate_interval: '5m', __interval: '5m', __range: '5m', job: 'pipescaler', instance, pipe: '.*', DS_PROMETHEUS: 'prometheus' };
+  const vars = {
+    __rate_interval: '5m',
+    __interval: '5m',
+    __range: '5m',
+    job: 'pipescaler',
+    instance,
+    pipe: '.*',
+    DS_PROMETHEUS: 'prometheus',
+  };
   return substituteVariables(panel.targets!.find((t) => t.refId === ref)!.expr, vars);
 }
 
@@ -118,8 +188,13 @@ async function panelShows(want: Record<string, { value: number; min: number; max
   const { value, bounds } = metricPanel();
   for (const [pipe, w] of Object.entries(want)) {
     await prom.waitFor(value, (r) => r.find((s) => s.metric.pipe === pipe)?.value === w.value, 20_000);
-    await prom.waitFor(bounds, (r) => r.find((s) => s.metric.pipe === pipe && s.metric.bound === 'min')?.value === w.min
-      && r.find((s) => s.metric.pipe === pipe && s.metric.bound === 'max')?.value === w.max, 20_000);
+    await prom.waitFor(
+      bounds,
+      (r) =>
+        r.find((s) => s.metric.pipe === pipe && s.metric.bound === 'min')?.value === w.min &&
+        r.find((s) => s.metric.pipe === pipe && s.metric.bound === 'max')?.value === w.max,
+      20_000,
+    );
   }
 }
 
@@ -142,7 +217,12 @@ describe('a lag-driven policy against a real Prometheus', () => {
     await setLag(650);
     await tickAt(T0 + MIN);
     expect(replicas('orders-events')).toBe(7);
-    expect(last('orders-events').metric).toEqual({ field: 'replicas', value: 650, bounds: { min: 3, max: 8 }, recommended: 7 });
+    expect(last('orders-events').metric).toEqual({
+      field: 'replicas',
+      value: 650,
+      bounds: { min: 3, max: 8 },
+      recommended: 7,
+    });
     // The dashboard's panel shows each pipe's metric and the window's bounds; no error, a fresh value.
     await panelShows({ 'orders-events': { value: 650, min: 3, max: 8 }, clickstream: { value: 150, min: 3, max: 8 } });
     const policy = { policy: 'orders-by-lag' };
@@ -208,7 +288,7 @@ describe('a lag-driven policy against a real Prometheus', () => {
     expect(await own('pipescaler_metric_queries_total', policy)).toBe(ticks);
   }, 180_000);
 
-  it('holds a pipe whose series stopped moving (judged by the sample\'s own time), and counts and shows a pipe whose match finds no sample', async () => {
+  it("holds a pipe whose series stopped moving (judged by the sample's own time), and counts and shows a pipe whose match finds no sample", async () => {
     const evaluations = collect(emitter, 'evaluation');
     const last = (pipe: string): Decision => evaluations.filter((e) => e.pipe === pipe).at(-1)!.decision;
     const STALE_MS = 15_000;
@@ -228,7 +308,12 @@ describe('a lag-driven policy against a real Prometheus', () => {
     expect(await daemon.reload(config)).toBe(true);
     exporter.remove(LAG, { consumergroup: 'cg-orders', topic: 'orders' });
     const pushed = { consumergroup: 'cg-pushed', topic: 'orders' };
-    const pushedLag = (v: number) => prom.waitFor(`sum by (consumergroup) (${LAG})`, (r) => r.find((x) => x.metric.consumergroup === 'cg-pushed')?.value === v, 20_000);
+    const pushedLag = (v: number) =>
+      prom.waitFor(
+        `sum by (consumergroup) (${LAG})`,
+        (r) => r.find((x) => x.metric.consumergroup === 'cg-pushed')?.value === v,
+        20_000,
+      );
     exporter.set(LAG, pushed, 350, Date.now());
     await pushedLag(350);
     await tickAt(T0 + 90 * MIN);
@@ -238,7 +323,11 @@ describe('a lag-driven policy against a real Prometheus', () => {
     // holds with metric_unavailable instead of falling to 1.
     exporter.set(LAG, pushed, 0, Date.now());
     await pushedLag(0);
-    await prom.waitFor(`time() - timestamp(${LAG}{consumergroup="cg-pushed"}) > ${STALE_MS / 1000 + 1}`, (r) => r.length === 1, 60_000);
+    await prom.waitFor(
+      `time() - timestamp(${LAG}{consumergroup="cg-pushed"}) > ${STALE_MS / 1000 + 1}`,
+      (r) => r.length === 1,
+      60_000,
+    );
     await tickAt(T0 + 100 * MIN);
     expect(replicas('orders-events')).toBe(4);
     const held = last('orders-events');
@@ -250,7 +339,9 @@ describe('a lag-driven policy against a real Prometheus', () => {
 
     // payments-msk's match finds no sample: metric_unavailable with that cause, held at what it runs,
     // counted per pipe (the query itself did not fail), in status and on the dashboard.
-    expect(last('payments-msk').reasons.find((r) => r.code === 'metric_unavailable')?.message).toMatch(/no sample matches \{consumergroup="cg-missing"\}/);
+    expect(last('payments-msk').reasons.find((r) => r.code === 'metric_unavailable')?.message).toMatch(
+      /no sample matches \{consumergroup="cg-missing"\}/,
+    );
     expect(replicas('payments-msk')).toBe(2);
     expect(await unavailable('payments-msk')).toBeGreaterThanOrEqual(1);
     expect(await unavailable('orders-events')).toBe(ordersBefore! + 1);
@@ -259,6 +350,10 @@ describe('a lag-driven policy against a real Prometheus', () => {
     const status = (await daemon.status()).pipes;
     expect(status.find((p) => p.pipe === 'payments-msk')?.reason).toBe('metric_unavailable');
     expect(status.find((p) => p.pipe === 'orders-events')?.reason).toBe('metric_unavailable');
-    await prom.waitFor(failuresPanel('C'), (r) => (r.find((x) => x.metric.pipe === 'payments-msk')?.value ?? 0) >= 1, 20_000);
+    await prom.waitFor(
+      failuresPanel('C'),
+      (r) => (r.find((x) => x.metric.pipe === 'payments-msk')?.value ?? 0) >= 1,
+      20_000,
+    );
   }, 180_000);
 });

@@ -20,15 +20,23 @@ const T = Date.parse('2026-11-23T10:00:00Z');
 const PIPES = 8;
 
 const lag: Policy = {
-  name: 'by-lag', baseline: { replicas: { min: 1, max: 10 } }, windows: [],
+  name: 'by-lag',
+  baseline: { replicas: { min: 1, max: 10 } },
+  windows: [],
   behavior: { scaleUp: { maxStep: {}, cooldownMs: 0 }, scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 } },
   metric: {
-    query: `sum by (consumergroup) (${LAG})`, match: { consumergroup: '{{ .labels.consumerGroup }}' },
-    targetPer: { replicas: 100 }, onError: { kind: 'hold' }, staleAfterMs: 120_000, tolerance: 0.1,
+    query: `sum by (consumergroup) (${LAG})`,
+    match: { consumergroup: '{{ .labels.consumerGroup }}' },
+    targetPer: { replicas: 100 },
+    onError: { kind: 'hold' },
+    staleAfterMs: 120_000,
+    tolerance: 0.1,
   },
 };
 const pipes: PipeConfig[] = Array.from({ length: PIPES }, (_, i) => ({
-  ...demoPipe('orders-events', 'by-lag'), name: `p${i}`, labels: { consumerGroup: `cg-${i}` },
+  ...demoPipe('orders-events', 'by-lag'),
+  name: `p${i}`,
+  labels: { consumerGroup: `cg-${i}` },
 }));
 
 let exporter: GaugeExporter;
@@ -39,7 +47,9 @@ const replicas: { redis: Redis; emitter: DaemonEmitter; source: MetricSource }[]
 /** /api/v1/query requests Prometheus has served, from its own /metrics. */
 async function served(): Promise<number> {
   const text = await (await fetch(`${prom.url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith('prometheus_http_requests_total{') && l.includes('handler="/api/v1/query"'))
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('prometheus_http_requests_total{') && l.includes('handler="/api/v1/query"'))
     .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
 }
 
@@ -60,7 +70,11 @@ beforeAll(async () => {
   for (let r = 0; r < 2; r++) {
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const emitter = new DaemonEmitter();
-    replicas.push({ redis, emitter, source: new MetricSource({ redis, prefix, emitter, now: () => T, config: () => config }) });
+    replicas.push({
+      redis,
+      emitter,
+      source: new MetricSource({ redis, prefix, emitter, now: () => T, config: () => config }),
+    });
   }
 }, 60_000);
 
@@ -80,24 +94,29 @@ describe('MetricSource across replicas', () => {
     // Each sample dated by its own time: scraped within the last seconds before the query at T.
     expect(first).toEqual(pipes.map((_, i) => ({ value: 100 * (i + 1), at: expect.any(Number) })));
     for (const r of first) expect(T - (r as { at: number }).at).toBeLessThan(15_000);
-    expect(await served() - before).toBe(1);
+    expect((await served()) - before).toBe(1);
     expect(events.flat()).toHaveLength(1);
 
     // A reader that comes later for the same tick reads the stored vector: no query.
     expect(await replicas[1]!.source.reading(lag, pipes[3]!, T)).toEqual(first[3]);
     // The next tick is a new query, once again for both replicas.
     await readAll(T + 30_000);
-    expect(await served() - before).toBe(2);
+    expect((await served()) - before).toBe(2);
     expect(events.flat()).toHaveLength(2);
   });
 
   it('takes a shared result in Redis that does not fit its shape as an error of the tick, never as values', async () => {
     const tick = T + 120_000;
     const before = await served();
-    await replicas[0]!.redis.set(redisKeys(prefix).metricTick('by-lag', tick), JSON.stringify({ at: tick, samples: [[{}, 'x', 'late']] }), 'PX', 60_000);
+    await replicas[0]!.redis.set(
+      redisKeys(prefix).metricTick('by-lag', tick),
+      JSON.stringify({ at: tick, samples: [[{}, 'x', 'late']] }),
+      'PX',
+      60_000,
+    );
     const readings = await readAll(tick);
     for (const r of readings) expect(r).toEqual({ error: 'the result stored in Redis for this tick is unreadable' });
-    expect(await served() - before).toBe(0);
+    expect((await served()) - before).toBe(0);
   });
 
   it('shares a failed query the same way: one attempt, the error for every pipe', async () => {
@@ -106,7 +125,10 @@ describe('MetricSource across replicas', () => {
     const readings = await readAll(T + 60_000);
     await prom.restart();
     expect(events.flat()).toHaveLength(1);
-    expect(events.flat()[0]).toMatchObject({ policy: 'by-lag', error: expect.stringMatching(/Prometheus unreachable/) });
+    expect(events.flat()[0]).toMatchObject({
+      policy: 'by-lag',
+      error: expect.stringMatching(/Prometheus unreachable/),
+    });
     for (const r of readings) expect(r).toEqual({ error: events.flat()[0]!.error });
   }, 60_000);
 
@@ -121,10 +143,18 @@ describe('MetricSource across replicas', () => {
     await prom.waitFor(`count(${OLD})`, (r) => r[0]?.value === 3, 20_000);
     const spec = { ...lag.metric!, query: `sum by (consumergroup) (${OLD})`, staleAfterMs: 20_000 };
     const stamped: Policy = { ...lag, name: 'stamped', metric: spec };
-    const pipe = (cg: string): PipeConfig => ({ ...pipes[0]!, name: cg, policy: 'stamped', labels: { consumerGroup: cg } });
+    const pipe = (cg: string): PipeConfig => ({
+      ...pipes[0]!,
+      name: cg,
+      policy: 'stamped',
+      labels: { consumerGroup: cg },
+    });
     const before = await served();
-    const [old, fresh] = await Promise.all([replicas[0]!.source.reading(stamped, pipe('cg-old'), T), replicas[1]!.source.reading(stamped, pipe('cg-new'), T)]);
-    expect(await served() - before).toBe(1);
+    const [old, fresh] = await Promise.all([
+      replicas[0]!.source.reading(stamped, pipe('cg-old'), T),
+      replicas[1]!.source.reading(stamped, pipe('cg-new'), T),
+    ]);
+    expect((await served()) - before).toBe(1);
     // cg-old sums a sample 40 s old: as old as that (on the daemon's clock, whose now is T here: T minus the age).
     expect(old).toMatchObject({ value: 600 });
     const oldAge = T - (old as { at: number }).at;
@@ -139,7 +169,7 @@ describe('MetricSource across replicas', () => {
     expect(await replicas[0]!.source.reading(scaled, pipe('cg-old'), T)).toEqual({ value: 500, at: T });
   }, 60_000);
 
-  it('judges a sample\'s age at its tick, however late the tick is evaluated: the query\'s lag is not taken off its age', async () => {
+  it("judges a sample's age at its tick, however late the tick is evaluated: the query's lag is not taken off its age", async () => {
     const LATE = 'pipescaler_test_late_lag';
     exporter.set(LATE, { consumergroup: 'cg-late' }, 0, Date.now() - 40_000);
     await prom.waitFor(`count(${LATE})`, (r) => r[0]?.value === 1, 20_000);

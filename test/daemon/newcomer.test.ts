@@ -51,7 +51,12 @@ describe('npm start on the shipped config', () => {
         });
         void exited.then(([code]) => reject(new Error(`daemon exited early (${code}); stderr: ${stderr}`)));
       });
-      expect(line).toMatchObject({ pipe: expect.any(String), before: expect.any(Object), after: expect.any(Object), requestId: expect.any(String) });
+      expect(line).toMatchObject({
+        pipe: expect.any(String),
+        before: expect.any(Object),
+        after: expect.any(Object),
+        requestId: expect.any(String),
+      });
       expect(Array.isArray(line.reasons)).toBe(true);
       // The telemetry endpoint answers: ready (Redis, config, the API heard from), and metrics
       // that include the daemon's own and the BullMQ queues'.

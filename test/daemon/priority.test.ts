@@ -4,7 +4,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, policy, testConfig, uniquePrefix } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+} from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const prefix = uniquePrefix('priority');
@@ -19,24 +28,44 @@ describe('apply order', () => {
   it('sends scale-ups before the scale-downs queued ahead of them', async () => {
     const cloud = await startCloud({ fixtures: generateFixtures({ streamPipes: 6, rateLimit: false }), port: 0 });
     const pipes: PipeConfig[] = Array.from({ length: 6 }, (_, i) => ({
-      name: `stream-${i + 1}`, organizationId: seqUuid(0xc0000000, 1), serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1), policy: 'three', key: 'default', bounds: {},
+      name: `stream-${i + 1}`,
+      organizationId: seqUuid(0xc0000000, 1),
+      serviceId: seqUuid(0xc1000000, 1),
+      pipeId: seqUuid(0xc2000000, i + 1),
+      policy: 'three',
+      key: 'default',
+      bounds: {},
     }));
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 3_600_000, pipes,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 3_600_000,
+      pipes,
       keys: { default: { keyId: 'bench-key-1-1', keySecret: 'bench-secret-1-1' } },
       rateLimit: { requests: 1, perMs: 400 },
       policies: { three: policy('three', { replicas: 3, replicaCpuMillicores: 250, replicaMemoryGb: 1 }) },
     });
     const emitter = new DaemonEmitter();
-    const daemon = createDaemon({ config, redis, prefix, now: () => T0, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const daemon = createDaemon({
+      config,
+      redis,
+      prefix,
+      now: () => T0,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     // The first three run 5 replicas (they go down), the last three 1 (they go up); the config
     // lists the downs first, so their jobs are enqueued first.
     for (const [i, p] of pipes.entries()) {
       const replicas = i < 3 ? 5 : 1;
       cloud.store.pipe(p.pipeId)!.scaling.replicas = replicas;
       await daemon.store.write(p.name, {
-        kind: 'stream', state: 'Running', applied: { replicas, replicaCpuMillicores: 250, replicaMemoryGb: 1 }, lastReadAt: T0,
+        kind: 'stream',
+        state: 'Running',
+        applied: { replicas, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
+        lastReadAt: T0,
       });
     }
     const applied = collect(emitter, 'decision');

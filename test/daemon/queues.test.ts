@@ -2,7 +2,14 @@ import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { limiterFor } from '../../src/daemon/lanes.js';
-import { applyJobId, applyJobOptions, applyQueueName, chosenBackoff, evaluateJobId, retryDelayMs } from '../../src/daemon/queues.js';
+import {
+  applyJobId,
+  applyJobOptions,
+  applyQueueName,
+  chosenBackoff,
+  evaluateJobId,
+  retryDelayMs,
+} from '../../src/daemon/queues.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
 
 const prefix = uniquePrefix('queues');
@@ -26,7 +33,9 @@ describe('queue names, ids and options', () => {
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.every((id) => !/^\d+$/.test(id) && !id.includes(':'))).toBe(true);
-    expect(applyJobOptions('read', 'p', 'none', t).jobId! < applyJobOptions('read', 'p', 'none', t + 1).jobId!).toBe(true);
+    expect(applyJobOptions('read', 'p', 'none', t).jobId! < applyJobOptions('read', 'p', 'none', t + 1).jobId!).toBe(
+      true,
+    );
   });
 
   it('changes go before reads, scale-ups first; one pending turn per pipe', () => {
@@ -42,7 +51,9 @@ describe('queue names, ids and options', () => {
   });
 
   it("BullMQ's limiter paces nothing (the key's budget does); it is set only so queue.rateLimit() is honored", () => {
-    expect(limiterFor({ keyId: 'k', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } }).max).toBeGreaterThan(10_000);
+    expect(limiterFor({ keyId: 'k', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } }).max).toBeGreaterThan(
+      10_000,
+    );
   });
 
   it('a retry waits 1 s, 2 s, 4 s... cut by up to half at random', () => {
@@ -51,7 +62,7 @@ describe('queue names, ids and options', () => {
     expect(retryDelayMs(3, () => 0.5)).toBe(3_000);
     for (let a = 1; a <= 6; a++) {
       const d = retryDelayMs(a);
-      expect(d).toBeGreaterThanOrEqual(1_000 * 2 ** (a - 1) / 2);
+      expect(d).toBeGreaterThanOrEqual((1_000 * 2 ** (a - 1)) / 2);
       expect(d).toBeLessThan(1_000 * 2 ** (a - 1));
     }
     expect(chosenBackoff(2, 'chosen', Object.assign(new Error('x'), { retryDelayMs: 1_234 }))).toBe(1_234);
@@ -61,9 +72,13 @@ describe('queue names, ids and options', () => {
   it('BullMQ waits exactly the delay the processor chose and reported', async () => {
     const name = 'apply-backoff';
     const queue = new Queue(name, { connection: redis, prefix });
-    const worker = new Worker(name, async () => {
-      throw Object.assign(new Error('server error'), { retryDelayMs: 3_210 });
-    }, { connection: redis, prefix, settings: { backoffStrategy: chosenBackoff } });
+    const worker = new Worker(
+      name,
+      async () => {
+        throw Object.assign(new Error('server error'), { retryDelayMs: 3_210 });
+      },
+      { connection: redis, prefix, settings: { backoffStrategy: chosenBackoff } },
+    );
     try {
       const failed = new Promise<void>((resolve) => worker.once('failed', () => resolve()));
       const job = await queue.add('apply', {}, applyJobOptions('apply', 'p', 'up'));

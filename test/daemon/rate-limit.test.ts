@@ -8,7 +8,16 @@ import type { ApplyJob } from '../../src/daemon/queues.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import {
-  FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, oneOff, policy, testConfig, uniquePrefix, waitForEvent,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
+  waitForEvent,
 } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -25,13 +34,19 @@ let clock = T0;
 const ORG = seqUuid(0xc0000000, 1);
 const SERVICE = seqUuid(0xc1000000, 1);
 const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-  name: `stream-${i + 1}`, organizationId: ORG, serviceId: SERVICE, pipeId: seqUuid(0xc2000000, i + 1),
-  policy: 'boundary', key: 'default', bounds: {},
+  name: `stream-${i + 1}`,
+  organizationId: ORG,
+  serviceId: SERVICE,
+  pipeId: seqUuid(0xc2000000, i + 1),
+  policy: 'boundary',
+  key: 'default',
+  bounds: {},
 }));
 
 beforeAll(async () => {
   cloud = await startCloud({
-    fixtures: generateFixtures({ streamPipes: N, rateLimit: { requests: 10, per: '10s' } }), port: 0,
+    fixtures: generateFixtures({ streamPipes: N, rateLimit: { requests: 10, per: '10s' } }),
+    port: 0,
   });
   const config = testConfig({
     baseUrl: cloud.url,
@@ -46,11 +61,23 @@ beforeAll(async () => {
       ]),
     },
   });
-  daemon = createDaemon({ config, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+  daemon = createDaemon({
+    config,
+    redis,
+    prefix,
+    now: () => clock,
+    emitter,
+    schedule: false,
+    watch: false,
+    workerOptions: FAST_WORKERS,
+  });
   // The daemon has met these pipes before (first contact is its own 30 requests of budget).
   for (const p of pipes) {
     await daemon.store.write(p.name, {
-      kind: 'stream', state: 'Running', applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 }, lastReadAt: T0,
+      kind: 'stream',
+      state: 'Running',
+      applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
+      lastReadAt: T0,
     });
   }
   await daemon.start();

@@ -29,9 +29,16 @@ afterEach(async () => {
   servers = undefined;
 });
 
-async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['dist/cli/main.js', ...args, '-c', 'config/pipescaler.yaml'], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['dist/cli/main.js', ...args, '-c', 'config/pipescaler.yaml'],
+      { env: { ...process.env, ...env } },
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -41,16 +48,18 @@ async function cli(env: Record<string, string>, ...args: string[]): Promise<{ co
 
 /** Keys under the prefix on each master (SCAN runs per node). */
 async function keysPerMaster(cluster: Cluster, prefix: string): Promise<number[]> {
-  return Promise.all(cluster.nodes('master').map(async (node) => {
-    let cursor = '0';
-    let n = 0;
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      n += keys.length;
-    } while (cursor !== '0');
-    return n;
-  }));
+  return Promise.all(
+    cluster.nodes('master').map(async (node) => {
+      let cursor = '0';
+      let n = 0;
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        n += keys.length;
+      } while (cursor !== '0');
+      return n;
+    }),
+  );
 }
 
 describe('Redis Cluster', () => {
@@ -61,16 +70,30 @@ describe('Redis Cluster', () => {
     const prefix = `{${uniquePrefix('cluster')}}`;
     const env = { PIPESCALER_REDIS_URL: servers.url, PIPESCALER_REDIS_PREFIX: prefix };
     const base = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 60 * MIN,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 60 * MIN,
       pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
-      policies: { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 })]) },
+      policies: {
+        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
+          oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 }),
+        ]),
+      },
     });
     const config = { ...base, redis: { ...base.redis, url: servers.url } };
     let clock = T0;
     const emitter = new DaemonEmitter();
     const decisions = collect(emitter, 'decision');
     const states = collect(emitter, 'redis:state');
-    daemon = createDaemon({ config, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    daemon = createDaemon({
+      config,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     const tick = async (at: number) => {
       clock = at;
       await daemon!.tick(at);
@@ -88,7 +111,10 @@ describe('Redis Cluster', () => {
     const status = await cli(env, 'status', '--json');
     expect(status.code, status.stderr).toBe(0);
     const rows = JSON.parse(status.stdout) as { pipe: string; paused: unknown; applied: unknown }[];
-    expect(rows.find((r) => r.pipe === 'clickstream')).toMatchObject({ paused: { reason: 'incident 7' }, applied: { replicas: 3 } });
+    expect(rows.find((r) => r.pipe === 'clickstream')).toMatchObject({
+      paused: { reason: 'incident 7' },
+      applied: { replicas: 3 },
+    });
     expect(await cli(env, 'resume', '--all')).toMatchObject({ code: 0 });
 
     await tick(T0 + 11 * MIN);
@@ -96,7 +122,8 @@ describe('Redis Cluster', () => {
     await tick(T0 + 30 * MIN);
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([3, 3]);
 
-    const changes = (pipe: string) => decisions.filter((d) => d.pipe === pipe && d.result === 'applied').map((d) => d.after.replicas);
+    const changes = (pipe: string) =>
+      decisions.filter((d) => d.pipe === pipe && d.result === 'applied').map((d) => d.after.replicas);
     expect(changes('orders-events')).toEqual([3, 7, 3]);
     expect(changes('clickstream')).toEqual([3, 7, 3]);
     expect(states.filter((s) => s.lost)).toEqual([]);
@@ -110,7 +137,15 @@ describe('Redis Cluster', () => {
     await other.config('SET', 'maxmemory-policy', 'allkeys-lru');
     const second = new DaemonEmitter();
     const secondStates = collect(second, 'redis:state');
-    const checker = createDaemon({ config, prefix, now: () => clock, emitter: second, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const checker = createDaemon({
+      config,
+      prefix,
+      now: () => clock,
+      emitter: second,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await checker.start();
       await checker.tick(T0 + 31 * MIN);
@@ -123,17 +158,25 @@ describe('Redis Cluster', () => {
   it('a prefix without a hash tag is refused before anything connects, naming where it came from', async () => {
     const url = 'redis+cluster://127.0.0.1:1,127.0.0.1:2'; // nothing listens: the check comes first
     const base = testConfig({ baseUrl: 'http://127.0.0.1:1', prefix: 'pipescaler', pipes: [], policies: {} });
-    expect(() => createDaemon({ config: { ...base, redis: { ...base.redis, url } }, schedule: false, watch: false }))
-      .toThrow(/^redis\.prefix "pipescaler": Redis Cluster needs a hash-tagged prefix such as "\{pipescaler\}"/);
+    expect(() =>
+      createDaemon({ config: { ...base, redis: { ...base.redis, url } }, schedule: false, watch: false }),
+    ).toThrow(/^redis\.prefix "pipescaler": Redis Cluster needs a hash-tagged prefix such as "\{pipescaler\}"/);
     const env = { PIPESCALER_REDIS_URL: url, PIPESCALER_REDIS_PREFIX: 'pstest-untagged' };
     const refused = await cli(env, 'status');
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^error: PIPESCALER_REDIS_PREFIX: Redis Cluster needs a hash-tagged prefix such as "\{pstest-untagged\}"/);
+    expect(refused.stderr).toMatch(
+      /^error: PIPESCALER_REDIS_PREFIX: Redis Cluster needs a hash-tagged prefix such as "\{pstest-untagged\}"/,
+    );
     expect(refused.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     const fromConfig = await cli({ PIPESCALER_REDIS_URL: url }, 'pause', 'clickstream');
-    expect(fromConfig.stderr).toMatch(/^error: config\/pipescaler\.yaml: redis\.prefix: Redis Cluster needs a hash-tagged prefix/);
+    expect(fromConfig.stderr).toMatch(
+      /^error: config\/pipescaler\.yaml: redis\.prefix: Redis Cluster needs a hash-tagged prefix/,
+    );
     const badUrl = await cli({ PIPESCALER_REDIS_URL: 'redis+sentinel://:pw-not-shown@127.0.0.1:1' }, 'status');
-    expect(badUrl).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: PIPESCALER_REDIS_URL needs the master group name/) });
+    expect(badUrl).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error: PIPESCALER_REDIS_URL needs the master group name/),
+    });
     expect(badUrl.stderr).not.toContain('pw-not-shown');
   }, 30_000);
 });

@@ -7,7 +7,18 @@ import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index
 import type { Config } from '../../src/policy/types.js';
 import { createReadiness, failedChecks } from '../../src/telemetry/readiness.js';
 import { startRedisServer, type RedisServer } from '../redis-servers.js';
-import { DEMO, FAST_WORKERS, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix, waitForEvent } from './helpers.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  collect,
+  demoPipe,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
+  waitForEvent,
+} from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
@@ -23,9 +34,15 @@ afterEach(async () => {
 
 function config(baseUrl: string, url: string): Config {
   const c = testConfig({
-    baseUrl, prefix: uniquePrefix('guard'), reconcileMs: 24 * 60 * MIN,
+    baseUrl,
+    prefix: uniquePrefix('guard'),
+    reconcileMs: 24 * 60 * MIN,
     pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('clickstream', 'streams'), paused: 'incident 42' }],
-    policies: { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [oneOff('peak', T0 + 10 * MIN, T0 + 20 * MIN, { replicas: 6 })]) },
+    policies: {
+      streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
+        oneOff('peak', T0 + 10 * MIN, T0 + 20 * MIN, { replicas: 6 }),
+      ]),
+    },
   });
   return { ...c, redis: { ...c.redis, url } };
 }
@@ -39,9 +56,23 @@ describe('Redis state loss', () => {
     let clock = T0;
     const emitter = new DaemonEmitter();
     const states = collect(emitter, 'redis:state');
-    const readiness = createReadiness(emitter, { reconcileMs: 24 * 60 * MIN, configLoaded: true, redisReady: true, now: () => clock });
+    const readiness = createReadiness(emitter, {
+      reconcileMs: 24 * 60 * MIN,
+      configLoaded: true,
+      redisReady: true,
+      now: () => clock,
+    });
     const c = config(cloud.url, server.url);
-    daemon = createDaemon({ config: c, redisUrl: server.url, prefix: c.redis.prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    daemon = createDaemon({
+      config: c,
+      redisUrl: server.url,
+      prefix: c.redis.prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     const tick = async (at: number) => {
       clock = at;
       await daemon!.tick(at);
@@ -80,7 +111,16 @@ describe('Redis state loss', () => {
     const emitter = new DaemonEmitter();
     const lost = waitForEvent(emitter, 'redis:state', (s) => s.lost);
     const c = config(cloud.url, server.url);
-    daemon = createDaemon({ config: c, redisUrl: server.url, prefix: c.redis.prefix, now: () => T0 + 10 * MIN, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    daemon = createDaemon({
+      config: c,
+      redisUrl: server.url,
+      prefix: c.redis.prefix,
+      now: () => T0 + 10 * MIN,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await daemon.start();
       expect(await lost).toEqual({ lost: true, cause: 'eviction_policy' });
@@ -100,7 +140,16 @@ describe('Redis state loss', () => {
     const emitter = new DaemonEmitter();
     const states = collect(emitter, 'redis:state');
     const c = config(cloud.url, server.url);
-    daemon = createDaemon({ config: c, redisUrl: server.url, prefix: c.redis.prefix, now: () => T0 + 10 * MIN, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    daemon = createDaemon({
+      config: c,
+      redisUrl: server.url,
+      prefix: c.redis.prefix,
+      now: () => T0 + 10 * MIN,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await daemon.start();
       await daemon.tick(T0 + 10 * MIN);

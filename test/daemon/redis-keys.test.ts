@@ -7,18 +7,28 @@ import { redisKeys } from '../../src/daemon/redis-keys.js';
 import { hashTag } from '../../src/config/redis.js';
 
 describe('redisKeys', () => {
-  it('puts every key of ours, and BullMQ\'s, in the slot of the prefix\'s hash tag', () => {
+  it("puts every key of ours, and BullMQ's, in the slot of the prefix's hash tag", () => {
     for (const prefix of ['{pipescaler}', 'prod{ps}', '{a}{b}']) {
       const keys = redisKeys(prefix);
       const tag = hashTag(prefix);
       const names = ['orders', '{x}', 'a}b{c', ''];
       const all = [
-        keys.marker, keys.pauseAll, keys.pattern,
-        ...names.flatMap((n) => [keys.pipe(n), keys.pause(n), keys.services(n), keys.budget(n), keys.metricGood(n),
-          keys.metricTick(n, 1_795_000_000_000), keys.metricLock(n, 1_795_000_000_000)]),
+        keys.marker,
+        keys.pauseAll,
+        keys.pattern,
+        ...names.flatMap((n) => [
+          keys.pipe(n),
+          keys.pause(n),
+          keys.services(n),
+          keys.budget(n),
+          keys.metricGood(n),
+          keys.metricTick(n, 1_795_000_000_000),
+          keys.metricLock(n, 1_795_000_000_000),
+        ]),
         keys.tick(1_795_000_000),
         // BullMQ's: <prefix>:<queue>:<suffix>
-        `${prefix}:${EVALUATE_QUEUE}:wait`, `${prefix}:${applyQueueName('{key}')}:meta`,
+        `${prefix}:${EVALUATE_QUEUE}:wait`,
+        `${prefix}:${applyQueueName('{key}')}:meta`,
       ];
       for (const key of all) {
         expect(key.startsWith(`${prefix}:`), key).toBe(true);

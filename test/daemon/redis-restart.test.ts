@@ -5,7 +5,17 @@ import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
-import { DEMO, FAST_WORKERS, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix, waitForEvent } from './helpers.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  demoPipe,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
+  waitForEvent,
+} from './helpers.js';
 
 const PORT = 6390;
 const URL = `redis://127.0.0.1:${PORT}`;
@@ -14,7 +24,9 @@ const MIN = 60_000;
 let server: ChildProcess | null = null;
 
 async function startRedis(): Promise<void> {
-  server = spawn('redis-server', ['--port', String(PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  server = spawn('redis-server', ['--port', String(PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server on ${PORT} did not start: ${out}`)), 10_000);
@@ -48,7 +60,9 @@ describe('Redis stopped and started again mid-run', () => {
     let clock = T0;
     const prefix = uniquePrefix('restart');
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 60 * MIN,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 60 * MIN,
       pipes: [demoPipe('orders-events', 'streams')],
       policies: {
         streams: policy('streams', { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
@@ -59,7 +73,16 @@ describe('Redis stopped and started again mid-run', () => {
     const emitter = new DaemonEmitter();
     const statuses: boolean[] = [];
     emitter.on('redis:status', (s) => statuses.push(s.ready));
-    const daemon = createDaemon({ config, redisUrl: URL, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const daemon = createDaemon({
+      config,
+      redisUrl: URL,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     await daemon.start();
     try {
       await daemon.tick(T0);

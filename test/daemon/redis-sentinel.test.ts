@@ -30,9 +30,16 @@ afterEach(async () => {
   group = undefined;
 });
 
-async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['dist/cli/main.js', ...args, '-c', 'config/pipescaler.yaml'], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['dist/cli/main.js', ...args, '-c', 'config/pipescaler.yaml'],
+      { env: { ...process.env, ...env } },
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -57,9 +64,15 @@ describe('Redis Sentinel', () => {
     const prefix = uniquePrefix('sentinel');
     const env = { PIPESCALER_REDIS_URL: group.url, PIPESCALER_REDIS_PREFIX: prefix };
     const base = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 60 * MIN,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 60 * MIN,
       pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
-      policies: { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 })]) },
+      policies: {
+        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
+          oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 }),
+        ]),
+      },
     });
     let clock = T0;
     const emitter = new DaemonEmitter();
@@ -67,7 +80,15 @@ describe('Redis Sentinel', () => {
     const statuses = collect(emitter, 'redis:status');
     const applied = collect(emitter, 'decision');
     // no redisUrl: the config's redis.url, a redis+sentinel:// URL, is what the daemon connects to
-    daemon = createDaemon({ config: { ...base, redis: { ...base.redis, url: group.url } }, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    daemon = createDaemon({
+      config: { ...base, redis: { ...base.redis, url: group.url } },
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     const tick = async (at: number) => {
       clock = at;
       await daemon!.tick(at);
@@ -106,7 +127,10 @@ describe('Redis Sentinel', () => {
     const status = await cli(env, 'status', '--json');
     expect(status.code, status.stderr).toBe(0);
     const rows = JSON.parse(status.stdout) as { pipe: string; paused: unknown; applied: unknown }[];
-    expect(rows.find((r) => r.pipe === 'clickstream')).toMatchObject({ paused: { reason: 'incident 42' }, applied: { replicas: 3 } });
+    expect(rows.find((r) => r.pipe === 'clickstream')).toMatchObject({
+      paused: { reason: 'incident 42' },
+      applied: { replicas: 3 },
+    });
     expect(rows.find((r) => r.pipe === 'orders-events')).toMatchObject({ applied: { replicas: 7 } });
     expect(await cli(env, 'resume', 'clickstream')).toMatchObject({ code: 0 });
 
@@ -118,7 +142,8 @@ describe('Redis Sentinel', () => {
     // The marker key survived: no data-loss hold, only the policy's. Each change was sent once.
     expect(states.filter((s) => s.lost)).toEqual([{ lost: true, cause: 'eviction_policy' }]);
     expect(states.at(-1)).toEqual({ lost: false });
-    const changes = (pipe: string) => applied.filter((d) => d.pipe === pipe && d.result === 'applied').map((d) => d.after.replicas);
+    const changes = (pipe: string) =>
+      applied.filter((d) => d.pipe === pipe && d.result === 'applied').map((d) => d.after.replicas);
     expect(changes('orders-events')).toEqual([3, 7, 3]);
     expect(changes('clickstream')).toEqual([3, 7, 3]);
     expect(daemon.ready()).toBe(true);
@@ -130,15 +155,29 @@ describe('Redis Sentinel', () => {
     const replicas = (p: keyof typeof DEMO.pipes) => cloud!.store.pipe(DEMO.pipes[p])!.scaling.replicas;
     const prefix = uniquePrefix('sentinel-failover');
     const base = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 60 * MIN,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 60 * MIN,
       pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
-      policies: { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 })]) },
+      policies: {
+        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
+          oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 }),
+        ]),
+      },
     });
     let clock = T0;
     const emitter = new DaemonEmitter();
     const states = collect(emitter, 'redis:state');
     const decisions = collect(emitter, 'decision');
-    daemon = createDaemon({ config: { ...base, redis: { ...base.redis, url: group.url } }, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    daemon = createDaemon({
+      config: { ...base, redis: { ...base.redis, url: group.url } },
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     const tick = async (at: number) => {
       clock = at;
       await daemon!.tick(at);
@@ -157,7 +196,8 @@ describe('Redis Sentinel', () => {
     await daemon.store.clearPause('clickstream');
     await tick(T0 + 11 * MIN);
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([7, 7]);
-    const changes = (pipe: string) => decisions.filter((d) => d.pipe === pipe && d.result === 'applied').map((d) => d.after.replicas);
+    const changes = (pipe: string) =>
+      decisions.filter((d) => d.pipe === pipe && d.result === 'applied').map((d) => d.after.replicas);
     expect(changes('orders-events')).toEqual([3, 7]);
     expect(changes('clickstream')).toEqual([3, 7]);
     expect(states.filter((s) => s.lost)).toEqual([]);

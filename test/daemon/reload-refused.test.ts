@@ -63,8 +63,15 @@ describe('a reload the daemon could not run is refused before anything is swappe
     const emitter = new DaemonEmitter();
     let clock = T0;
     const daemon = createDaemon({
-      config: path, env: { PS_TEST_SECRET: DEMO.keySecret, PS_EMPTY: '' }, redis, prefix, now: () => clock, emitter,
-      schedule: false, watch: false, workerOptions: FAST_WORKERS,
+      config: path,
+      env: { PS_TEST_SECRET: DEMO.keySecret, PS_EMPTY: '' },
+      redis,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
     });
     const reloads = collect(emitter, 'config:reload');
     const replicas = () => cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas;
@@ -89,7 +96,9 @@ describe('a reload the daemon could not run is refused before anything is swappe
 
       writeFileSync(path, good(cloud.url, 4).replace(pipes, '\npipes: []\n'));
       expect(await daemon.reload()).toBe(false);
-      expect(reloads.at(-1)!.errors!.join('\n')).toMatch(/pipes: the new config has no pipes \(the running one has 1\)/);
+      expect(reloads.at(-1)!.errors!.join('\n')).toMatch(
+        /pipes: the new config has no pipes \(the running one has 1\)/,
+      );
       expect(reloads.every((r) => r.result === 'failure')).toBe(true);
       expect(JSON.stringify(reloads)).not.toContain(DEMO.keySecret);
 

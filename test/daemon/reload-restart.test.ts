@@ -32,12 +32,16 @@ interface Shape {
 }
 
 function file(s: Shape): string {
-  const pipes = (s.pipes ?? ['orders-events']).map((name) => `
+  const pipes = (s.pipes ?? ['orders-events'])
+    .map(
+      (name) => `
   - name: ${name}
     organizationId: ${DEMO.org}
     serviceId: ${DEMO.analytics}
     pipeId: ${DEMO.pipes[name as keyof typeof DEMO.pipes]}
-    policy: steady`).join('');
+    policy: steady`,
+    )
+    .join('');
   return `
 api:
   baseUrl: ${s.baseUrl}
@@ -85,8 +89,15 @@ describe('a reload that needs a restart', () => {
     let clock = T0;
     // the connection is given (the test's), the prefix comes from the file, telemetry from the config
     const daemon = createDaemon({
-      config: path, env: { PS_TEST_SECRET: DEMO.keySecret }, redis, now: () => clock, emitter,
-      schedule: false, watch: false, workerOptions: FAST_WORKERS, telemetryFromConfig: true,
+      config: path,
+      env: { PS_TEST_SECRET: DEMO.keySecret },
+      redis,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+      telemetryFromConfig: true,
     });
     const reloads = collect(emitter, 'config:reload');
     const replicas = () => cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas;
@@ -95,7 +106,8 @@ describe('a reload that needs a restart', () => {
       await daemon.tick(at);
       await drained([daemon]);
     };
-    const lastReload = async () => (await registry.getSingleMetric('pipescaler_config_last_reload_success')!.get()).values[0]!.value;
+    const lastReload = async () =>
+      (await registry.getSingleMetric('pipescaler_config_last_reload_success')!.get()).values[0]!.value;
     try {
       await daemon.start();
       await tick(T0);
@@ -103,10 +115,22 @@ describe('a reload that needs a restart', () => {
 
       // each setting that takes a restart, alone and together with a policy change: refused
       const refusals: [Shape, RegExp][] = [
-        [{ baseUrl: cloud.url, prefix: `${prefix}-other`, replicas: 5 },
-          new RegExp(`^redis\\.prefix: changed from "${prefix}" to "${prefix}-other"; this takes a restart, so the reload is refused and the running config stays`)],
-        [{ baseUrl: 'embedded', replicas: 5 }, new RegExp(`^api\\.baseUrl: changed from "${cloud.url.replace(/[.]/g, '\\.')}" to "embedded"; this takes a restart`)],
-        [{ baseUrl: cloud.url, listen: '127.0.0.1:9999', replicas: 5 }, /^telemetry\.listen: changed from "127\.0\.0\.1:9464" to "127\.0\.0\.1:9999"; this takes a restart/],
+        [
+          { baseUrl: cloud.url, prefix: `${prefix}-other`, replicas: 5 },
+          new RegExp(
+            `^redis\\.prefix: changed from "${prefix}" to "${prefix}-other"; this takes a restart, so the reload is refused and the running config stays`,
+          ),
+        ],
+        [
+          { baseUrl: 'embedded', replicas: 5 },
+          new RegExp(
+            `^api\\.baseUrl: changed from "${cloud.url.replace(/[.]/g, '\\.')}" to "embedded"; this takes a restart`,
+          ),
+        ],
+        [
+          { baseUrl: cloud.url, listen: '127.0.0.1:9999', replicas: 5 },
+          /^telemetry\.listen: changed from "127\.0\.0\.1:9464" to "127\.0\.0\.1:9999"; this takes a restart/,
+        ],
       ];
       for (const [shape, error] of refusals) {
         writeFileSync(path, file(shape));
@@ -129,9 +153,16 @@ describe('a reload that needs a restart', () => {
       writeFileSync(path, file({ baseUrl: cloud.url, replicas: 4, pipes: ['orders-events', 'clickstream'] }));
       expect(await daemon.reload()).toBe(true);
       expect(await lastReload()).toBe(1);
-      expect(reloads.at(-1)!.changes).toMatchObject({ pipesAdded: ['clickstream'], pipesRemoved: [], policiesChanged: ['steady'] });
+      expect(reloads.at(-1)!.changes).toMatchObject({
+        pipesAdded: ['clickstream'],
+        pipesRemoved: [],
+        policiesChanged: ['steady'],
+      });
       expect(lines.at(-1)).toMatchObject({
-        level: 30, msg: 'config reloaded: pipes added: clickstream; policies changed: steady', pipesAdded: ['clickstream'], policiesChanged: ['steady'],
+        level: 30,
+        msg: 'config reloaded: pipes added: clickstream; policies changed: steady',
+        pipesAdded: ['clickstream'],
+        policiesChanged: ['steady'],
       });
       await tick(T0 + 120_000);
       expect(replicas()).toBe(4);

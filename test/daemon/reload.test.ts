@@ -51,8 +51,14 @@ describe('reload', () => {
     const emitter = new DaemonEmitter();
     let clock = T0;
     const daemon = createDaemon({
-      config: path, env: { PS_TEST_SECRET: DEMO.keySecret }, redis, prefix, now: () => clock, emitter,
-      schedule: false, workerOptions: FAST_WORKERS,
+      config: path,
+      env: { PS_TEST_SECRET: DEMO.keySecret },
+      redis,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      workerOptions: FAST_WORKERS,
     });
     const replicas = () => cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas;
     const tick = async (at: number) => {
@@ -63,7 +69,14 @@ describe('reload', () => {
     await daemon.start();
     let exitCode: number | null = null;
     const exited = new Promise<void>((resolve) => {
-      handleSignals(daemon, { timeoutMs: 2_000, logger: silentLogger, exit: (code) => { exitCode = code; resolve(); } });
+      handleSignals(daemon, {
+        timeoutMs: 2_000,
+        logger: silentLogger,
+        exit: (code) => {
+          exitCode = code;
+          resolve();
+        },
+      });
     });
     try {
       await tick(T0);

@@ -5,7 +5,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import {
-  FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
 } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -29,13 +38,19 @@ async function runFleet(replicas: number) {
     baseUrl: cloud.url,
     prefix,
     reconcileMs: 24 * 60 * MIN,
-    pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams'), demoPipe('nightly-s3', 'objects')],
+    pipes: [
+      demoPipe('orders-events', 'streams'),
+      demoPipe('clickstream', 'streams'),
+      demoPipe('nightly-s3', 'objects'),
+    ],
     policies: {
       streams: policy('streams', { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
         oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 5 }),
         oneOff('spike', T0 + 20 * MIN, T0 + 25 * MIN, { replicaCpuMillicores: 1000 }, 1),
       ]),
-      objects: policy('objects', { concurrency: 2 }, [oneOff('load', T0 + 10 * MIN, T0 + 20 * MIN, { concurrency: 8 })]),
+      objects: policy('objects', { concurrency: 2 }, [
+        oneOff('load', T0 + 10 * MIN, T0 + 20 * MIN, { concurrency: 8 }),
+      ]),
     },
   });
   const emitters: DaemonEmitter[] = [];
@@ -43,7 +58,18 @@ async function runFleet(replicas: number) {
   for (let i = 0; i < replicas; i++) {
     const emitter = new DaemonEmitter();
     emitters.push(emitter);
-    daemons.push(createDaemon({ config, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS }));
+    daemons.push(
+      createDaemon({
+        config,
+        redis,
+        prefix,
+        now: () => clock,
+        emitter,
+        schedule: false,
+        watch: false,
+        workerOptions: FAST_WORKERS,
+      }),
+    );
   }
   const evaluations = emitters.flatMap((e) => [collect(e, 'evaluation')]);
   const applied = emitters.flatMap((e) => [collect(e, 'decision')]);
@@ -62,7 +88,11 @@ async function runFleet(replicas: number) {
     return {
       requests: cloud.stats().requests.scalePipe ?? {},
       perTick: Object.fromEntries([...perTick].sort()),
-      applied: applied.flat().filter((d) => d.result === 'applied').map((d) => `${d.pipe} ${JSON.stringify(d.after)}`).sort(),
+      applied: applied
+        .flat()
+        .filter((d) => d.result === 'applied')
+        .map((d) => `${d.pipe} ${JSON.stringify(d.after)}`)
+        .sort(),
       final: [...cloud.store.pipes.values()].map((p) => `${p.name} ${JSON.stringify(p.scaling)}`).sort(),
     };
   } finally {

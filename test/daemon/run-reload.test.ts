@@ -52,11 +52,15 @@ describe('pipescaler run, reloading its file', () => {
     writeFileSync(path, config(good));
     const unset = ['PIPESCALER_REDIS_URL', 'PIPESCALER_REDIS_PREFIX', 'PIPESCALER_TELEMETRY_LISTEN'];
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !unset.includes(k)));
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const lines: Record<string, unknown>[] = [];
-    const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+    const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
+      [];
     let buffer = '';
     child.stdout.on('data', (b: Buffer) => {
       buffer += b.toString();
@@ -77,10 +81,17 @@ describe('pipescaler run, reloading its file', () => {
       }
     });
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-    const next = (what: string, pred: (l: Record<string, unknown>) => boolean, ms = 30_000) => new Promise<Record<string, unknown>>((ok, fail) => {
-      const timer = setTimeout(() => fail(new Error(`no ${what} within ${ms} ms; stderr: ${stderr}`)), ms);
-      waiters.push({ pred, resolve: (l) => { clearTimeout(timer); ok(l); } });
-    });
+    const next = (what: string, pred: (l: Record<string, unknown>) => boolean, ms = 30_000) =>
+      new Promise<Record<string, unknown>>((ok, fail) => {
+        const timer = setTimeout(() => fail(new Error(`no ${what} within ${ms} ms; stderr: ${stderr}`)), ms);
+        waiters.push({
+          pred,
+          resolve: (l) => {
+            clearTimeout(timer);
+            ok(l);
+          },
+        });
+      });
     const msg = (l: Record<string, unknown>) => String(l.msg);
     try {
       await next('start', (l) => msg(l) === 'daemon started');
@@ -92,12 +103,16 @@ describe('pipescaler run, reloading its file', () => {
       const errors = (await refused).errors as string[];
       expect(errors).toHaveLength(2);
       expect(errors[0]).toMatch(/^redis\.prefix: changed from ".*" to ".*-moved"; this takes a restart/);
-      expect(errors[1]).toMatch(/^telemetry\.listen: changed from "127\.0\.0\.1:0" to "127\.0\.0\.1:9999"; this takes a restart/);
+      expect(errors[1]).toMatch(
+        /^telemetry\.listen: changed from "127\.0\.0\.1:0" to "127\.0\.0\.1:9999"; this takes a restart/,
+      );
 
       // a policy and the log level: reloaded, said, and the debug lines start
       const reloaded = next('a reload', (l) => msg(l).startsWith('config reloaded'));
       writeFileSync(path, config({ ...good, replicas: 4, level: 'debug' }));
-      expect(msg(await reloaded)).toBe('config reloaded: policies changed: steady; settings changed: telemetry.logLevel');
+      expect(msg(await reloaded)).toBe(
+        'config reloaded: policies changed: steady; settings changed: telemetry.logLevel',
+      );
       await next('a debug line', (l) => l.level === 20);
       expect(lines.map(msg)).not.toContain('redis connection lost; evaluations wait for it');
     } finally {

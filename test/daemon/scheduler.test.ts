@@ -7,13 +7,22 @@ describe('scheduleTicks', () => {
   it('calls back with whole-second instants and reports a tick skipped behind a stuck one', async () => {
     const ticks: number[] = [];
     const warnings: string[] = [];
-    const logger = { info: () => {}, debug: () => {}, error: () => {}, warn: (_: object, m?: string) => warnings.push(m ?? '') };
+    const logger = {
+      info: () => {},
+      debug: () => {},
+      error: () => {},
+      warn: (_: object, m?: string) => warnings.push(m ?? ''),
+    };
     let release!: () => void;
     const stuck = new Promise<void>((r) => (release = r));
-    const scheduler = scheduleTicks('* * * * * *', async (at) => {
-      ticks.push(at);
-      await stuck; // like a tick waiting for Redis
-    }, logger);
+    const scheduler = scheduleTicks(
+      '* * * * * *',
+      async (at) => {
+        ticks.push(at);
+        await stuck; // like a tick waiting for Redis
+      },
+      logger,
+    );
     try {
       const deadline = Date.now() + 5_000;
       while (warnings.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

@@ -20,10 +20,18 @@ const IDLE_SERVICE = 'a1000000-0000-4000-8000-000000000003';
 let cloud: EmbeddedCloud;
 let client: ApiClient;
 
-const config = { pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('nightly-s3', 'objects'), serviceId: DEMO.staging }] };
-const ctx = { store, emitter: new DaemonEmitter(), logger: silentLogger, now: () => NOW, config: () => config } as unknown as DaemonContext;
+const config = {
+  pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('nightly-s3', 'objects'), serviceId: DEMO.staging }],
+};
+const ctx = {
+  store,
+  emitter: new DaemonEmitter(),
+  logger: silentLogger,
+  now: () => NOW,
+  config: () => config,
+} as unknown as DaemonContext;
 const budget = new KeyBudget(redis, `${prefix}:budget`, { requests: 1000, perMs: 1000 });
-const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget } as unknown as KeyLane);
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget }) as unknown as KeyLane;
 const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
 const pipeOn = (serviceId: string): PipeConfig => ({ ...demoPipe('orders-events', 'streams'), serviceId });
 
@@ -57,7 +65,10 @@ describe('ServiceLists', () => {
     expect(b.state).toBe('idle');
     expect(refuses(b.state)).toBe(true);
     expect(refuses(a.state)).toBe(false);
-    const { service } = await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE.toUpperCase() });
+    const { service } = await store.snapshot('any', {
+      organizationId: DEMO.org,
+      serviceId: IDLE_SERVICE.toUpperCase(),
+    });
     expect(service).toEqual({ state: 'idle', at: NOW });
   });
 
@@ -66,8 +77,14 @@ describe('ServiceLists', () => {
     const got = await new ServiceLists(ctx).read(pipeOn(IDLE_SERVICE), lane());
     expect(got).toEqual({ requested: true, state: null });
     expect(refuses(got.state)).toBe(false);
-    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service).toEqual({ state: null, at: NOW });
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service).toEqual({
+      state: null,
+      at: NOW,
+    });
     // Every configured service of the organization is unknown now, so none of them asks again.
-    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: DEMO.staging })).service).toEqual({ state: null, at: NOW });
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: DEMO.staging })).service).toEqual({
+      state: null,
+      at: NOW,
+    });
   });
 });

@@ -12,7 +12,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { applyQueueName, createDaemon, DaemonEmitter, StateStore } from '../../src/daemon/index.js';
 import {
-  DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, policy, testConfig, uniquePrefix, until, waitForEvent,
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+  waitForEvent,
 } from './helpers.js';
 
 const prefix = uniquePrefix('sigkill');
@@ -30,12 +39,16 @@ describe('a daemon process killed mid-apply', () => {
     expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 3_600_000,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 3_600_000,
       pipes: [demoPipe('orders-events', 'four')],
       policies: { four: policy('four', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
     });
     const path = join(dir, 'pipescaler.yaml');
-    writeFileSync(path, `
+    writeFileSync(
+      path,
+      `
 api:
   baseUrl: ${cloud.url}
   keyId: ${DEMO.keyId}
@@ -57,10 +70,14 @@ pipes:
 policies:
   four:
     baseline: { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }
-`);
+`,
+    );
     // Met before, so the child's first turn is the apply itself, which the cloud holds for 5 s.
     await new StateStore(redis, prefix).write('orders-events', {
-      kind: 'stream', state: 'Running', applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, lastReadAt: Date.now(),
+      kind: 'stream',
+      state: 'Running',
+      applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+      lastReadAt: Date.now(),
     });
     cloud.setFaults({ scalePipe: { latency: { probability: 1, minMs: 5_000, maxMs: 5_000 } } });
     const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], {
@@ -72,14 +89,26 @@ policies:
     const exited = once(child, 'exit');
     const lane = new Queue(applyQueueName(DEMO.keyId), { connection: redis, prefix });
     try {
-      await until(async () => (await lane.getActiveCount()) === 1, 20_000, `the child's apply to start (stderr: ${stderr})`);
+      await until(
+        async () => (await lane.getActiveCount()) === 1,
+        20_000,
+        `the child's apply to start (stderr: ${stderr})`,
+      );
       child.kill('SIGKILL');
       const [, signal] = await exited;
       expect(signal).toBe('SIGKILL');
       cloud.setFaults({});
 
       const emitter = new DaemonEmitter();
-      const rescuer = createDaemon({ config, redis, prefix, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+      const rescuer = createDaemon({
+        config,
+        redis,
+        prefix,
+        emitter,
+        schedule: false,
+        watch: false,
+        workerOptions: FAST_WORKERS,
+      });
       const applied = waitForEvent(emitter, 'decision', (d) => d.result === 'applied', 45_000);
       await rescuer.start();
       try {

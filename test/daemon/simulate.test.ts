@@ -7,7 +7,17 @@ import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { simulate } from '../../src/policy/simulate.js';
 import type { PipeView, Policy, RecurringWindow } from '../../src/policy/types.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, drained, oneOff, target, testConfig, uniquePrefix } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  drained,
+  oneOff,
+  target,
+  testConfig,
+  uniquePrefix,
+} from './helpers.js';
 
 const FROM = Date.parse('2026-11-23T00:00:00Z'); // a Monday
 const TO = FROM + 24 * 3_600_000;
@@ -24,8 +34,15 @@ function recurring(name: string, start: string, end: string, timezone: string, v
   const [sh, sm] = start.split(':').map(Number) as [number, number];
   const [eh, em] = end.split(':').map(Number) as [number, number];
   return {
-    kind: 'recurring', name, priority: 0, days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: { hour: sh, minute: sm },
-    end: { hour: eh, minute: em }, timezone, exclude: [], target: target(values),
+    kind: 'recurring',
+    name,
+    priority: 0,
+    days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+    start: { hour: sh, minute: sm },
+    end: { hour: eh, minute: em },
+    timezone,
+    exclude: [],
+    target: target(values),
   };
 }
 
@@ -45,7 +62,12 @@ const officeHours: Policy = {
 const nightly: Policy = {
   name: 'nightly',
   baseline: target({ concurrency: 2 }),
-  windows: [{ ...recurring('nightly-batch', '01:00', '05:00', 'UTC', { concurrency: 16 }), days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] }],
+  windows: [
+    {
+      ...recurring('nightly-batch', '01:00', '05:00', 'UTC', { concurrency: 16 }),
+      days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
+    },
+  ],
   behavior: {
     scaleUp: { maxStep: {}, cooldownMs: 0 },
     scaleDown: { maxStep: { concurrency: 8 }, cooldownMs: 20 * 60_000, stabilizationMs: 0 },
@@ -54,7 +76,13 @@ const nightly: Policy = {
 
 // What the demo fixtures run before the daemon first meets them (config/cloud.yaml).
 const view = (applied: ScalingValues, kind: PipeView['kind']): PipeView => ({
-  kind, state: 'Running', applied, bounds: {}, lastChange: {}, recommendations: [], endpoints: {},
+  kind,
+  state: 'Running',
+  applied,
+  bounds: {},
+  lastChange: {},
+  recommendations: [],
+  endpoints: {},
 });
 const VIEWS: Record<string, PipeView> = {
   'orders-events': view({ replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, 'stream'),
@@ -70,8 +98,14 @@ describe('a scripted day', () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     let clock = FROM;
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 48 * 3_600_000,
-      pipes: [demoPipe('orders-events', 'office-hours'), demoPipe('clickstream', 'office-hours'), demoPipe('nightly-s3', 'nightly')],
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 48 * 3_600_000,
+      pipes: [
+        demoPipe('orders-events', 'office-hours'),
+        demoPipe('clickstream', 'office-hours'),
+        demoPipe('nightly-s3', 'nightly'),
+      ],
       policies: { 'office-hours': officeHours, nightly },
     });
     const emitter = new DaemonEmitter();
@@ -79,7 +113,16 @@ describe('a scripted day', () => {
     emitter.on('decision', (d) => {
       if (d.result === 'applied') sent.push({ pipe: d.pipe, at: clock, scaling: changed(d.before, d.after) });
     });
-    const daemon = createDaemon({ config, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const daemon = createDaemon({
+      config,
+      redis,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     await daemon.start();
     try {
       for (let at = FROM; at < TO; at += STEP) {
@@ -91,8 +134,13 @@ describe('a scripted day', () => {
       await daemon.stop({ timeoutMs: 2_000 });
       await cloud.close();
     }
-    const predicted = simulate(config, VIEWS, FROM, TO, STEP).map((c) => ({ pipe: c.pipe, at: c.at, scaling: c.scaling }));
-    const order = (a: { pipe: string; at: number }, b: { pipe: string; at: number }) => a.at - b.at || a.pipe.localeCompare(b.pipe);
+    const predicted = simulate(config, VIEWS, FROM, TO, STEP).map((c) => ({
+      pipe: c.pipe,
+      at: c.at,
+      scaling: c.scaling,
+    }));
+    const order = (a: { pipe: string; at: number }, b: { pipe: string; at: number }) =>
+      a.at - b.at || a.pipe.localeCompare(b.pipe);
     expect(predicted.length).toBeGreaterThan(10);
     expect([...sent].sort(order)).toEqual([...predicted].sort(order));
     // Besides those, only the three first-contact reads reached the scaling endpoint.

@@ -7,7 +7,16 @@ import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { tamperProxy } from './tamper-proxy.js';
 import {
-  DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, drained, policy, testConfig, uniquePrefix, waitForEvent,
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+  waitForEvent,
 } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -38,7 +47,9 @@ describe('a worker killed mid-apply', () => {
       return upstream();
     };
     const config = testConfig({
-      baseUrl: proxy.url, prefix, reconcileMs: 24 * 3_600_000,
+      baseUrl: proxy.url,
+      prefix,
+      reconcileMs: 24 * 3_600_000,
       pipes: [demoPipe('orders-events', 'streams')],
       policies: { streams: policy('streams', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
     });
@@ -46,10 +57,20 @@ describe('a worker killed mid-apply', () => {
     doomedRedis.on('error', () => {});
     const doomedEvents = new DaemonEmitter();
     const doomed = createDaemon({
-      config, redis: doomedRedis, prefix, now: () => T0, emitter: doomedEvents, schedule: false, watch: false, workerOptions: FAST_WORKERS,
+      config,
+      redis: doomedRedis,
+      prefix,
+      now: () => T0,
+      emitter: doomedEvents,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
     });
     await doomed.store.write('orders-events', {
-      kind: 'stream', state: 'Running', applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, lastReadAt: T0,
+      kind: 'stream',
+      state: 'Running',
+      applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+      lastReadAt: T0,
     });
     await doomed.start();
     await doomed.tick(T0);
@@ -60,7 +81,14 @@ describe('a worker killed mid-apply', () => {
     release();
     const rescuerEvents = new DaemonEmitter();
     const rescuer = createDaemon({
-      config, redis, prefix, now: () => T0, emitter: rescuerEvents, schedule: false, watch: false, workerOptions: FAST_WORKERS,
+      config,
+      redis,
+      prefix,
+      now: () => T0,
+      emitter: rescuerEvents,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
     });
     const applied = waitForEvent(rescuerEvents, 'decision', (d) => d.result === 'applied', 20_000);
     await rescuer.start();

@@ -59,7 +59,14 @@ describe('Lua scripts', () => {
 describe('StateStore.snapshot', () => {
   it('an unknown pipe is the empty record, not paused', async () => {
     const { rec, pause } = await store.snapshot('never-seen');
-    expect(rec).toMatchObject({ kind: null, applied: {}, desired: null, recommendations: [], lastError: null, drifts: 0 });
+    expect(rec).toMatchObject({
+      kind: null,
+      applied: {},
+      desired: null,
+      recommendations: [],
+      lastError: null,
+      drifts: 0,
+    });
     expect(pause).toBeNull();
   });
 
@@ -68,7 +75,13 @@ describe('StateStore.snapshot', () => {
     await store.increment('p1', 'drifts');
     await redis.hset(store.keys.pipe('p1'), 'stranger', '"x"');
     const { rec } = await store.snapshot('p1');
-    expect(rec).toMatchObject({ kind: 'stream', applied: { replicas: 2 }, desired: { replicas: 3 }, lastReadAt: 1_000, drifts: 1 });
+    expect(rec).toMatchObject({
+      kind: 'stream',
+      applied: { replicas: 2 },
+      desired: { replicas: 3 },
+      lastReadAt: 1_000,
+      drifts: 1,
+    });
     expect(rec).not.toHaveProperty('stranger');
     expect(await store.read('p1')).toEqual(rec);
   });
@@ -79,10 +92,21 @@ describe('StateStore.snapshot', () => {
     await checked.write('p-bad', { kind: 'stream', applied: { replicas: 2 }, lastReadAt: 1_000 });
     // another version's shape, a hand edit, and a value out of its enum
     await redis.hset(checked.keys.pipe('p-bad'), {
-      recommendations: '{"at":1}', lastChange: 'not json', state: '"Sleeping"', applied: '{"replicas":"3"}',
+      recommendations: '{"at":1}',
+      lastChange: 'not json',
+      state: '"Sleeping"',
+      applied: '{"replicas":"3"}',
     });
     const { rec } = await checked.snapshot('p-bad');
-    expect(rec).toMatchObject({ kind: 'stream', lastReadAt: 1_000, applied: {}, recommendations: [], lastChange: {}, state: null, readDue: true });
+    expect(rec).toMatchObject({
+      kind: 'stream',
+      lastReadAt: 1_000,
+      applied: {},
+      recommendations: [],
+      lastChange: {},
+      state: null,
+      readDue: true,
+    });
     expect(invalid).toEqual([['p-bad', expect.arrayContaining(['recommendations', 'lastChange', 'state', 'applied'])]]);
     expect(invalid[0]![1]).toHaveLength(4);
     expect(await checked.read('p-bad')).toEqual(rec);
@@ -90,11 +114,14 @@ describe('StateStore.snapshot', () => {
 
   it('an unreadable pause flag still pauses, saying so', async () => {
     await redis.set(store.keys.pause('p-pause'), '{"why":1}');
-    expect((await store.snapshot('p-pause')).pause).toEqual({ reason: 'unreadable pause flag in Redis', scope: 'pipe' });
+    expect((await store.snapshot('p-pause')).pause).toEqual({
+      reason: 'unreadable pause flag in Redis',
+      scope: 'pipe',
+    });
     await redis.del(store.keys.pause('p-pause'));
   });
 
-  it('a pipe\'s own pause wins over the fleet-wide one, which applies otherwise', async () => {
+  it("a pipe's own pause wins over the fleet-wide one, which applies otherwise", async () => {
     await store.setPause(null, { reason: 'freeze' });
     await store.setPause('p2', { reason: 'own', until: Date.now() + 60_000 });
     expect((await store.snapshot('p2')).pause).toMatchObject({ reason: 'own', scope: 'pipe' });
@@ -112,7 +139,12 @@ describe('StateStore.snapshot', () => {
 
 describe('pipeByName', () => {
   it('finds a pipe by name in each config it is given, including one loaded after the first', () => {
-    const a = { pipes: [{ name: 'x', policy: 'p1' }, { name: 'y', policy: 'p1' }] } as unknown as Config;
+    const a = {
+      pipes: [
+        { name: 'x', policy: 'p1' },
+        { name: 'y', policy: 'p1' },
+      ],
+    } as unknown as Config;
     const b = { pipes: [{ name: 'x', policy: 'p2' }] } as unknown as Config;
     expect(pipeByName(a, 'y')?.policy).toBe('p1');
     expect(pipeByName(b, 'x')?.policy).toBe('p2');

@@ -9,7 +9,19 @@ import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { STOP_AFTER_GRACE_MS } from '../../src/daemon/daemon.js';
 import { applyQueueName } from '../../src/daemon/queues.js';
-import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix, until } from './helpers.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 const prefix = uniquePrefix('stopgrace');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -26,12 +38,27 @@ describe('stop under a request held by the platform', () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     let clock = T0;
     const config = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 24 * 60 * MIN,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 24 * 60 * MIN,
       pipes: [demoPipe('orders-events', 'streams')],
-      policies: { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [oneOff('peak', T0 + 10 * MIN, T0 + 20 * MIN, { replicas: 6 })]) },
+      policies: {
+        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
+          oneOff('peak', T0 + 10 * MIN, T0 + 20 * MIN, { replicas: 6 }),
+        ]),
+      },
     });
     const make = (emitter: DaemonEmitter): Daemon =>
-      createDaemon({ config, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+      createDaemon({
+        config,
+        redis,
+        prefix,
+        now: () => clock,
+        emitter,
+        schedule: false,
+        watch: false,
+        workerOptions: FAST_WORKERS,
+      });
     const replicas = () => cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas;
     const queue = new Queue(applyQueueName(DEMO.keyId), { connection: redis, prefix });
     let second: Daemon | undefined;

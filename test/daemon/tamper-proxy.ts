@@ -43,14 +43,21 @@ export async function tamperProxy(target: string): Promise<TamperProxy> {
       delete headers.host;
       delete headers.connection;
       const upstream = async (): Promise<Answer> => {
-        const up = await pool.request({ path: info.url, method: info.method, headers, body: body.length > 0 ? body : null });
+        const up = await pool.request({
+          path: info.url,
+          method: info.method,
+          headers,
+          body: body.length > 0 ? body : null,
+        });
         const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(up.headers)) {
-          if (typeof v === 'string' && k !== 'connection' && k !== 'transfer-encoding' && k !== 'content-length') out[k] = v;
+          if (typeof v === 'string' && k !== 'connection' && k !== 'transfer-encoding' && k !== 'content-length')
+            out[k] = v;
         }
         return { status: up.statusCode, headers: out, text: await up.body.text() };
       };
-      proxy.tamper(info, upstream)
+      proxy
+        .tamper(info, upstream)
         .then((a) => {
           res.writeHead(a.status, a.headers);
           res.end(a.text);

@@ -6,7 +6,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { evaluateJobOptions, EVALUATE_KEEP_COUNT, type EvaluateJob } from '../../src/daemon/queues.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, policy, testConfig, uniquePrefix } from './helpers.js';
+import {
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+} from './helpers.js';
 
 const prefix = uniquePrefix('tickdedup');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -26,10 +36,11 @@ describe('tick deduplication', () => {
     expect((o.removeOnComplete as { age: number }).age).toBeLessThanOrEqual(300);
   });
 
-  it('a second replica ticking the same instant enqueues nothing, even once the first tick\'s jobs are gone', async () => {
+  it("a second replica ticking the same instant enqueues nothing, even once the first tick's jobs are gone", async () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     const config = testConfig({
-      baseUrl: cloud.url, prefix,
+      baseUrl: cloud.url,
+      prefix,
       pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
       policies: { streams: policy('streams', { replicas: 2 }) },
     });
@@ -37,7 +48,16 @@ describe('tick deduplication', () => {
     const emitters = [new DaemonEmitter(), new DaemonEmitter()];
     try {
       for (const emitter of emitters) {
-        const d = createDaemon({ config, redis, prefix, now: () => T0 + 1_000, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+        const d = createDaemon({
+          config,
+          redis,
+          prefix,
+          now: () => T0 + 1_000,
+          emitter,
+          schedule: false,
+          watch: false,
+          workerOptions: FAST_WORKERS,
+        });
         await d.start();
         daemons.push(d);
       }
@@ -72,12 +92,22 @@ describe('tick deduplication', () => {
   it('evaluations that fell behind: a tick adds none for a pipe whose last one still waits; the waiting one runs, then the next tick adds again', async () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     const config = testConfig({
-      baseUrl: cloud.url, prefix: `${prefix}-behind`,
+      baseUrl: cloud.url,
+      prefix: `${prefix}-behind`,
       pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
       policies: { streams: policy('streams', { replicas: 2 }) },
     });
     const emitter = new DaemonEmitter();
-    const d = createDaemon({ config, redis, prefix: `${prefix}-behind`, now: () => T0 + 1_000, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+    const d = createDaemon({
+      config,
+      redis,
+      prefix: `${prefix}-behind`,
+      now: () => T0 + 1_000,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
     try {
       await d.start();
       const evaluate = d.queues()[0]!;
@@ -87,13 +117,20 @@ describe('tick deduplication', () => {
       await d.tick(T0);
       await d.tick(T0 + 30_000);
       await d.tick(T0 + 60_000);
-      const waiting = async () => Object.values(await evaluate.getJobCounts('waiting', 'prioritized', 'delayed')).reduce((a, b) => a + b, 0);
+      const waiting = async () =>
+        Object.values(await evaluate.getJobCounts('waiting', 'prioritized', 'delayed')).reduce((a, b) => a + b, 0);
       expect(await waiting()).toBe(2);
-      const done = async () => (await evaluate.getJobs(['completed'])).map((j) => [(j.data as EvaluateJob).pipe, (j.data as EvaluateJob).tickAt] as const).sort();
+      const done = async () =>
+        (await evaluate.getJobs(['completed']))
+          .map((j) => [(j.data as EvaluateJob).pipe, (j.data as EvaluateJob).tickAt] as const)
+          .sort();
       await evaluate.resume();
       await drained([d]);
       // The waiting ones ran (at their tick: the first contact, a decision for each pipe)...
-      expect(await done()).toEqual([['clickstream', T0], ['orders-events', T0]]);
+      expect(await done()).toEqual([
+        ['clickstream', T0],
+        ['orders-events', T0],
+      ]);
       expect(cloud.stats().requests.scalePipe?.[200]).toBeGreaterThan(0);
       // ...and once they are done, the next tick adds its own again.
       await d.tick(T0 + 90_000);

@@ -10,7 +10,17 @@ import { boundedResetMs } from '../../src/daemon/budget.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
 import {
-  DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix,
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
 } from './helpers.js';
 import { tamperProxy, type TamperProxy } from './tamper-proxy.js';
 
@@ -26,15 +36,32 @@ let emitter: DaemonEmitter;
 let clock = T0;
 
 const scaling = (id: string) => cloud.store.pipe(id)!.scaling;
-const patchesTo = (id: string) => proxy.seen.filter((r) => r.method === 'PATCH' && r.url.includes(id.toLowerCase())).length;
+const patchesTo = (id: string) =>
+  proxy.seen.filter((r) => r.method === 'PATCH' && r.url.includes(id.toLowerCase())).length;
 
 function config(pipes: PipeConfig[], policies: Config['policies'], reconcileMs = 10 * MIN): Config {
-  return testConfig({ baseUrl: proxy.url, prefix, pipes, policies, reconcileMs, rateLimit: { requests: 1000, perMs: 2_000 } });
+  return testConfig({
+    baseUrl: proxy.url,
+    prefix,
+    pipes,
+    policies,
+    reconcileMs,
+    rateLimit: { requests: 1000, perMs: 2_000 },
+  });
 }
 
 async function startDaemon(c: Config): Promise<void> {
   emitter = new DaemonEmitter();
-  daemon = createDaemon({ config: c, redis, prefix, now: () => clock, emitter, schedule: false, watch: false, workerOptions: FAST_WORKERS });
+  daemon = createDaemon({
+    config: c,
+    redis,
+    prefix,
+    now: () => clock,
+    emitter,
+    schedule: false,
+    watch: false,
+    workerOptions: FAST_WORKERS,
+  });
   await daemon.start();
 }
 
@@ -82,7 +109,15 @@ describe('a 429 whose X-RateLimit-Reset cannot be right', () => {
     proxy.tamper = async (req, upstream) => {
       if (req.method === 'PATCH' && !limited) {
         limited = true;
-        return { status: 429, headers: { 'content-type': 'application/json', 'x-ratelimit-reset': '1795345850', 'x-ratelimit-remaining': '0' }, text: '{"error":"TOO_MANY_REQUESTS"}' };
+        return {
+          status: 429,
+          headers: {
+            'content-type': 'application/json',
+            'x-ratelimit-reset': '1795345850',
+            'x-ratelimit-remaining': '0',
+          },
+          text: '{"error":"TOO_MANY_REQUESTS"}',
+        };
       }
       return upstream();
     };
@@ -166,7 +201,9 @@ describe('failed first contacts', () => {
     await tickAt(T0 + MIN);
     await tickAt(T0 + 2 * MIN);
     expect(patchesTo(wrong.pipeId)).toBe(1);
-    expect(decisions).toEqual([expect.objectContaining({ pipe: 'orders-events', result: 'failed', reason: 'API_NOT_FOUND' })]);
+    expect(decisions).toEqual([
+      expect.objectContaining({ pipe: 'orders-events', result: 'failed', reason: 'API_NOT_FOUND' }),
+    ]);
     const status = await daemon.status();
     expect(status.pipes[0]!.lastError).toMatchObject({ code: 'API_NOT_FOUND' });
     // A reconcile period later it is tried again; the same failure is not reported again.
@@ -178,7 +215,9 @@ describe('failed first contacts', () => {
   it('a first-contact read that fails (the kind is not known) is reported too', async () => {
     const wrong: PipeConfig = { ...orders, pipeId: 'b1000000-0000-4000-8000-0000000000fe' };
     // A policy naming fields of two kinds implies none: the first contact is a read.
-    await startDaemon(config([{ ...wrong, policy: 'mixed' }], { mixed: policy('mixed', { replicas: 3, concurrency: 2 }) }));
+    await startDaemon(
+      config([{ ...wrong, policy: 'mixed' }], { mixed: policy('mixed', { replicas: 3, concurrency: 2 }) }),
+    );
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
     await tickAt(T0 + MIN);
@@ -188,7 +227,7 @@ describe('failed first contacts', () => {
 });
 
 describe('the audit line and drift corrections', () => {
-  it('a drift is corrected by a new decision that follows maxStep, with its own reasons and the platform\'s before', async () => {
+  it("a drift is corrected by a new decision that follows maxStep, with its own reasons and the platform's before", async () => {
     const stepped = policy('streams', { replicas: 5, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [], {
       scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 0 },
       scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
@@ -202,18 +241,27 @@ describe('the audit line and drift corrections', () => {
     const decisions = collect(emitter, 'decision');
     await tickAt(T0 + 12 * MIN); // reconcile read: the drift
     const correction = decisions.find((d) => d.result === 'applied');
-    expect(correction).toMatchObject({ direction: 'up', before: expect.objectContaining({ replicas: 1 }), after: expect.objectContaining({ replicas: 3 }) });
+    expect(correction).toMatchObject({
+      direction: 'up',
+      before: expect.objectContaining({ replicas: 1 }),
+      after: expect.objectContaining({ replicas: 3 }),
+    });
     expect(correction!.reasons.some((r) => r.code === 'unchanged')).toBe(false);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
   });
 
   it('a change moving fields both ways is labelled mixed', async () => {
     scaling(DEMO.pipes['orders-events']).replicaCpuMillicores = 1000;
-    const c = config([orders], { streams: policy('streams', { replicas: 3, replicaCpuMillicores: 1000, replicaMemoryGb: 2 }) });
+    const c = config([orders], {
+      streams: policy('streams', { replicas: 3, replicaCpuMillicores: 1000, replicaMemoryGb: 2 }),
+    });
     await startDaemon(c);
     await tickAt(T0);
     const decisions = collect(emitter, 'decision');
-    await daemon.reload({ ...c, policies: { streams: policy('streams', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) } });
+    await daemon.reload({
+      ...c,
+      policies: { streams: policy('streams', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
+    });
     await tickAt(T0 + MIN);
     expect(decisions.filter((d) => d.result === 'applied').map((d) => d.direction)).toEqual(['mixed']);
   });

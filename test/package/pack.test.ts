@@ -62,16 +62,30 @@ beforeAll(() => {
   const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
   mkdirSync(join(project, 'src'), { recursive: true });
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src',
-      skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')],
-    },
-    include: ['src'],
-  }));
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        outDir: 'dist',
+        rootDir: 'src',
+        skipLibCheck: true,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules/@types')],
+      },
+      include: ['src'],
+    }),
+  );
   writeFileSync(join(project, 'src/main.ts'), CONSUMER);
   writeFileSync(join(project, 'src/internals.ts'), INTERNALS);
-  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev', join(dir, tarball)], project);
+  run(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=dev', join(dir, tarball)],
+    project,
+  );
 }, 120_000);
 
 describe('the packed package', () => {
@@ -83,7 +97,11 @@ describe('the packed package', () => {
 
   it('type-checks a consumer of pipescaler and pipescaler/cloud, and keeps internals out', () => {
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.stdout + r.stderr).toBe('');
     expect(r.status).toBe(0);
   });

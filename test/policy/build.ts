@@ -1,5 +1,13 @@
 // Builders for the normalized policy shapes, so each test states only what it is about.
-import type { Behavior, OneOffWindow, PipeView, Policy, RecurringWindow, Target, Weekday } from '../../src/policy/types.js';
+import type {
+  Behavior,
+  OneOffWindow,
+  PipeView,
+  Policy,
+  RecurringWindow,
+  Target,
+  Weekday,
+} from '../../src/policy/types.js';
 
 export const ALL_DAYS: Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
@@ -16,21 +24,44 @@ function hm(s: string): { hour: number; minute: number } {
 }
 
 export function recurring(o: {
-  name?: string; days?: Weekday[]; start: string; end?: string; durationMs?: number; timezone: string;
-  exclude?: string[]; priority?: number; target?: Target;
+  name?: string;
+  days?: Weekday[];
+  start: string;
+  end?: string;
+  durationMs?: number;
+  timezone: string;
+  exclude?: string[];
+  priority?: number;
+  target?: Target;
 }): RecurringWindow {
   return {
-    kind: 'recurring', name: o.name ?? 'w', priority: o.priority ?? 0, target: o.target ?? { replicas: { value: 5 } },
-    days: o.days ?? ALL_DAYS, start: hm(o.start), timezone: o.timezone, exclude: o.exclude ?? [],
+    kind: 'recurring',
+    name: o.name ?? 'w',
+    priority: o.priority ?? 0,
+    target: o.target ?? { replicas: { value: 5 } },
+    days: o.days ?? ALL_DAYS,
+    start: hm(o.start),
+    timezone: o.timezone,
+    exclude: o.exclude ?? [],
     ...(o.end !== undefined ? { end: hm(o.end) } : {}),
     ...(o.durationMs !== undefined ? { durationMs: o.durationMs } : {}),
   };
 }
 
-export function oneOff(o: { name?: string; from: string; to: string; priority?: number; target?: Target }): OneOffWindow {
+export function oneOff(o: {
+  name?: string;
+  from: string;
+  to: string;
+  priority?: number;
+  target?: Target;
+}): OneOffWindow {
   return {
-    kind: 'oneOff', name: o.name ?? 'once', priority: o.priority ?? 0, target: o.target ?? { replicas: { value: 5 } },
-    from: at(o.from), to: at(o.to),
+    kind: 'oneOff',
+    name: o.name ?? 'once',
+    priority: o.priority ?? 0,
+    target: o.target ?? { replicas: { value: 5 } },
+    from: at(o.from),
+    to: at(o.to),
   };
 }
 
@@ -45,7 +76,13 @@ export function policy(o: Partial<Policy> = {}): Policy {
 
 export function view(o: Partial<PipeView> = {}): PipeView {
   return {
-    kind: 'stream', state: 'Running', applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
-    bounds: {}, lastChange: {}, recommendations: [], endpoints: {}, ...o,
+    kind: 'stream',
+    state: 'Running',
+    applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+    bounds: {},
+    lastChange: {},
+    recommendations: [],
+    endpoints: {},
+    ...o,
   };
 }

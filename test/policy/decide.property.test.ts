@@ -46,19 +46,24 @@ describe('decide() over random policies, views and times', () => {
 describe('windows over random windows and times', () => {
   it('an occurrence contains now, and nothing changes strictly between two boundaries', () => {
     fc.assert(
-      fc.property(fc.array(window, { minLength: 1, maxLength: 3 }), instant, fc.double({ min: 0, max: 1, noNaN: true }), (ws, after, frac) => {
-        for (const w of ws) {
-          const occ = occurrenceAt(w, after);
-          if (occ !== null) expect(occ.start <= after && after < occ.end).toBe(true);
-        }
-        const limit = after + 8 * DAY;
-        const next = nextBoundary(ws, after, limit) ?? limit;
-        expect(next).toBeGreaterThan(after);
-        const names = (t: number): string[] => activeWindows(ws, t).active.map((w) => `${w.name}:${w.priority}`);
-        // the state just after `after` holds until just before the next boundary
-        const probe = after + 1 + Math.floor(frac * (next - after - 1));
-        if (probe < next) expect(names(probe)).toEqual(names(after + 1 < next ? after + 1 : probe));
-      }),
+      fc.property(
+        fc.array(window, { minLength: 1, maxLength: 3 }),
+        instant,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (ws, after, frac) => {
+          for (const w of ws) {
+            const occ = occurrenceAt(w, after);
+            if (occ !== null) expect(occ.start <= after && after < occ.end).toBe(true);
+          }
+          const limit = after + 8 * DAY;
+          const next = nextBoundary(ws, after, limit) ?? limit;
+          expect(next).toBeGreaterThan(after);
+          const names = (t: number): string[] => activeWindows(ws, t).active.map((w) => `${w.name}:${w.priority}`);
+          // the state just after `after` holds until just before the next boundary
+          const probe = after + 1 + Math.floor(frac * (next - after - 1));
+          if (probe < next) expect(names(probe)).toEqual(names(after + 1 < next ? after + 1 : probe));
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -7,10 +7,17 @@ const NOW = at('2026-11-23T10:00Z'); // a Monday, 11:00 in Berlin
 const M = 60_000;
 
 const biz = recurring({
-  name: 'business-hours', timezone: 'Europe/Berlin', days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '08:00', end: '20:00',
+  name: 'business-hours',
+  timezone: 'Europe/Berlin',
+  days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+  start: '08:00',
+  end: '20:00',
   target: { replicas: { value: 6 } },
 });
-const base = policy({ baseline: { replicas: { value: 2 }, replicaCpuMillicores: { value: 500 }, replicaMemoryGb: { value: 2 } }, windows: [biz] });
+const base = policy({
+  baseline: { replicas: { value: 2 }, replicaCpuMillicores: { value: 500 }, replicaMemoryGb: { value: 2 } },
+  windows: [biz],
+});
 
 function codes(d: Decision): string[] {
   return d.reasons.map((r) => (r.field === undefined ? r.code : `${r.code}:${r.field}`));
@@ -18,23 +25,59 @@ function codes(d: Decision): string[] {
 
 describe('skips: no changes, one reason', () => {
   it.each<{ name: string; v: Partial<PipeView>; code: string; message: string }>([
-    { name: 'kind unknown', v: { kind: null, state: null }, code: 'unknown_pipe', message: 'pipe not read yet: first contact needed before scaling' },
-    { name: 'stopped pipe', v: { state: 'Stopped' }, code: 'pipe_state', message: 'pipe is Stopped: only Running, Degraded, Provisioning pipes are scaled' },
-    { name: 'completed pipe', v: { kind: 'objectStorage', state: 'Completed' }, code: 'pipe_state', message: 'pipe is Completed: only Running, Degraded, Provisioning pipes are scaled' },
+    {
+      name: 'kind unknown',
+      v: { kind: null, state: null },
+      code: 'unknown_pipe',
+      message: 'pipe not read yet: first contact needed before scaling',
+    },
+    {
+      name: 'stopped pipe',
+      v: { state: 'Stopped' },
+      code: 'pipe_state',
+      message: 'pipe is Stopped: only Running, Degraded, Provisioning pipes are scaled',
+    },
+    {
+      name: 'completed pipe',
+      v: { kind: 'objectStorage', state: 'Completed' },
+      code: 'pipe_state',
+      message: 'pipe is Completed: only Running, Degraded, Provisioning pipes are scaled',
+    },
     { name: 'state unknown', v: { state: null }, code: 'pipe_state', message: 'pipe state unknown: not scaling' },
-    { name: 'endpoint not ready', v: { endpoints: { 'rpe-b': 'Ready', 'rpe-a': 'PendingAcceptance', 'rpe-c': 'Failed' } },
-      code: 'endpoint_not_ready', message: 'reverse private endpoint not Ready: rpe-a is PendingAcceptance, rpe-c is Failed' },
-    { name: 'paused until later', v: { paused: { reason: 'incident 42', until: NOW + 1 } },
-      code: 'paused', message: 'paused until 2026-11-23T10:00:00.001Z: incident 42' },
+    {
+      name: 'endpoint not ready',
+      v: { endpoints: { 'rpe-b': 'Ready', 'rpe-a': 'PendingAcceptance', 'rpe-c': 'Failed' } },
+      code: 'endpoint_not_ready',
+      message: 'reverse private endpoint not Ready: rpe-a is PendingAcceptance, rpe-c is Failed',
+    },
+    {
+      name: 'paused until later',
+      v: { paused: { reason: 'incident 42', until: NOW + 1 } },
+      code: 'paused',
+      message: 'paused until 2026-11-23T10:00:00.001Z: incident 42',
+    },
     { name: 'paused without end', v: { paused: { reason: 'by ops' } }, code: 'paused', message: 'paused: by ops' },
-    { name: 'idle service', v: { serviceState: 'idle' }, code: 'service_not_running',
-      message: 'service is idle: the platform refuses scaling changes (424) until it runs again' },
-    { name: 'stopped service', v: { serviceState: 'stopped' }, code: 'service_not_running',
-      message: 'service is stopped: the platform refuses scaling changes (424) until it runs again' },
+    {
+      name: 'idle service',
+      v: { serviceState: 'idle' },
+      code: 'service_not_running',
+      message: 'service is idle: the platform refuses scaling changes (424) until it runs again',
+    },
+    {
+      name: 'stopped service',
+      v: { serviceState: 'stopped' },
+      code: 'service_not_running',
+      message: 'service is stopped: the platform refuses scaling changes (424) until it runs again',
+    },
   ])('$name', ({ v, code, message }) => {
     const d = decide(base, NOW, view(v));
     expect(d).toEqual({
-      action: 'skip', direction: 'none', windows: ['business-hours'], recommendation: {}, desired: {}, changes: {},
+      action: 'skip',
+      direction: 'none',
+      windows: ['business-hours'],
+      recommendation: {},
+      desired: {},
+      changes: {},
       reasons: [{ code, message }],
     });
   });
@@ -58,7 +101,12 @@ describe('skips: no changes, one reason', () => {
   it('database pipes: nothing to do, said so', () => {
     const d = decide(base, NOW, view({ kind: 'database', state: 'Running', applied: {} }));
     expect(d).toEqual({
-      action: 'none', direction: 'none', windows: ['business-hours'], recommendation: {}, desired: {}, changes: {},
+      action: 'none',
+      direction: 'none',
+      windows: ['business-hours'],
+      recommendation: {},
+      desired: {},
+      changes: {},
       reasons: [{ code: 'kind', message: 'database pipes are scaled service-wide' }],
     });
   });
@@ -77,7 +125,11 @@ describe('the target, the kind and the comparison', () => {
   });
 
   it('outside the window the baseline brings it back down', () => {
-    const d = decide(base, at('2026-11-23T19:00Z'), view({ applied: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 2 } }));
+    const d = decide(
+      base,
+      at('2026-11-23T19:00Z'),
+      view({ applied: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 2 } }),
+    );
     expect(d.windows).toEqual([]);
     expect(d.direction).toBe('down');
     expect(d.changes).toEqual({ replicas: 2 });
@@ -88,7 +140,10 @@ describe('the target, the kind and the comparison', () => {
     expect(d.action).toBe('none');
     expect(d.direction).toBe('none');
     expect(d.changes).toEqual({});
-    expect(d.reasons.at(-1)).toEqual({ code: 'unchanged', message: 'already applied: replicas 6, replicaCpuMillicores 500, replicaMemoryGb 2' });
+    expect(d.reasons.at(-1)).toEqual({
+      code: 'unchanged',
+      message: 'already applied: replicas 6, replicaCpuMillicores 500, replicaMemoryGb 2',
+    });
   });
 
   it('an object-storage pipe takes only concurrency; the rest is named as ignored', () => {
@@ -96,14 +151,18 @@ describe('the target, the kind and the comparison', () => {
     const d = decide(p, NOW, view({ kind: 'objectStorage', applied: { concurrency: 4 } }));
     expect(d.recommendation).toEqual({ concurrency: 8 });
     expect(d.changes).toEqual({ concurrency: 8 });
-    expect(d.reasons.at(-1)).toEqual({ code: 'kind', message: 'objectStorage pipes take only concurrency: ignoring replicas' });
+    expect(d.reasons.at(-1)).toEqual({
+      code: 'kind',
+      message: 'objectStorage pipes take only concurrency: ignoring replicas',
+    });
   });
 
   it('a policy with no field of the kind: none, said so', () => {
     const d = decide(policy(), NOW, view({ kind: 'objectStorage', applied: { concurrency: 4 } }));
     expect(d.action).toBe('none');
     expect(d.reasons.slice(-2).map((r) => r.message)).toEqual([
-      'objectStorage pipes take only concurrency: ignoring replicas', 'the policy sets no field an objectStorage pipe takes',
+      'objectStorage pipes take only concurrency: ignoring replicas',
+      'the policy sets no field an objectStorage pipe takes',
     ]);
   });
 
@@ -117,18 +176,48 @@ describe('the target, the kind and the comparison', () => {
 describe('clamps, each alone, with the reason it reports', () => {
   const at12 = policy({ baseline: { replicas: { value: 12 } } });
   it.each<{ name: string; p: Policy; v: Partial<PipeView>; want: number; reason: { code: string; message: string } }>([
-    { name: 'pipe bound max', p: base, v: { bounds: { replicas: { max: 4 } } }, want: 4,
-      reason: { code: 'pipe_bound', message: 'replicas 6 -> 4: pipe bound max 4' } },
-    { name: 'pipe bound min', p: base, v: { bounds: { replicas: { min: 8 } } }, want: 8,
-      reason: { code: 'pipe_bound', message: 'replicas 6 -> 8: pipe bound min 8' } },
-    { name: 'platform range max', p: at12, v: {}, want: 10,
-      reason: { code: 'platform_range', message: 'replicas 12 -> 10: platform range 1..10' } },
-    { name: 'platform range min', p: policy({ baseline: { replicas: { value: 0 } } }), v: {}, want: 1,
-      reason: { code: 'platform_range', message: 'replicas 0 -> 1: platform range 1..10' } },
-    { name: 'platform whole numbers', p: policy({ baseline: { replicas: { value: 2.5 } } }), v: {}, want: 3,
-      reason: { code: 'platform_range', message: 'replicas 2.5 -> 3: platform range 1..10, whole numbers' } },
-    { name: 'pipe bound first, then the platform range', p: at12, v: { bounds: { replicas: { max: 11 } } }, want: 10,
-      reason: { code: 'platform_range', message: 'replicas 11 -> 10: platform range 1..10' } },
+    {
+      name: 'pipe bound max',
+      p: base,
+      v: { bounds: { replicas: { max: 4 } } },
+      want: 4,
+      reason: { code: 'pipe_bound', message: 'replicas 6 -> 4: pipe bound max 4' },
+    },
+    {
+      name: 'pipe bound min',
+      p: base,
+      v: { bounds: { replicas: { min: 8 } } },
+      want: 8,
+      reason: { code: 'pipe_bound', message: 'replicas 6 -> 8: pipe bound min 8' },
+    },
+    {
+      name: 'platform range max',
+      p: at12,
+      v: {},
+      want: 10,
+      reason: { code: 'platform_range', message: 'replicas 12 -> 10: platform range 1..10' },
+    },
+    {
+      name: 'platform range min',
+      p: policy({ baseline: { replicas: { value: 0 } } }),
+      v: {},
+      want: 1,
+      reason: { code: 'platform_range', message: 'replicas 0 -> 1: platform range 1..10' },
+    },
+    {
+      name: 'platform whole numbers',
+      p: policy({ baseline: { replicas: { value: 2.5 } } }),
+      v: {},
+      want: 3,
+      reason: { code: 'platform_range', message: 'replicas 2.5 -> 3: platform range 1..10, whole numbers' },
+    },
+    {
+      name: 'pipe bound first, then the platform range',
+      p: at12,
+      v: { bounds: { replicas: { max: 11 } } },
+      want: 10,
+      reason: { code: 'platform_range', message: 'replicas 11 -> 10: platform range 1..10' },
+    },
   ])('$name', ({ p, v, want, reason }) => {
     const d = decide(p, NOW, view(v));
     expect(d.recommendation.replicas).toBe(want);
@@ -142,7 +231,11 @@ describe('behavior after the ranges', () => {
     scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 60_000 },
     scaleDown: { maxStep: { replicas: 1 }, cooldownMs: 5 * M, stabilizationMs: 10 * M },
   };
-  const p = policy({ baseline: { replicas: { value: 2 } }, windows: [{ ...biz, target: { replicas: { value: 12 } } }], behavior });
+  const p = policy({
+    baseline: { replicas: { value: 2 } },
+    windows: [{ ...biz, target: { replicas: { value: 12 } } }],
+    behavior,
+  });
 
   it('window -> pipe bound -> platform range is the recommendation; maxStep shapes what is sent', () => {
     const d = decide(p, NOW, view({ applied: { replicas: 2 }, bounds: { replicas: { max: 8 } } }));
@@ -165,7 +258,11 @@ describe('behavior after the ranges', () => {
 
   it('stabilization keeps a recent high recommendation after the window ends', () => {
     const later = at('2026-11-23T19:05Z');
-    const d = decide(p, later, view({ applied: { replicas: 10 }, recommendations: [{ at: later - 6 * M, values: { replicas: 10 } }] }));
+    const d = decide(
+      p,
+      later,
+      view({ applied: { replicas: 10 }, recommendations: [{ at: later - 6 * M, values: { replicas: 10 } }] }),
+    );
     expect(d.recommendation).toEqual({ replicas: 2 });
     expect(d.desired).toEqual({ replicas: 10 });
     expect(d.reasons.map((r) => r.code)).toEqual(['baseline', 'stabilization', 'unchanged']);
@@ -173,7 +270,11 @@ describe('behavior after the ranges', () => {
 
   it('the pipe bound beats a hold: a value applied above a new bound comes down at once', () => {
     const later = at('2026-11-23T19:05Z');
-    const d = decide(p, later, view({ applied: { replicas: 10 }, bounds: { replicas: { max: 6 } }, lastChange: { down: later - 65_000 } }));
+    const d = decide(
+      p,
+      later,
+      view({ applied: { replicas: 10 }, bounds: { replicas: { max: 6 } }, lastChange: { down: later - 65_000 } }),
+    );
     expect(d.desired).toEqual({ replicas: 6 });
     expect(d.changes).toEqual({ replicas: 6 });
     expect(d.reasons.map((r) => r.message)).toEqual([
@@ -197,19 +298,60 @@ describe('behavior after the ranges', () => {
 describe('windows through decide()', () => {
   it.each([
     // Berlin spring-forward: 02:30 does not exist; the window begins at 03:00 CEST = 01:00Z
-    { name: 'gap start, just before', p: policy({ windows: [recurring({ name: 'night', timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '06:00' })] }),
-      now: '2026-03-29T00:59:59.999Z', windows: [] },
-    { name: 'gap start, at the first instant after the gap', p: policy({ windows: [recurring({ name: 'night', timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '06:00' })] }),
-      now: '2026-03-29T01:00Z', windows: ['night'] },
+    {
+      name: 'gap start, just before',
+      p: policy({
+        windows: [recurring({ name: 'night', timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '06:00' })],
+      }),
+      now: '2026-03-29T00:59:59.999Z',
+      windows: [],
+    },
+    {
+      name: 'gap start, at the first instant after the gap',
+      p: policy({
+        windows: [recurring({ name: 'night', timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '06:00' })],
+      }),
+      now: '2026-03-29T01:00Z',
+      windows: ['night'],
+    },
     // New York fall-back: 01:30 happens twice; the first (EDT, 05:30Z) starts it
-    { name: 'repeated hour, first occurrence', p: policy({ windows: [recurring({ name: 'nyc', timezone: 'America/New_York', days: ['sun'], start: '01:30', end: '03:00' })] }),
-      now: '2026-11-01T05:30Z', windows: ['nyc'] },
-    { name: 'week boundary, Monday morning', p: policy({ windows: [recurring({ name: 'weekend', timezone: 'Europe/Berlin', days: ['sun'], start: '22:00', end: '06:00' })] }),
-      now: '2026-11-23T04:00Z', windows: ['weekend'] },
-    { name: 'overlap without priority: both', p: policy({ windows: [biz, recurring({ name: 'other', timezone: 'UTC', start: '09:00', end: '11:00' })] }),
-      now: '2026-11-23T10:00Z', windows: ['business-hours', 'other'] },
-    { name: 'overlap with priority: the higher', p: policy({ windows: [biz, oneOff({ name: 'sale', from: '2026-11-23T00:00:00-05:00', to: '2026-11-24T00:00:00-05:00', priority: 5 })] }),
-      now: '2026-11-23T10:00Z', windows: ['sale'] },
+    {
+      name: 'repeated hour, first occurrence',
+      p: policy({
+        windows: [
+          recurring({ name: 'nyc', timezone: 'America/New_York', days: ['sun'], start: '01:30', end: '03:00' }),
+        ],
+      }),
+      now: '2026-11-01T05:30Z',
+      windows: ['nyc'],
+    },
+    {
+      name: 'week boundary, Monday morning',
+      p: policy({
+        windows: [
+          recurring({ name: 'weekend', timezone: 'Europe/Berlin', days: ['sun'], start: '22:00', end: '06:00' }),
+        ],
+      }),
+      now: '2026-11-23T04:00Z',
+      windows: ['weekend'],
+    },
+    {
+      name: 'overlap without priority: both',
+      p: policy({ windows: [biz, recurring({ name: 'other', timezone: 'UTC', start: '09:00', end: '11:00' })] }),
+      now: '2026-11-23T10:00Z',
+      windows: ['business-hours', 'other'],
+    },
+    {
+      name: 'overlap with priority: the higher',
+      p: policy({
+        windows: [
+          biz,
+          oneOff({ name: 'sale', from: '2026-11-23T00:00:00-05:00', to: '2026-11-24T00:00:00-05:00', priority: 5 }),
+        ],
+      }),
+      now: '2026-11-23T10:00Z',
+      windows: ['sale'],
+    },
   ])('$name', ({ p, now, windows }) => {
     expect(decide(p, at(now), view()).windows).toEqual(windows);
   });
@@ -222,16 +364,28 @@ describe('every step together, reasons in decision order', () => {
       scaleDown: { maxStep: { replicas: 1 }, cooldownMs: 0, stabilizationMs: 10 * M },
     };
     const quiet = recurring({
-      name: 'quiet', timezone: 'America/New_York', days: ['mon'], start: '04:00', end: '07:00',
+      name: 'quiet',
+      timezone: 'America/New_York',
+      days: ['mon'],
+      start: '04:00',
+      end: '07:00',
       target: { replicas: { value: 1 }, replicaCpuMillicores: { value: 4000 }, concurrency: { value: 3 } },
     });
-    const p = policy({ baseline: { replicas: { value: 4 }, replicaMemoryGb: { min: 1, max: 3 } }, windows: [quiet], behavior });
+    const p = policy({
+      baseline: { replicas: { value: 4 }, replicaMemoryGb: { min: 1, max: 3 } },
+      windows: [quiet],
+      behavior,
+    });
     const now = at('2026-11-23T10:00Z'); // 05:00 in New York
-    const d = decide(p, now, view({
-      applied: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 4 },
-      bounds: { replicas: { min: 2 } },
-      recommendations: [{ at: now - 5 * M, values: { replicas: 4 } }],
-    }));
+    const d = decide(
+      p,
+      now,
+      view({
+        applied: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 4 },
+        bounds: { replicas: { min: 2 } },
+        recommendations: [{ at: now - 5 * M, values: { replicas: 4 } }],
+      }),
+    );
     expect(d.windows).toEqual(['quiet']);
     expect(d.recommendation).toEqual({ replicas: 2, replicaCpuMillicores: 2000, replicaMemoryGb: 3 });
     expect(d.desired).toEqual({ replicas: 5, replicaCpuMillicores: 750, replicaMemoryGb: 3 });
@@ -250,4 +404,3 @@ describe('every step together, reasons in decision order', () => {
     ]);
   });
 });
-

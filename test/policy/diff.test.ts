@@ -7,16 +7,36 @@ import type { Config } from '../../src/policy/types.js';
 import { at, view } from './build.js';
 
 const change = (iso: string, replicas: number, pipe = 'p'): SimulatedChange => ({
-  pipe, at: at(iso), direction: 'up', windows: [], scaling: { replicas }, previous: { replicas: 1 }, reasons: [],
+  pipe,
+  at: at(iso),
+  direction: 'up',
+  windows: [],
+  scaling: { replicas },
+  previous: { replicas: 1 },
+  reasons: [],
 });
 
 describe('diffChanges', () => {
   it('drops equal changes and names the rest added, removed, moved or with other values', () => {
-    const base = [change('2026-11-23T08:00Z', 4), change('2026-11-23T12:00Z', 6), change('2026-11-23T20:00Z', 2), change('2026-11-23T22:00Z', 1)];
-    const head = [change('2026-11-23T08:00Z', 4), change('2026-11-23T12:00Z', 8), change('2026-11-23T19:00Z', 2), change('2026-11-23T23:00Z', 3)];
+    const base = [
+      change('2026-11-23T08:00Z', 4),
+      change('2026-11-23T12:00Z', 6),
+      change('2026-11-23T20:00Z', 2),
+      change('2026-11-23T22:00Z', 1),
+    ];
+    const head = [
+      change('2026-11-23T08:00Z', 4),
+      change('2026-11-23T12:00Z', 8),
+      change('2026-11-23T19:00Z', 2),
+      change('2026-11-23T23:00Z', 3),
+    ];
     const d = diffChanges(base, head);
     expect(d.map((c) => c.kind)).toEqual(['values', 'moved', 'removed', 'added']);
-    expect(d[1]).toMatchObject({ kind: 'moved', base: { at: at('2026-11-23T20:00Z') }, head: { at: at('2026-11-23T19:00Z') } });
+    expect(d[1]).toMatchObject({
+      kind: 'moved',
+      base: { at: at('2026-11-23T20:00Z') },
+      head: { at: at('2026-11-23T19:00Z') },
+    });
   });
 
   it('is empty for the same list', () => {
@@ -29,7 +49,10 @@ describe('diffConfigs', () => {
   const shipped = loadConfig('config/pipescaler.yaml', {});
   const [first, second] = shipped.pipes;
   const base: Config = { ...shipped, pipes: [first!, second!] };
-  const views = { [first!.name]: view({ applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 } }), [second!.name]: view() };
+  const views = {
+    [first!.name]: view({ applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 } }),
+    [second!.name]: view(),
+  };
   const from = at('2026-11-23T00:00Z');
   const to = at('2026-11-24T00:00Z');
 
@@ -49,10 +72,15 @@ describe('diffConfigs', () => {
     const d = diffConfigs(
       { config: base, views, changes: [change('2026-11-23T08:00Z', 4, first!.name)] },
       { config: head, views: headViews, changes: [change('2026-11-23T12:00Z', 3, 'new-pipe')] },
-      from, to,
+      from,
+      to,
     );
     expect(d.differs).toBe(true);
-    expect(d.pipes.map((p) => [p.pipe, p.status])).toEqual([['renamed-pipe', 'renamed'], ['new-pipe', 'added'], [first!.name, 'removed']]);
+    expect(d.pipes.map((p) => [p.pipe, p.status])).toEqual([
+      ['renamed-pipe', 'renamed'],
+      ['new-pipe', 'added'],
+      [first!.name, 'removed'],
+    ]);
     expect(d.pipes[0]).toMatchObject({ renamedFrom: second!.name, changes: [] });
     // base: first pipe 8 h x 2 x 0.5 + 16 h x 4 x 0.5 cores; renamed pipe 24 h x 2 x 0.5 on both sides
     expect(d.total.base.replicaCoreHours).toBeCloseTo(8 + 32 + 24);

@@ -3,7 +3,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  autoLeadMs, LEAD_MARGIN_TICKS, LEAD_RATE_SHARE, leadPlan, leadPlanSpan, leadUntil, nextSlot, tickIntervalMs,
+  autoLeadMs,
+  LEAD_MARGIN_TICKS,
+  LEAD_RATE_SHARE,
+  leadPlan,
+  leadPlanSpan,
+  leadUntil,
+  nextSlot,
+  tickIntervalMs,
 } from '../../src/policy/lead-plan.js';
 import type { Config, LeadTime, PipeConfig, Policy, Target } from '../../src/policy/types.js';
 import { at, NO_BEHAVIOR, oneOff, policy, recurring } from './build.js';
@@ -14,20 +21,40 @@ const TICK = 30_000;
 const MARGIN = LEAD_MARGIN_TICKS * TICK;
 const B = at('2026-11-23T09:00:00Z');
 
-const withLead = (p: Policy, leadTime: LeadTime): Policy => ({ ...p, behavior: { ...p.behavior, scaleUp: { ...p.behavior.scaleUp, leadTime } } });
+const withLead = (p: Policy, leadTime: LeadTime): Policy => ({
+  ...p,
+  behavior: { ...p.behavior, scaleUp: { ...p.behavior.scaleUp, leadTime } },
+});
 const up = (name: string, from: string, target: Target = { replicas: { value: 6 } }): Policy =>
   policy({ name, windows: [oneOff({ name: `${name}-window`, from, to: '2026-11-25T00:00:00Z', target })] });
 
 function pipes(n: number, policyName: string, key = 'default', offset = 0): PipeConfig[] {
   return Array.from({ length: n }, (_, i) => ({
-    name: `${policyName}-${offset + i + 1}`, organizationId: 'o', serviceId: 's', pipeId: `${policyName}-${i}`, policy: policyName, key, bounds: {},
+    name: `${policyName}-${offset + i + 1}`,
+    organizationId: 'o',
+    serviceId: 's',
+    pipeId: `${policyName}-${i}`,
+    policy: policyName,
+    key,
+    bounds: {},
   }));
 }
 
-function config(ps: PipeConfig[], policies: Policy[], o: { cron?: string; keys?: Record<string, typeof RATE> } = {}): Config {
+function config(
+  ps: PipeConfig[],
+  policies: Policy[],
+  o: { cron?: string; keys?: Record<string, typeof RATE> } = {},
+): Config {
   const keys = o.keys ?? { default: RATE };
   return {
-    api: { baseUrl: 'embedded', fixtures: '', timeoutMs: 1_000, keys: Object.fromEntries(Object.entries(keys).map(([k, rateLimit]) => [k, { keyId: k, keySecret: 's', rateLimit }])) },
+    api: {
+      baseUrl: 'embedded',
+      fixtures: '',
+      timeoutMs: 1_000,
+      keys: Object.fromEntries(
+        Object.entries(keys).map(([k, rateLimit]) => [k, { keyId: k, keySecret: 's', rateLimit }]),
+      ),
+    },
     redis: { url: 'redis://127.0.0.1:6379', prefix: 'x' },
     evaluate: { cron: o.cron ?? '*/30 * * * * *', reconcileMs: 600_000, concurrency: 10 },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
@@ -41,8 +68,12 @@ const DAY = { from: at('2026-11-23T00:00:00Z'), to: at('2026-11-24T00:00:00Z') }
 
 describe('the tick a cron gives', () => {
   it.each([
-    ['*/30 * * * * *', 30_000], ['*/3 * * * * *', 3_000], ['*/7 * * * * *', 7_000], ['* * * * *', 60_000],
-    ['0 */5 * * * *', 300_000], ['0 0 9 * * *', 3_600_000],
+    ['*/30 * * * * *', 30_000],
+    ['*/3 * * * * *', 3_000],
+    ['*/7 * * * * *', 7_000],
+    ['* * * * *', 60_000],
+    ['0 */5 * * * *', 300_000],
+    ['0 0 9 * * *', 3_600_000],
   ])('%s: %i ms between ticks at most (an hour at most)', (cron, ms) => {
     expect(tickIntervalMs(cron)).toBe(ms);
   });
@@ -61,12 +92,17 @@ describe('one boundary of one key', () => {
   });
 
   it('what the key needs: 100 changes, 111 s at 90 % of 1 per s plus two 30 s ticks', () => {
-    expect(plan.keys.get('default')).toEqual({ key: 'default', boundary: B, changes: 100, leadMs: Math.ceil(MARGIN + 100 * SLOT) });
+    expect(plan.keys.get('default')).toEqual({
+      key: 'default',
+      boundary: B,
+      changes: 100,
+      leadMs: Math.ceil(MARGIN + 100 * SLOT),
+    });
     expect(autoLeadMs(100, RATE, TICK)).toBe(Math.ceil(100 * SLOT) + MARGIN);
     expect(autoLeadMs(0, RATE, TICK)).toBe(0);
   });
 
-  it('a pipe may lead from its slot\'s start to the boundary (leadUntil), not before, not after', () => {
+  it("a pipe may lead from its slot's start to the boundary (leadUntil), not before, not after", () => {
     const { start } = plan.slots.get('up-50')![0]!;
     expect(leadUntil(plan, 'up-50', start - 1)).toBeUndefined();
     expect(leadUntil(plan, 'up-50', start)).toBe(B);
@@ -82,27 +118,44 @@ describe('who gets a slot', () => {
     const down = up('down', '2026-11-23T09:00:00Z', { replicas: { value: 1 } });
     const capped = { ...pipes(1, 'up')[0]!, name: 'capped', bounds: { replicas: { max: 2 } } };
     const band = up('band', '2026-11-23T09:00:00Z', { replicas: { min: 4, max: 8 } });
-    const c = config([...pipes(1, 'down'), capped, ...pipes(1, 'band')], [down, up('up', '2026-11-23T09:00:00Z'), band]);
+    const c = config(
+      [...pipes(1, 'down'), capped, ...pipes(1, 'band')],
+      [down, up('up', '2026-11-23T09:00:00Z'), band],
+    );
     const plan = leadPlan(c, DAY.from, DAY.to);
     expect([...plan.slots.keys()]).toEqual(['band-1']);
   });
 
   it('a window ending into a higher baseline is a scale-up too', () => {
-    const night = policy({ name: 'night', baseline: { replicas: { value: 4 } }, windows: [oneOff({ from: '2026-11-23T01:00:00Z', to: '2026-11-23T05:00:00Z', target: { replicas: { value: 1 } } })] });
+    const night = policy({
+      name: 'night',
+      baseline: { replicas: { value: 4 } },
+      windows: [
+        oneOff({ from: '2026-11-23T01:00:00Z', to: '2026-11-23T05:00:00Z', target: { replicas: { value: 1 } } }),
+      ],
+    });
     const plan = leadPlan(config(pipes(1, 'night'), [night]), DAY.from, DAY.to);
-    expect(plan.slots.get('night-1')).toEqual([{ boundary: at('2026-11-23T05:00:00Z'), start: Math.floor(at('2026-11-23T05:00:00Z') - MARGIN - SLOT) }]);
+    expect(plan.slots.get('night-1')).toEqual([
+      { boundary: at('2026-11-23T05:00:00Z'), start: Math.floor(at('2026-11-23T05:00:00Z') - MARGIN - SLOT) },
+    ]);
   });
 
   it('not pipes with a fixed lead time, nor pipes paused in the config; they leave their slots to the others', () => {
     const fixed = withLead(up('fixed', '2026-11-23T09:00:00Z'), 5 * 60_000);
     const paused = { ...pipes(1, 'up', 'default', 10)[0]!, paused: 'maintenance' };
-    const plan = leadPlan(config([...pipes(1, 'fixed'), paused, ...pipes(2, 'up')], [fixed, up('up', '2026-11-23T09:00:00Z')]), DAY.from, DAY.to);
+    const plan = leadPlan(
+      config([...pipes(1, 'fixed'), paused, ...pipes(2, 'up')], [fixed, up('up', '2026-11-23T09:00:00Z')]),
+      DAY.from,
+      DAY.to,
+    );
     expect([...plan.slots.keys()].sort()).toEqual(['up-1', 'up-2']);
     expect(plan.keys.get('default')!.changes).toBe(2);
   });
 
-  it('keys plan apart: another key\'s changes take none of this key\'s slots', () => {
-    const c = config([...pipes(50, 'up', 'a'), ...pipes(50, 'up', 'b', 50)], [up('up', '2026-11-23T09:00:00Z')], { keys: { a: RATE, b: RATE } });
+  it("keys plan apart: another key's changes take none of this key's slots", () => {
+    const c = config([...pipes(50, 'up', 'a'), ...pipes(50, 'up', 'b', 50)], [up('up', '2026-11-23T09:00:00Z')], {
+      keys: { a: RATE, b: RATE },
+    });
     const plan = leadPlan(c, DAY.from, DAY.to);
     expect(plan.keys.get('a')!.changes).toBe(50);
     expect(plan.slots.get('up-1')![0]!.start).toBe(plan.slots.get('up-51')![0]!.start);
@@ -110,8 +163,11 @@ describe('who gets a slot', () => {
 });
 
 describe('several boundaries of one key: earliest deadline first, latest possible start', () => {
-  it('a boundary whose changes are crowded by the next one\'s starts earlier, so both land in time', () => {
-    const c = config([...pipes(60, 'nine'), ...pipes(60, 'later')], [up('nine', '2026-11-23T09:00:00Z'), up('later', '2026-11-23T09:01:00Z')]);
+  it("a boundary whose changes are crowded by the next one's starts earlier, so both land in time", () => {
+    const c = config(
+      [...pipes(60, 'nine'), ...pipes(60, 'later')],
+      [up('nine', '2026-11-23T09:00:00Z'), up('later', '2026-11-23T09:01:00Z')],
+    );
     const plan = leadPlan(c, DAY.from, DAY.to);
     const nine = pipes(60, 'nine').map((p) => plan.slots.get(p.name)![0]!);
     const later = pipes(60, 'later').map((p) => plan.slots.get(p.name)![0]!);
@@ -124,24 +180,34 @@ describe('several boundaries of one key: earliest deadline first, latest possibl
   });
 
   it('any set of boundaries and changes: no two slots overlap, each ends by its boundary less the margin, none starts earlier than it must', () => {
-    fc.assert(fc.property(
-      fc.array(fc.record({ minute: fc.integer({ min: 0, max: 300 }), n: fc.integer({ min: 1, max: 40 }) }), { minLength: 1, maxLength: 6 }),
-      (boundaries) => {
-        const policies = boundaries.map((b, i) => up(`p${i}`, new Date(at('2026-11-23T09:00:00Z') + b.minute * 60_000).toISOString()));
-        const ps = boundaries.flatMap((b, i) => pipes(b.n, `p${i}`));
-        const plan = leadPlan(config(ps, policies), DAY.from, DAY.to);
-        const slots = ps.map((p) => plan.slots.get(p.name)![0]!).sort((a, b) => a.start - b.start);
-        for (let i = 0; i < slots.length; i++) {
-          const s = slots[i]!;
-          expect(s.start + SLOT).toBeLessThanOrEqual(s.boundary - MARGIN + 1);
-          const next = slots[i + 1];
-          if (next) expect(s.start + SLOT).toBeLessThanOrEqual(next.start + 1);
-          // latest: it ends at its own deadline or where the next slot begins
-          const end = s.start + SLOT;
-          expect(Math.abs(end - (s.boundary - MARGIN)) <= 1 || (next !== undefined && Math.abs(end - next.start) <= 1)).toBe(true);
-        }
-      },
-    ), { numRuns: 100 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ minute: fc.integer({ min: 0, max: 300 }), n: fc.integer({ min: 1, max: 40 }) }), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        (boundaries) => {
+          const policies = boundaries.map((b, i) =>
+            up(`p${i}`, new Date(at('2026-11-23T09:00:00Z') + b.minute * 60_000).toISOString()),
+          );
+          const ps = boundaries.flatMap((b, i) => pipes(b.n, `p${i}`));
+          const plan = leadPlan(config(ps, policies), DAY.from, DAY.to);
+          const slots = ps.map((p) => plan.slots.get(p.name)![0]!).sort((a, b) => a.start - b.start);
+          for (let i = 0; i < slots.length; i++) {
+            const s = slots[i]!;
+            expect(s.start + SLOT).toBeLessThanOrEqual(s.boundary - MARGIN + 1);
+            const next = slots[i + 1];
+            if (next) expect(s.start + SLOT).toBeLessThanOrEqual(next.start + 1);
+            // latest: it ends at its own deadline or where the next slot begins
+            const end = s.start + SLOT;
+            expect(
+              Math.abs(end - (s.boundary - MARGIN)) <= 1 || (next !== undefined && Math.abs(end - next.start) <= 1),
+            ).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
 
@@ -149,19 +215,38 @@ describe('a DST day', () => {
   // Europe/Berlin springs forward on 2026-03-29: a 02:30 start does not exist and the window starts
   // when the gap ends, 03:00 CEST = 01:00Z; the plan counts back from that instant.
   it('plans against the instant the window really starts', () => {
-    const p = policy({ name: 'night', windows: [recurring({ name: 'batch', start: '02:30', end: '05:00', timezone: 'Europe/Berlin', target: { replicas: { value: 8 } } })] });
+    const p = policy({
+      name: 'night',
+      windows: [
+        recurring({
+          name: 'batch',
+          start: '02:30',
+          end: '05:00',
+          timezone: 'Europe/Berlin',
+          target: { replicas: { value: 8 } },
+        }),
+      ],
+    });
     const plan = leadPlan(config(pipes(3, 'night'), [p]), at('2026-03-28T12:00:00Z'), at('2026-03-30T12:00:00Z'));
-    expect(plan.slots.get('night-3')!.map((s) => s.boundary)).toEqual([at('2026-03-29T01:00:00Z'), at('2026-03-30T00:30:00Z')]);
+    expect(plan.slots.get('night-3')!.map((s) => s.boundary)).toEqual([
+      at('2026-03-29T01:00:00Z'),
+      at('2026-03-30T00:30:00Z'),
+    ]);
     expect(plan.slots.get('night-3')![0]!.start).toBe(Math.floor(at('2026-03-29T01:00:00Z') - MARGIN - SLOT));
   });
 });
 
 describe('the span planned', () => {
   it('from the start of the hour, 48 h: the same plan for every replica within an hour', () => {
-    expect(leadPlanSpan(at('2026-11-23T09:42:17Z'))).toEqual({ from: at('2026-11-23T09:00:00Z'), to: at('2026-11-25T09:00:00Z') });
+    expect(leadPlanSpan(at('2026-11-23T09:42:17Z'))).toEqual({
+      from: at('2026-11-23T09:00:00Z'),
+      to: at('2026-11-25T09:00:00Z'),
+    });
   });
 
   it('a policy with no window, or no boundary in the span, plans nothing', () => {
-    expect(leadPlan(config(pipes(2, 'p'), [policy({ name: 'p', behavior: NO_BEHAVIOR })]), DAY.from, DAY.to).slots.size).toBe(0);
+    expect(
+      leadPlan(config(pipes(2, 'p'), [policy({ name: 'p', behavior: NO_BEHAVIOR })]), DAY.from, DAY.to).slots.size,
+    ).toBe(0);
   });
 });

@@ -10,24 +10,49 @@ import type { Config, MetricSpec, Policy } from '../../src/policy/types.js';
 import { at, oneOff, policy, recurring } from './build.js';
 
 const spec: MetricSpec = {
-  query: 'lag', match: {}, targetPer: { replicas: 100 }, onError: { kind: 'hold' }, staleAfterMs: 120_000, tolerance: 0.1,
+  query: 'lag',
+  match: {},
+  targetPer: { replicas: 100 },
+  onError: { kind: 'hold' },
+  staleAfterMs: 120_000,
+  tolerance: 0.1,
 };
 const lag: Policy = policy({
   name: 'lag',
   baseline: { replicas: { min: 1, max: 4 } },
   windows: [
-    recurring({ name: 'business-hours', days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '08:00', end: '20:00',
-      timezone: 'Europe/Berlin', target: { replicas: { min: 3, max: 10 } } }),
+    recurring({
+      name: 'business-hours',
+      days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+      start: '08:00',
+      end: '20:00',
+      timezone: 'Europe/Berlin',
+      target: { replicas: { min: 3, max: 10 } },
+    }),
     // a fixed set is min = max; a higher priority wins the overlap
-    oneOff({ name: 'freeze', from: '2026-11-24T12:00:30Z', to: '2026-11-24T13:00:00Z', priority: 5, target: { replicas: { value: 6 } } }),
+    oneOff({
+      name: 'freeze',
+      from: '2026-11-24T12:00:30Z',
+      to: '2026-11-24T13:00:00Z',
+      priority: 5,
+      target: { replicas: { value: 6 } },
+    }),
   ],
   metric: spec,
 });
 
 describe('metricBandSpans', () => {
-  it('gives the baseline\'s bounds, the window\'s and a fixed set\'s, at the exact boundaries', () => {
+  it("gives the baseline's bounds, the window's and a fixed set's, at the exact boundaries", () => {
     const spans = metricBandSpans(lag, 'replicas', at('2026-11-24T00:00:00Z'), at('2026-11-25T00:00:00Z'));
-    expect(spans.map((s) => [new Date(s.from).toISOString().slice(11, 19), new Date(s.to).toISOString().slice(11, 19), s.min, s.max, s.windows.join()])).toEqual([
+    expect(
+      spans.map((s) => [
+        new Date(s.from).toISOString().slice(11, 19),
+        new Date(s.to).toISOString().slice(11, 19),
+        s.min,
+        s.max,
+        s.windows.join(),
+      ]),
+    ).toEqual([
       ['00:00:00', '07:00:00', 1, 4, ''],
       ['07:00:00', '12:00:30', 3, 10, 'business-hours'],
       ['12:00:30', '13:00:00', 6, 6, 'freeze'],
@@ -41,7 +66,9 @@ describe('metricBandSpans', () => {
     const to = at('2026-11-24T14:00:00Z');
     const spans = metricBandSpans(lag, 'replicas', from, to, 60_000);
     expect(spans.map((s) => [new Date(s.from).toISOString().slice(11, 19), s.min, s.max])).toEqual([
-      ['11:00:00', 3, 10], ['12:01:00', 6, 6], ['13:00:00', 3, 10],
+      ['11:00:00', 3, 10],
+      ['12:01:00', 6, 6],
+      ['13:00:00', 3, 10],
     ]);
     // metricBands (simulate's text) says the same as resolving the bounds at every tick
     const config = { pipes: [{ name: 'p', policy: 'lag' }], policies: { lag } } as unknown as Config;
@@ -53,6 +80,10 @@ describe('metricBandSpans', () => {
       if (id !== last) stepped.push(`${new Date(t).toISOString().slice(11, 16)} ${id}`);
       last = id;
     }
-    expect(metricBands(config, { p: 'stream' }, from, to, 60_000).map((b) => `${new Date(b.from).toISOString().slice(11, 16)} ${b.min}..${b.max}`)).toEqual(stepped);
+    expect(
+      metricBands(config, { p: 'stream' }, from, to, 60_000).map(
+        (b) => `${new Date(b.from).toISOString().slice(11, 16)} ${b.min}..${b.max}`,
+      ),
+    ).toEqual(stepped);
   });
 });

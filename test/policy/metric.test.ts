@@ -7,15 +7,30 @@ import { at, policy, recurring, view } from './build.js';
 
 const NOW = at('2026-11-24T10:00:00Z'); // a Tuesday, 11:00 in Berlin
 const spec = (o: Partial<MetricSpec> = {}): MetricSpec => ({
-  query: 'sum by (consumergroup) (kafka_consumergroup_lag)', match: {}, targetPer: { replicas: 100 },
-  onError: { kind: 'hold' }, staleAfterMs: 120_000, tolerance: 0.1, ...o,
+  query: 'sum by (consumergroup) (kafka_consumergroup_lag)',
+  match: {},
+  targetPer: { replicas: 100 },
+  onError: { kind: 'hold' },
+  staleAfterMs: 120_000,
+  tolerance: 0.1,
+  ...o,
 });
-const metricPolicy = (o: Partial<MetricSpec> = {}, p: Partial<Policy> = {}): Policy => policy({
-  baseline: { replicas: { min: 1, max: 4 } },
-  windows: [recurring({ name: 'business-hours', days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '08:00', end: '20:00',
-    timezone: 'Europe/Berlin', target: { replicas: { min: 3, max: 10 } } })],
-  metric: spec(o), ...p,
-});
+const metricPolicy = (o: Partial<MetricSpec> = {}, p: Partial<Policy> = {}): Policy =>
+  policy({
+    baseline: { replicas: { min: 1, max: 4 } },
+    windows: [
+      recurring({
+        name: 'business-hours',
+        days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+        start: '08:00',
+        end: '20:00',
+        timezone: 'Europe/Berlin',
+        target: { replicas: { min: 3, max: 10 } },
+      }),
+    ],
+    metric: spec(o),
+    ...p,
+  });
 const reading = (value: number, when = NOW) => ({ value, at: when });
 
 describe('metric target tracking', () => {
@@ -27,8 +42,12 @@ describe('metric target tracking', () => {
   });
 
   it('clamps to the window max and to the min (0 stays at the lower bound)', () => {
-    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 3 }, metric: reading(5000) })).desired.replicas).toBe(10);
-    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 6 }, metric: reading(0) })).desired.replicas).toBe(3);
+    expect(
+      decide(metricPolicy(), NOW, view({ applied: { replicas: 3 }, metric: reading(5000) })).desired.replicas,
+    ).toBe(10);
+    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 6 }, metric: reading(0) })).desired.replicas).toBe(
+      3,
+    );
   });
 
   it('uses the baseline bounds outside every window', () => {
@@ -39,7 +58,20 @@ describe('metric target tracking', () => {
   });
 
   it('cannot move a fixed set (min = max)', () => {
-    const p = metricPolicy({}, { windows: [recurring({ name: 'fixed', start: '00:00', durationMs: 86_400_000, timezone: 'UTC', target: { replicas: { value: 5 } } })] });
+    const p = metricPolicy(
+      {},
+      {
+        windows: [
+          recurring({
+            name: 'fixed',
+            start: '00:00',
+            durationMs: 86_400_000,
+            timezone: 'UTC',
+            target: { replicas: { value: 5 } },
+          }),
+        ],
+      },
+    );
     const d = decide(p, NOW, view({ applied: { replicas: 5 }, metric: reading(100_000) }));
     expect(d.desired.replicas).toBe(5);
     expect(d.metric?.bounds).toEqual({ min: 5, max: 5 });
@@ -50,9 +82,13 @@ describe('metric target tracking', () => {
     const held = decide(metricPolicy(), NOW, view({ applied: { replicas: 5 }, metric: reading(540) }));
     expect(held.action).toBe('none');
     expect(held.reasons.map((r) => r.code)).toContain('tolerance');
-    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 5 }, metric: reading(560) })).desired.replicas).toBe(6);
+    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 5 }, metric: reading(560) })).desired.replicas).toBe(
+      6,
+    );
     expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 5 }, metric: reading(460) })).action).toBe('none');
-    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 5 }, metric: reading(440) })).desired.replicas).toBe(5);
+    expect(decide(metricPolicy(), NOW, view({ applied: { replicas: 5 }, metric: reading(440) })).desired.replicas).toBe(
+      5,
+    );
   });
 
   it('drives concurrency for object-storage pipes with targetPerConcurrency', () => {
@@ -62,10 +98,20 @@ describe('metric target tracking', () => {
   });
 
   it('maxStep and cooldown still smooth the move', () => {
-    const p = metricPolicy({}, { behavior: { scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 0 }, scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 600_000 } } });
+    const p = metricPolicy(
+      {},
+      {
+        behavior: {
+          scaleUp: { maxStep: { replicas: 2 }, cooldownMs: 0 },
+          scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 600_000 },
+        },
+      },
+    );
     expect(decide(p, NOW, view({ applied: { replicas: 3 }, metric: reading(900) })).desired.replicas).toBe(5);
     const recs = [{ at: NOW - 60_000, values: { replicas: 9 } }];
-    expect(decide(p, NOW, view({ applied: { replicas: 9 }, metric: reading(300), recommendations: recs })).desired.replicas).toBe(9);
+    expect(
+      decide(p, NOW, view({ applied: { replicas: 9 }, metric: reading(300), recommendations: recs })).desired.replicas,
+    ).toBe(9);
   });
 });
 
@@ -87,7 +133,9 @@ describe('metric unavailable', () => {
 
   it('holds within the bounds: a window end still narrows to the baseline', () => {
     const night = at('2026-11-24T22:00:00Z');
-    expect(decide(metricPolicy(), night, view({ applied: { replicas: 8 }, metric: { error: 'down' } })).desired.replicas).toBe(4);
+    expect(
+      decide(metricPolicy(), night, view({ applied: { replicas: 8 }, metric: { error: 'down' } })).desired.replicas,
+    ).toBe(4);
   });
 
   it('onError baseline and fixed values', () => {
@@ -95,7 +143,9 @@ describe('metric unavailable', () => {
     expect(decide(base, NOW, view({ applied: { replicas: 8 }, metric: { error: 'x' } })).desired.replicas).toBe(4);
     const fixed = metricPolicy({ onError: { kind: 'fixed', values: { replicas: 6 } } });
     expect(decide(fixed, NOW, view({ applied: { replicas: 8 }, metric: { error: 'x' } })).desired.replicas).toBe(6);
-    expect(decide(fixed, NOW, view({ applied: { replicas: 8 }, metric: undefined })).reasons.map((r) => r.code)).toContain('metric_unavailable');
+    expect(
+      decide(fixed, NOW, view({ applied: { replicas: 8 }, metric: undefined })).reasons.map((r) => r.code),
+    ).toContain('metric_unavailable');
   });
 });
 
@@ -109,7 +159,13 @@ describe('rawRecommendation', () => {
 });
 
 describe('match', () => {
-  const pipe = { name: 'orders', pipeId: 'p1', serviceId: 's1', organizationId: 'o1', labels: { consumerGroup: 'cg-orders' } };
+  const pipe = {
+    name: 'orders',
+    pipeId: 'p1',
+    serviceId: 's1',
+    organizationId: 'o1',
+    labels: { consumerGroup: 'cg-orders' },
+  };
   it('resolves placeholders and selects exactly one sample', () => {
     const wanted = resolveMatch({ consumergroup: '{{ .labels.consumerGroup }}', pipe: 'x-{{.name}}' }, pipe);
     expect(wanted).toEqual({ consumergroup: 'cg-orders', pipe: 'x-orders' });
@@ -120,7 +176,9 @@ describe('match', () => {
     const names = Object.keys(wanted);
     const index = indexSamples(samples, names);
     expect(selectSample(index.get(matchKey(names, wanted)) ?? [], wanted, 1)).toEqual({ value: 5, at: 1 });
-    expect(selectSample([], wanted, 1)).toEqual({ error: 'no sample matches {consumergroup="cg-orders", pipe="x-orders"}' });
+    expect(selectSample([], wanted, 1)).toEqual({
+      error: 'no sample matches {consumergroup="cg-orders", pipe="x-orders"}',
+    });
     expect(selectSample(samples, {}, 1)).toMatchObject({ error: expect.stringContaining('2 samples match the query') });
   });
 

@@ -12,7 +12,14 @@ import type { Config, PipeConfig, PipeView, Policy } from '../../src/policy/type
 import { DAY, instant, pipeView, policy } from './arbitraries.js';
 
 /** The reference: decide() at every tick, as the daemon's loop runs (with the pipe's lead slots). */
-function stepping(p: Policy, start: PipeView, from: number, to: number, stepMs: number, lead?: { plan: LeadPlan; pipe: string }): Omit<SimulatedChange, 'pipe'>[] {
+function stepping(
+  p: Policy,
+  start: PipeView,
+  from: number,
+  to: number,
+  stepMs: number,
+  lead?: { plan: LeadPlan; pipe: string },
+): Omit<SimulatedChange, 'pipe'>[] {
   const out: Omit<SimulatedChange, 'pipe'>[] = [];
   let view = start;
   for (let now = from; now < to; now += stepMs) {
@@ -22,138 +29,242 @@ function stepping(p: Policy, start: PipeView, from: number, to: number, stepMs: 
     view = { ...view, recommendations: recommendationsAfter(p, now, view.recommendations, d) };
     if (d.action !== 'change') continue;
     const previous: ScalingValues = {};
-    for (const f of Object.keys(d.changes) as (keyof ScalingValues)[]) if (view.applied[f] !== undefined) previous[f] = view.applied[f];
+    for (const f of Object.keys(d.changes) as (keyof ScalingValues)[])
+      if (view.applied[f] !== undefined) previous[f] = view.applied[f];
     const moves = changeDirections(view.applied, d.changes);
     view = {
-      ...view, applied: { ...view.applied, ...d.changes },
+      ...view,
+      applied: { ...view.applied, ...d.changes },
       lastChange: { ...view.lastChange, ...(moves.up ? { up: now } : {}), ...(moves.down ? { down: now } : {}) },
     };
     out.push({
-      at: now, direction: d.direction, windows: d.windows, scaling: d.changes, previous, reasons: d.reasons,
+      at: now,
+      direction: d.direction,
+      windows: d.windows,
+      scaling: d.changes,
+      previous,
+      reasons: d.reasons,
       ...(d.lead && d.direction === 'up' ? { lead: d.lead } : {}),
     });
   }
   return out;
 }
 
-const pipe = (name: string): PipeConfig => ({ name, organizationId: 'o', serviceId: 's', pipeId: name, policy: 'p', key: 'default', bounds: {} });
+const pipe = (name: string): PipeConfig => ({
+  name,
+  organizationId: 'o',
+  serviceId: 's',
+  pipeId: name,
+  policy: 'p',
+  key: 'default',
+  bounds: {},
+});
 
 function configOf(p: Policy, names: string[]): Config {
   return {
     api: { keys: { default: { keyId: 'k', keySecret: 's', rateLimit: { requests: 10, perMs: 10_000 } } } },
-    evaluate: { cron: '*/30 * * * * *' }, pipes: names.map(pipe), policies: { p },
+    evaluate: { cron: '*/30 * * * * *' },
+    pipes: names.map(pipe),
+    policies: { p },
   } as unknown as Config;
 }
 
 /** The key's lead plan as simulate() makes it, for the reference stepping of one pipe. */
-const planOf = (config: Config, from: number, to: number, name: string) => ({ plan: leadPlan(config, from, to + MAX_LEAD_MS), pipe: name });
+const planOf = (config: Config, from: number, to: number, name: string) => ({
+  plan: leadPlan(config, from, to + MAX_LEAD_MS),
+  pipe: name,
+});
 
-const case_ = instant.chain((from) => fc.record({
-  from: fc.constant(from),
-  days: fc.integer({ min: 1, max: 3 }),
-  stepMs: fc.constantFrom(30_000, 60_000, 300_000, 420_000),
-  policy,
-  // a pipe with no paused flag, so most cases scale; its history sits around the start
-  view: pipeView(from).map((v) => ({ ...v, paused: undefined, bounds: {} })),
-}));
+const case_ = instant.chain((from) =>
+  fc.record({
+    from: fc.constant(from),
+    days: fc.integer({ min: 1, max: 3 }),
+    stepMs: fc.constantFrom(30_000, 60_000, 300_000, 420_000),
+    policy,
+    // a pipe with no paused flag, so most cases scale; its history sits around the start
+    view: pipeView(from).map((v) => ({ ...v, paused: undefined, bounds: {} })),
+  }),
+);
 
 /** Daily windows and behavior on the scale of hours, so boundaries, cooldowns and stabilization all bite. */
-const busyPolicy: fc.Arbitrary<Policy> = fc.record({
-  windows: fc.array(fc.record({
-    name: fc.constantFrom('a', 'b', 'c'), priority: fc.integer({ min: 0, max: 1 }),
-    replicas: fc.integer({ min: 1, max: 10 }), cpu: fc.constantFrom(250, 500, 1000),
-    start: fc.record({ hour: fc.integer({ min: 0, max: 23 }), minute: fc.constantFrom(0, 7, 30) }),
-    durationMs: fc.integer({ min: 10 * 60_000, max: 14 * 3_600_000 }), timezone: fc.constantFrom('UTC', 'Europe/Berlin'),
-  }), { minLength: 1, maxLength: 3 }),
-  base: fc.integer({ min: 1, max: 4 }),
-  up: fc.record({
-    step: fc.integer({ min: 1, max: 3 }), cooldownMs: fc.integer({ min: 0, max: 90 * 60_000 }),
-    leadTime: fc.constantFrom<'auto' | number>('auto', 0, 90_000, 25 * 60_000),
-  }),
-  down: fc.record({ step: fc.integer({ min: 1, max: 3 }), cooldownMs: fc.integer({ min: 0, max: 90 * 60_000 }), stabilizationMs: fc.integer({ min: 0, max: 4 * 3_600_000 }) }),
-}).map(({ windows, base, up, down }) => ({
-  name: 'p',
-  baseline: { replicas: { value: base }, replicaCpuMillicores: { value: 250 } },
-  windows: windows.map((w) => ({
-    kind: 'recurring' as const, name: w.name, priority: w.priority, days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const,
-    start: w.start, durationMs: w.durationMs, timezone: w.timezone, exclude: [],
-    target: { replicas: { value: w.replicas }, replicaCpuMillicores: { value: w.cpu } },
-  })),
-  behavior: {
-    scaleUp: { maxStep: { replicas: up.step }, cooldownMs: up.cooldownMs, leadTime: up.leadTime },
-    scaleDown: { maxStep: { replicas: down.step }, cooldownMs: down.cooldownMs, stabilizationMs: down.stabilizationMs },
-  },
-}));
+const busyPolicy: fc.Arbitrary<Policy> = fc
+  .record({
+    windows: fc.array(
+      fc.record({
+        name: fc.constantFrom('a', 'b', 'c'),
+        priority: fc.integer({ min: 0, max: 1 }),
+        replicas: fc.integer({ min: 1, max: 10 }),
+        cpu: fc.constantFrom(250, 500, 1000),
+        start: fc.record({ hour: fc.integer({ min: 0, max: 23 }), minute: fc.constantFrom(0, 7, 30) }),
+        durationMs: fc.integer({ min: 10 * 60_000, max: 14 * 3_600_000 }),
+        timezone: fc.constantFrom('UTC', 'Europe/Berlin'),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    base: fc.integer({ min: 1, max: 4 }),
+    up: fc.record({
+      step: fc.integer({ min: 1, max: 3 }),
+      cooldownMs: fc.integer({ min: 0, max: 90 * 60_000 }),
+      leadTime: fc.constantFrom<'auto' | number>('auto', 0, 90_000, 25 * 60_000),
+    }),
+    down: fc.record({
+      step: fc.integer({ min: 1, max: 3 }),
+      cooldownMs: fc.integer({ min: 0, max: 90 * 60_000 }),
+      stabilizationMs: fc.integer({ min: 0, max: 4 * 3_600_000 }),
+    }),
+  })
+  .map(({ windows, base, up, down }) => ({
+    name: 'p',
+    baseline: { replicas: { value: base }, replicaCpuMillicores: { value: 250 } },
+    windows: windows.map((w) => ({
+      kind: 'recurring' as const,
+      name: w.name,
+      priority: w.priority,
+      days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const,
+      start: w.start,
+      durationMs: w.durationMs,
+      timezone: w.timezone,
+      exclude: [],
+      target: { replicas: { value: w.replicas }, replicaCpuMillicores: { value: w.cpu } },
+    })),
+    behavior: {
+      scaleUp: { maxStep: { replicas: up.step }, cooldownMs: up.cooldownMs, leadTime: up.leadTime },
+      scaleDown: {
+        maxStep: { replicas: down.step },
+        cooldownMs: down.cooldownMs,
+        stabilizationMs: down.stabilizationMs,
+      },
+    },
+  }));
 
-const busyCase = instant.chain((from) => fc.record({
-  from: fc.constant(from),
-  days: fc.integer({ min: 1, max: 2 }),
-  stepMs: fc.constantFrom(60_000, 300_000, 420_000),
-  policy: busyPolicy,
-  view: fc.record({ replicas: fc.integer({ min: 1, max: 10 }), cpu: fc.constantFrom(250, 500) }).map(({ replicas, cpu }): PipeView => ({
-    kind: 'stream', state: 'Running', applied: { replicas, replicaCpuMillicores: cpu, replicaMemoryGb: 2 }, bounds: {},
-    lastChange: {}, recommendations: [], endpoints: {},
-  })),
-}));
+const busyCase = instant.chain((from) =>
+  fc.record({
+    from: fc.constant(from),
+    days: fc.integer({ min: 1, max: 2 }),
+    stepMs: fc.constantFrom(60_000, 300_000, 420_000),
+    policy: busyPolicy,
+    view: fc
+      .record({ replicas: fc.integer({ min: 1, max: 10 }), cpu: fc.constantFrom(250, 500) })
+      .map(({ replicas, cpu }): PipeView => ({
+        kind: 'stream',
+        state: 'Running',
+        applied: { replicas, replicaCpuMillicores: cpu, replicaMemoryGb: 2 },
+        bounds: {},
+        lastChange: {},
+        recommendations: [],
+        endpoints: {},
+      })),
+  }),
+);
 
 describe('simulate() at the speed of its changes', () => {
   it('gives exactly the changes of stepping every tick (daily windows, behavior in hours)', () => {
     let changed = 0;
-    fc.assert(fc.property(busyCase, ({ from, days, stepMs, policy: p, view }) => {
-      const to = from + days * DAY;
-      const config = configOf(p, ['a']);
-      const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
-      if (expected.length > 0) changed++;
-      const got = simulate(config, { a: view }, from, to, stepMs);
-      expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
-    }), { numRuns: 80 });
+    fc.assert(
+      fc.property(busyCase, ({ from, days, stepMs, policy: p, view }) => {
+        const to = from + days * DAY;
+        const config = configOf(p, ['a']);
+        const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
+        if (expected.length > 0) changed++;
+        const got = simulate(config, { a: view }, from, to, stepMs);
+        expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
+      }),
+      { numRuns: 80 },
+    );
     expect(changed).toBeGreaterThan(60);
   }, 120_000);
 
   it('gives exactly the changes of stepping every tick (random policies, views, steps)', () => {
-    fc.assert(fc.property(case_, ({ from, days, stepMs, policy: p, view }) => {
-      const to = from + days * DAY;
-      const config = configOf(p, ['a', 'b']);
-      const got = simulate(config, { a: view, b: view }, from, to, stepMs);
-      // each pipe with its own slots in the key's lead plan (the same timeline when they start on the same ticks)
-      expect(got.filter((c) => c.pipe === 'a').map(({ pipe: _, ...c }) => c)).toEqual(stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a')));
-      expect(got.filter((c) => c.pipe === 'b').map(({ pipe: _, ...c }) => c)).toEqual(stepping(p, view, from, to, stepMs, planOf(config, from, to, 'b')));
-      // sorted by time, then config order
-      expect(got.map((c) => c.at)).toEqual([...got.map((c) => c.at)].sort((x, y) => x - y));
-    }), { numRuns: 100 });
+    fc.assert(
+      fc.property(case_, ({ from, days, stepMs, policy: p, view }) => {
+        const to = from + days * DAY;
+        const config = configOf(p, ['a', 'b']);
+        const got = simulate(config, { a: view, b: view }, from, to, stepMs);
+        // each pipe with its own slots in the key's lead plan (the same timeline when they start on the same ticks)
+        expect(got.filter((c) => c.pipe === 'a').map(({ pipe: _, ...c }) => c)).toEqual(
+          stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a')),
+        );
+        expect(got.filter((c) => c.pipe === 'b').map(({ pipe: _, ...c }) => c)).toEqual(
+          stepping(p, view, from, to, stepMs, planOf(config, from, to, 'b')),
+        );
+        // sorted by time, then config order
+        expect(got.map((c) => c.at)).toEqual([...got.map((c) => c.at)].sort((x, y) => x - y));
+      }),
+      { numRuns: 100 },
+    );
   }, 120_000);
 
   it('gives exactly the changes of stepping every tick for a metric policy without readings', () => {
     // Without a recorded series a metric policy holds (or takes its onError choice) inside the
     // window's range: it changes only where a schedule would, so simulate() skips as it does there.
     const onError = fc.constantFrom(
-      { kind: 'hold' } as const, { kind: 'baseline' } as const, { kind: 'fixed', values: { replicas: 5 } } as const,
+      { kind: 'hold' } as const,
+      { kind: 'baseline' } as const,
+      { kind: 'fixed', values: { replicas: 5 } } as const,
     );
-    const metricCase = busyCase.chain((c) => fc.record({ lo: fc.integer({ min: 1, max: 4 }), span: fc.integer({ min: 0, max: 6 }), onError }).map(({ lo, span, onError: e }) => ({
-      ...c,
-      policy: {
-        ...c.policy,
-        windows: c.policy.windows.map((w) => ({ ...w, target: { ...w.target, replicas: { min: lo, max: lo + span } } })),
-        metric: { query: 'q', match: {}, targetPer: { replicas: 100 }, onError: e, staleAfterMs: 120_000, tolerance: 0.1 },
-      },
-    })));
+    const metricCase = busyCase.chain((c) =>
+      fc
+        .record({ lo: fc.integer({ min: 1, max: 4 }), span: fc.integer({ min: 0, max: 6 }), onError })
+        .map(({ lo, span, onError: e }) => ({
+          ...c,
+          policy: {
+            ...c.policy,
+            windows: c.policy.windows.map((w) => ({
+              ...w,
+              target: { ...w.target, replicas: { min: lo, max: lo + span } },
+            })),
+            metric: {
+              query: 'q',
+              match: {},
+              targetPer: { replicas: 100 },
+              onError: e,
+              staleAfterMs: 120_000,
+              tolerance: 0.1,
+            },
+          },
+        })),
+    );
     let changed = 0;
-    fc.assert(fc.property(metricCase, ({ from, days, stepMs, policy: p, view }) => {
-      const to = from + days * DAY;
-      const config = configOf(p, ['a']);
-      const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
-      if (expected.length > 0) changed++;
-      const got = simulate(config, { a: view }, from, to, stepMs);
-      expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
-    }), { numRuns: 60 });
+    fc.assert(
+      fc.property(metricCase, ({ from, days, stepMs, policy: p, view }) => {
+        const to = from + days * DAY;
+        const config = configOf(p, ['a']);
+        const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
+        if (expected.length > 0) changed++;
+        const got = simulate(config, { a: view }, from, to, stepMs);
+        expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
+      }),
+      { numRuns: 60 },
+    );
     expect(changed).toBeGreaterThan(30);
   }, 120_000);
 
   it('reports progress per timeline', () => {
     const seen: [number, number][] = [];
-    const v: PipeView = { kind: 'stream', state: 'Running', applied: { replicas: 1 }, bounds: {}, lastChange: {}, recommendations: [], endpoints: {} };
-    const p: Policy = { name: 'p', baseline: { replicas: { value: 2 } }, windows: [], behavior: { scaleUp: { maxStep: {}, cooldownMs: 0 }, scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 } } };
-    simulate(configOf(p, ['a', 'b', 'c']), { a: v, b: v, c: { ...v, applied: { replicas: 3 } } }, 0, DAY, 60_000, { onProgress: (d, t) => seen.push([d, t]) });
-    expect(seen).toEqual([[2, 3], [3, 3]]);
+    const v: PipeView = {
+      kind: 'stream',
+      state: 'Running',
+      applied: { replicas: 1 },
+      bounds: {},
+      lastChange: {},
+      recommendations: [],
+      endpoints: {},
+    };
+    const p: Policy = {
+      name: 'p',
+      baseline: { replicas: { value: 2 } },
+      windows: [],
+      behavior: {
+        scaleUp: { maxStep: {}, cooldownMs: 0 },
+        scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
+      },
+    };
+    simulate(configOf(p, ['a', 'b', 'c']), { a: v, b: v, c: { ...v, applied: { replicas: 3 } } }, 0, DAY, 60_000, {
+      onProgress: (d, t) => seen.push([d, t]),
+    });
+    expect(seen).toEqual([
+      [2, 3],
+      [3, 3],
+    ]);
   });
 });

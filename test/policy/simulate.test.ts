@@ -15,7 +15,14 @@ const config = loadConfig('config/pipescaler.yaml', {});
 const MINUTE = 60_000;
 
 const stream = (applied: ScalingValues, extra: Partial<PipeView> = {}): PipeView => ({
-  kind: 'stream', state: 'Running', applied, bounds: {}, lastChange: {}, recommendations: [], endpoints: {}, ...extra,
+  kind: 'stream',
+  state: 'Running',
+  applied,
+  bounds: {},
+  lastChange: {},
+  recommendations: [],
+  endpoints: {},
+  ...extra,
 });
 
 // The demo pipes as config/cloud.yaml has them; archive-events is left out as
@@ -23,12 +30,18 @@ const stream = (applied: ScalingValues, extra: Partial<PipeView> = {}): PipeView
 const views: Record<string, PipeView> = {
   'orders-events': stream({ replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
   clickstream: stream({ replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 }),
-  'payments-msk': stream({ replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, {
-    endpoints: { 'e1000000-0000-4000-8000-000000000001': 'Ready' },
-  }),
-  'audit-stream': stream({ replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 }, {
-    endpoints: { 'e1000000-0000-4000-8000-000000000002': 'Provisioning' },
-  }),
+  'payments-msk': stream(
+    { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+    {
+      endpoints: { 'e1000000-0000-4000-8000-000000000001': 'Ready' },
+    },
+  ),
+  'audit-stream': stream(
+    { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
+    {
+      endpoints: { 'e1000000-0000-4000-8000-000000000002': 'Provisioning' },
+    },
+  ),
   'nightly-s3': { ...stream({ concurrency: 2 }), kind: 'objectStorage' },
   'backfill-gcs': { ...stream({ concurrency: 4 }), kind: 'objectStorage', state: 'Completed' },
   'users-cdc': { ...stream({}), kind: 'database' },
@@ -75,8 +88,9 @@ function sorted(rows: Row[]): Row[] {
 }
 
 function run(from: string, to: string): Row[] {
-  return simulate(config, views, Date.parse(`${from}Z`), Date.parse(`${to}Z`), MINUTE)
-    .map((c) => [new Date(c.at).toISOString().slice(0, 16), c.pipe, c.direction as 'up' | 'down', c.scaling] as const);
+  return simulate(config, views, Date.parse(`${from}Z`), Date.parse(`${to}Z`), MINUTE).map(
+    (c) => [new Date(c.at).toISOString().slice(0, 16), c.pipe, c.direction as 'up' | 'down', c.scaling] as const,
+  );
 }
 
 describe('simulate over the shipped example', () => {
@@ -85,7 +99,9 @@ describe('simulate over the shipped example', () => {
       // the first tick: clickstream's baseline (3 replicas, 500m, 2 GB) is above the demo's 1/250m/1GB
       ['2026-11-23T00:00', 'clickstream', 'up', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }],
       ...['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27'].flatMap(businessDay),
-      ...['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29'].flatMap(nightly),
+      ...['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26', '2026-11-27', '2026-11-28', '2026-11-29'].flatMap(
+        nightly,
+      ),
       ...['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26'].flatMap(evening),
       // Black Friday, 2026-11-27T00:00-05:00 = 05:00Z, priority 10: it outranks the evening peak
       // until it ends on 2026-11-30T05:00Z, after the end of this simulation
@@ -99,27 +115,56 @@ describe('simulate over the shipped example', () => {
   it('the Christmas week: business hours do not start on the 24th and 25th', () => {
     const got = run('2026-12-21T00:00', '2026-12-28T00:00').filter(([, pipe]) => pipe === 'orders-events');
     expect(got.map(([at]) => at)).toEqual([
-      '2026-12-21T06:59', '2026-12-21T07:00', '2026-12-21T19:10', '2026-12-21T19:15',
-      '2026-12-22T06:59', '2026-12-22T07:00', '2026-12-22T19:10', '2026-12-22T19:15',
-      '2026-12-23T06:59', '2026-12-23T07:00', '2026-12-23T19:10', '2026-12-23T19:15',
+      '2026-12-21T06:59',
+      '2026-12-21T07:00',
+      '2026-12-21T19:10',
+      '2026-12-21T19:15',
+      '2026-12-22T06:59',
+      '2026-12-22T07:00',
+      '2026-12-22T19:10',
+      '2026-12-22T19:15',
+      '2026-12-23T06:59',
+      '2026-12-23T07:00',
+      '2026-12-23T19:10',
+      '2026-12-23T19:15',
     ]);
   });
 
   it('a pipe without a view, or skipped, never changes; stepping is level-triggered', () => {
-    const some = simulate(config, { 'nightly-s3': views['nightly-s3']! }, Date.parse('2026-11-23T00:00Z'), Date.parse('2026-11-24T00:00Z'), 30_000);
+    const some = simulate(
+      config,
+      { 'nightly-s3': views['nightly-s3']! },
+      Date.parse('2026-11-23T00:00Z'),
+      Date.parse('2026-11-24T00:00Z'),
+      30_000,
+    );
     expect(some.map((c) => [c.pipe, new Date(c.at).toISOString()])).toEqual([
       ['nightly-s3', '2026-11-23T00:59:00.000Z'],
       ['nightly-s3', '2026-11-23T05:00:00.000Z'],
     ]);
     // a coarse step sees the window at its first tick inside it, as a late daemon tick would
-    const coarse = simulate(config, { 'nightly-s3': views['nightly-s3']! }, Date.parse('2026-11-23T00:07Z'), Date.parse('2026-11-23T12:00Z'), 25 * MINUTE);
+    const coarse = simulate(
+      config,
+      { 'nightly-s3': views['nightly-s3']! },
+      Date.parse('2026-11-23T00:07Z'),
+      Date.parse('2026-11-23T12:00Z'),
+      25 * MINUTE,
+    );
     expect(coarse.map((c) => new Date(c.at).toISOString().slice(11, 16))).toEqual(['01:22', '05:07']);
   });
 
   it('carries the reasons and the values it replaces', () => {
-    const [first] = simulate(config, views, Date.parse('2026-11-23T07:00Z'), Date.parse('2026-11-23T07:00:30Z'), MINUTE);
+    const [first] = simulate(
+      config,
+      views,
+      Date.parse('2026-11-23T07:00Z'),
+      Date.parse('2026-11-23T07:00:30Z'),
+      MINUTE,
+    );
     expect(first).toMatchObject({
-      pipe: 'orders-events', windows: ['business-hours'], direction: 'up',
+      pipe: 'orders-events',
+      windows: ['business-hours'],
+      direction: 'up',
       previous: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
     });
     expect(first!.reasons.map((r) => r.code)).toEqual(['window', 'max_step']);
@@ -131,7 +176,9 @@ describe('the newcomer demo', () => {
     // every 7 minutes over two weeks (covering the Black Friday window and both weekends)
     const start = Date.parse('2026-11-22T00:00:00Z');
     for (let t = start; t < start + 14 * 86_400_000; t += 7 * MINUTE) {
-      const changed = plan(config, views, t).filter((e) => e.decision.action === 'change').map((e) => e.pipe.name);
+      const changed = plan(config, views, t)
+        .filter((e) => e.decision.action === 'change')
+        .map((e) => e.pipe.name);
       expect(changed.length, new Date(t).toISOString()).toBeGreaterThan(0);
       expect(changed).toContain('clickstream');
     }

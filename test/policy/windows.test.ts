@@ -10,40 +10,115 @@ const HOUR = 3_600_000;
 // New York at 07:00Z in spring (02:00 EST -> 03:00 EDT) and 06:00Z in autumn (02:00 EDT -> 01:00 EST).
 const DST_CASES: { name: string; window: Window; probe: string; start: string; end: string }[] = [
   // A start inside the spring-forward gap begins at the first instant after it (03:00 local).
-  { name: 'Berlin 2026-03-29 start 02:30 in the gap', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '06:00' }),
-    probe: '2026-03-29T02:00Z', start: '2026-03-29T01:00Z', end: '2026-03-29T04:00Z' },
-  { name: 'Berlin 2027-03-28 start 02:00 in the gap', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:00', end: '04:00' }),
-    probe: '2027-03-28T01:30Z', start: '2027-03-28T01:00Z', end: '2027-03-28T02:00Z' },
-  { name: 'New York 2026-03-08 start 02:30 in the gap', window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '02:30', end: '06:00' }),
-    probe: '2026-03-08T08:00Z', start: '2026-03-08T07:00Z', end: '2026-03-08T10:00Z' },
-  { name: 'New York 2027-03-14 start 02:59 in the gap', window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '02:59', end: '05:00' }),
-    probe: '2027-03-14T07:00Z', start: '2027-03-14T07:00Z', end: '2027-03-14T09:00Z' },
+  {
+    name: 'Berlin 2026-03-29 start 02:30 in the gap',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '06:00' }),
+    probe: '2026-03-29T02:00Z',
+    start: '2026-03-29T01:00Z',
+    end: '2026-03-29T04:00Z',
+  },
+  {
+    name: 'Berlin 2027-03-28 start 02:00 in the gap',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:00', end: '04:00' }),
+    probe: '2027-03-28T01:30Z',
+    start: '2027-03-28T01:00Z',
+    end: '2027-03-28T02:00Z',
+  },
+  {
+    name: 'New York 2026-03-08 start 02:30 in the gap',
+    window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '02:30', end: '06:00' }),
+    probe: '2026-03-08T08:00Z',
+    start: '2026-03-08T07:00Z',
+    end: '2026-03-08T10:00Z',
+  },
+  {
+    name: 'New York 2027-03-14 start 02:59 in the gap',
+    window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '02:59', end: '05:00' }),
+    probe: '2027-03-14T07:00Z',
+    start: '2027-03-14T07:00Z',
+    end: '2027-03-14T09:00Z',
+  },
   // An end inside the gap ends at the first instant after it.
-  { name: 'Berlin 2026-03-28 22:00 -> 02:30 (end in the gap)', window: recurring({ timezone: 'Europe/Berlin', days: ['sat'], start: '22:00', end: '02:30' }),
-    probe: '2026-03-29T00:59Z', start: '2026-03-28T21:00Z', end: '2026-03-29T01:00Z' },
+  {
+    name: 'Berlin 2026-03-28 22:00 -> 02:30 (end in the gap)',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sat'], start: '22:00', end: '02:30' }),
+    probe: '2026-03-29T00:59Z',
+    start: '2026-03-28T21:00Z',
+    end: '2026-03-29T01:00Z',
+  },
   // Spanning the repeated hour: the wall-clock window lasts an hour longer.
-  { name: 'Berlin 2026-10-25 01:30 -> 03:30 spans the repeated hour', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '01:30', end: '03:30' }),
-    probe: '2026-10-25T01:30Z', start: '2026-10-24T23:30Z', end: '2026-10-25T02:30Z' },
-  { name: 'Berlin 2027-10-31 00:00 -> 04:00 spans the repeated hour', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '00:00', end: '04:00' }),
-    probe: '2027-10-31T02:00Z', start: '2027-10-30T22:00Z', end: '2027-10-31T03:00Z' },
-  { name: 'New York 2026-11-01 00:30 -> 02:30 spans the repeated hour', window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '00:30', end: '02:30' }),
-    probe: '2026-11-01T06:30Z', start: '2026-11-01T04:30Z', end: '2026-11-01T07:30Z' },
-  { name: 'New York 2027-11-07 00:00 -> 03:00 spans the repeated hour', window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '00:00', end: '03:00' }),
-    probe: '2027-11-07T07:59Z', start: '2027-11-07T04:00Z', end: '2027-11-07T08:00Z' },
+  {
+    name: 'Berlin 2026-10-25 01:30 -> 03:30 spans the repeated hour',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '01:30', end: '03:30' }),
+    probe: '2026-10-25T01:30Z',
+    start: '2026-10-24T23:30Z',
+    end: '2026-10-25T02:30Z',
+  },
+  {
+    name: 'Berlin 2027-10-31 00:00 -> 04:00 spans the repeated hour',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '00:00', end: '04:00' }),
+    probe: '2027-10-31T02:00Z',
+    start: '2027-10-30T22:00Z',
+    end: '2027-10-31T03:00Z',
+  },
+  {
+    name: 'New York 2026-11-01 00:30 -> 02:30 spans the repeated hour',
+    window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '00:30', end: '02:30' }),
+    probe: '2026-11-01T06:30Z',
+    start: '2026-11-01T04:30Z',
+    end: '2026-11-01T07:30Z',
+  },
+  {
+    name: 'New York 2027-11-07 00:00 -> 03:00 spans the repeated hour',
+    window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '00:00', end: '03:00' }),
+    probe: '2027-11-07T07:59Z',
+    start: '2027-11-07T04:00Z',
+    end: '2027-11-07T08:00Z',
+  },
   // Start and end inside the repeated hour: both take its first occurrence.
-  { name: 'Berlin 2026-10-25 02:30 -> 02:45 in the repeated hour (first)', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '02:45' }),
-    probe: '2026-10-25T00:40Z', start: '2026-10-25T00:30Z', end: '2026-10-25T00:45Z' },
-  { name: 'Berlin 2027-10-31 02:30 -> 05:00 starts in the repeated hour', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '05:00' }),
-    probe: '2027-10-31T01:00Z', start: '2027-10-31T00:30Z', end: '2027-10-31T04:00Z' },
-  { name: 'New York 2026-11-01 01:30 -> 03:00 starts in the repeated hour', window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '01:30', end: '03:00' }),
-    probe: '2026-11-01T06:00Z', start: '2026-11-01T05:30Z', end: '2026-11-01T08:00Z' },
-  { name: 'New York 2027-11-07 22:00 Sat -> 01:15 ends in the repeated hour (first)', window: recurring({ timezone: 'America/New_York', days: ['sat'], start: '22:00', end: '01:15' }),
-    probe: '2027-11-07T05:00Z', start: '2027-11-07T02:00Z', end: '2027-11-07T05:15Z' },
+  {
+    name: 'Berlin 2026-10-25 02:30 -> 02:45 in the repeated hour (first)',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '02:45' }),
+    probe: '2026-10-25T00:40Z',
+    start: '2026-10-25T00:30Z',
+    end: '2026-10-25T00:45Z',
+  },
+  {
+    name: 'Berlin 2027-10-31 02:30 -> 05:00 starts in the repeated hour',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '02:30', end: '05:00' }),
+    probe: '2027-10-31T01:00Z',
+    start: '2027-10-31T00:30Z',
+    end: '2027-10-31T04:00Z',
+  },
+  {
+    name: 'New York 2026-11-01 01:30 -> 03:00 starts in the repeated hour',
+    window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '01:30', end: '03:00' }),
+    probe: '2026-11-01T06:00Z',
+    start: '2026-11-01T05:30Z',
+    end: '2026-11-01T08:00Z',
+  },
+  {
+    name: 'New York 2027-11-07 22:00 Sat -> 01:15 ends in the repeated hour (first)',
+    window: recurring({ timezone: 'America/New_York', days: ['sat'], start: '22:00', end: '01:15' }),
+    probe: '2027-11-07T05:00Z',
+    start: '2027-11-07T02:00Z',
+    end: '2027-11-07T05:15Z',
+  },
   // A duration is elapsed time, not wall clock.
-  { name: 'Berlin 2026-10-25 01:30 for 3h across the repeated hour', window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '01:30', durationMs: 3 * HOUR }),
-    probe: '2026-10-25T02:00Z', start: '2026-10-24T23:30Z', end: '2026-10-25T02:30Z' },
-  { name: 'New York 2026-03-08 01:00 for 3h across the gap', window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '01:00', durationMs: 3 * HOUR }),
-    probe: '2026-03-08T08:30Z', start: '2026-03-08T06:00Z', end: '2026-03-08T09:00Z' },
+  {
+    name: 'Berlin 2026-10-25 01:30 for 3h across the repeated hour',
+    window: recurring({ timezone: 'Europe/Berlin', days: ['sun'], start: '01:30', durationMs: 3 * HOUR }),
+    probe: '2026-10-25T02:00Z',
+    start: '2026-10-24T23:30Z',
+    end: '2026-10-25T02:30Z',
+  },
+  {
+    name: 'New York 2026-03-08 01:00 for 3h across the gap',
+    window: recurring({ timezone: 'America/New_York', days: ['sun'], start: '01:00', durationMs: 3 * HOUR }),
+    probe: '2026-03-08T08:30Z',
+    start: '2026-03-08T06:00Z',
+    end: '2026-03-08T09:00Z',
+  },
 ];
 
 describe('occurrenceAt on DST days', () => {
@@ -65,7 +140,10 @@ describe('occurrenceAt on DST days', () => {
     expect(occurrenceAt(w, at('2026-03-29T01:00Z'))).toBeNull();
     expect(occurrenceAt(w, at('2026-03-29T00:30Z'))).toBeNull();
     // the week after it is back to normal (CEST: 00:10Z)
-    expect(occurrenceAt(w, at('2026-04-05T00:20Z'))).toEqual({ start: at('2026-04-05T00:10Z'), end: at('2026-04-05T00:50Z') });
+    expect(occurrenceAt(w, at('2026-04-05T00:20Z'))).toEqual({
+      start: at('2026-04-05T00:10Z'),
+      end: at('2026-04-05T00:50Z'),
+    });
   });
 });
 
@@ -93,7 +171,10 @@ describe('occurrenceAt across midnight and the week boundary', () => {
   it('a long duration is found from days back', () => {
     const w = recurring({ timezone: 'Europe/Berlin', days: ['fri'], start: '18:00', durationMs: 60 * HOUR });
     // Fri 2026-11-20 18:00 CET = 17:00Z, + 60h = Mon 05:00Z
-    expect(occurrenceAt(w, at('2026-11-23T04:00Z'))).toEqual({ start: at('2026-11-20T17:00Z'), end: at('2026-11-23T05:00Z') });
+    expect(occurrenceAt(w, at('2026-11-23T04:00Z'))).toEqual({
+      start: at('2026-11-20T17:00Z'),
+      end: at('2026-11-23T05:00Z'),
+    });
   });
 });
 
@@ -127,7 +208,10 @@ describe('one-off windows', () => {
   });
 
   it('reports its own bounds and boundaries', () => {
-    expect(occurrenceAt(w, at('2026-11-28T00:00Z'))).toEqual({ start: at('2026-11-27T05:00Z'), end: at('2026-11-30T05:00Z') });
+    expect(occurrenceAt(w, at('2026-11-28T00:00Z'))).toEqual({
+      start: at('2026-11-27T05:00Z'),
+      end: at('2026-11-30T05:00Z'),
+    });
     expect(nextBoundary([w], at('2026-11-01T00:00Z'), at('2026-12-31T00:00Z'))).toBe(at('2026-11-27T05:00Z'));
     expect(nextBoundary([w], at('2026-11-27T05:00Z'), at('2026-12-31T00:00Z'))).toBe(at('2026-11-30T05:00Z'));
     expect(nextBoundary([w], at('2026-11-30T05:00Z'), at('2026-12-31T00:00Z'))).toBeNull();

@@ -49,7 +49,11 @@ describe('bindAuditLog', () => {
       reasons: ['window (replicas): business-hours (Europe/Berlin) sets replicas 6'],
       requestId: '7f1c9a52-5b1e-4c7e-9d0a-2f1b3c4d5e6f',
     });
-    expect(lines.find((l) => l.msg === 'scaling failed')).toMatchObject({ level: 50, result: 'failed', reason: 'API_BAD_REQUEST' });
+    expect(lines.find((l) => l.msg === 'scaling failed')).toMatchObject({
+      level: 50,
+      result: 'failed',
+      reason: 'API_BAD_REQUEST',
+    });
   });
 
   it('tells the operator about parking, failed reloads, 429 pauses, drift and pauses', () => {
@@ -73,7 +77,11 @@ describe('bindAuditLog', () => {
     emitter.emit('redis:status', { ready: false });
     emitter.emit('redis:status', { ready: false });
     emitter.emit('redis:status', { ready: true });
-    expect(lines.map((l) => l.msg)).toEqual(['redis connection ready', 'redis connection lost; evaluations wait for it', 'redis connection ready']);
+    expect(lines.map((l) => l.msg)).toEqual([
+      'redis connection ready',
+      'redis connection lost; evaluations wait for it',
+      'redis connection ready',
+    ]);
   });
 
   it('does not call a connection never made lost', () => {
@@ -81,7 +89,8 @@ describe('bindAuditLog', () => {
     emitter.emit('redis:status', { ready: false });
     emitter.emit('redis:status', { ready: true });
     expect(lines.map((l) => l.msg)).toEqual([
-      'redis not reachable at start; evaluations wait for it, and the daemon keeps trying', 'redis connection ready',
+      'redis not reachable at start; evaluations wait for it, and the daemon keeps trying',
+      'redis connection ready',
     ]);
     expect(lines.map((l) => l.msg)).not.toContain('redis connection lost; evaluations wait for it');
   });

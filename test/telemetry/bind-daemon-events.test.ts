@@ -41,8 +41,14 @@ describe('bindDaemonEvents', () => {
     emitter.emit('desired', { pipe: 'orders-events', values: { replicas: 6 } });
     emitter.emit('applied', { pipe: 'orders-events', values: { replicas: 2 } });
     emitter.emit('decision', {
-      pipe: 'orders-events', direction: 'none', result: 'skipped', reason: 'paused', windows: [],
-      before: { replicas: 2 }, after: { replicas: 2 }, reasons: [{ code: 'paused', message: 'paused by operator' }],
+      pipe: 'orders-events',
+      direction: 'none',
+      result: 'skipped',
+      reason: 'paused',
+      windows: [],
+      before: { replicas: 2 },
+      after: { replicas: 2 },
+      reasons: [{ code: 'paused', message: 'paused by operator' }],
     });
     const s = await read();
     expect(sampleValue(s, 'pipescaler_desired_scaling', { pipe: 'orders-events' })).toBeUndefined();
@@ -67,8 +73,20 @@ describe('bindDaemonEvents', () => {
     const { emitter, read } = setup();
     expect(sampleValue(await read(), 'pipescaler_last_evaluation_timestamp_seconds')).toBe(1_795_420_000);
     emitter.emit('evaluation', {
-      pipe: 'orders-events', policy: 'p', tickAt: 0, durationMs: 7, lagMs: 1500,
-      decision: { action: 'none', direction: 'none', windows: [], recommendation: {}, desired: {}, changes: {}, reasons: [] },
+      pipe: 'orders-events',
+      policy: 'p',
+      tickAt: 0,
+      durationMs: 7,
+      lagMs: 1500,
+      decision: {
+        action: 'none',
+        direction: 'none',
+        windows: [],
+        recommendation: {},
+        desired: {},
+        changes: {},
+        reasons: [],
+      },
     });
     const s = await read();
     expect(sampleValue(s, 'pipescaler_last_evaluation_timestamp_seconds')).toBe(1_795_420_800);
@@ -80,8 +98,14 @@ describe('bindDaemonEvents', () => {
   it('never turns free text into a label value', async () => {
     const { emitter, read } = setup();
     emitter.emit('decision', {
-      pipe: 'Orders Events!', direction: 'up', result: 'failed', reason: 'ECONNREFUSED 10.0.0.1:443',
-      windows: [], before: {}, after: {}, reasons: [],
+      pipe: 'Orders Events!',
+      direction: 'up',
+      result: 'failed',
+      reason: 'ECONNREFUSED 10.0.0.1:443',
+      windows: [],
+      before: {},
+      after: {},
+      reasons: [],
     });
     emitter.emit('window', { pipe: 'orders-events', windows: ['https://example.com/x'] });
     const s = await read();
@@ -121,7 +145,8 @@ describe('bindDaemonEvents', () => {
     const emitter = new DaemonEmitter();
     let keys = ['batch-1', 'batch-2'];
     bindDaemonEvents(emitter, metrics, { keys: () => keys });
-    const plan = (key: string, reconcileMs: number) => emitter.emit('budget:plan', { key, pipes: 1, reconcileMs, stretched: true, scaleDownBoundMs: 1, text: '' });
+    const plan = (key: string, reconcileMs: number) =>
+      emitter.emit('budget:plan', { key, pipes: 1, reconcileMs, stretched: true, scaleDownBoundMs: 1, text: '' });
     plan('batch-1', 2_400_000);
     plan('batch-2', 2_400_000);
     // the reload announces the plans of its keys, then succeeds
@@ -133,13 +158,23 @@ describe('bindDaemonEvents', () => {
     expect(sampleValue(s, 'pipescaler_reconcile_period_seconds', { key: 'batch-2' })).toBeUndefined();
   });
 
-  it('counts a retry of the apply queue as an API retry of its operation (the daemon\'s clients never retry)', async () => {
+  it("counts a retry of the apply queue as an API retry of its operation (the daemon's clients never retry)", async () => {
     const { emitter, read } = setup();
-    emitter.emit('apply:retry', { pipe: 'orders-events', code: 'API_SERVER_ERROR', attempt: 1, delayMs: 1_000, operation: 'scalePipe' });
+    emitter.emit('apply:retry', {
+      pipe: 'orders-events',
+      code: 'API_SERVER_ERROR',
+      attempt: 1,
+      delayMs: 1_000,
+      operation: 'scalePipe',
+    });
     emitter.emit('apply:retry', { pipe: 'orders-events', code: 'API_TIMEOUT', attempt: 2, delayMs: 2_000 });
     const s = await read();
-    expect(sampleValue(s, 'pipescaler_apply_retries_total', { pipe: 'orders-events', code: 'API_SERVER_ERROR' })).toBe(1);
-    expect(sampleValue(s, 'pipescaler_api_retries_total', { operation: 'scalePipe', code: 'API_SERVER_ERROR' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_apply_retries_total', { pipe: 'orders-events', code: 'API_SERVER_ERROR' })).toBe(
+      1,
+    );
+    expect(sampleValue(s, 'pipescaler_api_retries_total', { operation: 'scalePipe', code: 'API_SERVER_ERROR' })).toBe(
+      1,
+    );
     expect(sampleValue(s, 'pipescaler_api_retries_total', { code: 'API_TIMEOUT' })).toBeUndefined();
   });
 
@@ -157,13 +192,33 @@ describe('bindClientEvents', () => {
     const metrics = createMetrics(registry, { defaultMetrics: false });
     const events = new EventEmitter();
     bindClientEvents(events, metrics);
-    events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: null, code: 'API_TIMEOUT', durationMs: 30_000, attempt: 1 });
-    events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: 429, code: 'API_RATE_LIMITED', durationMs: 5, attempt: 2 });
+    events.emit('request', {
+      operation: 'scalePipe',
+      method: 'PATCH',
+      status: null,
+      code: 'API_TIMEOUT',
+      durationMs: 30_000,
+      attempt: 1,
+    });
+    events.emit('request', {
+      operation: 'scalePipe',
+      method: 'PATCH',
+      status: 429,
+      code: 'API_RATE_LIMITED',
+      durationMs: 5,
+      attempt: 2,
+    });
     events.emit('retry', { operation: 'scalePipe', code: 'API_TIMEOUT', attempt: 1, delayMs: 250 });
     events.emit('rateLimited', { operation: 'scalePipe', resetSeconds: 3.42 });
     const s = parseScrape(await registry.metrics());
     // A 30 s timeout still lands in a finite bucket: the buckets reach the client's timeout.
-    expect(sampleValue(s, 'pipescaler_api_request_duration_seconds_bucket', { le: '30', operation: 'scalePipe', status: 'none' })).toBe(1);
+    expect(
+      sampleValue(s, 'pipescaler_api_request_duration_seconds_bucket', {
+        le: '30',
+        operation: 'scalePipe',
+        status: 'none',
+      }),
+    ).toBe(1);
     expect(sampleValue(s, 'pipescaler_api_errors_total', { operation: 'scalePipe', code: 'API_TIMEOUT' })).toBe(1);
     expect(sampleValue(s, 'pipescaler_api_errors_total', { operation: 'scalePipe', code: 'API_RATE_LIMITED' })).toBe(1);
     expect(sampleValue(s, 'pipescaler_api_retries_total', { operation: 'scalePipe', code: 'API_TIMEOUT' })).toBe(1);

@@ -12,7 +12,16 @@ import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/policy/types.js';
 import { configSecrets, createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
-import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, collect, drained, uniquePrefix, waitForEvent } from '../daemon/helpers.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  drained,
+  uniquePrefix,
+  waitForEvent,
+} from '../daemon/helpers.js';
 import { parseScrape, sampleValue, scrape, type Scrape } from './exposition-parse.js';
 import { dashboardMetricNames, missing, ruleMetricNames, untilGcObserved } from './metric-coverage.js';
 
@@ -46,7 +55,12 @@ describe('a short real run against the embedded cloud', () => {
 
   beforeAll(async () => {
     // A short platform window, so the injected 429 holds the key's queue for a second, not ten.
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: { requests: 1_000, perMs: 1_000 }, random: () => 0 });
+    cloud = await startCloud({
+      fixtures: 'config/cloud.yaml',
+      port: 0,
+      rateLimit: { requests: 1_000, perMs: 1_000 },
+      random: () => 0,
+    });
     const shipped = loadConfig('config/pipescaler.yaml', {});
     const keys: Config['api']['keys'] = {
       default: { keyId: DEMO.keyId, keySecret: DEMO.keySecret, rateLimit: FAST },
@@ -69,11 +83,24 @@ describe('a short real run against the embedded cloud', () => {
       if (r.result === 'success') config = daemon.config();
     });
     telemetry = await startDaemonTelemetry({
-      emitter, logger, config: () => config, queues: () => daemon.queues(), listen: '127.0.0.1:0',
+      emitter,
+      logger,
+      config: () => config,
+      queues: () => daemon.queues(),
+      listen: '127.0.0.1:0',
     });
     daemon = createDaemon({
-      config, configPath, watch: false, redis, prefix, emitter, logger, now: () => clock, schedule: false,
-      api: { baseUrl: cloud.url, keys }, workerOptions: FAST_WORKERS,
+      config,
+      configPath,
+      watch: false,
+      redis,
+      prefix,
+      emitter,
+      logger,
+      now: () => clock,
+      schedule: false,
+      api: { baseUrl: cloud.url, keys },
+      workerOptions: FAST_WORKERS,
       onClient: (client) => telemetry.bindClient(client.events),
     });
     await daemon.start();
@@ -86,7 +113,9 @@ describe('a short real run against the embedded cloud', () => {
     // A 500 on scalePipe: the apply job is retried by BullMQ, then goes through. Every change was
     // applied at first contact, so make the daemon believe clickstream still runs its fixture's
     // scaling: the next tick applies the baseline again.
-    await daemon.store.write('clickstream', { applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 } });
+    await daemon.store.write('clickstream', {
+      applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
+    });
     cloud.setFaults({ scalePipe: { error500: 1 } });
     const retried = waitForEvent(emitter, 'apply:retry', () => true, 20_000);
     await daemon.tick((clock = T0 + 30 * SEC));
@@ -151,20 +180,26 @@ describe('a short real run against the embedded cloud', () => {
     expect(missing(ruleMetricNames(), scraped)).toEqual([]);
   });
 
-  it('counts the run\'s real errors', () => {
+  it("counts the run's real errors", () => {
     expect(sampleValue(scraped, 'pipescaler_api_errors_total', { code: 'API_SERVER_ERROR' })).toBeGreaterThan(0);
     expect(sampleValue(scraped, 'pipescaler_api_rate_limited_total')).toBeGreaterThan(0);
     expect(sampleValue(scraped, 'pipescaler_drift_total', { pipe: 'clickstream' })).toBeGreaterThan(0);
     expect(sampleValue(scraped, 'pipescaler_parked', { pipe: BROKEN_PIPE })).toBe(1);
     expect(sampleValue(scraped, 'pipescaler_paused', { pipe: 'nightly-s3' })).toBe(1);
     expect(sampleValue(scraped, 'pipescaler_config_last_reload_success')).toBe(0);
-    expect(sampleValue(scraped, 'bullmq_job_failed_total', { queue: 'apply-pipescaler-unknown-key' })).toBeGreaterThan(0);
-    expect(sampleValue(scraped, 'bullmq_job_completed_total', { queue: 'apply-pipescaler-demo-key' })).toBeGreaterThan(0);
+    expect(sampleValue(scraped, 'bullmq_job_failed_total', { queue: 'apply-pipescaler-unknown-key' })).toBeGreaterThan(
+      0,
+    );
+    expect(sampleValue(scraped, 'bullmq_job_completed_total', { queue: 'apply-pipescaler-demo-key' })).toBeGreaterThan(
+      0,
+    );
   });
 
   it('reports applied scaling at every evaluation, not only where an apply or read ran', () => {
     expect(applyStartsAtLastTick).not.toContain('nightly-s3'); // paused: nothing sent
-    expect(appliedAtLastTick).toEqual(expect.arrayContaining(['orders-events', 'payments-msk', 'clickstream', 'nightly-s3']));
+    expect(appliedAtLastTick).toEqual(
+      expect.arrayContaining(['orders-events', 'payments-msk', 'clickstream', 'nightly-s3']),
+    );
     expect(appliedAtLastTick).not.toContain(BROKEN_PIPE); // parked: never read, nothing known
   });
 

@@ -8,7 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClientEmitter } from '../../src/api/index.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import type { Config } from '../../src/policy/types.js';
-import { createLogger, startDaemonTelemetry, type DaemonTelemetry, type TelemetryConfigView } from '../../src/telemetry/index.js';
+import {
+  createLogger,
+  startDaemonTelemetry,
+  type DaemonTelemetry,
+  type TelemetryConfigView,
+} from '../../src/telemetry/index.js';
 import { parseScrape, sampleValue, scrape } from './exposition-parse.js';
 import { emitDaemonRun } from './run-events.js';
 
@@ -35,7 +40,8 @@ describe('startDaemonTelemetry', () => {
     await queue.add('evaluate', { pipe: 'orders-events' });
     const destination = new Writable({
       write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+        for (const l of chunk.toString().split('\n'))
+          if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
         done();
       },
     });
@@ -59,7 +65,9 @@ describe('startDaemonTelemetry', () => {
 
   it('listens where the config says and says so in the log', () => {
     expect(telemetry.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'telemetry listening (/metrics, /healthz, /readyz)', url: telemetry.url }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'telemetry listening (/metrics, /healthz, /readyz)', url: telemetry.url }),
+    );
   });
 
   it('starts with the config in force counted as loaded and every configured pipe and result at 0 (issues 10.9, 12.1)', async () => {
@@ -79,12 +87,31 @@ describe('startDaemonTelemetry', () => {
     const before = Date.now() / 1000;
     const unbind = telemetry.bindClient(events, 'other-org');
     let s = parseScrape((await scrape(telemetry.url)).text);
-    expect(sampleValue(s, 'pipescaler_api_errors_total', { key: 'other-org', operation: 'scalePipe', code: 'API_NOT_FOUND' })).toBe(0);
-    expect(sampleValue(s, 'pipescaler_api_last_success_timestamp_seconds', { key: 'other-org' })).toBeGreaterThanOrEqual(Math.floor(before));
-    events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: null, code: 'API_NETWORK', durationMs: 3, attempt: 1 });
+    expect(
+      sampleValue(s, 'pipescaler_api_errors_total', {
+        key: 'other-org',
+        operation: 'scalePipe',
+        code: 'API_NOT_FOUND',
+      }),
+    ).toBe(0);
+    expect(
+      sampleValue(s, 'pipescaler_api_last_success_timestamp_seconds', { key: 'other-org' }),
+    ).toBeGreaterThanOrEqual(Math.floor(before));
+    events.emit('request', {
+      operation: 'scalePipe',
+      method: 'PATCH',
+      status: null,
+      code: 'API_NETWORK',
+      durationMs: 3,
+      attempt: 1,
+    });
     s = parseScrape((await scrape(telemetry.url)).text);
-    expect(sampleValue(s, 'pipescaler_api_errors_total', { key: 'other-org', operation: 'scalePipe', code: 'API_NETWORK' })).toBe(1);
-    expect(sampleValue(s, 'pipescaler_api_last_failure_timestamp_seconds', { key: 'other-org' })).toBeGreaterThanOrEqual(Math.floor(before));
+    expect(
+      sampleValue(s, 'pipescaler_api_errors_total', { key: 'other-org', operation: 'scalePipe', code: 'API_NETWORK' }),
+    ).toBe(1);
+    expect(
+      sampleValue(s, 'pipescaler_api_last_failure_timestamp_seconds', { key: 'other-org' }),
+    ).toBeGreaterThanOrEqual(Math.floor(before));
     unbind();
   });
 
@@ -97,7 +124,7 @@ describe('startDaemonTelemetry', () => {
     expect((await fetch(`${telemetry.url}/readyz`)).status).toBe(200);
   });
 
-  it('turns the daemon\'s events into metrics and audit lines, with the queue metrics appended', async () => {
+  it("turns the daemon's events into metrics and audit lines, with the queue metrics appended", async () => {
     emitDaemonRun(emitter);
     const s = parseScrape((await scrape(telemetry.url)).text);
     expect(sampleValue(s, 'pipescaler_decisions_total', { pipe: 'orders-events', result: 'applied' })).toBe(1);
@@ -120,7 +147,9 @@ describe('startDaemonTelemetry', () => {
     telemetry.bindClient(events);
     events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: 200, durationMs: 12, attempt: 1 });
     const s = parseScrape((await scrape(telemetry.url)).text);
-    expect(sampleValue(s, 'pipescaler_api_request_duration_seconds_count', { operation: 'scalePipe', status: '200' })).toBe(1);
+    expect(
+      sampleValue(s, 'pipescaler_api_request_duration_seconds_count', { operation: 'scalePipe', status: '200' }),
+    ).toBe(1);
   });
 
   it('lets go of the emitter and the port on close', async () => {

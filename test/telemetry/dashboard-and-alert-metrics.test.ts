@@ -8,7 +8,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import {
-  Registry, bindClientEvents, bindDaemonEvents, createMetrics, queueMetrics, startTelemetry, type TelemetryServer,
+  Registry,
+  bindClientEvents,
+  bindDaemonEvents,
+  createMetrics,
+  queueMetrics,
+  startTelemetry,
+  type TelemetryServer,
 } from '../../src/telemetry/index.js';
 import { parseScrape, scrape, type Scrape } from './exposition-parse.js';
 import { dashboardMetricNames, missing, ruleMetricNames, untilGcObserved } from './metric-coverage.js';
@@ -76,11 +82,19 @@ describe('metrics used by the dashboard and the alert rules', () => {
     expect(dashboardNames).not.toContain('le');
     expect(dashboardNames).not.toContain('pipe');
     for (const name of [
-      'pipescaler_decision_results_total', 'pipescaler_desired_scaling', 'pipescaler_applied_scaling',
-      'pipescaler_api_errors_total', 'pipescaler_api_last_success_timestamp_seconds', 'pipescaler_api_last_failure_timestamp_seconds',
-      'pipescaler_rate_limit_pauses_total', 'pipescaler_ready', 'pipescaler_last_evaluation_timestamp_seconds',
-      'pipescaler_parked', 'pipescaler_config_last_reload_success',
-    ]) expect(ruleNames).toContain(name);
+      'pipescaler_decision_results_total',
+      'pipescaler_desired_scaling',
+      'pipescaler_applied_scaling',
+      'pipescaler_api_errors_total',
+      'pipescaler_api_last_success_timestamp_seconds',
+      'pipescaler_api_last_failure_timestamp_seconds',
+      'pipescaler_rate_limit_pauses_total',
+      'pipescaler_ready',
+      'pipescaler_last_evaluation_timestamp_seconds',
+      'pipescaler_parked',
+      'pipescaler_config_last_reload_success',
+    ])
+      expect(ruleNames).toContain(name);
   });
 
   it('has a sample of every metric the dashboard reads', () => {
@@ -91,7 +105,7 @@ describe('metrics used by the dashboard and the alert rules', () => {
     expect(missing(ruleNames, scraped)).toEqual([]);
   });
 
-  it('appends BullMQ\'s export with one HELP and TYPE per family', () => {
+  it("appends BullMQ's export with one HELP and TYPE per family", () => {
     expect(text).toContain('bullmq_job_count{queue="evaluate", state="waiting"} 1');
     expect(text).toContain('bullmq_job_count{queue="apply-default", state="delayed"} 1');
     expect(text.match(/^# TYPE bullmq_job_count gauge$/gm)).toHaveLength(1);

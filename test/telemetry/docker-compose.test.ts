@@ -23,7 +23,9 @@ interface Service {
   healthcheck?: { test: string[] };
 }
 
-const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 const services = compose.services;
 const dockerfile = readFileSync('Dockerfile', 'utf8');
 const prometheus = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as {
@@ -92,22 +94,37 @@ function repoPath(service: Service, containerPath: string): string | undefined {
 
 describe('docker-compose.yml', () => {
   it('has redis, the daemon, the embedded cloud, the demo lag exporter, prometheus and grafana', () => {
-    expect(Object.keys(services).sort()).toEqual(['cloud', 'grafana', 'lag-exporter', 'pipescaler', 'prometheus', 'redis']);
+    expect(Object.keys(services).sort()).toEqual([
+      'cloud',
+      'grafana',
+      'lag-exporter',
+      'pipescaler',
+      'prometheus',
+      'redis',
+    ]);
     // the demo pipe orders-lag's metric: Prometheus scrapes the exporter, the daemon queries Prometheus
-    expect(prometheus.scrape_configs.find((j) => j.job_name === 'lag-exporter')!.static_configs[0]!.targets).toEqual(['lag-exporter:9308']);
+    expect(prometheus.scrape_configs.find((j) => j.job_name === 'lag-exporter')!.static_configs[0]!.targets).toEqual([
+      'lag-exporter:9308',
+    ]);
     expect(services.pipescaler!.environment!.PROMETHEUS_URL).toBe('http://prometheus:9090');
     expect(existsSync('config/demo/lag-exporter.mjs')).toBe(true);
   });
 
   it('runs redis 7 with noeviction and appendonly, health-checked with redis-cli ping', () => {
     expect(services.redis!.image).toMatch(/^redis:7\.\d+\.\d+$/);
-    expect(services.redis!.command).toEqual(expect.arrayContaining(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']));
+    expect(services.redis!.command).toEqual(
+      expect.arrayContaining(['--maxmemory-policy', 'noeviction', '--appendonly', 'yes']),
+    );
     expect(services.redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
   });
 
   it('builds the daemon and the cloud from the Dockerfile and starts the daemon once redis is healthy', () => {
-    for (const name of ['pipescaler', 'cloud']) expect(services[name]!.build, name).toMatchObject({ context: '.', dockerfile: 'Dockerfile' });
-    expect(services.pipescaler!.depends_on).toMatchObject({ redis: { condition: 'service_healthy' }, cloud: { condition: 'service_healthy' } });
+    for (const name of ['pipescaler', 'cloud'])
+      expect(services[name]!.build, name).toMatchObject({ context: '.', dockerfile: 'Dockerfile' });
+    expect(services.pipescaler!.depends_on).toMatchObject({
+      redis: { condition: 'service_healthy' },
+      cloud: { condition: 'service_healthy' },
+    });
     expect(services.cloud!.command!.slice(0, 5)).toEqual(['cloud', '--host', '0.0.0.0', '--port', '8123']);
     const fixtures = services.cloud!.command![services.cloud!.command!.indexOf('--fixtures') + 1]!;
     expect(repoPath(services.cloud!, fixtures)).toBe('config/cloud.yaml');
@@ -122,16 +139,18 @@ describe('docker-compose.yml', () => {
     for (const [name, service] of Object.entries(services)) {
       if (service.build === undefined) expect(service.image, name).toMatch(/^[\w./-]+:v?\d+\.\d+\.\d+$/);
       // The daemon's healthcheck is the image's own HEALTHCHECK (it follows PIPESCALER_TELEMETRY_LISTEN).
-      if (service.healthcheck === undefined) expect(service.build !== undefined && /^HEALTHCHECK /m.test(dockerfile), name).toBe(true);
+      if (service.healthcheck === undefined)
+        expect(service.build !== undefined && /^HEALTHCHECK /m.test(dockerfile), name).toBe(true);
       const deps = service.depends_on ?? {};
       expect(Array.isArray(deps), `${name} depends_on has conditions`).toBe(false);
-      for (const [dep, { condition }] of Object.entries(deps)) expect(condition, `${name} -> ${dep}`).toBe('service_healthy');
+      for (const [dep, { condition }] of Object.entries(deps))
+        expect(condition, `${name} -> ${dep}`).toBe('service_healthy');
     }
     expect(Object.keys(services.prometheus!.depends_on ?? {})).toContain('pipescaler');
     expect(Object.keys(services.grafana!.depends_on ?? {})).toEqual(['prometheus']);
   });
 
-  it('publishes ports on 127.0.0.1 only, and keeps Grafana\'s data in a volume', () => {
+  it("publishes ports on 127.0.0.1 only, and keeps Grafana's data in a volume", () => {
     for (const [name, service] of Object.entries(services)) {
       for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
     }
@@ -151,17 +170,28 @@ describe('docker-compose.yml', () => {
 
   // The shipped config reads the API key from the environment only once it has uncommented
   // keyId/keySecret lines (with the demo key as default); until then this cannot pass.
-  const configTakesKeyFromEnv = existsSync('config/pipescaler.yaml') && /^\s+keyId: \$\{PIPESCALER_KEY_ID/m.test(readFileSync('config/pipescaler.yaml', 'utf8'));
-  if (!configTakesKeyFromEnv) console.warn('config/pipescaler.yaml takes no keyId from the environment: the compose daemon cannot reach the cloud service (check skipped)');
-  it.runIf(configTakesKeyFromEnv)('gives the daemon an environment its config loads with, pointed at the services', () => {
-    const env = services.pipescaler!.environment!;
-    const config = loadConfig('config/pipescaler.yaml', env);
-    expect(config.api.baseUrl).toBe('http://cloud:8123');
-    expect(config.api.keys.default).toMatchObject({ keyId: env.PIPESCALER_KEY_ID });
-  });
+  const configTakesKeyFromEnv =
+    existsSync('config/pipescaler.yaml') &&
+    /^\s+keyId: \$\{PIPESCALER_KEY_ID/m.test(readFileSync('config/pipescaler.yaml', 'utf8'));
+  if (!configTakesKeyFromEnv)
+    console.warn(
+      'config/pipescaler.yaml takes no keyId from the environment: the compose daemon cannot reach the cloud service (check skipped)',
+    );
+  it.runIf(configTakesKeyFromEnv)(
+    'gives the daemon an environment its config loads with, pointed at the services',
+    () => {
+      const env = services.pipescaler!.environment!;
+      const config = loadConfig('config/pipescaler.yaml', env);
+      expect(config.api.baseUrl).toBe('http://cloud:8123');
+      expect(config.api.keys.default).toMatchObject({ keyId: env.PIPESCALER_KEY_ID });
+    },
+  );
 
   it('has no value that compose would interpolate by accident', () => {
-    const text = readFileSync('docker-compose.yml', 'utf8').split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
+    const text = readFileSync('docker-compose.yml', 'utf8')
+      .split('\n')
+      .filter((l) => !l.trim().startsWith('#'))
+      .join('\n');
     expect(text.replaceAll('$$', '')).not.toContain('$');
   });
 
@@ -183,13 +213,21 @@ describe('docker-compose.yml', () => {
     const g = services.grafana!;
     expect(g.environment).toMatchObject({ GF_AUTH_ANONYMOUS_ENABLED: 'true', GF_AUTH_ANONYMOUS_ORG_ROLE: 'Viewer' });
     expect(g.ports).toContain('127.0.0.1:3000:3000');
-    expect(repoPath(g, '/etc/grafana/provisioning/datasources/prometheus.yml')).toBe('config/grafana/provisioning/datasources/prometheus.yml');
-    expect(repoPath(g, '/etc/grafana/provisioning/dashboards/pipescaler.yml')).toBe('config/grafana/provisioning/dashboards/pipescaler.yml');
+    expect(repoPath(g, '/etc/grafana/provisioning/datasources/prometheus.yml')).toBe(
+      'config/grafana/provisioning/datasources/prometheus.yml',
+    );
+    expect(repoPath(g, '/etc/grafana/provisioning/dashboards/pipescaler.yml')).toBe(
+      'config/grafana/provisioning/dashboards/pipescaler.yml',
+    );
     const folder = repoPath(g, providers.providers[0]!.options.path)!;
     expect(statSync(folder).isDirectory()).toBe(true);
     expect(existsSync(posix.join(folder, 'pipescaler.json'))).toBe(true);
-    expect(repoPath(g, g.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH!)).toBe('config/grafana/dashboards/pipescaler.json');
-    expect(datasources.datasources).toEqual([expect.objectContaining({ uid: 'pipescaler-prom', type: 'prometheus', url: 'http://prometheus:9090' })]);
+    expect(repoPath(g, g.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH!)).toBe(
+      'config/grafana/dashboards/pipescaler.json',
+    );
+    expect(datasources.datasources).toEqual([
+      expect.objectContaining({ uid: 'pipescaler-prom', type: 'prometheus', url: 'http://prometheus:9090' }),
+    ]);
   });
 });
 
@@ -203,23 +241,36 @@ describe('the pipescaler dashboard', () => {
       expect(panel.datasource?.uid, `panel ${panel.id}`).toBe('${DS_PROMETHEUS}');
       for (const t of panel.targets ?? []) expect(t.datasource.uid).toBe('${DS_PROMETHEUS}');
     }
-    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
+    expect(dashboard.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
+    ]);
     const vars = dashboard.templating.list;
     expect(vars.map((v) => v.name)).toEqual(['DS_PROMETHEUS', 'job', 'instance', 'pipe']);
     expect(vars[0]).toMatchObject({ type: 'datasource', query: 'prometheus' });
     const refs = datasourceRefs(dashboard);
     expect(refs.length).toBeGreaterThan(dashboard.panels.length);
     // Nothing names a uid of this repository's provisioning, nor a variable that is not there.
-    for (const r of refs) expect([{ type: 'prometheus', uid: '${DS_PROMETHEUS}' }, { type: 'grafana', uid: '-- Grafana --' }]).toContainEqual(r);
+    for (const r of refs)
+      expect([
+        { type: 'prometheus', uid: '${DS_PROMETHEUS}' },
+        { type: 'grafana', uid: '-- Grafana --' },
+      ]).toContainEqual(r);
   });
 
-  it('imports through Grafana\'s UI as is: the chosen data source lands in every panel, variable and annotation', () => {
+  it("imports through Grafana's UI as is: the chosen data source lands in every panel, variable and annotation", () => {
     // What Grafana's importer does with __inputs: each "${NAME}" of an input, in any string, becomes
     // the value picked in the import form.
     const inputs = new Set(dashboard.__inputs.map((i) => (i as { name: string }).name));
     const imported = JSON.parse(JSON.stringify(dashboard), (_k, v: unknown) =>
-      typeof v === 'string' ? v.replace(/\$\{(.+?)\}/g, (all, name: string) => (inputs.has(name) ? 'their-prometheus' : all)) : v) as typeof dashboard;
-    for (const r of datasourceRefs(imported)) expect([{ type: 'prometheus', uid: 'their-prometheus' }, { type: 'grafana', uid: '-- Grafana --' }]).toContainEqual(r);
+      typeof v === 'string'
+        ? v.replace(/\$\{(.+?)\}/g, (all, name: string) => (inputs.has(name) ? 'their-prometheus' : all))
+        : v,
+    ) as typeof dashboard;
+    for (const r of datasourceRefs(imported))
+      expect([
+        { type: 'prometheus', uid: 'their-prometheus' },
+        { type: 'grafana', uid: '-- Grafana --' },
+      ]).toContainEqual(r);
     // Provisioned (no import step), every ${...} a datasource names is a datasource variable.
     const dsVars = new Set(dashboard.templating.list.filter((v) => v.type === 'datasource').map((v) => v.name));
     for (const r of datasourceRefs(dashboard)) {
@@ -245,7 +296,12 @@ describe('the pipescaler dashboard', () => {
       expect(d.custom?.spanNulls, panel.title).toBe(false);
     }
     const scaling = series.filter((p) => p.targets!.some((t) => t.expr.includes('pipescaler_applied_scaling')));
-    expect(scaling.map((p) => p.fieldConfig!.defaults.unit)).toEqual(['none', 'suffix: millicores', 'decgbytes', 'none']);
+    expect(scaling.map((p) => p.fieldConfig!.defaults.unit)).toEqual([
+      'none',
+      'suffix: millicores',
+      'decgbytes',
+      'none',
+    ]);
     for (const p of scaling) expect(p.fieldConfig!.defaults.custom!.lineInterpolation, p.title).toBe('stepAfter');
   });
 
@@ -254,8 +310,16 @@ describe('the pipescaler dashboard', () => {
     expect(annotations.some((e) => e.includes('pipescaler_decision_results_total'))).toBe(true);
     expect(annotations.some((e) => e.startsWith('ALERTS{'))).toBe(true);
     const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
-    for (const name of ['nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_gc_duration_seconds_sum', 'pipescaler_apply_retries_total']) {
-      expect(exprs.some((e) => e.includes(name)), name).toBe(true);
+    for (const name of [
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_gc_duration_seconds_sum',
+      'pipescaler_apply_retries_total',
+    ]) {
+      expect(
+        exprs.some((e) => e.includes(name)),
+        name,
+      ).toBe(true);
     }
     expect(dashboard.panels.find((p) => p.title === 'Pipes not at desired scaling')?.type).toBe('table');
   });
@@ -278,7 +342,10 @@ describe('the pipescaler dashboard', () => {
 
 describe('Dockerfile', () => {
   it('builds in one stage and runs production dependencies only in another, on a pinned Node 24 (current LTS)', () => {
-    expect(dockerfile.match(/^FROM node:\S* AS (\w+)$/gm)).toEqual(['FROM node:24.11.1-bookworm-slim AS build', 'FROM node:24.11.1-bookworm-slim AS runtime']);
+    expect(dockerfile.match(/^FROM node:\S* AS (\w+)$/gm)).toEqual([
+      'FROM node:24.11.1-bookworm-slim AS build',
+      'FROM node:24.11.1-bookworm-slim AS runtime',
+    ]);
     const [build, runtime] = dockerfile.split(/^FROM .* AS runtime$/m);
     expect(build).toMatch(/^RUN npm ci /m);
     expect(build).toMatch(/^RUN npm run build$/m);
@@ -302,10 +369,13 @@ describe('Dockerfile', () => {
     const port = (server.address() as AddressInfo).port;
     try {
       const [, flag, script] = healthcheck();
-      const run = async (listen: string) => new Promise<number | null>((resolve) => {
-        execFile(process.execPath, [flag!, script!], { env: { ...process.env, PIPESCALER_TELEMETRY_LISTEN: listen }, timeout: 10_000 })
-          .on('exit', (code) => resolve(code));
-      });
+      const run = async (listen: string) =>
+        new Promise<number | null>((resolve) => {
+          execFile(process.execPath, [flag!, script!], {
+            env: { ...process.env, PIPESCALER_TELEMETRY_LISTEN: listen },
+            timeout: 10_000,
+          }).on('exit', (code) => resolve(code));
+        });
       expect(await run(`0.0.0.0:${port}`)).toBe(0);
       expect(await run(`127.0.0.1:${port}`)).toBe(0);
       const closed = await freePort();
@@ -319,7 +389,9 @@ describe('Dockerfile', () => {
     for (const m of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
       for (const source of m[1]!.split(' ')) expect(existsSync(source), `COPY ${source}`).toBe(true);
     }
-    const ignored = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim());
+    const ignored = readFileSync('.dockerignore', 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', 'test', '.git']));
     expect(ignored).not.toEqual(expect.arrayContaining(['src', 'config']));
   });

@@ -1,6 +1,14 @@
 // The telemetry endpoint's routes, its listen address, and the merging of appended exporters.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Registry, createMetrics, mergeExpositions, parseListen, startTelemetry, type ReadinessReport, type TelemetryServer } from '../../src/telemetry/index.js';
+import {
+  Registry,
+  createMetrics,
+  mergeExpositions,
+  parseListen,
+  startTelemetry,
+  type ReadinessReport,
+  type TelemetryServer,
+} from '../../src/telemetry/index.js';
 
 let server: TelemetryServer | undefined;
 afterEach(async () => {
@@ -8,10 +16,18 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(readiness: () => ReadinessReport | Promise<ReadinessReport>, extraMetrics?: () => Promise<string>) {
+async function start(
+  readiness: () => ReadinessReport | Promise<ReadinessReport>,
+  extraMetrics?: () => Promise<string>,
+) {
   const registry = new Registry();
   createMetrics(registry, { defaultMetrics: false, version: '1.2.3' });
-  server = await startTelemetry({ listen: '127.0.0.1:0', registry, readiness, ...(extraMetrics ? { extraMetrics, extraMetricsTimeoutMs: 200 } : {}) });
+  server = await startTelemetry({
+    listen: '127.0.0.1:0',
+    registry,
+    readiness,
+    ...(extraMetrics ? { extraMetrics, extraMetricsTimeoutMs: 200 } : {}),
+  });
   return { server, registry };
 }
 
@@ -46,9 +62,12 @@ describe('startTelemetry', () => {
     const { server: first } = await start(() => ({ redis: true, config: true, api: true }));
     const registry = new Registry();
     const taken = first.url.replace('http://', '');
-    await expect(startTelemetry({ listen: taken, registry, readiness: () => ({ redis: true, config: true, api: true }) }))
-      .rejects.toThrow(`telemetry.listen: ${taken} is already in use (another pipescaler, or another program, listens there): `
-        + 'set telemetry.listen (or PIPESCALER_TELEMETRY_LISTEN) to a free host:port');
+    await expect(
+      startTelemetry({ listen: taken, registry, readiness: () => ({ redis: true, config: true, api: true }) }),
+    ).rejects.toThrow(
+      `telemetry.listen: ${taken} is already in use (another pipescaler, or another program, listens there): ` +
+        'set telemetry.listen (or PIPESCALER_TELEMETRY_LISTEN) to a free host:port',
+    );
     expect(registry.getMetricsAsArray()).toEqual([]);
   });
 
@@ -63,7 +82,11 @@ describe('startTelemetry', () => {
     const { server } = await start(async () => ({ redis: true, config: false, api: false }));
     const res = await fetch(`${server.url}/readyz`);
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ status: 'not ready', failed: ['config', 'api'], checks: { redis: 'ok', config: 'failed', api: 'failed' } });
+    expect(await res.json()).toEqual({
+      status: 'not ready',
+      failed: ['config', 'api'],
+      checks: { redis: 'ok', config: 'failed', api: 'failed' },
+    });
   });
 
   it('treats a readiness function that throws as not ready, without echoing its error', async () => {
@@ -87,7 +110,10 @@ describe('startTelemetry', () => {
   });
 
   it('serves the scrape without the appended text when the exporter is too slow, and says so', async () => {
-    const { server } = await start(() => ({ redis: true, config: true, api: true }), () => new Promise<string>(() => {}));
+    const { server } = await start(
+      () => ({ redis: true, config: true, api: true }),
+      () => new Promise<string>(() => {}),
+    );
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(text).toContain('pipescaler_extra_metrics_up 0');
     expect(text).toContain('pipescaler_build_info');
@@ -95,37 +121,55 @@ describe('startTelemetry', () => {
 
   it('asks a hanging exporter once, not once per scrape', async () => {
     let calls = 0;
-    const { server } = await start(() => ({ redis: true, config: true, api: true }), () => {
-      calls++;
-      return new Promise<string>(() => {});
-    });
-    for (let i = 0; i < 3; i++) expect(await (await fetch(`${server.url}/metrics`)).text()).toContain('pipescaler_extra_metrics_up 0');
+    const { server } = await start(
+      () => ({ redis: true, config: true, api: true }),
+      () => {
+        calls++;
+        return new Promise<string>(() => {});
+      },
+    );
+    for (let i = 0; i < 3; i++)
+      expect(await (await fetch(`${server.url}/metrics`)).text()).toContain('pipescaler_extra_metrics_up 0');
     expect(calls).toBe(1);
   });
 
   it('removes its own gauges on close, so the registry can serve again', async () => {
     const { server: first, registry } = await start(() => ({ redis: true, config: true, api: true }));
     await first.close();
-    server = await startTelemetry({ listen: '127.0.0.1:0', registry, readiness: () => ({ redis: true, config: true, api: true }) });
+    server = await startTelemetry({
+      listen: '127.0.0.1:0',
+      registry,
+      readiness: () => ({ redis: true, config: true, api: true }),
+    });
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 });
 
 describe('mergeExpositions', () => {
   it('keeps one HELP and TYPE per family with its samples together', () => {
-    const a = '# HELP bullmq_job_count Jobs\n# TYPE bullmq_job_count gauge\nbullmq_job_count{queue="a", state="waiting"} 1\n# HELP bullmq_job_failed_total F\n# TYPE bullmq_job_failed_total counter\nbullmq_job_failed_total{queue="a"} 0';
+    const a =
+      '# HELP bullmq_job_count Jobs\n# TYPE bullmq_job_count gauge\nbullmq_job_count{queue="a", state="waiting"} 1\n# HELP bullmq_job_failed_total F\n# TYPE bullmq_job_failed_total counter\nbullmq_job_failed_total{queue="a"} 0';
     const b = a.replaceAll('queue="a"', 'queue="b"');
-    expect(mergeExpositions([a, b])).toBe([
-      '# HELP bullmq_job_count Jobs', '# TYPE bullmq_job_count gauge',
-      'bullmq_job_count{queue="a", state="waiting"} 1', 'bullmq_job_count{queue="b", state="waiting"} 1',
-      '# HELP bullmq_job_failed_total F', '# TYPE bullmq_job_failed_total counter',
-      'bullmq_job_failed_total{queue="a"} 0', 'bullmq_job_failed_total{queue="b"} 0', '',
-    ].join('\n'));
+    expect(mergeExpositions([a, b])).toBe(
+      [
+        '# HELP bullmq_job_count Jobs',
+        '# TYPE bullmq_job_count gauge',
+        'bullmq_job_count{queue="a", state="waiting"} 1',
+        'bullmq_job_count{queue="b", state="waiting"} 1',
+        '# HELP bullmq_job_failed_total F',
+        '# TYPE bullmq_job_failed_total counter',
+        'bullmq_job_failed_total{queue="a"} 0',
+        'bullmq_job_failed_total{queue="b"} 0',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('groups histogram series under their family', () => {
     const h = '# TYPE x histogram\nx_bucket{le="1"} 1\nx_sum 1\n# TYPE y gauge\ny 2\nx_count 1\n';
-    expect(mergeExpositions([h])).toBe('# TYPE x histogram\nx_bucket{le="1"} 1\nx_sum 1\nx_count 1\n# TYPE y gauge\ny 2\n');
+    expect(mergeExpositions([h])).toBe(
+      '# TYPE x histogram\nx_bucket{le="1"} 1\nx_sum 1\nx_count 1\n# TYPE y gauge\ny 2\n',
+    );
   });
 
   it('is empty for nothing', () => {

@@ -10,9 +10,13 @@ const SYNTHETIC = new Set(['up', 'ALERTS', 'ALERTS_FOR_STATE']);
 
 /** Read by a rule or panel although a healthy daemon may have no sample of them (a series per
  *  cause once Redis lost state; metric-policy pipes only): a scrape without them is not a gap. */
-export const OPTIONAL = new Set(['pipescaler_redis_state_lost',
+export const OPTIONAL = new Set([
+  'pipescaler_redis_state_lost',
   // only pipes of metric policies have them (test/daemon/metric-policy.test.ts asks the dashboard's panel for them)
-  'pipescaler_metric_value', 'pipescaler_metric_bounds', 'pipescaler_metric_unavailable_total']);
+  'pipescaler_metric_value',
+  'pipescaler_metric_bounds',
+  'pipescaler_metric_unavailable_total',
+]);
 
 function namesOf(exprs: readonly string[]): Set<string> {
   const names = new Set<string>();

@@ -8,7 +8,15 @@ import type { Decision, MetricOutcome } from '../../src/policy/index.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from '../../src/telemetry/metric-policy-metrics.js';
 
 function evaluation(pipe: string, metric: MetricOutcome) {
-  const decision = { action: 'none', direction: 'none', windows: [], desired: {}, changes: {}, reasons: [], metric } as unknown as Decision;
+  const decision = {
+    action: 'none',
+    direction: 'none',
+    windows: [],
+    desired: {},
+    changes: {},
+    reasons: [],
+    metric,
+  } as unknown as Decision;
   return { pipe, policy: 'by-lag', tickAt: 0, durationMs: 1, lagMs: 0, decision };
 }
 
@@ -19,9 +27,33 @@ describe('pipescaler_metric_unavailable_total', () => {
     bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry));
     const bounds = { min: 1, max: 4 };
     emitter.emit('evaluation', evaluation('fine', { field: 'replicas', value: 200, bounds, recommended: 2 }));
-    emitter.emit('evaluation', evaluation('ambiguous', { field: 'replicas', error: '2 samples match {consumergroup="cg"}; the match must pick one', bounds, recommended: 2 }));
-    emitter.emit('evaluation', evaluation('ambiguous', { field: 'replicas', error: '2 samples match {consumergroup="cg"}; the match must pick one', bounds, recommended: 2 }));
-    emitter.emit('evaluation', evaluation('missing', { field: 'replicas', error: 'no sample matches {consumergroup="cg-x"}', bounds, recommended: 1 }));
+    emitter.emit(
+      'evaluation',
+      evaluation('ambiguous', {
+        field: 'replicas',
+        error: '2 samples match {consumergroup="cg"}; the match must pick one',
+        bounds,
+        recommended: 2,
+      }),
+    );
+    emitter.emit(
+      'evaluation',
+      evaluation('ambiguous', {
+        field: 'replicas',
+        error: '2 samples match {consumergroup="cg"}; the match must pick one',
+        bounds,
+        recommended: 2,
+      }),
+    );
+    emitter.emit(
+      'evaluation',
+      evaluation('missing', {
+        field: 'replicas',
+        error: 'no sample matches {consumergroup="cg-x"}',
+        bounds,
+        recommended: 1,
+      }),
+    );
     const values = (await registry.getSingleMetric('pipescaler_metric_unavailable_total')!.get()).values;
     const of = (pipe: string) => values.find((v) => v.labels.pipe === pipe)?.value;
     expect([of('fine'), of('ambiguous'), of('missing')]).toEqual([0, 2, 1]);

@@ -18,14 +18,36 @@ import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
 import { createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
-import { DEMO, FAST_WORKERS, REDIS_URL, cleanupPrefix, demoPipe, oneOff, policy, testConfig, uniquePrefix, until, waitForEvent } from '../daemon/helpers.js';
-import { PROMETHEUS_BIN, scaledRules, startPrometheus, type PromAlert, type PrometheusServer, type RuleFile } from '../prometheus.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+  waitForEvent,
+} from '../daemon/helpers.js';
+import {
+  PROMETHEUS_BIN,
+  scaledRules,
+  startPrometheus,
+  type PromAlert,
+  type PrometheusServer,
+  type RuleFile,
+} from '../prometheus.js';
 import { OPTIONAL, untilGcObserved } from './metric-coverage.js';
 import { dashboardExpressions, metricNamesIn, substituteVariables } from './promql-names.js';
 
 const hasPrometheus = spawnSync(PROMETHEUS_BIN, ['--version']).status === 0;
 const inCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-if (!hasPrometheus && !inCi) console.warn(`${PROMETHEUS_BIN} not found: skipping the real-Prometheus test (apt-get install prometheus; CI installs it)`);
+if (!hasPrometheus && !inCi)
+  console.warn(
+    `${PROMETHEUS_BIN} not found: skipping the real-Prometheus test (apt-get install prometheus; CI installs it)`,
+  );
 
 const RULES = 'config/prometheus/rules.yml';
 const DASHBOARD = 'config/grafana/dashboards/pipescaler.json';
@@ -48,39 +70,64 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
   let startedAt = 0;
   let warmedAt = 0;
   const vars = (interval: string) => ({
-    __rate_interval: '10s', __interval: interval, __range: '5m', job: 'pipescaler', instance, pipe: '.*', DS_PROMETHEUS: 'prometheus',
+    __rate_interval: '10s',
+    __interval: interval,
+    __range: '5m',
+    job: 'pipescaler',
+    instance,
+    pipe: '.*',
+    DS_PROMETHEUS: 'prometheus',
   });
   const now = () => Date.now() / 1000;
 
   /** The active alerts with `alertname` whose labels include `labels`. */
   const active = (alerts: PromAlert[], alertname: string, labels: Record<string, string>) =>
-    alerts.filter((a) => a.labels.alertname === alertname && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
+    alerts.filter(
+      (a) => a.labels.alertname === alertname && Object.entries(labels).every(([k, v]) => a.labels[k] === v),
+    );
 
   async function untilAlert(alertname: string, labels: Record<string, string>, timeoutMs = 20_000): Promise<PromAlert> {
     let found: PromAlert | undefined;
     let last: PromAlert[] = [];
-    await until(async () => {
-      last = await prom.alerts();
-      found = active(last, alertname, labels).find((a) => a.state === 'pending' || a.state === 'firing');
-      return found !== undefined;
-    }, timeoutMs, `${alertname} ${JSON.stringify(labels)} pending (active: ${JSON.stringify(last.map((a) => a.labels))})`).catch((e: unknown) => {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}; active: ${JSON.stringify(last.map((a) => [a.labels, a.state]))}`);
+    await until(
+      async () => {
+        last = await prom.alerts();
+        found = active(last, alertname, labels).find((a) => a.state === 'pending' || a.state === 'firing');
+        return found !== undefined;
+      },
+      timeoutMs,
+      `${alertname} ${JSON.stringify(labels)} pending (active: ${JSON.stringify(last.map((a) => a.labels))})`,
+    ).catch((e: unknown) => {
+      throw new Error(
+        `${e instanceof Error ? e.message : String(e)}; active: ${JSON.stringify(last.map((a) => [a.labels, a.state]))}`,
+      );
     });
     return found!;
   }
 
   beforeAll(async () => {
     startedAt = now();
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: { requests: 1_000, perMs: 1_000 }, random: () => 0 });
+    cloud = await startCloud({
+      fixtures: 'config/cloud.yaml',
+      port: 0,
+      rateLimit: { requests: 1_000, perMs: 1_000 },
+      random: () => 0,
+    });
     const t = Date.now();
     const base = testConfig({
-      baseUrl: cloud.url, prefix, reconcileMs: 2_000,
+      baseUrl: cloud.url,
+      prefix,
+      reconcileMs: 2_000,
       pipes: [demoPipe('orders-events', 'steady'), demoPipe('clickstream', 'launch'), demoPipe('nightly-s3', 'batch')],
       policies: {
         steady: policy('steady', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
         // A window that covers the whole run: it drives the pipe from the first tick to the last.
         launch: policy('launch', { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 }, [
-          oneOff('launch-day', t - 3_600_000, t + 3_600_000, { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
+          oneOff('launch-day', t - 3_600_000, t + 3_600_000, {
+            replicas: 2,
+            replicaCpuMillicores: 500,
+            replicaMemoryGb: 2,
+          }),
         ]),
         batch: policy('batch', { concurrency: 3 }),
       },
@@ -99,14 +146,26 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     // The daemon reports Redis changes; a connection passed in that is ready already is not one.
     expect(await redis.ping()).toBe('PONG');
     telemetry = await startDaemonTelemetry({
-      emitter, logger, config: () => config, queues: () => daemon.queues(), listen: '127.0.0.1:0', redisReady: true,
+      emitter,
+      logger,
+      config: () => config,
+      queues: () => daemon.queues(),
+      listen: '127.0.0.1:0',
+      redisReady: true,
     });
     instance = new URL(telemetry.url).host;
     const rules = scaledRules(readFileSync(RULES, 'utf8'));
     prom = await startPrometheus({ targets: [instance], rules: [rules.text] });
     daemon = createDaemon({
-      config, configPath: join(dir, 'pipescaler.yaml'), watch: false, redis, prefix, emitter, logger,
-      api: { baseUrl: cloud.url, keys: config.api.keys }, workerOptions: FAST_WORKERS,
+      config,
+      configPath: join(dir, 'pipescaler.yaml'),
+      watch: false,
+      redis,
+      prefix,
+      emitter,
+      logger,
+      api: { baseUrl: cloud.url, keys: config.api.keys },
+      workerOptions: FAST_WORKERS,
       onClient: (client, keyName) => telemetry.bindClient(client.events, keyName),
     });
     await daemon.start();
@@ -133,8 +192,16 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     const sel = `job="pipescaler", instance="${instance}"`;
     await prom.waitFor(`min(pipescaler_ready{${sel}})`, (r) => r[0]?.value === 1, 30_000);
     await prom.waitFor(`count(pipescaler_applied_scaling{${sel}})`, (r) => r[0]?.value === 7, 30_000); // 3 + 3 + 1 fields
-    await prom.waitFor(`count(pipescaler_desired_scaling{${sel}} != pipescaler_applied_scaling{${sel}}) or vector(0)`, (r) => r[0]?.value === 0, 30_000);
-    await prom.waitFor(`sum(pipescaler_decision_results_total{${sel}, result="applied"})`, (r) => r[0]?.value === 3, 30_000);
+    await prom.waitFor(
+      `count(pipescaler_desired_scaling{${sel}} != pipescaler_applied_scaling{${sel}}) or vector(0)`,
+      (r) => r[0]?.value === 0,
+      30_000,
+    );
+    await prom.waitFor(
+      `sum(pipescaler_decision_results_total{${sel}, result="applied"})`,
+      (r) => r[0]?.value === 3,
+      30_000,
+    );
     warmedAt = now();
     // Four more scrapes and rule evaluations of steady operation.
     await until(() => now() > warmedAt + 5, 10_000, 'steady seconds');
@@ -147,8 +214,11 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
   }, 60_000);
 
   it('counts what the stat and bar panels say: exact totals, one apply is one', async () => {
-    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[] };
-    const exprOf = (title: string) => substituteVariables(dashboard.panels.find((p) => p.title === title)!.targets![0]!.expr, vars('2s'));
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+      panels: { title: string; targets?: { expr: string }[] }[];
+    };
+    const exprOf = (title: string) =>
+      substituteVariables(dashboard.panels.find((p) => p.title === title)!.targets![0]!.expr, vars('2s'));
     const at = now();
     const [stat] = await prom.query(exprOf('Changes applied (1h)'), at);
     const [raw] = await prom.query(`sum(pipescaler_decision_results_total{job="pipescaler", result="applied"})`, at);
@@ -167,10 +237,19 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
   }, 30_000);
 
   it('brings a 404 pipe, a refused key and drift to their alerts, with the pipe or key label', async () => {
-    const ghost: PipeConfig = { ...demoPipe('orders-events', 'steady'), name: GHOST, pipeId: 'b1000000-0000-4000-8000-0000000000ff' };
+    const ghost: PipeConfig = {
+      ...demoPipe('orders-events', 'steady'),
+      name: GHOST,
+      pipeId: 'b1000000-0000-4000-8000-0000000000ff',
+    };
     const legacy: PipeConfig = { ...demoPipe('payments-msk', 'steady', 'broken'), name: LEGACY };
-    const keys = { ...config.api.keys, broken: { ...config.api.keys.default!, keyId: 'pipescaler-unknown-key', keySecret: 'not-the-secret' } };
-    expect(await daemon.reload({ ...config, api: { ...config.api, keys }, pipes: [...config.pipes, ghost, legacy] })).toBe(true);
+    const keys = {
+      ...config.api.keys,
+      broken: { ...config.api.keys.default!, keyId: 'pipescaler-unknown-key', keySecret: 'not-the-secret' },
+    };
+    expect(
+      await daemon.reload({ ...config, api: { ...config.api, keys }, pipes: [...config.pipes, ghost, legacy] }),
+    ).toBe(true);
     // Someone scales a pipe by hand: the next reconcile read finds it.
     cloud.store.pipe(DEMO.pipes['nightly-s3'])!.scaling.concurrency = 1;
     const drift = waitForEvent(emitter, 'drift', (d) => d.pipe === 'nightly-s3', 20_000);
@@ -184,11 +263,20 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     await paused;
     // Nothing fires for the pipes that work.
     const alerts = await prom.alerts();
-    expect(active(alerts, 'PipescalerApplyFailing', {}).map((a) => a.labels.pipe).sort()).toEqual([GHOST, LEGACY]);
+    expect(
+      active(alerts, 'PipescalerApplyFailing', {})
+        .map((a) => a.labels.pipe)
+        .sort(),
+    ).toEqual([GHOST, LEGACY]);
     // The failed stat counts every failure up to its instant, as the counters do.
     const at = now();
-    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[] };
-    const expr = substituteVariables(dashboard.panels.find((p) => p.title === 'Failed calls (1h)')!.targets![0]!.expr, vars('2s'));
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+      panels: { title: string; targets?: { expr: string }[] }[];
+    };
+    const expr = substituteVariables(
+      dashboard.panels.find((p) => p.title === 'Failed calls (1h)')!.targets![0]!.expr,
+      vars('2s'),
+    );
     const [stat] = await prom.query(expr, at);
     const [raw] = await prom.query('sum(pipescaler_decision_results_total{job="pipescaler", result="failed"})', at);
     expect(raw!.value).toBeGreaterThan(0);
@@ -204,7 +292,10 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
 
   it('brings scaling answering 500 to PipescalerApiErrors, and the change it holds up to the not-at-desired alert', async () => {
     cloud.setFaults({ scalePipe: { error500: 1 } });
-    const policies = { ...config.policies, steady: policy('steady', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) };
+    const policies = {
+      ...config.policies,
+      steady: policy('steady', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
+    };
     expect(await daemon.reload({ ...config, policies })).toBe(true);
     await waitForEvent(emitter, 'apply:retry', (r) => r.pipe === 'orders-events', 20_000);
     await untilAlert('PipescalerApiErrors', { key: 'default', code: 'API_SERVER_ERROR' });
@@ -227,7 +318,9 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     const empty: string[] = [];
     for (const e of exprs) {
       const m = /^label_values\((.*),\s*(\w+)\)$/.exec(e);
-      const expr = m ? `count by (${m[2]}) (${substituteVariables(m[1]!, vars('2s'))})` : substituteVariables(e, vars('2s'));
+      const expr = m
+        ? `count by (${m[2]}) (${substituteVariables(m[1]!, vars('2s'))})`
+        : substituteVariables(e, vars('2s'));
       expect(expr, 'a variable is left').not.toContain('$');
       const series = await prom.queryRange(expr, startedAt, now(), 1);
       // metric-policy series exist only for pipes of a metric policy (test/daemon/metric-policy.test.ts)

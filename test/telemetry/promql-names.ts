@@ -1,6 +1,21 @@
 // The metric names a PromQL expression reads, for checking dashboards and rules against a scrape.
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'and', 'or', 'unless', 'atan2', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'atan2',
+  'inf',
+  'nan',
+]);
 
 export function metricNamesIn(expr: string): Set<string> {
   const names = new Set<string>();
@@ -26,7 +41,10 @@ export function metricNamesIn(expr: string): Set<string> {
 export function dashboardExpressions(dashboard: unknown): string[] {
   const out: string[] = [];
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) { node.forEach(walk); return; }
+    if (Array.isArray(node)) {
+      node.forEach(walk);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     for (const [key, value] of Object.entries(node)) {
       if (key === 'expr' && typeof value === 'string') out.push(value);
@@ -50,5 +68,11 @@ export function substituteVariables(expr: string, vars: Readonly<Record<string, 
 
 /** Variables for parsing only: any value of the right shape. */
 export const PARSE_VARIABLES: Readonly<Record<string, string>> = {
-  __rate_interval: '1m', __interval: '1m', __range: '1h', job: '.*', instance: '.*', pipe: '.*', DS_PROMETHEUS: 'prometheus',
+  __rate_interval: '1m',
+  __interval: '1m',
+  __range: '1h',
+  job: '.*',
+  instance: '.*',
+  pipe: '.*',
+  DS_PROMETHEUS: 'prometheus',
 };

@@ -20,7 +20,9 @@ function promtool(...args: string[]): { status: number | null; output: string } 
 }
 
 if (!hasPromtool && !inCi) {
-  console.warn('promtool not found: skipping the Prometheus config and alert rule checks (apt-get install prometheus; CI installs it)');
+  console.warn(
+    'promtool not found: skipping the Prometheus config and alert rule checks (apt-get install prometheus; CI installs it)',
+  );
 }
 
 describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promtool)', () => {
@@ -57,7 +59,12 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
     const dir = mkdtempSync(join(tmpdir(), 'pipescaler-dashboard-'));
     try {
       const file = join(dir, 'dashboard-queries.yml');
-      writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query:${i}`, expr })) }] }));
+      writeFileSync(
+        file,
+        stringify({
+          groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query:${i}`, expr })) }],
+        }),
+      );
       const run = promtool('check', 'rules', file);
       expect(run.status, run.output).toBe(0);
       expect(run.output).toContain(`SUCCESS: ${exprs.length} rules found`);
@@ -77,7 +84,10 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
     };
     const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
     const fired = new Set(
-      tests.tests.flatMap((t) => t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname),
+      tests.tests
+        .flatMap((t) => t.alert_rule_test ?? [])
+        .filter((a) => a.exp_alerts.length > 0)
+        .map((a) => a.alertname),
     );
     expect(alerts.length).toBeGreaterThanOrEqual(5);
     for (const alert of alerts) {
@@ -85,7 +95,9 @@ describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promt
       expect(alert.annotations?.summary, `${alert.alert} summary`).toBeTruthy();
       expect(alert.annotations?.description, `${alert.alert} description`).toBeTruthy();
       // Each alert links its runbook, a section of docs/runbooks.md in this repository.
-      expect(alert.annotations?.runbook_url, `${alert.alert} runbook_url`).toBe(`docs/runbooks.md#${alert.alert.toLowerCase()}`);
+      expect(alert.annotations?.runbook_url, `${alert.alert} runbook_url`).toBe(
+        `docs/runbooks.md#${alert.alert.toLowerCase()}`,
+      );
       expect(anchors, `docs/runbooks.md has no section for ${alert.alert}`).toContain(alert.alert.toLowerCase());
     }
   });

@@ -10,7 +10,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
-import { REDIS_URL, cleanupPrefix, demoPipe, policy, testConfig, uniquePrefix, until, waitForEvent } from '../daemon/helpers.js';
+import {
+  REDIS_URL,
+  cleanupPrefix,
+  demoPipe,
+  policy,
+  testConfig,
+  uniquePrefix,
+  until,
+  waitForEvent,
+} from '../daemon/helpers.js';
 import { PROMETHEUS_BIN, scaledRules, startPrometheus, type PromAlert, type PrometheusServer } from '../prometheus.js';
 
 const hasPrometheus = spawnSync(PROMETHEUS_BIN, ['--version']).status === 0;
@@ -31,16 +40,34 @@ describe.skipIf(!hasPrometheus && !inCi)('a quiet fleet against a real Prometheu
 
   beforeAll(async () => {
     cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
-    const base = testConfig({ baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'steady')], policies: { steady: policy('steady', { replicas: 3 }) } });
+    const base = testConfig({
+      baseUrl: cloud.url,
+      prefix,
+      pipes: [demoPipe('orders-events', 'steady')],
+      policies: { steady: policy('steady', { replicas: 3 }) },
+    });
     const config = { ...base, api: { ...base.api, checkEveryMs: 1_000 } };
     expect(await redis.ping()).toBe('PONG');
     telemetry = await startDaemonTelemetry({
-      emitter, logger: createLogger({ level: 'silent' }), config: () => config, queues: () => daemon.queues(), listen: '127.0.0.1:0', redisReady: true,
+      emitter,
+      logger: createLogger({ level: 'silent' }),
+      config: () => config,
+      queues: () => daemon.queues(),
+      listen: '127.0.0.1:0',
+      redisReady: true,
     });
     instance = new URL(telemetry.url).host;
-    prom = await startPrometheus({ targets: [instance], rules: [scaledRules(readFileSync('config/prometheus/rules.yml', 'utf8')).text] });
+    prom = await startPrometheus({
+      targets: [instance],
+      rules: [scaledRules(readFileSync('config/prometheus/rules.yml', 'utf8')).text],
+    });
     daemon = createDaemon({
-      config, redis, prefix, emitter, schedule: false, watch: false,
+      config,
+      redis,
+      prefix,
+      emitter,
+      schedule: false,
+      watch: false,
       onClient: (client, keyName) => telemetry.bindClient(client.events, keyName),
     });
     await daemon.start();
@@ -58,19 +85,31 @@ describe.skipIf(!hasPrometheus && !inCi)('a quiet fleet against a real Prometheu
   it('stays ready with no alert while only the checks call, and alerts on the key when the platform stops answering', async () => {
     await waitForEvent(emitter, 'api:check', (c) => c.result === 'ok', 20_000);
     await prom.waitFor(`pipescaler_ready{instance="${instance}"}`, (r) => r[0]?.value === 1, 30_000);
-    await prom.waitFor(`increase(pipescaler_api_checks_total{instance="${instance}", key="default", result="ok"}[1m])`, (r) => (r[0]?.value ?? 0) >= 3, 30_000);
+    await prom.waitFor(
+      `increase(pipescaler_api_checks_total{instance="${instance}", key="default", result="ok"}[1m])`,
+      (r) => (r[0]?.value ?? 0) >= 3,
+      30_000,
+    );
     expect(Object.values(cloud.stats().requests.scalePipe ?? {}).reduce((a, b) => a + b, 0)).toBe(0); // nothing but checks
     expect(await alerts(['PipescalerApiUnreachable', 'PipescalerNotReady'])).toEqual([]);
 
     await cloud.close();
     await waitForEvent(emitter, 'api:check', (c) => c.result === 'failed', 20_000);
     let seen: PromAlert[] = [];
-    await until(async () => {
-      seen = await alerts(['PipescalerApiUnreachable', 'PipescalerNotReady']);
-      return seen.some((a) => a.labels.alertname === 'PipescalerApiUnreachable' && a.labels.key === 'default')
-        && seen.some((a) => a.labels.alertname === 'PipescalerNotReady');
-    }, 60_000, 'PipescalerApiUnreachable{key="default"} and PipescalerNotReady').catch((e: unknown) => {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}; active: ${JSON.stringify(seen.map((a) => [a.labels, a.state]))}`);
+    await until(
+      async () => {
+        seen = await alerts(['PipescalerApiUnreachable', 'PipescalerNotReady']);
+        return (
+          seen.some((a) => a.labels.alertname === 'PipescalerApiUnreachable' && a.labels.key === 'default') &&
+          seen.some((a) => a.labels.alertname === 'PipescalerNotReady')
+        );
+      },
+      60_000,
+      'PipescalerApiUnreachable{key="default"} and PipescalerNotReady',
+    ).catch((e: unknown) => {
+      throw new Error(
+        `${e instanceof Error ? e.message : String(e)}; active: ${JSON.stringify(seen.map((a) => [a.labels, a.state]))}`,
+      );
     });
   }, 120_000);
 });

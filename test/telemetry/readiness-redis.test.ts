@@ -7,7 +7,14 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
-import { Registry, createMetrics, createReadiness, queueMetrics, startTelemetry, type TelemetryServer } from '../../src/telemetry/index.js';
+import {
+  Registry,
+  createMetrics,
+  createReadiness,
+  queueMetrics,
+  startTelemetry,
+  type TelemetryServer,
+} from '../../src/telemetry/index.js';
 import { parseScrape, sampleValue, scrape } from './exposition-parse.js';
 
 // Never the shared Redis on 6379: this test stops and starts its own.
@@ -25,7 +32,11 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 }
 
 function startRedisServer(): ChildProcess {
-  const child = spawn('redis-server', ['--port', String(PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   child.on('error', (err) => console.error(`redis-server on port ${PORT} failed to start: ${err.message}`));
   return child;
 }
@@ -37,9 +48,14 @@ async function stopRedisServer(child: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-async function readyz(url: string): Promise<{ status: number; body: { status: string; failed: string[]; checks: Record<string, string> } }> {
+async function readyz(
+  url: string,
+): Promise<{ status: number; body: { status: string; failed: string[]; checks: Record<string, string> } }> {
   const res = await fetch(`${url}/readyz`);
-  return { status: res.status, body: (await res.json()) as { status: string; failed: string[]; checks: Record<string, string> } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { status: string; failed: string[]; checks: Record<string, string> },
+  };
 }
 
 describe('/readyz follows Redis', () => {
@@ -51,22 +67,39 @@ describe('/readyz follows Redis', () => {
 
   beforeAll(async () => {
     if (spawnSync('redis-server', ['--version']).status !== 0) {
-      throw new Error('redis-server is not installed: this test starts its own on port 6391 (apt-get install redis-server)');
+      throw new Error(
+        'redis-server is not installed: this test starts its own on port 6391 (apt-get install redis-server)',
+      );
     }
     redisServer = startRedisServer();
-    redis = new Redis({ host: '127.0.0.1', port: PORT, maxRetriesPerRequest: null, lazyConnect: true, retryStrategy: () => 100 });
+    redis = new Redis({
+      host: '127.0.0.1',
+      port: PORT,
+      maxRetriesPerRequest: null,
+      lazyConnect: true,
+      retryStrategy: () => 100,
+    });
     redis.on('error', () => {}); // connection errors are the point of this test; 'close' carries them
     // The daemon's wiring of its connection to the readiness check, through its events.
     redis.on('ready', () => emitter.emit('redis:status', { ready: true }));
     redis.on('close', () => emitter.emit('redis:status', { ready: false }));
     redis.connect().catch(() => {}); // the retry strategy keeps trying until the server listens
-    await waitFor('the test redis-server to accept connections', async () => (redis.status === 'ready' ? true : undefined));
+    await waitFor('the test redis-server to accept connections', async () =>
+      redis.status === 'ready' ? true : undefined,
+    );
 
-    queue = new Queue('evaluate', { connection: { host: '127.0.0.1', port: PORT, retryStrategy: () => 100 }, prefix: PREFIX });
+    queue = new Queue('evaluate', {
+      connection: { host: '127.0.0.1', port: PORT, retryStrategy: () => 100 },
+      prefix: PREFIX,
+    });
     queue.on('error', () => {});
     const registry = new Registry();
     createMetrics(registry, { defaultMetrics: false });
-    const readiness = createReadiness(emitter, { reconcileMs: 600_000, configLoaded: true, redisReady: redis.status === 'ready' });
+    const readiness = createReadiness(emitter, {
+      reconcileMs: 600_000,
+      configLoaded: true,
+      redisReady: redis.status === 'ready',
+    });
     emitter.emit('api:contact', { at: Date.now() });
     server = await startTelemetry({
       listen: '127.0.0.1:0',
@@ -96,7 +129,11 @@ describe('/readyz follows Redis', () => {
       const r = await readyz(server.url);
       return r.status === 503 ? r : undefined;
     });
-    expect(down.body).toEqual({ status: 'not ready', failed: ['redis'], checks: { redis: 'failed', config: 'ok', api: 'ok' } });
+    expect(down.body).toEqual({
+      status: 'not ready',
+      failed: ['redis'],
+      checks: { redis: 'failed', config: 'ok', api: 'ok' },
+    });
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
 
     const started = Date.now();

@@ -17,62 +17,165 @@ const decision = (over: Partial<Decision> = {}): Decision => ({
   ...over,
 });
 
-export function emitDaemonRun(emitter: DaemonEmitter, marker = 'no-marker', t0 = Date.UTC(2026, 10, 23, 8, 0, 0)): void {
+export function emitDaemonRun(
+  emitter: DaemonEmitter,
+  marker = 'no-marker',
+  t0 = Date.UTC(2026, 10, 23, 8, 0, 0),
+): void {
   emitter.emit('config:reload', { result: 'success' });
   emitter.emit('redis:status', { ready: true });
   emitter.emit('api:contact', { at: t0 });
   emitter.emit('tick', { at: t0, pipes: 3 });
-  for (const [pipe, lagMs] of [['orders-events', 120], ['nightly-s3', 340], ['users-cdc', 15]] as const) {
-    emitter.emit('evaluation', { pipe, policy: 'weekday-business-hours', tickAt: t0, durationMs: 4, lagMs, decision: decision() });
+  for (const [pipe, lagMs] of [
+    ['orders-events', 120],
+    ['nightly-s3', 340],
+    ['users-cdc', 15],
+  ] as const) {
+    emitter.emit('evaluation', {
+      pipe,
+      policy: 'weekday-business-hours',
+      tickAt: t0,
+      durationMs: 4,
+      lagMs,
+      decision: decision(),
+    });
   }
   emitter.emit('window', { pipe: 'orders-events', windows: ['business-hours'] });
-  emitter.emit('desired', { pipe: 'orders-events', values: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 2 } });
-  emitter.emit('applied', { pipe: 'orders-events', values: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 } });
+  emitter.emit('desired', {
+    pipe: 'orders-events',
+    values: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+  });
+  emitter.emit('applied', {
+    pipe: 'orders-events',
+    values: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+  });
   emitter.emit('desired', { pipe: 'nightly-s3', values: { concurrency: 4 } });
   emitter.emit('applied', { pipe: 'nightly-s3', values: { concurrency: 2 } });
   emitter.emit('apply:start', { pipe: 'orders-events', key: 'default', queueWaitMs: 250 });
   emitter.emit('apply:retry', { pipe: 'orders-events', code: 'API_SERVER_ERROR', attempt: 1, delayMs: 500 });
   emitter.emit('rate-limited', { key: 'default', resetMs: 3420 });
   emitter.emit('decision', {
-    pipe: 'orders-events', direction: 'up', result: 'applied', reason: 'window', windows: ['business-hours'],
-    before: { replicas: 2 }, after: { replicas: 6 }, reasons: decision().reasons, requestId: '7f1c9a52-5b1e-4c7e-9d0a-2f1b3c4d5e6f',
+    pipe: 'orders-events',
+    direction: 'up',
+    result: 'applied',
+    reason: 'window',
+    windows: ['business-hours'],
+    before: { replicas: 2 },
+    after: { replicas: 6 },
+    reasons: decision().reasons,
+    requestId: '7f1c9a52-5b1e-4c7e-9d0a-2f1b3c4d5e6f',
   });
-  emitter.emit('applied', { pipe: 'orders-events', values: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 2 } });
+  emitter.emit('applied', {
+    pipe: 'orders-events',
+    values: { replicas: 6, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+  });
   emitter.emit('decision', {
-    pipe: 'nightly-s3', direction: 'up', result: 'failed', reason: 'API_BAD_REQUEST', windows: [],
-    before: { concurrency: 2 }, after: { concurrency: 4 },
+    pipe: 'nightly-s3',
+    direction: 'up',
+    result: 'failed',
+    reason: 'API_BAD_REQUEST',
+    windows: [],
+    before: { concurrency: 2 },
+    after: { concurrency: 4 },
     reasons: [{ code: 'baseline', message: `platform said: BAD_REQUEST: rejected key ${marker}` }],
     requestId: '0d9c8b7a-6f5e-4d3c-8b2a-1f0e9d8c7b6a',
   });
   emitter.emit('decision', {
-    pipe: 'users-cdc', direction: 'none', result: 'skipped', reason: 'kind', windows: [],
-    before: {}, after: {}, reasons: [{ code: 'kind', message: 'database pipes take no scaling' }],
+    pipe: 'users-cdc',
+    direction: 'none',
+    result: 'skipped',
+    reason: 'kind',
+    windows: [],
+    before: {},
+    after: {},
+    reasons: [{ code: 'kind', message: 'database pipes take no scaling' }],
   });
   // A reason that is not a known code (free text with the secret) must not become a label value.
   emitter.emit('decision', {
-    pipe: 'orders-events', direction: 'down', result: 'dry_run', reason: `failed with ${marker}`, windows: [],
-    before: { replicas: 6 }, after: { replicas: 2 }, reasons: [{ code: 'baseline', message: 'outside every window' }],
+    pipe: 'orders-events',
+    direction: 'down',
+    result: 'dry_run',
+    reason: `failed with ${marker}`,
+    windows: [],
+    before: { replicas: 6 },
+    after: { replicas: 2 },
+    reasons: [{ code: 'baseline', message: 'outside every window' }],
   });
   emitter.emit('drift', { pipe: 'orders-events', expected: { replicas: 6 }, actual: { replicas: 3 } });
   emitter.emit('paused', { pipe: 'nightly-s3', paused: true, reason: `operator; ${marker}`, until: t0 + 3_600_000 });
-  emitter.emit('parked', { pipe: 'payments-msk', code: 'API_UNAUTHORIZED', message: `401 for Authorization: Basic ${marker}` });
-  emitter.emit('config:reload', { result: 'failure', errors: [`api.keySecret (line 18): "${marker}" is written literally`] });
+  emitter.emit('parked', {
+    pipe: 'payments-msk',
+    code: 'API_UNAUTHORIZED',
+    message: `401 for Authorization: Basic ${marker}`,
+  });
+  emitter.emit('config:reload', {
+    result: 'failure',
+    errors: [`api.keySecret (line 18): "${marker}" is written literally`],
+  });
   emitter.emit('window', { pipe: 'orders-events', windows: [] });
   emitter.emit('tick', { at: t0 + 30_000, pipes: 3 });
-  emitter.emit('evaluation', { pipe: 'orders-events', policy: 'weekday-business-hours', tickAt: t0 + 30_000, durationMs: 3, lagMs: 90, decision: decision({ action: 'none', direction: 'none', changes: {} }) });
+  emitter.emit('evaluation', {
+    pipe: 'orders-events',
+    policy: 'weekday-business-hours',
+    tickAt: t0 + 30_000,
+    durationMs: 3,
+    lagMs: 90,
+    decision: decision({ action: 'none', direction: 'none', changes: {} }),
+  });
   emitter.emit('api:contact', { at: t0 + 30_000 });
 }
 
 /** The API client's events, as src/api/client.ts emits them on `client.events`. */
 export function emitClientRun(events: EventEmitter): void {
-  events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: 200, durationMs: 42, attempt: 1, requestId: '7f1c9a52-5b1e-4c7e-9d0a-2f1b3c4d5e6f' });
-  events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: 500, code: 'API_SERVER_ERROR', durationMs: 85, attempt: 1 });
+  events.emit('request', {
+    operation: 'scalePipe',
+    method: 'PATCH',
+    status: 200,
+    durationMs: 42,
+    attempt: 1,
+    requestId: '7f1c9a52-5b1e-4c7e-9d0a-2f1b3c4d5e6f',
+  });
+  events.emit('request', {
+    operation: 'scalePipe',
+    method: 'PATCH',
+    status: 500,
+    code: 'API_SERVER_ERROR',
+    durationMs: 85,
+    attempt: 1,
+  });
   events.emit('retry', { operation: 'scalePipe', code: 'API_SERVER_ERROR', attempt: 1, delayMs: 500 });
-  events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: 429, code: 'API_RATE_LIMITED', durationMs: 12, attempt: 2 });
+  events.emit('request', {
+    operation: 'scalePipe',
+    method: 'PATCH',
+    status: 429,
+    code: 'API_RATE_LIMITED',
+    durationMs: 12,
+    attempt: 2,
+  });
   events.emit('rateLimited', { operation: 'scalePipe', resetSeconds: 3.42 });
-  events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: null, code: 'API_TIMEOUT', durationMs: 30_000, attempt: 3 });
-  events.emit('request', { operation: 'scalePipe', method: 'PATCH', status: 400, code: 'API_BAD_REQUEST', durationMs: 30, attempt: 1 });
+  events.emit('request', {
+    operation: 'scalePipe',
+    method: 'PATCH',
+    status: null,
+    code: 'API_TIMEOUT',
+    durationMs: 30_000,
+    attempt: 3,
+  });
+  events.emit('request', {
+    operation: 'scalePipe',
+    method: 'PATCH',
+    status: 400,
+    code: 'API_BAD_REQUEST',
+    durationMs: 30,
+    attempt: 1,
+  });
   events.emit('request', { operation: 'listServices', method: 'GET', status: 200, durationMs: 18, attempt: 1 });
   // An operation name that is not in ENDPOINTS (a URL) must not become a label value.
-  events.emit('request', { operation: '/v1/organizations/5d3f8a2e/services', method: 'GET', status: 200, durationMs: 9, attempt: 1 });
+  events.emit('request', {
+    operation: '/v1/organizations/5d3f8a2e/services',
+    method: 'GET',
+    status: 200,
+    durationMs: 9,
+    attempt: 1,
+  });
 }

@@ -7,8 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import type { Config } from '../../src/policy/types.js';
 import {
-  Registry, bindAuditLog, bindClientEvents, bindClientLog, bindDaemonEvents, configSecrets, createLogger, createMetrics,
-  secretForms, startTelemetry, type SecretBearingConfig, type TelemetryServer,
+  Registry,
+  bindAuditLog,
+  bindClientEvents,
+  bindClientLog,
+  bindDaemonEvents,
+  configSecrets,
+  createLogger,
+  createMetrics,
+  secretForms,
+  startTelemetry,
+  type SecretBearingConfig,
+  type TelemetryServer,
 } from '../../src/telemetry/index.js';
 import { scrape } from './exposition-parse.js';
 import { emitClientRun, emitDaemonRun } from './run-events.js';
@@ -36,12 +46,23 @@ function collector(): { stream: Writable; lines: string[] } {
 
 /** What a careless caller might log directly, beside what the bindings log. */
 function carelessLogging(logger: ReturnType<typeof createLogger>): void {
-  logger.info({ config: { api: { baseUrl: 'http://cloud:8123', keys: { default: { keyId: KEY_ID, keySecret: MARKER } } }, redis: { url: `redis://:${encodeURIComponent(MARKER)}@redis:6379` } } }, 'config loaded');
+  logger.info(
+    {
+      config: {
+        api: { baseUrl: 'http://cloud:8123', keys: { default: { keyId: KEY_ID, keySecret: MARKER } } },
+        redis: { url: `redis://:${encodeURIComponent(MARKER)}@redis:6379` },
+      },
+    },
+    'config loaded',
+  );
   logger.info({ api: { keyId: KEY_ID, keySecret: MARKER } }, 'api key');
   logger.info({ keySecret: MARKER, password: MARKER }, 'flat secrets');
   logger.error({ err: new Error(`request failed; sent Authorization: Basic ${BASIC}`) }, 'apply failed');
   logger.error({ err: new Error(`upstream echoed the secret ${MARKER}`) }, 'apply failed');
-  logger.warn({ req: { method: 'PATCH', headers: { authorization: `Basic ${BASIC}`, 'content-type': 'application/json' } } }, 'request');
+  logger.warn(
+    { req: { method: 'PATCH', headers: { authorization: `Basic ${BASIC}`, 'content-type': 'application/json' } } },
+    'request',
+  );
   logger.warn({ headers: { Authorization: `Bearer ${MARKER}` } }, 'headers');
   logger.warn({ redisUrl: `redis://default:${encodeURIComponent(MARKER)}@redis:6379/0` }, 'redis url');
   logger.info(`a message that interpolates the secret ${MARKER}`);
@@ -57,7 +78,12 @@ describe.each([
   let metricsText = '';
 
   beforeAll(async () => {
-    const logger = createLogger({ level: 'debug', pretty, destination: out.stream, secrets: secretForms(MARKER, KEY_ID) });
+    const logger = createLogger({
+      level: 'debug',
+      pretty,
+      destination: out.stream,
+      secrets: secretForms(MARKER, KEY_ID),
+    });
     const registry = new Registry();
     const metrics = createMetrics(registry, { version: '0.1.0' });
     const emitter = new DaemonEmitter();
@@ -66,7 +92,11 @@ describe.each([
     bindAuditLog(emitter, logger);
     bindClientEvents(clientEvents, metrics);
     bindClientLog(clientEvents, logger);
-    server = await startTelemetry({ listen: '127.0.0.1:0', registry, readiness: () => ({ redis: true, config: true, api: true }) });
+    server = await startTelemetry({
+      listen: '127.0.0.1:0',
+      registry,
+      readiness: () => ({ redis: true, config: true, api: true }),
+    });
     emitDaemonRun(emitter, MARKER);
     emitClientRun(clientEvents);
     carelessLogging(logger);
@@ -81,7 +111,16 @@ describe.each([
   it('logged the run (the check below is not vacuous)', () => {
     const all = out.lines.join('\n');
     expect(out.lines.length).toBeGreaterThan(20);
-    for (const msg of ['scaling applied', 'scaling failed', 'decision skipped', 'pipe parked', 'config reload failed', 'api request retried', 'config loaded', 'apply failed']) {
+    for (const msg of [
+      'scaling applied',
+      'scaling failed',
+      'decision skipped',
+      'pipe parked',
+      'config reload failed',
+      'api request retried',
+      'config loaded',
+      'apply failed',
+    ]) {
       expect(all).toContain(msg);
     }
     expect(all).toContain('[redacted]');
@@ -103,12 +142,18 @@ describe('redaction without the secret values configured', () => {
     const out = collector();
     const logger = createLogger({ level: 'info', pretty: false, destination: out.stream });
     carelessLogging(logger);
-    const byMsg = (msg: string) => out.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+    const byMsg = (msg: string) =>
+      out.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
     const [config] = byMsg('config loaded');
     expect(config).toMatchObject({
-      config: { api: { keys: { default: { keyId: KEY_ID, keySecret: '[redacted]' } } }, redis: { url: 'redis://[redacted]@redis:6379' } },
+      config: {
+        api: { keys: { default: { keyId: KEY_ID, keySecret: '[redacted]' } } },
+        redis: { url: 'redis://[redacted]@redis:6379' },
+      },
     });
-    expect(byMsg('request')[0]).toMatchObject({ req: { headers: { authorization: '[redacted]', 'content-type': 'application/json' } } });
+    expect(byMsg('request')[0]).toMatchObject({
+      req: { headers: { authorization: '[redacted]', 'content-type': 'application/json' } },
+    });
     expect(byMsg('headers')[0]).toMatchObject({ headers: { Authorization: '[redacted]' } });
     expect(byMsg('flat secrets')[0]).toMatchObject({ keySecret: '[redacted]', password: '[redacted]' });
     expect(byMsg('child with secret bindings')[0]).toMatchObject({ keySecret: '[redacted]', pipe: 'orders-events' });
@@ -137,14 +182,26 @@ export const configFits = (config: Config): SecretBearingConfig => config;
 describe('configSecrets', () => {
   it('lists every key secret (also as HTTP Basic) and the Redis password, once per config object', () => {
     const config = {
-      api: { keys: { default: { keyId: KEY_ID, keySecret: MARKER }, other: { keyId: 'other-key', keySecret: 'other-s3cret' } } },
+      api: {
+        keys: {
+          default: { keyId: KEY_ID, keySecret: MARKER },
+          other: { keyId: 'other-key', keySecret: 'other-s3cret' },
+        },
+      },
       redis: { url: `redis://:${encodeURIComponent('r3dis pw')}@redis:6379` },
     };
     const secrets = configSecrets(config);
-    expect(secrets).toEqual(expect.arrayContaining([MARKER, BASIC, encodeURIComponent(MARKER), 'other-s3cret', 'r3dis pw', 'r3dis%20pw']));
+    expect(secrets).toEqual(
+      expect.arrayContaining([MARKER, BASIC, encodeURIComponent(MARKER), 'other-s3cret', 'r3dis pw', 'r3dis%20pw']),
+    );
     expect(configSecrets(config)).toBe(secrets); // same array: the scrubber is not rebuilt per line
     const out = collector();
-    const logger = createLogger({ level: 'info', pretty: false, destination: out.stream, secrets: () => configSecrets(config) });
+    const logger = createLogger({
+      level: 'info',
+      pretty: false,
+      destination: out.stream,
+      secrets: () => configSecrets(config),
+    });
     logger.info({ url: 'redis://redis:6379', note: 'password r3dis pw, other key other-s3cret' }, 'line');
     expect(out.lines[0]).not.toMatch(/r3dis pw|other-s3cret/);
   });
@@ -152,10 +209,18 @@ describe('configSecrets', () => {
 
 describe('configSecrets of a Sentinel or Cluster config', () => {
   it('lists redis.password, redis.sentinelPassword and the password in a redis+sentinel:// or redis+cluster:// URL', () => {
-    for (const url of [`redis+sentinel://:${encodeURIComponent('url pw-1')}@s1:26379,s2:26379/main`, `redis+cluster://app:${encodeURIComponent('url pw-1')}@n1:7000`]) {
+    for (const url of [
+      `redis+sentinel://:${encodeURIComponent('url pw-1')}@s1:26379,s2:26379/main`,
+      `redis+cluster://app:${encodeURIComponent('url pw-1')}@n1:7000`,
+    ]) {
       const config = { api: { keys: {} }, redis: { url, password: 'data-pw-2', sentinelPassword: 'sentinel-pw-3' } };
       const out = collector();
-      const logger = createLogger({ level: 'info', pretty: false, destination: out.stream, secrets: () => configSecrets(config) });
+      const logger = createLogger({
+        level: 'info',
+        pretty: false,
+        destination: out.stream,
+        secrets: () => configSecrets(config),
+      });
       logger.info({ note: 'url pw-1 url%20pw-1 data-pw-2 sentinel-pw-3' }, 'line');
       logger.error({ err: new Error('NOAUTH with data-pw-2; sentinel said sentinel-pw-3') }, 'connect failed');
       for (const line of out.lines) expect(line).not.toMatch(/url pw-1|url%20pw-1|data-pw-2|sentinel-pw-3/);

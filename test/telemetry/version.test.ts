@@ -21,6 +21,8 @@ describe('the package version', () => {
   });
 
   it('is what `pipescaler --version` prints (from dist/, as installed)', () => {
-    expect(execFileSync(process.execPath, ['dist/cli/main.js', '--version'], { encoding: 'utf8' }).trim()).toBe(pkg.version);
+    expect(execFileSync(process.execPath, ['dist/cli/main.js', '--version'], { encoding: 'utf8' }).trim()).toBe(
+      pkg.version,
+    );
   });
 });

@@ -44,25 +44,31 @@ export const PostgresSource = z.looseObject({
   host: str.optional(),
   port: z.number().int().optional(),
   database: str.optional(),
-  settings: z.looseObject({
-    syncIntervalSeconds: z.number().int().optional(),
-    pullBatchSize: z.number().int().optional(),
-    publicationName: str.optional(),
-    replicationSlotName: str.optional(),
-    allowNullableColumns: z.boolean().optional(),
-    initialLoadParallelism: z.number().int().optional(),
-    snapshotNumRowsPerPartition: z.number().int().optional(),
-    snapshotNumberOfParallelTables: z.number().int().optional(),
-    enableFailoverSlots: z.boolean().optional(),
-  }).optional(),
-  tableMappings: z.array(z.looseObject({
-    sourceSchemaName: str,
-    sourceTable: str,
-    targetTable: str,
-    excludedColumns: z.array(str).optional(),
-    useCustomSortingKey: z.boolean().optional(),
-    sortingKeys: z.array(str).optional(),
-  })).optional(),
+  settings: z
+    .looseObject({
+      syncIntervalSeconds: z.number().int().optional(),
+      pullBatchSize: z.number().int().optional(),
+      publicationName: str.optional(),
+      replicationSlotName: str.optional(),
+      allowNullableColumns: z.boolean().optional(),
+      initialLoadParallelism: z.number().int().optional(),
+      snapshotNumRowsPerPartition: z.number().int().optional(),
+      snapshotNumberOfParallelTables: z.number().int().optional(),
+      enableFailoverSlots: z.boolean().optional(),
+    })
+    .optional(),
+  tableMappings: z
+    .array(
+      z.looseObject({
+        sourceSchemaName: str,
+        sourceTable: str,
+        targetTable: str,
+        excludedColumns: z.array(str).optional(),
+        useCustomSortingKey: z.boolean().optional(),
+        sortingKeys: z.array(str).optional(),
+      }),
+    )
+    .optional(),
 });
 
 export const PipeSource = z.looseObject({
@@ -77,12 +83,16 @@ export const PipeDestination = z.looseObject({
   database: str,
   table: str,
   managedTable: z.boolean().optional(),
-  tableDefinition: z.looseObject({
-    engine: z.looseObject({ type: str.optional(), versionColumnId: str.nullish(), columnIds: z.array(str).nullish() }).optional(),
-    sortingKey: z.array(str).optional(),
-    partitionBy: str.nullish(),
-    primaryKey: str.nullish(),
-  }).nullish(),
+  tableDefinition: z
+    .looseObject({
+      engine: z
+        .looseObject({ type: str.optional(), versionColumnId: str.nullish(), columnIds: z.array(str).nullish() })
+        .optional(),
+      sortingKey: z.array(str).optional(),
+      partitionBy: str.nullish(),
+      primaryKey: str.nullish(),
+    })
+    .nullish(),
   columns: z.array(z.looseObject({ name: str, type: str })).optional(),
 });
 
@@ -168,6 +178,9 @@ function scalingMember(field: ScalingField) {
 
 /** Body of PATCH .../pipes/{pipeId}/scaling. Every member optional and nullable. */
 export const ScalingRequest = z.strictObject(
-  Object.fromEntries(SCALING_FIELDS.map((f) => [f, scalingMember(f)])) as Record<ScalingField, ReturnType<typeof scalingMember>>,
+  Object.fromEntries(SCALING_FIELDS.map((f) => [f, scalingMember(f)])) as Record<
+    ScalingField,
+    ReturnType<typeof scalingMember>
+  >,
 );
 export type ScalingRequest = z.infer<typeof ScalingRequest>;

@@ -6,7 +6,10 @@ import { Uuid } from './ids.js';
 
 const TAG_CHARS = /^[a-zA-Z0-9._-]+$/;
 export const TagKey = z.string().min(1).max(128).regex(TAG_CHARS, 'may hold only letters, digits, ".", "_" and "-"');
-export const TagValue = z.string().max(256).regex(/^[a-zA-Z0-9._-]*$/, 'may hold only letters, digits, ".", "_" and "-"');
+export const TagValue = z
+  .string()
+  .max(256)
+  .regex(/^[a-zA-Z0-9._-]*$/, 'may hold only letters, digits, ".", "_" and "-"');
 export const Tag = z.strictObject({ key: TagKey, value: TagValue.optional() });
 export type Tag = z.infer<typeof Tag>;
 
@@ -15,12 +18,16 @@ export const Service = z.looseObject({
   name: z.string(),
   state: ServiceState.optional(),
   engineVersion: z.string().optional(),
-  endpoints: z.array(z.looseObject({
-    protocol: EndpointProtocol,
-    host: z.string(),
-    port: z.number().int(),
-    username: z.string().optional(),
-  })).optional(),
+  endpoints: z
+    .array(
+      z.looseObject({
+        protocol: EndpointProtocol,
+        host: z.string(),
+        port: z.number().int(),
+        username: z.string().optional(),
+      }),
+    )
+    .optional(),
   minTotalMemoryGb: z.number().optional(),
   maxTotalMemoryGb: z.number().optional(),
   minReplicaMemoryGb: z.number().optional(),

@@ -3,7 +3,13 @@
 // may add members).
 import { z } from 'zod';
 import {
-  AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, SourceKind, TileDisplayType,
+  AlertChannelType,
+  AlertInterval,
+  AlertSource,
+  AlertState,
+  AlertThresholdType,
+  SourceKind,
+  TileDisplayType,
 } from './enums.js';
 import { ObjectId } from './ids.js';
 
@@ -24,18 +30,21 @@ export const TileInput = z.strictObject({
 });
 export type TileInput = z.infer<typeof TileInput>;
 
-export const DashboardInput = z.strictObject({
-  name: z.string().min(1).max(1024),
-  tiles: z.array(TileInput).max(500),
-  tags: z.array(z.string().max(32)).max(50).optional(),
-}).superRefine((d, ctx) => {
-  const seen = new Set<string>();
-  d.tiles.forEach((t, i) => {
-    if (t.id === undefined) return;
-    if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: ['tiles', i, 'id'], message: `duplicate tile id ${t.id}` });
-    seen.add(t.id);
+export const DashboardInput = z
+  .strictObject({
+    name: z.string().min(1).max(1024),
+    tiles: z.array(TileInput).max(500),
+    tags: z.array(z.string().max(32)).max(50).optional(),
+  })
+  .superRefine((d, ctx) => {
+    const seen = new Set<string>();
+    d.tiles.forEach((t, i) => {
+      if (t.id === undefined) return;
+      if (seen.has(t.id))
+        ctx.addIssue({ code: 'custom', path: ['tiles', i, 'id'], message: `duplicate tile id ${t.id}` });
+      seen.add(t.id);
+    });
   });
-});
 export type DashboardInput = z.infer<typeof DashboardInput>;
 
 // Responses require only what the platform's contract promises and accept what its published
@@ -71,21 +80,37 @@ const alertFields = {
   message: z.string().min(1).max(4096).nullish(),
 };
 
-interface AlertShape { source: string; dashboardId?: string | null | undefined; tileId?: string | null | undefined;
-  savedSearchId?: string | null | undefined; thresholdType: string; threshold: number; thresholdMax?: number | null | undefined }
+interface AlertShape {
+  source: string;
+  dashboardId?: string | null | undefined;
+  tileId?: string | null | undefined;
+  savedSearchId?: string | null | undefined;
+  thresholdType: string;
+  threshold: number;
+  thresholdMax?: number | null | undefined;
+}
 
 // The platform's rules that tie members together. Whether the dashboard and tile
 // exist is for the server to say (a 400 naming it).
 function alertRules(a: AlertShape, ctx: z.RefinementCtx): void {
   if (a.source === 'tile') {
-    if (!a.dashboardId) ctx.addIssue({ code: 'custom', path: ['dashboardId'], message: 'dashboardId is required for a tile alert' });
+    if (!a.dashboardId)
+      ctx.addIssue({ code: 'custom', path: ['dashboardId'], message: 'dashboardId is required for a tile alert' });
     if (!a.tileId) ctx.addIssue({ code: 'custom', path: ['tileId'], message: 'tileId is required for a tile alert' });
   } else if (!a.savedSearchId) {
-    ctx.addIssue({ code: 'custom', path: ['savedSearchId'], message: 'savedSearchId is required for a saved_search alert' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['savedSearchId'],
+      message: 'savedSearchId is required for a saved_search alert',
+    });
   }
   if (a.thresholdType === 'between' || a.thresholdType === 'not_between') {
     if (a.thresholdMax === undefined || a.thresholdMax === null) {
-      ctx.addIssue({ code: 'custom', path: ['thresholdMax'], message: `thresholdMax is required for ${a.thresholdType}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['thresholdMax'],
+        message: `thresholdMax is required for ${a.thresholdType}`,
+      });
     } else if (a.thresholdMax < a.threshold) {
       ctx.addIssue({ code: 'custom', path: ['thresholdMax'], message: 'thresholdMax must be >= threshold' });
     }

@@ -4,7 +4,12 @@ import type { AlertInput, ApiClient, DashboardInput, ScalingRequest, ServiceRef 
 import { withArticle } from '../../policy/index.js';
 import { withClient, type ConnectionFlags } from '../api-connection.js';
 import {
-  alertColumns, dashboardColumns, endpointColumns, pipeColumns, serviceColumns, sourceColumns,
+  alertColumns,
+  dashboardColumns,
+  endpointColumns,
+  pipeColumns,
+  serviceColumns,
+  sourceColumns,
 } from '../api-views.js';
 import { numberFlag, readJsonBody } from '../cli-input.js';
 import { formatTable, type Column } from '../table.js';
@@ -35,7 +40,9 @@ function print<T>(flags: OutputFlags, result: T | readonly T[], columns: readonl
 }
 
 function printDeleted(flags: OutputFlags, what: string, deleted: { requestId: string; status: number }): void {
-  process.stdout.write(flags.json ? `${JSON.stringify(deleted, null, 2)}\n` : `deleted ${what} (requestId ${deleted.requestId})\n`);
+  process.stdout.write(
+    flags.json ? `${JSON.stringify(deleted, null, 2)}\n` : `deleted ${what} (requestId ${deleted.requestId})\n`,
+  );
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -54,36 +61,59 @@ export function registerApiCommands(program: Command): void {
 
   const pipes = api.command('pipes').description('data pipes');
   leaf(pipes, 'scale', 'change the scaling of a pipe (no flag: show it as it is)')
-    .argument('<organizationId>').argument('<serviceId>').argument('<pipeId>')
+    .argument('<organizationId>')
+    .argument('<serviceId>')
+    .argument('<pipeId>')
     .option('--replicas <n>', 'replicas (stream pipes)')
     .option('--concurrency <n>', 'concurrency (object-storage pipes, 0 = automatic)')
     .option('--cpu <millicores>', 'CPU per replica in millicores (stream pipes)')
     .option('--memory <gb>', 'memory per replica in GB (stream pipes)')
     .option('--idempotency-key <key>', 'Idempotency-Key header (default: a fresh uuid)')
-    .action(async (organizationId: string, serviceId: string, pipeId: string,
-      flags: OutputFlags & { replicas?: string; concurrency?: string; cpu?: string; memory?: string; idempotencyKey?: string }) => {
-      const values = {
-        replicas: numberFlag('--replicas', flags.replicas),
-        concurrency: numberFlag('--concurrency', flags.concurrency),
-        replicaCpuMillicores: numberFlag('--cpu', flags.cpu),
-        replicaMemoryGb: numberFlag('--memory', flags.memory),
-      };
-      const body = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as ScalingRequest;
-      const opts = flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {};
-      const { result } = await withClient(flags, (c) => c.scalePipe({ organizationId, serviceId, pipeId }, body, opts));
-      print(flags, result, pipeColumns);
-    });
+    .action(
+      async (
+        organizationId: string,
+        serviceId: string,
+        pipeId: string,
+        flags: OutputFlags & {
+          replicas?: string;
+          concurrency?: string;
+          cpu?: string;
+          memory?: string;
+          idempotencyKey?: string;
+        },
+      ) => {
+        const values = {
+          replicas: numberFlag('--replicas', flags.replicas),
+          concurrency: numberFlag('--concurrency', flags.concurrency),
+          replicaCpuMillicores: numberFlag('--cpu', flags.cpu),
+          replicaMemoryGb: numberFlag('--memory', flags.memory),
+        };
+        const body = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as ScalingRequest;
+        const opts = flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {};
+        const { result } = await withClient(flags, (c) =>
+          c.scalePipe({ organizationId, serviceId, pipeId }, body, opts),
+        );
+        print(flags, result, pipeColumns);
+      },
+    );
 
   const endpoints = api.command('endpoints').description('reverse private endpoints of a service');
   leaf(endpoints, 'get', 'show a reverse private endpoint')
-    .argument('<organizationId>').argument('<serviceId>').argument('<reversePrivateEndpointId>')
+    .argument('<organizationId>')
+    .argument('<serviceId>')
+    .argument('<reversePrivateEndpointId>')
     .action(async (organizationId: string, serviceId: string, reversePrivateEndpointId: string, flags: OutputFlags) => {
-      const { result } = await withClient(flags, (c) => c.getReversePrivateEndpoint({ organizationId, serviceId, reversePrivateEndpointId }));
+      const { result } = await withClient(flags, (c) =>
+        c.getReversePrivateEndpoint({ organizationId, serviceId, reversePrivateEndpointId }),
+      );
       print(flags, result, endpointColumns);
     });
 
   registerStackFamily(api, {
-    noun: 'dashboard', plural: 'dashboards', idName: 'dashboardId', columns: dashboardColumns,
+    noun: 'dashboard',
+    plural: 'dashboards',
+    idName: 'dashboardId',
+    columns: dashboardColumns,
     list: (c, ref) => c.listDashboards(ref),
     get: (c, ref, id) => c.getDashboard({ ...ref, dashboardId: id }),
     create: (c, ref, body) => c.createDashboard(ref, body as DashboardInput),
@@ -91,7 +121,10 @@ export function registerApiCommands(program: Command): void {
     remove: (c, ref, id) => c.deleteDashboard({ ...ref, dashboardId: id }),
   });
   registerStackFamily(api, {
-    noun: 'alert', plural: 'alerts', idName: 'alertId', columns: alertColumns,
+    noun: 'alert',
+    plural: 'alerts',
+    idName: 'alertId',
+    columns: alertColumns,
     list: (c, ref) => c.listAlerts(ref),
     get: (c, ref, id) => c.getAlert({ ...ref, alertId: id }),
     create: (c, ref, body) => c.createAlert(ref, body as AlertInput),
@@ -101,7 +134,8 @@ export function registerApiCommands(program: Command): void {
 
   const sources = api.command('sources').description('observability data sources of a service');
   leaf(sources, 'list', 'list the data sources', LIST)
-    .argument('<organizationId>').argument('<serviceId>')
+    .argument('<organizationId>')
+    .argument('<serviceId>')
     .action(async (organizationId: string, serviceId: string, flags: OutputFlags) => {
       const { result } = await withClient(flags, (c) => c.listSources({ organizationId, serviceId }));
       print(flags, result, sourceColumns);
@@ -127,12 +161,14 @@ function registerStackFamily<T>(api: Command, f: StackFamily<T>): void {
   const withRef = (cmd: Command) => cmd.argument('<organizationId>').argument('<serviceId>');
   type BodyFlags = OutputFlags & { file?: string };
 
-  withRef(leaf(family, 'list', `list the ${f.plural}`, LIST))
-    .action(async (organizationId: string, serviceId: string, flags: OutputFlags) => {
+  withRef(leaf(family, 'list', `list the ${f.plural}`, LIST)).action(
+    async (organizationId: string, serviceId: string, flags: OutputFlags) => {
       const { result } = await withClient(flags, (c) => f.list(c, { organizationId, serviceId }));
       print(flags, result, f.columns);
-    });
-  withRef(leaf(family, 'get', `show ${withArticle(f.noun)}`)).argument(`<${f.idName}>`)
+    },
+  );
+  withRef(leaf(family, 'get', `show ${withArticle(f.noun)}`))
+    .argument(`<${f.idName}>`)
     .action(async (organizationId: string, serviceId: string, id: string, flags: OutputFlags) => {
       const { result } = await withClient(flags, (c) => f.get(c, { organizationId, serviceId }, id));
       print(flags, result, f.columns);
@@ -144,14 +180,16 @@ function registerStackFamily<T>(api: Command, f: StackFamily<T>): void {
       const { result } = await withClient(flags, (c) => f.create(c, { organizationId, serviceId }, body));
       print(flags, result, f.columns);
     });
-  withRef(leaf(family, 'update', `replace ${withArticle(f.noun)} with JSON (--file F or stdin)`)).argument(`<${f.idName}>`)
+  withRef(leaf(family, 'update', `replace ${withArticle(f.noun)} with JSON (--file F or stdin)`))
+    .argument(`<${f.idName}>`)
     .option('--file <file>', 'JSON body ("-" for stdin)')
     .action(async (organizationId: string, serviceId: string, id: string, flags: BodyFlags) => {
       const body = await readJsonBody(flags.file);
       const { result } = await withClient(flags, (c) => f.update(c, { organizationId, serviceId }, id, body));
       print(flags, result, f.columns);
     });
-  withRef(leaf(family, 'delete', `delete ${withArticle(f.noun)}`, 'one JSON object: {requestId, status}')).argument(`<${f.idName}>`)
+  withRef(leaf(family, 'delete', `delete ${withArticle(f.noun)}`, 'one JSON object: {requestId, status}'))
+    .argument(`<${f.idName}>`)
     .action(async (organizationId: string, serviceId: string, id: string, flags: OutputFlags) => {
       const deleted = await withClient(flags, (c) => f.remove(c, { organizationId, serviceId }, id));
       printDeleted(flags, `${f.noun} ${id}`, deleted);

@@ -21,7 +21,8 @@ export function registerCloudCommand(program: Command): void {
     .option('--no-rate-limit', 'serve without the per-key rate limit')
     .action(async (flags: CloudFlags) => {
       const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be 0-65535, got ${flags.port}`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new UserError(`--port must be 0-65535, got ${flags.port}`);
       const fixtures = loadFixtures(flags.fixtures);
       const cloud = await startCloud({
         fixtures,

@@ -1,7 +1,20 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
 import { parseRedisUrl, loadConfig } from '../../config/index.js';
-import { createDaemon, DaemonEmitter, handleSignals, readPipeStatuses, readReplicas, StateStore, connectRedisOnce, describeRedis, endpointOf, isUnreachable, prefixProblem, type PauseFlag } from '../../daemon/index.js';
+import {
+  createDaemon,
+  DaemonEmitter,
+  handleSignals,
+  readPipeStatuses,
+  readReplicas,
+  StateStore,
+  connectRedisOnce,
+  describeRedis,
+  endpointOf,
+  isUnreachable,
+  prefixProblem,
+  type PauseFlag,
+} from '../../daemon/index.js';
 import { describeKeyPlan, keyPlans, count, parseDuration, type Config } from '../../policy/index.js';
 import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
 import type { Command } from 'commander';
@@ -23,7 +36,11 @@ function redisTarget(config: Config, path: string): Config['redis'] {
     const parsed = parseRedisUrl(envUrl);
     if ('error' in parsed) throw new UserError(`PIPESCALER_REDIS_URL ${parsed.error}`);
   }
-  const target = { ...config.redis, ...(envUrl !== undefined ? { url: envUrl } : {}), ...(envPrefix !== undefined ? { prefix: envPrefix } : {}) };
+  const target = {
+    ...config.redis,
+    ...(envUrl !== undefined ? { url: envUrl } : {}),
+    ...(envPrefix !== undefined ? { prefix: envPrefix } : {}),
+  };
   const problem = prefixProblem(target, target.prefix);
   if (problem !== null) {
     throw new UserError(`${envPrefix !== undefined ? 'PIPESCALER_REDIS_PREFIX' : `${path}: redis.prefix`}: ${problem}`);
@@ -57,7 +74,9 @@ export function registerDaemonCommands(program: Command): void {
         }
         await store.setPause(target, { reason: opts.reason, ...(until !== undefined ? { until } : {}) });
         const what = target ?? 'all pipes';
-        process.stdout.write(`paused ${what}${until ? ` until ${new Date(until).toISOString()}` : ''}: ${opts.reason}\n`);
+        process.stdout.write(
+          `paused ${what}${until ? ` until ${new Date(until).toISOString()}` : ''}: ${opts.reason}\n`,
+        );
       });
     });
 
@@ -65,12 +84,15 @@ export function registerDaemonCommands(program: Command): void {
     .command('resume')
     .description('resume scaling a paused pipe (or every pipe)')
     .argument('[pipe]', 'pipe name from the config')
-    .option('--all', 'every pipe (clears each pipe\'s own pause too)')
+    .option('--all', "every pipe (clears each pipe's own pause too)")
     .option('-c, --config <path>', 'config file (for the Redis url and prefix)', DEFAULT_CONFIG)
     .action(async (pipe: string | undefined, opts: { all?: boolean; config: string }) => {
       await withStore(opts.config, async (store, config) => {
         const target = pickTarget(config, pipe, opts.all);
-        const cleared = await store.clearPause(target, config.pipes.map((p) => p.name));
+        const cleared = await store.clearPause(
+          target,
+          config.pipes.map((p) => p.name),
+        );
         const fleet = target === null ? null : await store.pause(target);
         process.stdout.write(`${describeResume(config, target, cleared, fleet)}\n`);
       });
@@ -93,23 +115,39 @@ export function registerDaemonCommands(program: Command): void {
           return;
         }
         const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
-        process.stdout.write(formatStatusText(statuses, replicas, keyPlans(config).map(describeKeyPlan), { wide: opts.wide ?? false, width, now }));
+        process.stdout.write(
+          formatStatusText(statuses, replicas, keyPlans(config).map(describeKeyPlan), {
+            wide: opts.wide ?? false,
+            width,
+            now,
+          }),
+        );
       });
     });
 }
 
 /** What `resume` did, and what still pauses the pipe when something else does. */
-function describeResume(config: Config, target: string | null, cleared: { all: boolean; pipes: string[] }, left: PauseFlag | null): string {
+function describeResume(
+  config: Config,
+  target: string | null,
+  cleared: { all: boolean; pipes: string[] },
+  left: PauseFlag | null,
+): string {
   const byConfig = config.pipes.filter((p) => p.paused !== undefined && (target === null || p.name === target));
-  const stays = byConfig.length === 0 ? ''
-    : `; ${byConfig.map((p) => p.name).join(', ')} ${byConfig.length === 1 ? 'stays' : 'stay'} paused by the config (pipes[].paused: resume cannot lift it)`;
+  const stays =
+    byConfig.length === 0
+      ? ''
+      : `; ${byConfig.map((p) => p.name).join(', ')} ${byConfig.length === 1 ? 'stays' : 'stay'} paused by the config (pipes[].paused: resume cannot lift it)`;
   if (target === null) {
     if (!cleared.all && cleared.pipes.length === 0) return `nothing was paused${stays}`;
-    const lifted = [cleared.all ? 'the pause of all pipes' : '', cleared.pipes.length > 0 ? `the own pause of ${count(cleared.pipes.length, 'pipe')}` : '']
-      .filter((s) => s !== '');
+    const lifted = [
+      cleared.all ? 'the pause of all pipes' : '',
+      cleared.pipes.length > 0 ? `the own pause of ${count(cleared.pipes.length, 'pipe')}` : '',
+    ].filter((s) => s !== '');
     return `resumed all pipes (lifted ${lifted.join(' and ')})${stays}`;
   }
-  const fleet = left?.scope === 'all' ? `; all pipes are still paused (pause --all: ${left.reason}): resume --all lifts that` : '';
+  const fleet =
+    left?.scope === 'all' ? `; all pipes are still paused (pause --all: ${left.reason}): resume --all lifts that` : '';
   if (cleared.pipes.length === 0) {
     if (stays !== '' || fleet !== '') return `${target} has no pause of its own${stays}${fleet}`;
     return `${target} is not paused: nothing to resume`;
@@ -160,13 +198,19 @@ async function run(path: string): Promise<void> {
     logger.level = config.telemetry.logLevel;
   });
   const telemetry = await startDaemonTelemetry({
-    emitter, logger, config: () => config, queues: () => daemon.queues(),
+    emitter,
+    logger,
+    config: () => config,
+    queues: () => daemon.queues(),
     ...(process.env.PIPESCALER_TELEMETRY_LISTEN ? { listen: process.env.PIPESCALER_TELEMETRY_LISTEN } : {}),
   });
   // Only what the environment overrides is given: the file's redis.url, redis.prefix and
   // telemetry.listen stay the daemon's to check, so a reload that changes them is refused.
   const daemon = createDaemon({
-    config, configPath: path, emitter, logger,
+    config,
+    configPath: path,
+    emitter,
+    logger,
     ...(process.env.PIPESCALER_REDIS_URL !== undefined ? { redisUrl: url } : {}),
     ...(process.env.PIPESCALER_REDIS_PREFIX !== undefined ? { prefix } : {}),
     telemetryFromConfig: !process.env.PIPESCALER_TELEMETRY_LISTEN,
@@ -198,7 +242,7 @@ async function run(path: string): Promise<void> {
 function redisPassword(url: string): string[] {
   try {
     const e = endpointOf(url);
-    const password = e.mode === 'standalone' ? decodeURIComponent(new URL(e.url).password) : e.password ?? '';
+    const password = e.mode === 'standalone' ? decodeURIComponent(new URL(e.url).password) : (e.password ?? '');
     return password ? secretForms(password) : [];
   } catch {
     return [];

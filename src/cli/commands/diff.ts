@@ -17,7 +17,9 @@ async function side(config: Config, from: number, to: number, step: number, offl
 export function registerDiffCommand(program: Command): void {
   program
     .command('diff')
-    .description('what HEAD decides differently from BASE over a period, and the capacity each runs (exit 0 same, 2 differ, 1 error)')
+    .description(
+      'what HEAD decides differently from BASE over a period, and the capacity each runs (exit 0 same, 2 differ, 1 error)',
+    )
     .argument('<base>', 'config file before the change')
     .argument('<head>', 'config file after the change')
     .requiredOption('--from <time>', 'ISO 8601 start (inclusive)')
@@ -26,21 +28,29 @@ export function registerDiffCommand(program: Command): void {
     .option('--json', 'one JSON object: totals and an entry per pipe')
     .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
     .option('--html <file>', 'also write a self-contained HTML report: base and head overlaid per pipe and field')
-    .action(async (baseFile: string, headFile: string, opts: { from: string; to: string; step: string; json?: boolean; html?: string; offline?: boolean }) => {
-      const base = load(baseFile);
-      const head = load(headFile);
-      const { from, to, step } = period(opts);
-      const offline = opts.offline ?? false;
-      const baseSide = await side(base, from, to, step, offline);
-      const headSide = await side(head, from, to, step, offline);
-      const diff = diffConfigs(baseSide, headSide, from, to);
-      if (opts.html !== undefined) {
-        const subtitle = `${baseFile} -> ${headFile}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}`;
-        writeReport(opts.html, renderReport(diffReport(baseSide, headSide, diff, subtitle)));
-      }
-      process.stdout.write(opts.json
-        ? `${JSON.stringify(diffJson(diff), null, 2)}\n`
-        : `${formatDiff(baseFile, headFile, opts.step, diff)}\n`);
-      if (diff.differs) process.exitCode = 2;
-    });
+    .action(
+      async (
+        baseFile: string,
+        headFile: string,
+        opts: { from: string; to: string; step: string; json?: boolean; html?: string; offline?: boolean },
+      ) => {
+        const base = load(baseFile);
+        const head = load(headFile);
+        const { from, to, step } = period(opts);
+        const offline = opts.offline ?? false;
+        const baseSide = await side(base, from, to, step, offline);
+        const headSide = await side(head, from, to, step, offline);
+        const diff = diffConfigs(baseSide, headSide, from, to);
+        if (opts.html !== undefined) {
+          const subtitle = `${baseFile} -> ${headFile}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}`;
+          writeReport(opts.html, renderReport(diffReport(baseSide, headSide, diff, subtitle)));
+        }
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify(diffJson(diff), null, 2)}\n`
+            : `${formatDiff(baseFile, headFile, opts.step, diff)}\n`,
+        );
+        if (diff.differs) process.exitCode = 2;
+      },
+    );
 }

@@ -4,13 +4,30 @@ import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { isConfigError, didYouMean, loadConfig } from '../../config/index.js';
-import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type Config, type PipeView } from '../../policy/index.js';
+import {
+  plan,
+  simulate,
+  describeKeyPlan,
+  keyPlans,
+  count,
+  parseDuration,
+  type Config,
+  type PipeView,
+} from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport } from '../html-report.js';
 import { progress } from '../progress.js';
 import { UserError } from '../run-cli.js';
-import { formatBands, formatMetricPlan, liveReadings, metricJson, recordedMetrics, validateQueries, withReadings } from '../metric-cli.js';
+import {
+  formatBands,
+  formatMetricPlan,
+  liveReadings,
+  metricJson,
+  recordedMetrics,
+  validateQueries,
+  withReadings,
+} from '../metric-cli.js';
 
 const DEFAULT_CONFIG = 'config/pipescaler.yaml';
 /**
@@ -32,7 +49,8 @@ export function load(file: string): Config {
 /** An ISO 8601 time; without an offset it is local time. */
 export function instant(flag: string, text: string): number {
   const t = DateTime.fromISO(text);
-  if (!t.isValid) throw new UserError(`${flag}: ${JSON.stringify(text)} is not an ISO 8601 time (e.g. 2026-11-23T09:00:00+01:00)`);
+  if (!t.isValid)
+    throw new UserError(`${flag}: ${JSON.stringify(text)} is not an ISO 8601 time (e.g. 2026-11-23T09:00:00+01:00)`);
   return t.toMillis();
 }
 
@@ -73,7 +91,8 @@ export function period(opts: { from: string; to: string; step: string }): { from
   const to = instant('--to', opts.to);
   if (to <= from) throw new UserError('--to must be after --from');
   const step = parseDuration(opts.step);
-  if (step === null || step <= 0) throw new UserError(`--step: ${JSON.stringify(opts.step)} is not a duration above 0 (e.g. 30s, 1m)`);
+  if (step === null || step <= 0)
+    throw new UserError(`--step: ${JSON.stringify(opts.step)} is not a duration above 0 (e.g. 30s, 1m)`);
   if ((to - from) / step > MAX_TICKS) {
     throw new UserError('the period is too long for this step: shorten it or use a larger --step');
   }
@@ -86,8 +105,14 @@ function failIfUnread(views: PipeViews): void {
   const unread = Object.entries(views).filter(([, v]) => v.unreadable !== undefined);
   if (unread.length === 0) return;
   const total = Object.keys(views).length;
-  const list = unread.slice(0, 5).map(([name, v]) => `${name} (${v.unreadable})`).join(', ');
-  throw new UserError(`could not read ${unread.length} of ${total} pipe${total === 1 ? '' : 's'}: ${list}${unread.length > 5 ? ', ...' : ''}`, 2);
+  const list = unread
+    .slice(0, 5)
+    .map(([name, v]) => `${name} (${v.unreadable})`)
+    .join(', ');
+  throw new UserError(
+    `could not read ${unread.length} of ${total} pipe${total === 1 ? '' : 's'}: ${list}${unread.length > 5 ? ', ...' : ''}`,
+    2,
+  );
 }
 
 export function registerPolicyCommands(program: Command): void {
@@ -99,7 +124,9 @@ export function registerPolicyCommands(program: Command): void {
     .action(async (file: string, opts: { allowEmpty?: boolean }) => {
       const config = load(file);
       if (config.pipes.length === 0 && !opts.allowEmpty) {
-        throw new UserError(`${file} has no pipes: the daemon would scale nothing (a half-written file?); --allow-empty accepts it`);
+        throw new UserError(
+          `${file} has no pipes: the daemon would scale nothing (a half-written file?); --allow-empty accepts it`,
+        );
       }
       process.stdout.write(`${formatValidate(file, config)}\n`);
       // What each key's request budget affords: reconcile period, scale-down bound, boundary lead.
@@ -126,9 +153,15 @@ export function registerPolicyCommands(program: Command): void {
       const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
       // the keys' lead plans are the whole fleet's, whatever --pipe shows
       const entries = plan(config, withReadings(knownViews(views), readings), at, fleet);
-      process.stdout.write(opts.json
-        ? `${JSON.stringify(planJson(at, entries, views).map((o, i) => ({ ...(o as object), ...metricJson(config, entries[i]!) })), null, 2)}\n`
-        : `${formatPlan(at, entries, views)}${formatMetricPlan(config, entries)}\n`);
+      process.stdout.write(
+        opts.json
+          ? `${JSON.stringify(
+              planJson(at, entries, views).map((o, i) => ({ ...(o as object), ...metricJson(config, entries[i]!) })),
+              null,
+              2,
+            )}\n`
+          : `${formatPlan(at, entries, views)}${formatMetricPlan(config, entries)}\n`,
+      );
       failIfUnread(views);
     });
 
@@ -143,25 +176,49 @@ export function registerPolicyCommands(program: Command): void {
     .option('--html <file>', 'also write a self-contained HTML report: a step chart per pipe and field')
     .option('--pipe <name...>', 'only these pipes')
     .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
-    .option('--metrics <file...>', 'recorded metric series ([policy=]FILE, a Prometheus range-query answer) for metric policies')
-    .action(async (file: string, opts: { from: string; to: string; step: string; json?: boolean; html?: string; pipe?: string[]; offline?: boolean; metrics?: string[] }) => {
-      const fleet = load(file);
-      const config = onlyPipes(fleet, opts.pipe);
-      const { from, to, step } = period(opts);
-      const views = await readPipeViews(config, { offline: opts.offline ?? false });
-      const metricAt = opts.metrics ? recordedMetrics(config, opts.metrics) : undefined;
-      const bar = progress('simulate');
-      const changes = simulate(config, knownViews(views, true), from, to, step, {
-        ...(metricAt ? { metricAt } : {}), onProgress: (d, t) => bar.update(d, t), fleet,
-      });
-      bar.end();
-      if (opts.html !== undefined) {
-        const notes = Object.fromEntries(Object.entries(views).map(([name, read]) => [name, read.note]));
-        const subtitle = `${file}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}: ${count(changes.length, 'change')}`;
-        writeReport(opts.html, renderReport(simulationReport(config, knownViews(views, true), notes, changes, from, to, subtitle)));
-      }
-      process.stdout.write(opts.json
-        ? `${JSON.stringify(simulationJson(changes, views), null, 2)}\n`
-        : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from, fleet))}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`);
-    });
+    .option(
+      '--metrics <file...>',
+      'recorded metric series ([policy=]FILE, a Prometheus range-query answer) for metric policies',
+    )
+    .action(
+      async (
+        file: string,
+        opts: {
+          from: string;
+          to: string;
+          step: string;
+          json?: boolean;
+          html?: string;
+          pipe?: string[];
+          offline?: boolean;
+          metrics?: string[];
+        },
+      ) => {
+        const fleet = load(file);
+        const config = onlyPipes(fleet, opts.pipe);
+        const { from, to, step } = period(opts);
+        const views = await readPipeViews(config, { offline: opts.offline ?? false });
+        const metricAt = opts.metrics ? recordedMetrics(config, opts.metrics) : undefined;
+        const bar = progress('simulate');
+        const changes = simulate(config, knownViews(views, true), from, to, step, {
+          ...(metricAt ? { metricAt } : {}),
+          onProgress: (d, t) => bar.update(d, t),
+          fleet,
+        });
+        bar.end();
+        if (opts.html !== undefined) {
+          const notes = Object.fromEntries(Object.entries(views).map(([name, read]) => [name, read.note]));
+          const subtitle = `${file}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}: ${count(changes.length, 'change')}`;
+          writeReport(
+            opts.html,
+            renderReport(simulationReport(config, knownViews(views, true), notes, changes, from, to, subtitle)),
+          );
+        }
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify(simulationJson(changes, views), null, 2)}\n`
+            : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from, fleet))}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
+        );
+      },
+    );
 }

@@ -26,7 +26,8 @@ const RateLimitBody = z.union([
 export function adminRoutes(controls: AdminControls) {
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('onRequest', async (req) => {
-      if (!isAdmin(req.headers.authorization, controls.token)) throw new CloudHttpError(401, 'Admin routes need Authorization: Bearer <admin token>');
+      if (!isAdmin(req.headers.authorization, controls.token))
+        throw new CloudHttpError(401, 'Admin routes need Authorization: Bearer <admin token>');
     });
     const ok = (requestId: string, result: unknown) => ({ status: 200, requestId, result });
     app.get('/admin/faults', async (req) => ok(req.id, controls.faults()));

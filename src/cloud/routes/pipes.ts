@@ -1,6 +1,13 @@
 // PATCH .../pipes/{pipeId}/scaling: the one write of the data-pipe part, and (with an empty body)
 // the way a client reads a pipe.
-import { ENDPOINTS, KIND_FIELDS, pipeKind, SCALING_FIELDS, SERVICE_STATES_REFUSING_CHANGES, type ScalingField } from '../../api/index.js';
+import {
+  ENDPOINTS,
+  KIND_FIELDS,
+  pipeKind,
+  SCALING_FIELDS,
+  SERVICE_STATES_REFUSING_CHANGES,
+  type ScalingField,
+} from '../../api/index.js';
 import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, CloudHttpError, parseBody } from '../errors.js';
 import type { StoredPipe } from '../store.js';
@@ -21,7 +28,9 @@ export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePi
   const misfit = changes.filter((f) => !KIND_FIELDS[kind].includes(f));
   if (misfit.length > 0) {
     const label = kind === 'stream' ? 'a stream' : 'an object-storage';
-    throw badRequest(`${misfit.join(', ')} ${misfit.length > 1 ? 'do' : 'does'} not apply to ${label} pipe (use ${KIND_FIELDS[kind].join(', ')})`);
+    throw badRequest(
+      `${misfit.join(', ')} ${misfit.length > 1 ? 'do' : 'does'} not apply to ${label} pipe (use ${KIND_FIELDS[kind].join(', ')})`,
+    );
   }
   if (SERVICE_STATES_REFUSING_CHANGES.has(svc.service.state)) {
     throw new CloudHttpError(424, `Service is not running. Current state: ${svc.service.state}`);

@@ -21,7 +21,9 @@ export function listServices(ctx: RouteContext<'listServices'>): SentResultOf<'l
   return out;
 }
 
-export function getReversePrivateEndpoint(ctx: RouteContext<'getReversePrivateEndpoint'>): SentResultOf<'getReversePrivateEndpoint'> {
+export function getReversePrivateEndpoint(
+  ctx: RouteContext<'getReversePrivateEndpoint'>,
+): SentResultOf<'getReversePrivateEndpoint'> {
   const svc = findService(ctx);
   return findIn(svc.reversePrivateEndpoints, ctx.params.reversePrivateEndpointId, 'reverse private endpoint');
 }

@@ -24,7 +24,13 @@ export function createDashboard(ctx: RouteContext<'createDashboard'>): SentResul
   const svc = findService(ctx);
   const input = parseBody(ENDPOINTS.createDashboard.body, requireBody(ctx));
   const now = isoNow(ctx);
-  const d: StoredDashboard = withTileIds({ ...input, tags: input.tags ?? [], id: newObjectId(ctx.now()), createdAt: now, updatedAt: now });
+  const d: StoredDashboard = withTileIds({
+    ...input,
+    tags: input.tags ?? [],
+    id: newObjectId(ctx.now()),
+    createdAt: now,
+    updatedAt: now,
+  });
   svc.dashboards.set(d.id, d);
   return d;
 }
@@ -33,7 +39,13 @@ export function updateDashboard(ctx: RouteContext<'updateDashboard'>): SentResul
   const svc = findService(ctx);
   const old = findIn(svc.dashboards, ctx.params.dashboardId, 'dashboard');
   const input = parseBody(ENDPOINTS.updateDashboard.body, requireBody(ctx));
-  const d: StoredDashboard = withTileIds({ ...input, tags: input.tags ?? [], id: old.id, createdAt: old.createdAt, updatedAt: isoNow(ctx) });
+  const d: StoredDashboard = withTileIds({
+    ...input,
+    tags: input.tags ?? [],
+    id: old.id,
+    createdAt: old.createdAt,
+    updatedAt: isoNow(ctx),
+  });
   svc.dashboards.set(d.id.toLowerCase(), d);
   return d;
 }
@@ -58,7 +70,10 @@ export function getAlert(ctx: RouteContext<'getAlert'>): SentResultOf<'getAlert'
 }
 
 // A tile alert must name a dashboard of this service and a tile of that dashboard.
-function checkTile(svc: StoredService, a: { source: string; dashboardId?: string | null | undefined; tileId?: string | null | undefined }): void {
+function checkTile(
+  svc: StoredService,
+  a: { source: string; dashboardId?: string | null | undefined; tileId?: string | null | undefined },
+): void {
   if (a.source !== 'tile' || !a.dashboardId) return;
   const d = svc.dashboards.get(a.dashboardId.toLowerCase());
   if (!d) throw badRequest(`dashboardId: unknown dashboard ${a.dashboardId}`);
