@@ -18,26 +18,6 @@ export const RESTART_SETTINGS = [
 ] as const;
 export type RestartSetting = (typeof RESTART_SETTINGS)[number];
 
-/** Each setting's value as a reload message may show it: never a password, never a URL's credentials. */
-function shown(config: Config, setting: RestartSetting): string | null {
-  switch (setting) {
-    case 'api.baseUrl':
-      return config.api.baseUrl;
-    case 'api.fixtures':
-      return config.api.fixtures;
-    case 'redis.url':
-      return describeRedis(config.redis);
-    case 'redis.prefix':
-      return config.redis.prefix;
-    case 'redis.username':
-      return config.redis.username ?? '(none)';
-    case 'telemetry.listen':
-      return config.telemetry.listen;
-    default:
-      return null;
-  }
-}
-
 function value(config: Config, setting: RestartSetting): string | undefined {
   switch (setting) {
     case 'api.baseUrl':
@@ -57,6 +37,13 @@ function value(config: Config, setting: RestartSetting): string | undefined {
     case 'telemetry.listen':
       return config.telemetry.listen;
   }
+}
+
+/** Each setting's value as a reload message may show it: never a password, never a URL's credentials. */
+function shown(config: Config, setting: RestartSetting): string | null {
+  if (setting === 'redis.password' || setting === 'redis.sentinelPassword') return null;
+  if (setting === 'redis.url') return describeRedis(config.redis);
+  return value(config, setting) ?? '(none)';
 }
 
 /**
