@@ -101,12 +101,13 @@ export function pathTemplate(template: string): PathTemplate {
 /** Fill a path template; every value is URI-encoded. */
 export function buildPath(template: string, params: Readonly<Record<string, string | undefined>>): string {
   const { parts } = pathTemplate(template);
-  let path = parts[0]!;
+  // parts has odd length (a split with one capture group): every index read below is in range
+  let path = parts[0] ?? '';
   for (let i = 1; i < parts.length; i += 2) {
-    const name = parts[i]!;
+    const name = parts[i] ?? '';
     const v = params[name];
     if (v === undefined) throw new Error(`missing path parameter ${name}`);
-    path += encodeURIComponent(v) + parts[i + 1]!;
+    path += encodeURIComponent(v) + (parts[i + 1] ?? '');
   }
   return path;
 }

@@ -13,7 +13,6 @@ import {
   type DiffSide,
   type SimulatedChange,
   type PipeTimeline,
-  type StepPoint,
   type Config,
   type PipeView,
 } from '../policy/index.js';
@@ -56,8 +55,7 @@ function instantText(ms: number, zone: string): string {
   return `${utc} / ${DateTime.fromMillis(ms, { zone }).toFormat('ccc yyyy-MM-dd HH:mm')} ${zone}`;
 }
 
-function tipOf(side: string, field: ScalingField, point: StepPoint, zone: string): string {
-  const c = point.change!;
+function tipOf(side: string, field: ScalingField, c: SimulatedChange, value: number, zone: string): string {
   const was = c.previous[field];
   const reasons = c.reasons.map((r) => `${r.code}: ${r.message}`).join('; ');
   const windows = c.windows.length > 0 ? c.windows.join(' + ') : 'baseline';
@@ -66,13 +64,13 @@ function tipOf(side: string, field: ScalingField, point: StepPoint, zone: string
     ? `, ahead of ${c.lead.windows.length > 0 ? c.lead.windows.join(' + ') : 'the baseline'} at ${instantText(c.lead.boundary, zone)}`
     : '';
   return (
-    `${side}${instantText(c.at, zone)} | ${c.direction} ${field} ${was === undefined ? '?' : fmt(was)} -> ${fmt(point.value)} ` +
+    `${side}${instantText(c.at, zone)} | ${c.direction} ${field} ${was === undefined ? '?' : fmt(was)} -> ${fmt(value)} ` +
     `[${windows}${ahead}]${reasons ? ` | ${reasons}` : ''}`
   );
 }
 
-function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
-  const timeline = (pipe.head ?? pipe.base)!;
+/** `timeline`: the pipe's head, else its base. */
+function chart(report: Report, pipe: ReportPipe, timeline: PipeTimeline, field: ScalingField): string {
   const limits = SCALING_LIMITS[field];
   const bounds = timeline.pipe.bounds[field];
   const x = (t: number): number => M.left + ((t - report.from) / (report.to - report.from)) * (W - M.left - M.right);
@@ -88,7 +86,7 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
     );
     if (width > 40)
       parts.push(
-        `<text class="window-name" x="${(x0 + 3).toFixed(1)}" y="${M.top + 11}">${escapeHtml(span.names[0]!)}</text>`,
+        `<text class="window-name" x="${(x0 + 3).toFixed(1)}" y="${M.top + 11}">${escapeHtml(span.names[0] ?? '')}</text>`,
       );
   }
   // A metric policy's band: the window's or baseline's bounds its metric moves this field within.
@@ -127,14 +125,15 @@ function chart(report: Report, pipe: ReportPipe, field: ScalingField): string {
 
   const draw = (t: PipeTimeline | undefined, cls: 'base' | 'head', side: string): void => {
     const points = t?.series[field];
-    if (!t || !points || points.length === 0) return;
-    let d = `M${x(points[0]!.at).toFixed(1)},${y(points[0]!.value).toFixed(1)}`;
-    for (const p of points.slice(1)) d += ` H${x(p.at).toFixed(1)} V${y(p.value).toFixed(1)}`;
+    const [first, ...rest] = points ?? [];
+    if (!t || !points || !first) return;
+    let d = `M${x(first.at).toFixed(1)},${y(first.value).toFixed(1)}`;
+    for (const p of rest) d += ` H${x(p.at).toFixed(1)} V${y(p.value).toFixed(1)}`;
     d += ` H${x(report.to).toFixed(1)}`;
     parts.push(`<path class="${cls}" d="${d}"/>`);
     for (const p of points) {
       if (!p.change) continue;
-      const tip = tipOf(side, field, p, t.zone);
+      const tip = tipOf(side, field, p.change, p.value, t.zone);
       parts.push(
         `<circle class="change ${cls}-change" cx="${x(p.at).toFixed(1)}" cy="${y(p.value).toFixed(1)}" r="4" data-tip="${escapeHtml(tip)}"><title>${escapeHtml(tip)}</title></circle>`,
       );
@@ -199,7 +198,7 @@ export function renderReport(report: Report): string {
     ] as ScalingField[]);
     body.push(`<section class="pipe" data-pipe="${escapeHtml(pipe.name)}"><h2>${escapeHtml(pipe.name)}</h2>`);
     if (pipe.note) body.push(`<p class="note">${escapeHtml(pipe.note)}</p>`);
-    if (timeline) for (const field of fields) body.push(chart(report, pipe, field));
+    if (timeline) for (const field of fields) body.push(chart(report, pipe, timeline, field));
     body.push('</section>');
   }
   return (

@@ -2,6 +2,7 @@
 // Prometheus (one query per metric policy), the query check, recorded series, and their output.
 import { readFileSync } from 'node:fs';
 import {
+  hasMetric,
   indexSamples,
   matchKey,
   resolveMatch,
@@ -22,7 +23,7 @@ import { PrometheusClient } from '../prometheus/index.js';
 import { UserError } from './run-cli.js';
 import { formatInstant } from './policy-output.js';
 
-const metricPolicies = (config: Config) => Object.values(config.policies).filter((p) => p.metric !== undefined);
+const metricPolicies = (config: Config) => Object.values(config.policies).filter(hasMetric);
 
 /** Each metric pipe's live reading, taken as the value at `at`; one query per metric policy. */
 export async function liveReadings(config: Config, at: number): Promise<Record<string, MetricReading>> {
@@ -33,7 +34,7 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
   const out: Record<string, MetricReading> = {};
   try {
     for (const policy of policies) {
-      const spec = policy.metric!;
+      const spec = policy.metric;
       let samples: Sample[] | null = null;
       let error = '';
       try {
@@ -111,7 +112,7 @@ export async function validateQueries(config: Config): Promise<{ text: string; f
   try {
     for (const policy of policies) {
       try {
-        const problem = await client.parseQuery(policy.metric!.query);
+        const problem = await client.parseQuery(policy.metric.query);
         if (problem !== null) failed = true;
         lines.push(`  policy ${policy.name}: query ${problem === null ? 'parses' : `does not parse: ${problem}`}`);
       } catch (err) {

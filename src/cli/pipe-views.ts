@@ -16,6 +16,8 @@ import {
   assumedView,
   describeAssumed,
   count,
+  keyOf,
+  policyOf,
   type Config,
   type PipeConfig,
   type PipeView,
@@ -122,7 +124,7 @@ function withAssumed(config: Config, views: PipeViews): PipeViews {
   for (const pipe of config.pipes) {
     const read = views[pipe.name];
     if (read?.view) continue;
-    const policy = config.policies[pipe.policy]!;
+    const policy = policyOf(config, pipe);
     const kind = assumedKind(pipe, policy);
     if (kind === null) continue;
     const why = read?.note ? ` (${read.note})` : '';
@@ -142,7 +144,7 @@ async function viewsFromApi(config: Config): Promise<PipeViews> {
   const out: PipeViews = {};
   try {
     for (const pipe of config.pipes) {
-      const key = config.api.keys[pipe.key]!;
+      const key = keyOf(config, pipe);
       let client = clients.get(pipe.key);
       if (client === undefined) {
         client = new ApiClient({

@@ -23,11 +23,12 @@ const SHORT: Record<string, string> = {
 
 /** "replicas 6, cpu 1000m, memory 4GB" */
 export function formatValues(values: ScalingValues): string {
-  const parts = SCALING_FIELDS.filter((f) => values[f] !== undefined).map((f) => {
-    const v = values[f]!;
-    if (f === 'replicaCpuMillicores') return `cpu ${v}m`;
-    if (f === 'replicaMemoryGb') return `memory ${v}GB`;
-    return `${SHORT[f]} ${v}`;
+  const parts = SCALING_FIELDS.flatMap((f) => {
+    const v = values[f];
+    if (v === undefined) return [];
+    if (f === 'replicaCpuMillicores') return [`cpu ${v}m`];
+    if (f === 'replicaMemoryGb') return [`memory ${v}GB`];
+    return [`${SHORT[f]} ${v}`];
   });
   return parts.length > 0 ? parts.join(', ') : '-';
 }
@@ -164,10 +165,8 @@ export function formatSimulation(
       continue;
     }
     const first = atStart.find((e) => e.pipe.name === pipe.name)?.decision;
-    const why =
-      mine.length === 0 && first && first.action !== 'change' && first.reasons[0]
-        ? ` (${first.reasons.at(-1)!.code}: ${first.reasons.at(-1)!.message})`
-        : '';
+    const last = first?.action !== 'change' ? first?.reasons.at(-1) : undefined;
+    const why = mine.length === 0 && last ? ` (${last.code}: ${last.message})` : '';
     out.push(
       '',
       `${pipe.name}: ${count(mine.length, 'change')}${why}${read.assumed ? `; ${read.note ?? 'assumed'}` : ''}`,
@@ -200,8 +199,9 @@ function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): st
       .map((c) => c.at)
       .sort((a, b) => a - b);
     let peak = 0;
-    for (let i = 0, j = 0; i < times.length; i++) {
-      while (times[i]! - times[j]! >= key.rateLimit.perMs) j++;
+    let j = 0; // the first call within perMs of the i-th (j <= i)
+    for (const [i, t] of times.entries()) {
+      while (t - (times[j] ?? t) >= key.rateLimit.perMs) j++;
       peak = Math.max(peak, i - j + 1);
     }
     if (peak > key.rateLimit.requests) {
@@ -214,9 +214,23 @@ function rateLimitNotes(config: Config, changes: readonly SimulatedChange[]): st
   return notes;
 }
 
-/** plan --json: one object per pipe. */
-export function planJson(at: number, entries: readonly PlanEntry[], views: PipeViews): unknown[] {
-  return entries.map(({ pipe, policy, view, active, decision, leadSlot }) => ({
+/** plan --json: one object per pipe, ending with what `more` adds for its entry. */
+export function planJson(
+  at: number,
+  entries: readonly PlanEntry[],
+  views: PipeViews,
+  more: (entry: PlanEntry) => object = () => ({}),
+): unknown[] {
+  return entries.map((entry) => ({
+    ...planEntryJson(at, entry, views),
+    ...more(entry),
+  }));
+}
+
+function planEntryJson(at: number, entry: PlanEntry, views: PipeViews): object {
+  const { pipe, policy, view, active, decision, leadSlot } = entry;
+  const note = views[pipe.name]?.note;
+  return {
     pipe: pipe.name,
     at: new Date(at).toISOString(),
     policy: pipe.policy,
@@ -225,7 +239,7 @@ export function planJson(at: number, entries: readonly PlanEntry[], views: PipeV
     kind: view?.kind ?? null,
     state: view?.state ?? null,
     applied: view?.applied ?? null,
-    ...(views[pipe.name]?.note ? { note: views[pipe.name]!.note } : {}),
+    ...(note ? { note } : {}),
     activeWindows: active.map((w) => w.name),
     action: decision.action,
     direction: decision.direction,
@@ -245,7 +259,7 @@ export function planJson(at: number, entries: readonly PlanEntry[], views: PipeV
           },
         }
       : {}),
-  }));
+  };
 }
 
 /** simulate --json: one object per change; `assumed` marks the changes of pipes that were not read. */

@@ -114,10 +114,11 @@ export const NO_DAEMON = `no daemon alive (no heartbeat in the last ${HEARTBEAT_
 /** The line (or lines, with wide) saying which daemon replicas are alive. */
 export function formatReplicas(replicas: readonly ReplicaBeat[], now: number, wide: boolean): string[] {
   const seconds = (at: number) => formatAge(Math.max(0, Math.round((now - at) / 1000)));
-  if (replicas.length === 0) {
+  const [newest] = replicas;
+  if (newest === undefined) {
     return [NO_DAEMON];
   }
-  const head = `daemons: ${count(replicas.length, 'replica')} alive, last heartbeat ${seconds(replicas[0]!.at)} ago`;
+  const head = `daemons: ${count(replicas.length, 'replica')} alive, last heartbeat ${seconds(newest.at)} ago`;
   if (!wide) return [head];
   return [
     head,

@@ -33,15 +33,15 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
   const widths = columns.map((_, i) => Math.max(...grid.map((line) => (line[i] ?? '').length)));
   if (width !== undefined) {
     const order = columns
-      .map((c, i) => ({ c, i }))
-      .filter(({ c }) => c.shrink !== undefined)
-      .sort((a, b) => a.c.shrink! - b.c.shrink!);
+      .flatMap((c, i) => (c.shrink === undefined ? [] : [{ c, i, shrink: c.shrink }]))
+      .sort((a, b) => a.shrink - b.shrink);
     let over = widths.reduce((a, w) => a + w, 0) + GAP * (columns.length - 1) - width;
     for (const { c, i } of order) {
       if (over <= 0) break;
       const floor = Math.max(c.floor ?? 0, c.header.length, 4);
-      const cut = Math.min(over, Math.max(0, widths[i]! - floor));
-      widths[i]! -= cut;
+      const w = widths[i] ?? 0; // widths has one entry per column
+      const cut = Math.min(over, Math.max(0, w - floor));
+      widths[i] = w - cut;
       over -= cut;
     }
   }

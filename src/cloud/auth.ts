@@ -21,10 +21,10 @@ export class KeyRing {
 
   authenticate(header: string | undefined): AuthResult {
     if (!header) return { ok: false, reason: 'Missing Authorization header' };
-    const m = /^Basic +(\S*)$/i.exec(header.trim());
-    if (!m) return { ok: false, reason: 'Authorization must use the Basic scheme' };
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(m[1]!)) return { ok: false, reason: 'Malformed Basic credentials: not base64' };
-    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const token = /^Basic +(\S*)$/i.exec(header.trim())?.[1];
+    if (token === undefined) return { ok: false, reason: 'Authorization must use the Basic scheme' };
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(token)) return { ok: false, reason: 'Malformed Basic credentials: not base64' };
+    const decoded = Buffer.from(token, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) return { ok: false, reason: 'Malformed Basic credentials' };
     const keyId = decoded.slice(0, colon);

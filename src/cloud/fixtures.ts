@@ -113,8 +113,8 @@ export function loadFixtures(path: string): ParsedFixtures {
   }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
+  const [e] = doc.errors;
+  if (e) {
     const pos = lineCounter.linePos(e.pos[0]);
     throw new FixturesError(`${path}:${pos.line}:${pos.col}: ${e.message.split('\n')[0]}`);
   }

@@ -32,7 +32,8 @@ export function generateFixtures(o: GenerateOptions = {}): Fixtures {
   const perOrgServices = o.servicesPerOrganization ?? 1;
   const streams = o.streamPipes ?? 100;
   const objects = o.objectStoragePipes ?? 0;
-  const fixtures: Fixtures = { apiKeys: [], organizations: [] };
+  const organizations: NonNullable<Fixtures['organizations']> = [];
+  const fixtures: Fixtures = { apiKeys: [], organizations };
   if (o.rateLimit !== undefined) fixtures.rateLimit = o.rateLimit;
   let pipeN = 0;
   for (let g = 0; g < orgs; g++) {
@@ -54,7 +55,9 @@ export function generateFixtures(o: GenerateOptions = {}): Fixtures {
     for (let i = 0; i < streams + objects; i++) {
       pipeN += 1;
       const stream = i < streams;
-      services[i % perOrgServices]!.pipes.push({
+      const service = services[i % perOrgServices];
+      if (!service) throw new Error('generateFixtures: servicesPerOrganization must be at least 1');
+      service.pipes.push({
         id: seqUuid(PIPE, pipeN),
         name: `${stream ? 'stream' : 'objects'}-${pipeN}`,
         state: 'Running',
@@ -71,7 +74,7 @@ export function generateFixtures(o: GenerateOptions = {}): Fixtures {
         destination: { database: 'default', table: `t_${pipeN}` },
       });
     }
-    fixtures.organizations!.push({ id: orgId, name: `org-${g + 1}`, services });
+    organizations.push({ id: orgId, name: `org-${g + 1}`, services });
   }
   return fixtures;
 }

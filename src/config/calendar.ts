@@ -90,12 +90,12 @@ export function expandCalendars(raw: Record<string, unknown>, dir: string, readF
         return;
       }
       const at = [...path, 'exclude', i, 'calendar'];
-      const extra = Object.keys(entry).filter((k) => k !== 'calendar');
-      if (extra.length > 0)
+      const extra = Object.keys(entry).find((k) => k !== 'calendar');
+      if (extra !== undefined)
         issues.push({
-          path: [...path, 'exclude', i, extra[0]!],
+          path: [...path, 'exclude', i, extra],
           atKey: true,
-          message: `unknown key "${extra[0]}" (a calendar entry is { calendar: file.ics })`,
+          message: `unknown key "${extra}" (a calendar entry is { calendar: file.ics })`,
         });
       const file = entry.calendar;
       if (typeof file !== 'string' || file === '') {

@@ -5,16 +5,22 @@
 export function editDistance(a: string, b: string): number {
   const s = a.toLowerCase();
   const t = b.toLowerCase();
+  // one row per character of s: row[j] is the distance of s[0..i) to t[0..j)
   let prev = Array.from({ length: t.length + 1 }, (_, j) => j);
+  let last = t.length; // the row's last cell: the answer once every row is done
   for (let i = 1; i <= s.length; i++) {
     const row = [i];
-    for (let j = 1; j <= t.length; j++) {
-      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
-      row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost));
+    let left = i; // row[j - 1]
+    let diag = i - 1; // prev[j - 1]
+    for (const [j, up] of prev.slice(1).entries()) {
+      left = Math.min(up + 1, left + 1, diag + (s[i - 1] === t[j] ? 0 : 1));
+      row.push(left);
+      diag = up;
     }
     prev = row;
+    last = left;
   }
-  return prev[t.length]!;
+  return last;
 }
 
 /** The closest candidate within a third of the word's length (at least 1, at most 3 edits). */

@@ -133,7 +133,8 @@ export const cronExpression = field<string>((v) => {
 const HOST_PORT = /^(?<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(?<port>\d{1,5})$/;
 export const listenAddress = field<string>((v) => {
   const m = typeof v === 'string' ? HOST_PORT.exec(v) : null;
-  if (!m || Number(m.groups!.port) > 65535)
+  const port = m?.groups?.port; // the group always takes part in a match
+  if (port === undefined || Number(port) > 65535)
     return `${JSON.stringify(v)} must be host:port, e.g. 127.0.0.1:9464 (port 0 picks a free one)`;
   return { ok: v as string };
 });

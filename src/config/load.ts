@@ -63,10 +63,11 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   const lc = new LineCounter();
   // merge keys (`<<: *defaults`) let policies share a behavior block
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true });
-  if (doc.errors.length > 0) {
+  const [firstError] = doc.errors;
+  if (firstError) {
     // yaml's own messages can quote the source line (which may hold a secret): use position and code only
     // after the first syntax error the parser mostly reports the same mistake again: keep the first
-    const first = syntaxIssue(doc.errors[0]!, lc);
+    const first = syntaxIssue(firstError, lc);
     const more = doc.errors.length - 1;
     const message =
       more > 0
@@ -197,8 +198,7 @@ function resolvePrometheusPaths(p: PrometheusConfig, dir: string): PrometheusCon
 function syntaxIssue(e: YAMLError, lc: LineCounter): ConfigIssue {
   const { line, col } = lc.linePos(e.pos[0]);
   // yaml quotes the offending token; a long one may be a value (a secret), so only short ones stay
-  const text = e.message
-    .split('\n')[0]!
+  const text = (e.message.split('\n')[0] ?? '') // split gives at least one piece
     .replace(/ at line \d+, column \d+.*$/, '')
     .replace(/: "(.{3,})"$/, '');
   return { path: '', line, column: col, message: `YAML syntax: ${text}` };

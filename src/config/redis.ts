@@ -43,11 +43,11 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^\s:,/@[\]{}]+)(?::(\d{1,5}))?$/;
 
 /** `host:port` (`[::1]:26379` for IPv6); the port defaults to `defaultPort`. */
 export function parseHostPort(s: string, defaultPort: number): HostPort | null {
-  const m = HOST_PORT.exec(s.trim());
-  if (!m) return null;
-  const port = m[2] === undefined ? defaultPort : Number(m[2]);
+  const [, host, portText] = HOST_PORT.exec(s.trim()) ?? [];
+  if (host === undefined) return null; // no match (the host group always takes part in one)
+  const port = portText === undefined ? defaultPort : Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65_535) return null;
-  return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port };
+  return { host: host.replace(/^\[(.*)\]$/, '$1'), port };
 }
 
 const formatHost = (h: HostPort): string => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`;
@@ -86,9 +86,9 @@ export function parseRedisUrl(url: string): RedisEndpoint | { readonly error: st
       return { error: `must be a Redis URL: ${REDIS_URL_FORMS}` };
     return { mode: 'standalone', url };
   }
-  const [, scheme, userinfo, hostList, path] = multi;
+  const [, scheme, userinfo, hostList = '', path] = multi; // the host list always takes part in a match
   const sentinel = scheme === 'redis+sentinel';
-  const hosts = hostList!.split(',').map((h) => parseHostPort(h, sentinel ? SENTINEL_PORT : REDIS_PORT));
+  const hosts = hostList.split(',').map((h) => parseHostPort(h, sentinel ? SENTINEL_PORT : REDIS_PORT));
   if (hosts.some((h) => h === null))
     return {
       error: `has a host that is not host:port (${sentinel ? 'the sentinels' : 'the cluster nodes'}, comma-separated)`,

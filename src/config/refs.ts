@@ -89,6 +89,7 @@ export function crossCheck(raw: unknown): RawIssue[] {
         message: `unknown policy "${p.policy}"${hint ? ` (did you mean "${hint}"?)` : ''}; ${known(policyNames)}`,
       });
     }
+    const pool = typeof p.key === 'string' ? poolOf.get(p.key) : undefined;
     if (typeof p.key === 'string' && !keyNames.includes(p.key) && !poolNames.includes(p.key)) {
       const names = [...keyNames.filter((k) => !poolOf.has(k)), ...poolNames];
       const hint = closest(p.key, names);
@@ -99,8 +100,7 @@ export function crossCheck(raw: unknown): RawIssue[] {
           `unknown API key${poolNames.length > 0 ? ' or pool' : ''} "${p.key}"${hint ? ` (did you mean "${hint}"?)` : ''}; ` +
           `${known(keyNames.filter((k) => !poolOf.has(k)))} (api.keys)${pools}`,
       });
-    } else if (typeof p.key === 'string' && poolOf.has(p.key)) {
-      const pool = poolOf.get(p.key)!;
+    } else if (typeof p.key === 'string' && pool !== undefined) {
       issues.push({
         path: ['pipes', i, 'key'],
         message: `the key "${p.key}" serves the pool "${pool}": name the pool (key: ${pool}), which spreads its pipes over its keys; a pooled key serves only its pool`,

@@ -54,7 +54,8 @@ export function createApplyProcessor(ctx: DaemonContext) {
     const firstChange = rec.kind === null && rec.contactKind !== null && rec.desired !== null && !rec.contactAsRead;
     if (rec.kind === null && !firstChange) return read(turn);
     if (rec.endpointsDue.length > 0) return readEndpoint(turn);
-    const kind = rec.kind ?? rec.contactKind!;
+    const kind = rec.kind ?? rec.contactKind;
+    if (kind === null) throw new Error(`pipe ${pipe.name}: a first change without a contact kind`); // firstChange has one
 
     const body = rec.desired ? changesFor(kind, rec.desired, rec.applied) : {};
     const blocked = changeBlocked(ctx, pipe, rec, pause, body);
@@ -222,7 +223,10 @@ async function read(turn: Turn): Promise<string> {
     // Statuses of endpoints the pipe no longer uses are dropped; the others are refreshed, each
     // in a turn of its own so the key's budget counts every request.
     const endpoints = Object.fromEntries(
-      endpointIds.filter((id) => rec.endpoints[id] !== undefined).map((id) => [id, rec.endpoints[id]!]),
+      endpointIds.flatMap((id) => {
+        const status = rec.endpoints[id];
+        return status === undefined ? [] : [[id, status] as const];
+      }),
     ) as Record<string, ReversePrivateEndpointStatus>;
     const applied = mergeReported(rec.applied, p.scaling);
     await ctx.store.write(pipe.name, {

@@ -16,6 +16,8 @@ import {
   type MetricReading,
   type PipeConfig,
   type Policy,
+  type MetricPolicy,
+  hasMetric,
   type PrometheusConfig,
 } from '../policy/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
@@ -75,14 +77,18 @@ export class MetricSource {
 
   /** The pipe's reading at the tick: its sample's value, or why there is none. */
   async reading(policy: Policy, pipe: PipeConfig, tickAt: number): Promise<MetricReading> {
-    const spec = policy.metric!;
+    if (!hasMetric(policy)) throw new Error(`policy ${policy.name} has no metric to read`);
+    const spec = policy.metric;
     const labelNames = Object.keys(spec.match).sort();
     const cacheKey = JSON.stringify([policy.name, tickAt, spec.query, labelNames]);
     let vector = this.vectors.get(cacheKey);
     if (!vector) {
       vector = this.load(policy, tickAt, labelNames);
       this.vectors.set(cacheKey, vector);
-      if (this.vectors.size > MAX_CACHED) this.vectors.delete(this.vectors.keys().next().value!);
+      if (this.vectors.size > MAX_CACHED) {
+        const oldest = this.vectors.keys().next();
+        if (!oldest.done) this.vectors.delete(oldest.value);
+      }
     }
     const v = await vector;
     if (v.error !== undefined) return { error: v.error };
@@ -106,7 +112,7 @@ export class MetricSource {
     return this.client;
   }
 
-  private async load(policy: Policy, tickAt: number, labelNames: readonly string[]): Promise<TickVector> {
+  private async load(policy: MetricPolicy, tickAt: number, labelNames: readonly string[]): Promise<TickVector> {
     let stored: Stored;
     try {
       stored = await this.shared(policy, tickAt);
@@ -134,7 +140,7 @@ export class MetricSource {
   }
 
   /** The tick's result from Redis, querying Prometheus first when this replica is the first to ask. */
-  private async shared(policy: Policy, tickAt: number): Promise<Stored> {
+  private async shared(policy: MetricPolicy, tickAt: number): Promise<Stored> {
     const { redis } = this.o;
     const resultKey = this.keys.metricTick(policy.name, tickAt);
     const found = await redis.get(resultKey);
@@ -163,7 +169,7 @@ export class MetricSource {
     return { at: this.o.now(), error: 'no result from the replica querying Prometheus for this tick' };
   }
 
-  private async query(policy: Policy, tickAt: number): Promise<Stored> {
+  private async query(policy: MetricPolicy, tickAt: number): Promise<Stored> {
     const started = performance.now();
     const client = this.prometheus();
     let result: Stored;
@@ -175,7 +181,7 @@ export class MetricSource {
         // dated that long before the tick, which staleAfter is judged at, so an evaluation that runs
         // late (a backlog, up to 5 min) does not take its lag off the age; nor does a skew between
         // the two clocks count.
-        const samples = await client.queryWithAges(policy.metric!.query, policy.metric!.staleAfterMs);
+        const samples = await client.queryWithAges(policy.metric.query, policy.metric.staleAfterMs);
         const now = this.o.now();
         result =
           samples.length === 0

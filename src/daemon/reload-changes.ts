@@ -30,11 +30,20 @@ function canonical(v: unknown): string {
   );
 }
 
-function compare<T>(before: ReadonlyMap<string, T>, after: ReadonlyMap<string, T>, same: (a: T, b: T) => boolean) {
+function compare<T extends object>(
+  before: ReadonlyMap<string, T>,
+  after: ReadonlyMap<string, T>,
+  same: (a: T, b: T) => boolean,
+) {
   return {
     added: [...after.keys()].filter((n) => !before.has(n)),
     removed: [...before.keys()].filter((n) => !after.has(n)),
-    changed: [...after.keys()].filter((n) => before.has(n) && !same(before.get(n)!, after.get(n)!)),
+    changed: [...after]
+      .filter(([n, b]) => {
+        const a = before.get(n);
+        return a !== undefined && !same(a, b);
+      })
+      .map(([n]) => n),
   };
 }
 

@@ -170,7 +170,11 @@ export class StateStore {
       ids?.serviceId.toLowerCase() ?? '',
     );
     const fields: Record<string, string> = {};
-    for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i]!] = raw[i + 1]!;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const field = raw[i]; // i + 1 < length: both there
+      const value = raw[i + 1];
+      if (field !== undefined && value !== undefined) fields[field] = value;
+    }
     return {
       rec: this.parse(pipe, fields),
       pause: parsePause(own, all),
@@ -264,8 +268,9 @@ export function parseRecord(raw: Record<string, string>): { rec: PipeRecord; inv
   const out: Record<string, unknown> = { ...EMPTY };
   const invalid: string[] = [];
   for (const field in raw) {
-    if (!Object.hasOwn(RECORD_FIELDS, field)) continue;
-    const r = parseField(field as RecordField, raw[field]!);
+    const text = raw[field]; // an own key of raw: there
+    if (text === undefined || !Object.hasOwn(RECORD_FIELDS, field)) continue;
+    const r = parseField(field as RecordField, text);
     if (r.ok) out[field] = r.value;
     else invalid.push(field);
   }

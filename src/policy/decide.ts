@@ -122,7 +122,8 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
       reasons: [{ code: 'kind', message: 'database pipes are scaled service-wide' }],
     };
   }
-  const kind = view.kind!;
+  const { kind } = view;
+  if (kind === null) throw new Error('decide: a pipe of unknown kind got past skipReason');
   const fields = KIND_FIELDS[kind];
 
   // Lead time: what the schedule sets up to the horizon raises the target now (lead.ts).

@@ -65,15 +65,15 @@ export function diffChanges(base: readonly SimulatedChange[], head: readonly Sim
   const out: ChangeDiff[] = [];
   const take = (match: (b: SimulatedChange, h: SimulatedChange) => boolean, kind: 'moved' | 'values'): void => {
     for (let bi = 0; bi < baseLeft.length;) {
-      const b = baseLeft[bi]!;
-      const hi = headLeft.findIndex((h) => match(b, h));
-      if (hi < 0) {
+      const b = baseLeft[bi];
+      const h = b && headLeft.find((x) => match(b, x));
+      if (!b || !h) {
         bi++;
         continue;
       }
-      out.push({ kind, base: b, head: headLeft[hi]! });
+      out.push({ kind, base: b, head: h });
       baseLeft.splice(bi, 1);
-      headLeft.splice(hi, 1);
+      headLeft.splice(headLeft.indexOf(h), 1);
     }
   };
   take((b, h) => b.at === h.at, 'values');

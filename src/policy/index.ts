@@ -1,6 +1,8 @@
 // The policy engine's public face: pure functions over the normalized shapes of types.ts.
 export * from './types.js';
 export { parseDuration } from './durations.js';
+export { policyOf, keyOf } from './config-lookup.js';
+export { hasMetric, type MetricPolicy } from './metric.js';
 export { activeWindows, nextBoundary, occurrenceAt, describeWindow, formatDuration } from './windows.js';
 export type { Occurrence } from './windows.js';
 export { combineTargets, resolveFieldTarget, resolveTarget, describeTarget, describeFieldTarget } from './target.js';

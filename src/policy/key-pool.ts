@@ -30,14 +30,15 @@ export function poolsOf(
 /** A uniform draw in (0, 1) fixed by the pipe and the key: 52 bits of SHA-256. */
 function draw(pipe: string, key: string): number {
   const h = createHash('sha256').update(pipe).update('\u0000').update(key).digest();
-  const bits = h.readUIntBE(0, 6) * 16 + (h[6]! >> 4); // 52 bits
+  const bits = h.readUIntBE(0, 6) * 16 + (h.readUInt8(6) >> 4); // 52 bits
   return (bits + 0.5) / 2 ** 52;
 }
 
 /** The key of `members` that serves the pipe named `pipe` (weighted rendezvous hashing). */
 export function rendezvousKey(pipe: string, members: readonly PoolMember[]): string {
-  if (members.length === 0) throw new Error('a pool needs at least one key');
-  let best = members[0]!.key;
+  const [first] = members;
+  if (first === undefined) throw new Error('a pool needs at least one key');
+  let best = first.key;
   let bestScore = -Infinity;
   for (const m of members) {
     const weight = m.rateLimit.requests / m.rateLimit.perMs;

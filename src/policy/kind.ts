@@ -26,7 +26,7 @@ export function impliedKind(policy: Policy): ScalableKind | null {
   for (const w of policy.windows) add(w.target);
   if (fields.size === 0) return null;
   const fits = SCALABLE_KINDS.filter((k) => [...fields].every((f) => KIND_FIELDS[k].includes(f)));
-  return fits.length === 1 ? fits[0]! : null;
+  return fits.length === 1 ? (fits[0] ?? null) : null;
 }
 
 export function assumedKind(pipe: PipeConfig, policy: Policy): AssumedKind | null {

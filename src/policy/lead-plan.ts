@@ -55,8 +55,13 @@ export function tickIntervalMs(cron: string): number {
     const at: number[] = [];
     for (const h of f.hour) for (const m of f.minute) for (const s of f.second) at.push(h * 3_600 + m * 60 + s);
     at.sort((a, b) => a - b);
-    let gap = at.length > 0 ? at[0]! + 86_400 - at.at(-1)! : 86_400;
-    for (let i = 1; i < at.length; i++) gap = Math.max(gap, at[i]! - at[i - 1]!);
+    // each tick's gap to the one before it, the first's to the last of the day before
+    let gap = at.length > 0 ? 0 : 86_400;
+    let prev = (at.at(-1) ?? 0) - 86_400;
+    for (const t of at) {
+      gap = Math.max(gap, t - prev);
+      prev = t;
+    }
     ms = Math.min(gap, 3_600) * 1_000;
     intervals.set(cron, ms);
   }
@@ -97,7 +102,10 @@ function floors(
 
 /** Whether some field's lowest value rises at the boundary: a scale-up is due then. */
 function rises(before: ScalingValues, after: ScalingValues): boolean {
-  return (Object.keys(after) as ScalingField[]).some((f) => before[f] === undefined || after[f]! > before[f]);
+  return (Object.keys(after) as ScalingField[]).some((f) => {
+    const v = after[f];
+    return before[f] === undefined || (v !== undefined && v > before[f]);
+  });
 }
 
 interface Job {
@@ -146,7 +154,7 @@ export function leadPlan(config: Config, from: number, to: number, opts: LeadPla
     const key = keyOf(pipe);
     let list = jobs.get(key);
     if (!list) jobs.set(key, (list = []));
-    for (let i = 0; i < bs.length; i++) if (up[i]) list.push({ pipe: pipe.name, index, boundary: bs[i]! });
+    for (const [i, boundary] of bs.entries()) if (up[i]) list.push({ pipe: pipe.name, index, boundary });
   });
 
   const slots = new Map<string, LeadSlot[]>();

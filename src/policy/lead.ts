@@ -4,7 +4,7 @@
 // they still wait for the window's end and the stabilization. The horizon is now + a fixed
 // `behavior.scaleUp.leadTime`, or for `auto` the pipe's slot in its key's lead plan (lead-plan.ts).
 import { SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
-import { combineTargets, resolveFieldTarget, targetOf, type ResolvedTarget } from './target.js';
+import { combineFieldTargets, resolveFieldTarget, targetOf, type ResolvedTarget } from './target.js';
 import type { FieldTarget, LeadOutcome, Policy, Reason, Window } from './types.js';
 import { activeWindows, formatDuration, nextBoundary } from './windows.js';
 
@@ -47,29 +47,30 @@ export function withLead(
   resolved: ResolvedTarget,
   applied: ScalingValues,
 ): LeadResult {
-  if (ahead.length === 0) return resolved;
+  const [soonest] = ahead;
+  if (soonest === undefined) return resolved;
   const targets = ahead.map((s) => targetOf(policy, s.winners));
   const target: Partial<Record<ScalingField, FieldTarget>> = { ...resolved.target };
   const values: ScalingValues = { ...resolved.values };
   const reasons: Reason[] = [...resolved.reasons];
-  let first: number | null = null;
+  let first: StateAhead | null = null;
   for (const field of SCALING_FIELDS) {
     const set = targets.map((t) => t[field]);
     if (set.every((t) => t === undefined)) continue;
-    const now0 = resolved.target[field];
-    const combined = combineTargets([
-      ...(now0 ? [{ [field]: now0 }] : []),
-      ...set.map((t) => (t ? { [field]: t } : {})),
-    ])[field]!;
+    const combined = combineFieldTargets([resolved.target[field], ...set]);
+    if (!combined) continue; // never: some state ahead sets the field
     target[field] = combined;
     const was = resolved.values[field];
     const value = resolveFieldTarget(combined, applied[field]);
     values[field] = value;
     if (was !== undefined && value <= was) continue;
     // The first state ahead that asks for this value is the one the pipe is made ready for.
-    const i = set.findIndex((t) => t !== undefined && resolveFieldTarget(t, applied[field]) === value);
-    const state = ahead[Math.max(0, i)]!;
-    if (first === null || state.at < ahead[first]!.at) first = Math.max(0, i);
+    const state =
+      ahead.find((_, i) => {
+        const t = set[i];
+        return t !== undefined && resolveFieldTarget(t, applied[field]) === value;
+      }) ?? soonest;
+    if (first === null || state.at < first.at) first = state;
     reasons.push({
       code: 'lead_time',
       field,
@@ -77,8 +78,7 @@ export function withLead(
     });
   }
   if (first === null) return { target, values, reasons };
-  const state = ahead[first]!;
-  return { target, values, reasons, lead: { boundary: state.at, windows: state.winners.map((w) => w.name) } };
+  return { target, values, reasons, lead: { boundary: first.at, windows: first.winners.map((w) => w.name) } };
 }
 
 function describeState(s: StateAhead): string {

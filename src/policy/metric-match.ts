@@ -27,9 +27,9 @@ export function templateRefs(template: string): TemplateRefs {
   const labels: string[] = [];
   const unknown: string[] = [];
   for (const m of template.matchAll(PLACEHOLDER)) {
-    const inner = m[1]!;
-    const label = LABEL_REF.exec(inner);
-    if (label) labels.push(label[1]!);
+    const inner = m[1] ?? ''; // the group always takes part in a match
+    const label = LABEL_REF.exec(inner)?.[1];
+    if (label !== undefined) labels.push(label);
     else if (!(PIPE_FIELDS as readonly string[]).includes(inner)) unknown.push(m[0]);
   }
   return { labels, unknown };
@@ -40,8 +40,8 @@ type PipeValues = Pick<PipeConfig, 'name' | 'pipeId' | 'serviceId' | 'organizati
 /** A template with the pipe's values in place (a label the pipe lacks becomes ''; load checks it). */
 export function resolveTemplate(template: string, pipe: PipeValues): string {
   return template.replace(PLACEHOLDER, (_all, inner: string) => {
-    const label = LABEL_REF.exec(inner);
-    if (label) return pipe.labels?.[label[1]!] ?? '';
+    const label = LABEL_REF.exec(inner)?.[1];
+    if (label !== undefined) return pipe.labels?.[label] ?? '';
     switch (inner) {
       case '.name':
         return pipe.name;
@@ -94,10 +94,11 @@ export function selectSample(
   wanted: Readonly<Record<string, string>>,
   at: number,
 ): MetricReading {
-  if (matching.length === 0) return { error: `no sample matches ${describeMatch(wanted)}` };
+  const [one] = matching;
+  if (one === undefined) return { error: `no sample matches ${describeMatch(wanted)}` };
   if (matching.length > 1)
     return { error: `${matching.length} samples match ${describeMatch(wanted)}; the match must pick one` };
-  return { value: matching[0]!.value, at: matching[0]!.at ?? at };
+  return { value: one.value, at: one.at ?? at };
 }
 
 /** Prometheus' text of a sample value as a number ("NaN", "+Inf", "-Inf" included). */

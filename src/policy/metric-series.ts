@@ -47,25 +47,27 @@ export function recordedReading(
   const names = Object.keys(match).sort();
   const wanted = resolveMatch(match, pipe);
   const picked = names.length === 0 ? series : (indexSamples(series, names).get(matchKey(names, wanted)) ?? []);
-  if (picked.length !== 1) {
+  const [one] = picked;
+  if (picked.length !== 1 || one === undefined) {
     return {
       error:
         picked.length === 0 ? 'no recorded series matches the pipe' : `${picked.length} recorded series match the pipe`,
     };
   }
-  const points = picked[0]!.points;
+  const { points } = one;
   let lo = 0;
   let hi = points.length - 1;
-  let found = -1;
+  let found: readonly [number, number] | undefined;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (points[mid]![0] <= now) {
-      found = mid;
+    const point = points[mid]; // lo <= mid <= hi: in range
+    if (point !== undefined && point[0] <= now) {
+      found = point;
       lo = mid + 1;
     } else hi = mid - 1;
   }
-  if (found < 0) return { error: 'no recorded value before this time' };
-  return { value: points[found]![1], at: points[found]![0] };
+  if (!found) return { error: 'no recorded value before this time' };
+  return { value: found[1], at: found[0] };
 }
 
 export interface BandSegment {

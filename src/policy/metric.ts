@@ -26,6 +26,13 @@ export interface MetricResult {
 }
 
 /** The field the metric drives for a pipe taking `fields`: replicas first, then concurrency. */
+/** A policy whose target tracks a metric. */
+export type MetricPolicy = Policy & { readonly metric: MetricSpec };
+
+export function hasMetric(policy: Policy): policy is MetricPolicy {
+  return policy.metric !== undefined;
+}
+
 export function metricField(spec: MetricSpec, fields: readonly ScalingField[]): MetricField | null {
   for (const f of ['replicas', 'concurrency'] as const)
     if (spec.targetPer[f] !== undefined && fields.includes(f)) return f;
@@ -72,8 +79,8 @@ export function applyMetric(
 ): MetricResult {
   const spec = policy.metric;
   const field = spec ? metricField(spec, fields) : null;
-  if (!spec || field === null) return { values, reasons: [] };
-  const per = spec.targetPer[field]!;
+  const per = field === null ? undefined : spec?.targetPer[field]; // metricField picks a field with a targetPer
+  if (!spec || field === null || per === undefined) return { values, reasons: [] };
   const bounds = metricBounds(target[field], field);
   const range = `${bounds.min}..${bounds.max}`;
   const now_ = applied[field];

@@ -1,5 +1,6 @@
 // `plan`: what decide() says for every configured pipe at one instant. Pure; the CLI reads the
 // pipe views and prints.
+import { policyOf } from './config-lookup.js';
 import { decide } from './decide.js';
 import { leadPlan, leadPlanSpan, leadUntil, nextSlot, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
@@ -41,7 +42,7 @@ export function plan(
   const span = leadPlanSpan(at);
   const lead = leadPlan(fleet, span.from, span.to);
   return config.pipes.map((pipe) => {
-    const policy = config.policies[pipe.policy]!;
+    const policy = policyOf(config, pipe);
     const view = views[pipe.name] ?? null;
     const until = leadUntil(lead, pipe.name, at);
     const decision = decide(policy, at, {

@@ -13,8 +13,8 @@ export function pruneRecommendations(list: Recommendations, keepFrom: number): R
   const out: { at: number; values: ScalingValues }[] = [];
   const best: ScalingValues = {};
   for (let i = list.length - 1; i >= 0; i--) {
-    const r = list[i]!;
-    if (r.at < keepFrom) break;
+    const r = list[i];
+    if (r === undefined || r.at < keepFrom) break;
     const values: ScalingValues = {};
     let kept = false;
     for (const f of SCALING_FIELDS) {

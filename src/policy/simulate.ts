@@ -9,6 +9,7 @@
 // recommendation, is added at the last skipped tick. Pipes with the same policy, bounds and
 // starting view share one timeline. Pure, so the daemon's tests can hold their timeline against it.
 import type { ScalingValues } from '../api/index.js';
+import { policyOf } from './config-lookup.js';
 import { leadPlan, type LeadSlot } from './lead-plan.js';
 import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
@@ -75,8 +76,9 @@ export function simulate(
     const view = views[pipe.name];
     if (view === undefined) continue;
     const start: PipeView = { ...view, bounds: pipe.bounds };
+    const policy = policyOf(config, pipe);
     // a metric's readings are the pipe's own: such a pipe shares its timeline with no other
-    const own = config.policies[pipe.policy]!.metric !== undefined && opts.metricAt !== undefined ? pipe.name : '';
+    const own = policy.metric !== undefined && opts.metricAt !== undefined ? pipe.name : '';
     // Pipes whose lead slots start at the same ticks share a timeline (a slot starts a change at
     // the first tick at or after its start).
     const slots = (lead.slots.get(pipe.name) ?? []).filter((s) => s.boundary > from && s.start < to);
@@ -86,7 +88,7 @@ export function simulate(
     const key = `${pipe.policy}\u0000${own}\u0000${ticks}\u0000${JSON.stringify(start)}`;
     const group = groups.get(key);
     if (group) group.pipes.push(pipe);
-    else groups.set(key, { policy: config.policies[pipe.policy]!, view: start, pipes: [pipe], slots });
+    else groups.set(key, { policy, view: start, pipes: [pipe], slots });
     total++;
   }
   const order = new Map(config.pipes.map((p, i) => [p.name, i]));
@@ -94,13 +96,15 @@ export function simulate(
   let done = 0;
   for (const { policy, view, pipes, slots } of groups.values()) {
     const { metricAt } = opts;
-    const metric = policy.metric && metricAt ? (now: number) => metricAt(pipes[0]!, policy, now) : undefined;
+    const [first] = pipes; // a group is made with its first pipe
+    const metric = policy.metric && metricAt && first ? (now: number) => metricAt(first, policy, now) : undefined;
     const timeline = pipeTimeline(policy, view, from, to, stepMs, metric, slots);
     for (const pipe of pipes) for (const c of timeline) changes.push({ ...c, pipe: pipe.name });
     done += pipes.length;
     opts.onProgress?.(done, total);
   }
-  return changes.sort((a, b) => a.at - b.at || order.get(a.pipe)! - order.get(b.pipe)!);
+  const rank = (pipe: string): number => order.get(pipe) ?? 0; // every change is of a config pipe
+  return changes.sort((a, b) => a.at - b.at || rank(a.pipe) - rank(b.pipe));
 }
 
 /** The changes of one pipe, as stepping every `stepMs` would make them. */
@@ -208,9 +212,10 @@ export function nextEvent(
   // An entry counts while at >= now - stabilization: it is gone 1 ms after at + stabilization.
   // Only one above the current recommendation holds a floor whose end can change anything.
   for (const r of view.recommendations) {
-    const above = (Object.keys(r.values) as (keyof ScalingValues)[]).some(
-      (f) => current[f] === undefined || r.values[f]! > current[f],
-    );
+    const above = (Object.keys(r.values) as (keyof ScalingValues)[]).some((f) => {
+      const v = r.values[f];
+      return current[f] === undefined || (v !== undefined && v > current[f]);
+    });
     if (above) consider(r.at + scaleDown.stabilizationMs + 1);
   }
   return next;
@@ -227,14 +232,15 @@ class SlotCursor {
   constructor(private readonly slots: readonly LeadSlot[]) {}
 
   #skip(now: number): void {
-    while (this.#first < this.slots.length && this.slots[this.#first]!.boundary <= now) this.#first++;
+    while ((this.slots[this.#first]?.boundary ?? Infinity) <= now) this.#first++;
   }
 
   until(now: number): number | undefined {
     this.#skip(now);
     let until: number | undefined;
-    for (let i = this.#first; i < this.slots.length && this.slots[i]!.boundary - MAX_LEAD_MS <= now; i++) {
-      const s = this.slots[i]!;
+    for (let i = this.#first; ; i++) {
+      const s = this.slots[i];
+      if (s === undefined || s.boundary - MAX_LEAD_MS > now) break;
       if (s.start <= now && (until === undefined || s.boundary > until)) until = s.boundary;
     }
     return until;
@@ -243,12 +249,10 @@ class SlotCursor {
   nextStart(now: number): number | undefined {
     this.#skip(now);
     let next: number | undefined;
-    for (
-      let i = this.#first;
-      i < this.slots.length && (next === undefined || this.slots[i]!.boundary - MAX_LEAD_MS <= next);
-      i++
-    ) {
-      const { start } = this.slots[i]!;
+    for (let i = this.#first; ; i++) {
+      const s = this.slots[i];
+      if (s === undefined || (next !== undefined && s.boundary - MAX_LEAD_MS > next)) break;
+      const { start } = s;
       if (start > now && (next === undefined || start < next)) next = start;
     }
     return next;

@@ -25,16 +25,19 @@ function bounds(t: FieldTarget): { min: number; max: number } {
 export function combineTargets(targets: readonly Target[]): Target {
   const out: Partial<Record<ScalingField, FieldTarget>> = {};
   for (const field of SCALING_FIELDS) {
-    const set = targets.map((t) => t[field]).filter((t): t is FieldTarget => t !== undefined);
-    if (set.length === 0) continue;
-    if (set.every((t) => 'value' in t)) {
-      out[field] = { value: Math.max(...set.map((t) => (t as { value: number }).value)) };
-    } else {
-      const b = set.map(bounds);
-      out[field] = { min: Math.max(...b.map((x) => x.min)), max: Math.max(...b.map((x) => x.max)) };
-    }
+    const combined = combineFieldTargets(targets.map((t) => t[field]));
+    if (combined) out[field] = combined;
   }
   return out;
+}
+
+/** One field's targets combined (fixed values: the max; bounds: max of mins, max of maxes); none set: undefined. */
+export function combineFieldTargets(targets: readonly (FieldTarget | undefined)[]): FieldTarget | undefined {
+  const set = targets.filter((t): t is FieldTarget => t !== undefined);
+  if (set.length === 0) return undefined;
+  if (set.every((t) => 'value' in t)) return { value: Math.max(...set.map((t) => (t as { value: number }).value)) };
+  const b = set.map(bounds);
+  return { min: Math.max(...b.map((x) => x.min)), max: Math.max(...b.map((x) => x.max)) };
 }
 
 /** A fixed value is itself; bounds keep the applied value when it fits, else clamp it (min if unknown). */
@@ -49,7 +52,10 @@ export function describeFieldTarget(t: FieldTarget): string {
 }
 
 export function describeTarget(t: Target): string {
-  const parts = SCALING_FIELDS.filter((f) => t[f] !== undefined).map((f) => `${f} ${describeFieldTarget(t[f]!)}`);
+  const parts = SCALING_FIELDS.flatMap((f) => {
+    const ft = t[f];
+    return ft === undefined ? [] : [`${f} ${describeFieldTarget(ft)}`];
+  });
   return parts.length > 0 ? parts.join(', ') : 'nothing';
 }
 
@@ -87,35 +93,35 @@ export function resolveTarget(
   const fromWindows = combineTargets(winners.map((w) => w.target));
   const target: Partial<Record<ScalingField, FieldTarget>> = {};
 
-  if (winners.length === 0) {
+  const [top] = winners;
+  if (top === undefined) {
     reasons.push({
       code: 'baseline',
       message: `no window is active: baseline sets ${describeTarget(policy.baseline)}`,
     });
   } else {
-    const top = winners[0]!.priority;
     for (const w of active) {
       const message = winners.includes(w)
         ? `${describeWindow(w)} is active (priority ${w.priority}): sets ${describeTarget(w.target)}`
-        : `${describeWindow(w)} is active but outranked (priority ${w.priority} < ${top})`;
+        : `${describeWindow(w)} is active but outranked (priority ${w.priority} < ${top.priority})`;
       reasons.push({ code: 'window', message });
     }
   }
 
-  const codeOf = new Map<ScalingField, 'window' | 'baseline'>();
   for (const field of SCALING_FIELDS) {
     const own = fromWindows[field];
     if (own !== undefined) {
       target[field] = own;
-      codeOf.set(field, 'window');
-      const setters = winners.filter((w) => w.target[field] !== undefined);
+      const setters = winners.flatMap((w) => {
+        const t = w.target[field];
+        return t === undefined ? [] : [[w.name, t] as const];
+      });
       if (setters.length > 1) {
-        const each = setters.map((w) => `${w.name} ${describeFieldTarget(w.target[field]!)}`).join(', ');
+        const each = setters.map(([name, t]) => `${name} ${describeFieldTarget(t)}`).join(', ');
         reasons.push({ code: 'window', field, message: `${field}: max of ${each} = ${describeFieldTarget(own)}` });
       }
     } else if (policy.baseline[field] !== undefined) {
       target[field] = policy.baseline[field];
-      codeOf.set(field, 'baseline');
       if (winners.length > 0) {
         reasons.push({
           code: 'baseline',
@@ -133,7 +139,8 @@ export function resolveTarget(
     const value = resolveFieldTarget(t, applied[field]);
     values[field] = value;
     if ('min' in t) {
-      reasons.push({ code: codeOf.get(field)!, field, message: boundsReason(field, t, applied[field], value) });
+      const code = fromWindows[field] !== undefined ? 'window' : 'baseline'; // where the target came from, above
+      reasons.push({ code, field, message: boundsReason(field, t, applied[field], value) });
     }
   }
   return { target, values, reasons };

@@ -2,6 +2,7 @@
 // step series (a value holds until the next change), the spans in which its policy's windows
 // are active, and for a metric policy the band of bounds its metric moves within. Pure.
 import { KIND_FIELDS, SCALING_FIELDS, type ScalingField } from '../api/index.js';
+import { policyOf } from './config-lookup.js';
 import { metricField } from './metric.js';
 import { metricBandSpans, type BandSpan } from './metric-series.js';
 import type { SimulatedChange } from './simulate.js';
@@ -58,7 +59,7 @@ export function pipeTimeline(
   from: number,
   to: number,
 ): PipeTimeline {
-  const policy = config.policies[pipe.policy]!;
+  const policy = policyOf(config, pipe);
   const fields = view.kind ? KIND_FIELDS[view.kind] : SCALING_FIELDS.filter((f) => view.applied[f] !== undefined);
   const series: Partial<Record<ScalingField, StepPoint[]>> = {};
   for (const field of fields) {

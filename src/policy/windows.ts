@@ -64,6 +64,7 @@ function localDay(zone: IANAZone, instant: number): number {
 }
 
 function weekdayOf(day: number): Weekday {
+  // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- ((n % 7) + 7) % 7 is in 0..6
   return WEEKDAYS[(((day + EPOCH_WEEKDAY) % 7) + 7) % 7]!;
 }
 

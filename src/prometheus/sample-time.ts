@@ -37,7 +37,7 @@ const KEYWORDS = new Set([
 function closing(s: string, open: number): number {
   let depth = 0;
   for (let i = open; i < s.length; i++) {
-    const c = s[i]!;
+    const c = s.charAt(i);
     if (c === '"' || c === "'" || c === '`') {
       const q = c;
       for (i++; i < s.length && s[i] !== q; i++) if (s[i] === '\\' && q !== '`') i++;
@@ -59,7 +59,7 @@ function isSelector(q: string): boolean {
   // the matchers run to the closing brace, quoted values may hold anything
   let i = brace + 1;
   for (; i < s.length && s[i] !== '}'; i++) {
-    const c = s[i]!;
+    const c = s.charAt(i);
     if (c === '"' || c === "'" || c === '`') {
       const q = c;
       for (i++; i < s.length && s[i] !== q; i++) if (s[i] === '\\' && q !== '`') i++;
@@ -71,12 +71,12 @@ function isSelector(q: string): boolean {
 
 /** `by (a, b)` / `without (a)` at the start of s: the clause and what follows, or null. */
 function grouping(s: string): { clause: string; rest: string } | null {
-  const m = /^\s*(by|without)\s*\(/i.exec(s);
-  if (!m) return null;
-  const open = m[0].length - 1;
+  const [head, word] = /^\s*(by|without)\s*\(/i.exec(s) ?? [];
+  if (head === undefined || word === undefined) return null; // no match: the group takes part in every one
+  const open = head.length - 1;
   const end = closing(s, open);
   if (end < 0 || /[()"'`]/.test(s.slice(open + 1, end))) return null;
-  return { clause: `${m[1]!.toLowerCase()} (${s.slice(open + 1, end).trim()})`, rest: s.slice(end + 1) };
+  return { clause: `${word.toLowerCase()} (${s.slice(open + 1, end).trim()})`, rest: s.slice(end + 1) };
 }
 
 /**
@@ -87,9 +87,9 @@ export function sampleTimeQuery(query: string): string | null {
   const s = query.trim();
   if (isSelector(s)) return `timestamp(${s})`;
   if (s.startsWith('(') && closing(s, 0) === s.length - 1) return sampleTimeQuery(s.slice(1, -1));
-  const m = /^([a-zA-Z_]+)\s*/.exec(s);
-  if (!m || !AGGREGATIONS.has(m[1]!.toLowerCase())) return null;
-  let rest = s.slice(m[0].length);
+  const [head, name] = /^([a-zA-Z_]+)\s*/.exec(s) ?? [];
+  if (head === undefined || name === undefined || !AGGREGATIONS.has(name.toLowerCase())) return null;
+  let rest = s.slice(head.length);
   let clause = '';
   const before = grouping(rest);
   if (before) {

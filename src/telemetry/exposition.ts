@@ -38,10 +38,10 @@ export function mergeExpositions(texts: readonly string[]): string {
     for (const raw of text.split('\n')) {
       const line = raw.trim();
       if (line === '') continue;
-      const meta = /^#\s+(HELP|TYPE)\s+(\S+)(?:\s+(.*))?$/.exec(line);
-      if (meta !== null) {
-        const f = family(meta[2]!);
-        if (meta[1] === 'HELP') f.help ??= line;
+      const [, kind, metaName] = /^#\s+(HELP|TYPE)\s+(\S+)(?:\s+(.*))?$/.exec(line) ?? [];
+      if (metaName !== undefined) {
+        const f = family(metaName);
+        if (kind === 'HELP') f.help ??= line;
         else f.type ??= line;
         continue;
       }

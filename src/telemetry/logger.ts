@@ -82,9 +82,9 @@ export function configSecrets(config: SecretBearingConfig): readonly string[] {
 
 /** The password of a Redis URL of any form (redis://, rediss://, redis+sentinel://, redis+cluster://), as written. */
 function urlPassword(url: string): string {
-  const m = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(url);
-  const colon = m?.[1]?.indexOf(':') ?? -1;
-  return m && colon >= 0 ? m[1]!.slice(colon + 1) : '';
+  const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(url)?.[1];
+  const colon = userinfo?.indexOf(':') ?? -1;
+  return userinfo !== undefined && colon >= 0 ? userinfo.slice(colon + 1) : '';
 }
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -156,7 +156,7 @@ export function registerPolicyCommands(program: Command): void {
       process.stdout.write(
         opts.json
           ? `${JSON.stringify(
-              planJson(at, entries, views).map((o, i) => ({ ...(o as object), ...metricJson(config, entries[i]!) })),
+              planJson(at, entries, views, (e) => metricJson(config, e)),
               null,
               2,
             )}\n`

@@ -18,7 +18,11 @@ export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePi
   const pipe = findIn(svc.pipes, ctx.params.pipeId, 'pipe');
   const raw = ctx.body();
   const req = parseBody(ENDPOINTS.scalePipe.body, raw === undefined ? {} : raw);
-  const changes = SCALING_FIELDS.filter((f) => req[f] !== undefined && req[f] !== null);
+  const sent = SCALING_FIELDS.flatMap((f) => {
+    const v = req[f];
+    return v === undefined || v === null ? [] : [{ f, v }];
+  });
+  const changes = sent.map(({ f }) => f);
   if (changes.length === 0) return served(pipe, ctx);
 
   const kind = pipeKind(pipe.source);
@@ -38,9 +42,9 @@ export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePi
   if (pipe.state === 'Completed') throw badRequest('Pipe is Completed and cannot be modified');
 
   let changed = false;
-  for (const f of changes) {
-    if (pipe.scaling[f] !== req[f]) {
-      pipe.scaling[f] = req[f]!;
+  for (const { f, v } of sent) {
+    if (pipe.scaling[f] !== v) {
+      pipe.scaling[f] = v;
       changed = true;
     }
   }
