@@ -14,6 +14,7 @@ import {
   type Sample,
   type Config,
   type MetricReading,
+  type MetricSpec,
   type PipeConfig,
   type Policy,
   type PrometheusConfig,
@@ -75,20 +76,36 @@ export class MetricSource {
 
   /** The pipe's reading at the tick: its sample's value, or why there is none. */
   async reading(policy: Policy, pipe: PipeConfig, tickAt: number): Promise<MetricReading> {
-    const spec = policy.metric!;
+    const spec = policy.metric;
+    if (!spec) return { error: `policy ${policy.name} has no metric` };
+    const v = await this.vector(policy, spec, tickAt);
+    if (v.error !== undefined) return { error: v.error };
+    const wanted = resolveMatch(spec.match, pipe);
+    const matching = v.labelNames.length === 0 ? v.samples : (v.index.get(matchKey(v.labelNames, wanted)) ?? []);
+    return selectSample(matching, wanted, v.at);
+  }
+
+  /**
+   * Starts loading the tick's result of each metric policy, so the query runs while the tick's
+   * evaluations are still being enqueued instead of holding up the first of them. Never rejects:
+   * a failure is the tick's result (an error every evaluation of the policy then reads).
+   */
+  prefetch(policies: Iterable<Policy>, tickAt: number): void {
+    for (const policy of policies) if (policy.metric) void this.vector(policy, policy.metric, tickAt);
+  }
+
+  /** The tick's indexed vector of a policy, loaded once per replica and tick. */
+  private vector(policy: Policy, spec: MetricSpec, tickAt: number): Promise<TickVector> {
     const labelNames = Object.keys(spec.match).sort();
     const cacheKey = JSON.stringify([policy.name, tickAt, spec.query, labelNames]);
     let vector = this.vectors.get(cacheKey);
     if (!vector) {
       vector = this.load(policy, tickAt, labelNames);
       this.vectors.set(cacheKey, vector);
-      if (this.vectors.size > MAX_CACHED) this.vectors.delete(this.vectors.keys().next().value!);
+      const oldest = this.vectors.keys().next();
+      if (this.vectors.size > MAX_CACHED && oldest.done !== true) this.vectors.delete(oldest.value);
     }
-    const v = await vector;
-    if (v.error !== undefined) return { error: v.error };
-    const wanted = resolveMatch(spec.match, pipe);
-    const matching = labelNames.length === 0 ? v.samples : (v.index.get(matchKey(labelNames, wanted)) ?? []);
-    return selectSample(matching, wanted, v.at);
+    return vector;
   }
 
   async close(): Promise<void> {
