@@ -8,7 +8,8 @@ import {
   type PipeDiff,
   type SimulatedChange,
 } from '../policy/index.js';
-import { changeWindows, formatInstant, formatMoves } from './policy-output.js';
+import { changeLine, formatInstant } from './policy-output.js';
+import { formatTable } from './table.js';
 
 const UNITS: readonly (readonly [keyof Capacity, string])[] = [
   ['replicaCoreHours', 'replica-core-hours'],
@@ -19,16 +20,13 @@ const UNITS: readonly (readonly [keyof Capacity, string])[] = [
 const num = (v: number): string => v.toFixed(1);
 const signed = (v: number): string => (v > 0.05 ? `+${num(v)}` : v < -0.05 ? num(v) : '0.0');
 
-function capacityTable(base: Capacity, head: Capacity, delta: Capacity): string[] {
-  const rows = UNITS.map(([k, label]) => [label, num(base[k]), num(head[k]), signed(delta[k])]);
-  const all = [['capacity', 'base', 'head', 'delta'], ...rows];
-  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  return all.map((r) =>
-    r
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
-      .join('  ')
-      .trimEnd(),
-  );
+function capacityTable(base: Capacity, head: Capacity, delta: Capacity): string {
+  return formatTable(UNITS, [
+    { header: 'capacity', value: ([, label]) => label },
+    { header: 'base', value: ([k]) => num(base[k]), align: 'right' },
+    { header: 'head', value: ([k]) => num(head[k]), align: 'right' },
+    { header: 'delta', value: ([k]) => signed(delta[k]), align: 'right' },
+  ]);
 }
 
 /** "replica-core-hours 12.0 -> 14.0 (+2.0)" for each unit that this pipe uses. */
@@ -37,10 +35,6 @@ function capacityLine(d: PipeDiff): string {
     ([k, label]) => `${label} ${num(d.base[k])} -> ${num(d.head[k])} (${signed(d.delta[k])})`,
   );
   return parts.length > 0 ? parts.join(', ') : 'no capacity';
-}
-
-function changeLine(c: SimulatedChange): string {
-  return `${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`;
 }
 
 function describeChange(d: ChangeDiff): string[] {
@@ -79,7 +73,7 @@ export function formatDiff(baseFile: string, headFile: string, step: string, dif
     `diff ${baseFile} -> ${headFile}, ${new Date(diff.from).toISOString()} .. ${new Date(diff.to).toISOString()}, every ${step}: ` +
       (differing === 0 ? 'the two decide the same' : `${count(differing, 'pipe')} differ${differing === 1 ? 's' : ''}`),
     '',
-    ...capacityTable(diff.total.base, diff.total.head, diff.total.delta),
+    capacityTable(diff.total.base, diff.total.head, diff.total.delta),
   ];
   for (const d of diff.pipes) {
     out.push('', `${headline(d)}${d.simulated ? '' : ' (not simulated: pipe unknown)'}`, `  ${capacityLine(d)}`);

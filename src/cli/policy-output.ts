@@ -33,7 +33,7 @@ export function formatValues(values: ScalingValues): string {
 }
 
 /** "replicas 2->4, cpu 500m->1000m" */
-export function formatMoves(previous: ScalingValues, next: ScalingValues): string {
+function formatMoves(previous: ScalingValues, next: ScalingValues): string {
   return SCALING_FIELDS.filter((f) => next[f] !== undefined)
     .map((f) => {
       const unit = f === 'replicaCpuMillicores' ? 'm' : f === 'replicaMemoryGb' ? 'GB' : '';
@@ -172,16 +172,19 @@ export function formatSimulation(
       '',
       `${pipe.name}: ${count(mine.length, 'change')}${why}${read.assumed ? `; ${read.note ?? 'assumed'}` : ''}`,
     );
-    for (const c of mine)
-      out.push(
-        `  ${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`,
-      );
+    for (const c of mine) out.push(`  ${changeLine(c)}`);
   }
   return out.join('\n');
 }
 
+/** "Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 4->6  [business-hours]": one
+ *  change as `simulate` lists it and `diff` compares it. */
+export function changeLine(c: SimulatedChange): string {
+  return `${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`;
+}
+
 /** "business-hours", "baseline", or for a scale-up sent early (lead time) "baseline, ahead of business-hours at 07:00:00Z". */
-export function changeWindows(c: SimulatedChange): string {
+function changeWindows(c: SimulatedChange): string {
   const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
   return c.lead ? `${windows}, ahead of ${describeLeadOutcome(c.lead)}` : windows;
 }

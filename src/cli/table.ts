@@ -8,6 +8,8 @@ export interface Column<T> {
   shrink?: number;
   /** The narrowest a shrinking column gets; default its header's length, at least 4. */
   floor?: number;
+  /** 'right' pads on the left, for numbers; default 'left'. */
+  align?: 'left' | 'right';
 }
 
 /** Renders an absent value as "-", a list as "a,b", anything else as its string. */
@@ -43,11 +45,12 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
       over -= cut;
     }
   }
-  const fit = (s: string, w: number): string => (s.length > w ? `${s.slice(0, Math.max(0, w - 1))}…` : s.padEnd(w));
+  const fit = (s: string, w: number, align: Column<T>['align']): string =>
+    s.length > w ? `${s.slice(0, Math.max(0, w - 1))}…` : align === 'right' ? s.padStart(w) : s.padEnd(w);
   return grid
     .map((line) =>
       line
-        .map((s, i) => fit(s, widths[i] ?? 0))
+        .map((s, i) => fit(s, widths[i] ?? 0, columns[i]?.align))
         .join(' '.repeat(GAP))
         .trimEnd(),
     )

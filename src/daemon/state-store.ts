@@ -1,12 +1,12 @@
 // What the daemon knows of each pipe, in Redis so every replica and the CLI share it. One hash
 // per pipe, one JSON value per field, so a writer touches only the fields it owns (the evaluator
 // its decision, the applier what the platform answered) without read-modify-write races.
-import type { Result } from 'ioredis';
 import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, PipeView, Reason } from '../policy/index.js';
 import { redisKeys } from './redis-keys.js';
+import { STORE_COMMANDS } from './state-scripts.js';
 import {
   parseField,
   parseStored,
@@ -130,37 +130,6 @@ export interface Snapshot {
   readonly pause: PauseFlag | null;
   readonly service: StoredService | null;
 }
-
-// Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
-const SNAPSHOT_SCRIPT =
-  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1])}";
-
-const WRITE_DECISION_SCRIPT = `
-local cur = tonumber(redis.call('HGET', KEYS[1], 'decidedAt') or '')
-if cur and cur > tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-return 1
-`;
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash; the service id. */
-    pipescalerSnapshot(
-      pipe: string,
-      pause: string,
-      pauseAll: string,
-      services: string,
-      serviceId: string,
-    ): Result<[string[], string | null, string | null, string | null], Context>;
-    /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, then field, value pairs. 1 written, 0 refused. */
-    pipescalerWriteDecision(pipe: string, tickAt: string, ...fieldsAndValues: string[]): Result<number, Context>;
-  }
-}
-
-const STORE_COMMANDS = [
-  { name: 'pipescalerSnapshot', numberOfKeys: 4, lua: SNAPSHOT_SCRIPT },
-  { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
-] as const;
 
 export class StateStore {
   readonly keys: ReturnType<typeof redisKeys>;

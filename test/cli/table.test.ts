@@ -16,6 +16,20 @@ describe('formatTable', () => {
     expect(out).toBe(['A       B', 'x       12345', 'longer  1'].join('\n'));
   });
 
+  it('pads a right-aligned column on the left, header included', () => {
+    const out = formatTable(
+      [
+        { a: 'x', b: '+8.0' },
+        { a: 'longer', b: '0.0' },
+      ],
+      [
+        { header: 'A', value: (r) => r.a },
+        { header: 'delta', value: (r) => r.b, align: 'right' },
+      ],
+    );
+    expect(out).toBe(['A       delta', 'x        +8.0', 'longer    0.0'].join('\n'));
+  });
+
   it('prints the header alone for no rows', () => {
     expect(
       formatTable(
