@@ -2,7 +2,10 @@
 // its event loop with the server, as with the real platform), and a scenario run in a fresh
 // process (so its peak RSS is its own). Both talk over IPC and are killed by their pid only.
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 
 const TSX = ['--import', 'tsx'];
 
@@ -56,15 +59,38 @@ export async function cloudProcess(
   };
 }
 
-/** Runs `run(args)` of a scenario module in a fresh process and returns what it resolves to. */
-export async function inFreshProcess<T>(module: string, args: unknown, timeoutMs: number): Promise<T> {
-  const child = fork(fileURLToPath(new URL('./run-child.ts', import.meta.url)), [], {
-    execArgv: TSX,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+/**
+ * A TypeScript module bundled into one JavaScript file beside it (bench/.compiled-NAME.mjs, so its
+ * relative URLs still resolve), packages left to node_modules. A scenario's process runs plain
+ * node on it, as production runs the daemon: under tsx its RSS would include the TypeScript
+ * loader's own thread and V8 isolate (about 35 MB) and its time the transpiling.
+ */
+let compiledFiles = 0;
+
+async function compile(path: string): Promise<string> {
+  const outfile = join(dirname(path), `.compiled-${basename(path, '.ts')}-${process.pid}-${++compiledFiles}.mjs`);
+  await build({
+    entryPoints: [path],
+    outfile,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
   });
+  return outfile;
+}
+
+/** Runs `runOnce(args)` of a scenario module in a fresh process, compiled, and returns what it resolves to. */
+export async function inFreshProcess<T>(module: string, args: unknown, timeoutMs: number): Promise<T> {
+  const runner = await compile(fileURLToPath(new URL('./run-child.ts', import.meta.url)));
+  const scenario = await compile(fileURLToPath(module));
+  const child = fork(runner, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    return await request<T>(child, { module, args }, timeoutMs);
+    return await request<T>(child, { module: pathToFileURL(scenario).href, args }, timeoutMs);
   } finally {
     if (child.exitCode === null) child.kill();
+    await Promise.all([rm(runner, { force: true }), rm(scenario, { force: true })]);
   }
 }

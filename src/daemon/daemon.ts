@@ -5,7 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { ApiClient } from '../api/index.js';
 import { loadConfig } from '../config/index.js';
-import { describeKeyPlan, readShareOf, type Config, type Direction, type PipeConfig } from '../policy/index.js';
+import {
+  describeKeyPlan,
+  readShareOf,
+  type Config,
+  type Direction,
+  type PipeConfig,
+  type Policy,
+} from '../policy/index.js';
 import { createApplyProcessor } from './apply.js';
 import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
 import { watchConfig } from './config-watch.js';
@@ -140,6 +147,15 @@ function laneSettings(config: Config) {
   };
 }
 
+/** The metric policies some pipe follows: their queries start with the tick (metric-source.ts). */
+function metricPolicies(config: Config): Policy[] {
+  const names = new Set(config.pipes.map((p) => p.policy));
+  return [...names].flatMap((n) => {
+    const policy = config.policies[n];
+    return policy?.metric ? [policy] : [];
+  });
+}
+
 /** stop() ends within its grace period plus this. */
 export const STOP_AFTER_GRACE_MS = 1_000;
 
@@ -235,6 +251,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     await guardStarted;
     await guard.check(config.pipes.map((p) => p.name));
     if (!(await claimTick(at))) return;
+    metrics.prefetch(metricPolicies(config), at);
     for (let i = 0; i < config.pipes.length; i += TICK_BATCH) {
       await evaluateQueue.addBulk(
         config.pipes.slice(i, i + TICK_BATCH).map((p) => ({

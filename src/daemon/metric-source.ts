@@ -14,10 +14,10 @@ import {
   type Sample,
   type Config,
   type MetricReading,
-  type PipeConfig,
-  type Policy,
   type MetricPolicy,
   hasMetric,
+  type PipeConfig,
+  type Policy,
   type PrometheusConfig,
 } from '../policy/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
@@ -77,7 +77,26 @@ export class MetricSource {
 
   /** The pipe's reading at the tick: its sample's value, or why there is none. */
   async reading(policy: Policy, pipe: PipeConfig, tickAt: number): Promise<MetricReading> {
-    if (!hasMetric(policy)) throw new Error(`policy ${policy.name} has no metric to read`);
+    if (!hasMetric(policy)) return { error: `policy ${policy.name} has no metric` };
+    const spec = policy.metric;
+    const v = await this.vector(policy, tickAt);
+    if (v.error !== undefined) return { error: v.error };
+    const wanted = resolveMatch(spec.match, pipe);
+    const matching = v.labelNames.length === 0 ? v.samples : (v.index.get(matchKey(v.labelNames, wanted)) ?? []);
+    return selectSample(matching, wanted, v.at);
+  }
+
+  /**
+   * Starts loading the tick's result of each metric policy, so the query runs while the tick's
+   * evaluations are still being enqueued instead of holding up the first of them. Never rejects:
+   * a failure is the tick's result (an error every evaluation of the policy then reads).
+   */
+  prefetch(policies: Iterable<Policy>, tickAt: number): void {
+    for (const policy of policies) if (hasMetric(policy)) void this.vector(policy, tickAt);
+  }
+
+  /** The tick's indexed vector of a policy, loaded once per replica and tick. */
+  private vector(policy: MetricPolicy, tickAt: number): Promise<TickVector> {
     const spec = policy.metric;
     const labelNames = Object.keys(spec.match).sort();
     const cacheKey = JSON.stringify([policy.name, tickAt, spec.query, labelNames]);
@@ -85,16 +104,10 @@ export class MetricSource {
     if (!vector) {
       vector = this.load(policy, tickAt, labelNames);
       this.vectors.set(cacheKey, vector);
-      if (this.vectors.size > MAX_CACHED) {
-        const oldest = this.vectors.keys().next();
-        if (!oldest.done) this.vectors.delete(oldest.value);
-      }
+      const oldest = this.vectors.keys().next();
+      if (this.vectors.size > MAX_CACHED && oldest.done !== true) this.vectors.delete(oldest.value);
     }
-    const v = await vector;
-    if (v.error !== undefined) return { error: v.error };
-    const wanted = resolveMatch(spec.match, pipe);
-    const matching = labelNames.length === 0 ? v.samples : (v.index.get(matchKey(labelNames, wanted)) ?? []);
-    return selectSample(matching, wanted, v.at);
+    return vector;
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
 // the same tick, all at once; a real Prometheus counts the queries it served. The first reader
 // queries and stores the vector under the tick, every other one (here or on the other replica)
 // reads it; a failed query is shared the same way.
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
@@ -103,6 +104,19 @@ describe('MetricSource across replicas', () => {
     await readAll(T + 30_000);
     expect((await served()) - before).toBe(2);
     expect(events.flat()).toHaveLength(2);
+  });
+
+  it("prefetch starts the tick's query before any evaluation asks; the readings that follow use it", async () => {
+    const tick = T + 90_000;
+    const before = await served();
+    const queried = once(replicas[0]!.emitter, 'metric:query');
+    const schedule: Policy = { ...lag, name: 'schedule-only', metric: undefined };
+    replicas[0]!.source.prefetch([lag, schedule], tick);
+    await queried;
+    expect((await served()) - before).toBe(1);
+    const readings = await readAll(tick);
+    expect(readings).toEqual(pipes.map((_, i) => ({ value: 100 * (i + 1), at: expect.any(Number) })));
+    expect((await served()) - before).toBe(1);
   });
 
   it('takes a shared result in Redis that does not fit its shape as an error of the tick, never as values', async () => {
