@@ -60,23 +60,16 @@ export async function kill(child: ChildProcess | null): Promise<void> {
   await exited;
 }
 
+/** The arguments of a redis-server on `port`, local only, without persistence, its files in `dir`. */
+export function serverArgs(port: number, dir: string, extra: readonly string[] = []): string[] {
+  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra];
+}
+
 /** A redis-server of its own: no persistence, on a free port unless one is given. */
 export async function startRedisServer(o: { port?: number; args?: readonly string[] } = {}): Promise<RedisServer> {
   const port = o.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), `pstest-redis-${port}-`));
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
-    ...(o.args ?? []),
-  ];
+  const args = serverArgs(port, dir, o.args);
   let child: ChildProcess | null = await spawnRedis('redis-server', args, port);
   return {
     port,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, kill, spawnRedis, writeConf } from './redis-servers.js';
+import { freePort, kill, serverArgs, spawnRedis, writeConf } from './redis-servers.js';
 
 const run = promisify(execFile);
 
@@ -54,6 +54,29 @@ interface Proc {
   child: ChildProcess | null;
 }
 
+/** A temp dir and the servers started in it: stop() kills each by its own pid and removes the dir. */
+function deployment(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), `pstest-${name}-`));
+  const procs: Proc[] = [];
+  return {
+    dir,
+    start: async (bin: 'redis-server' | 'redis-sentinel', args: readonly string[], port: number): Promise<void> => {
+      const proc: Proc = { port, child: null };
+      procs.push(proc);
+      proc.child = await spawnRedis(bin, args, port);
+    },
+    kill: async (port: number): Promise<void> => {
+      const proc = procs.find((p) => p.port === port);
+      if (!proc) throw new Error(`no server of this deployment on port ${port}`);
+      await kill(proc.child);
+    },
+    stop: async (): Promise<void> => {
+      await Promise.all(procs.map((p) => kill(p.child)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 export interface SentinelGroup {
   readonly name: string;
   /** Ports of the two data nodes: the first starts as master. */
@@ -74,35 +97,10 @@ export interface SentinelGroup {
 }
 
 export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup> {
-  const dir = mkdtempSync(join(tmpdir(), 'pstest-sentinel-'));
-  const procs: Proc[] = [];
-  const stop = async () => {
-    await Promise.all(procs.map((p) => kill(p.child)));
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const startNode = async (port: number, extra: string[]) => {
-    const proc: Proc = { port, child: null };
-    procs.push(proc);
-    proc.child = await spawnRedis(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        dir,
-        '--dbfilename',
-        `dump-${port}.rdb`,
-        ...extra,
-      ],
-      port,
-    );
-  };
+  const servers = deployment('sentinel');
+  const { dir, stop } = servers;
+  const startNode = (port: number, extra: string[]) =>
+    servers.start('redis-server', serverArgs(port, dir, ['--dbfilename', `dump-${port}.rdb`, ...extra]), port);
   try {
     const [a, b] = [await freePort(), await freePort()];
     await startNode(a, []);
@@ -118,9 +116,7 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
         `sentinel failover-timeout ${name} 2000`,
         `sentinel parallel-syncs ${name} 1`,
       ]);
-      const proc: Proc = { port, child: null };
-      procs.push(proc);
-      proc.child = await spawnRedis('redis-sentinel', [conf], port);
+      await servers.start('redis-sentinel', [conf], port);
     }
     // Ready for a failover: the replica is in sync and every sentinel knows it and the two others.
     await until(
@@ -176,7 +172,7 @@ export async function startSentinelGroup(name = 'pstest'): Promise<SentinelGroup
       },
       async killMaster() {
         const from = await masterPort();
-        await kill(procs.find((p) => p.port === from)!.child);
+        await servers.kill(from);
         const to = promoted(from);
         to.catch(() => {}); // awaited by the caller; not unhandled meanwhile
         return { promoted: to };
@@ -210,32 +206,16 @@ export interface RedisClusterServers {
 
 /** Three masters, no replicas, slots split by `redis-cli --cluster create`. */
 export async function startRedisCluster(): Promise<RedisClusterServers> {
-  const dir = mkdtempSync(join(tmpdir(), 'pstest-cluster-'));
-  const procs: Proc[] = [];
-  const stop = async () => {
-    await Promise.all(procs.map((p) => kill(p.child)));
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const servers = deployment('cluster');
+  const { dir, stop } = servers;
   try {
     const ports = [await freePort(), await freePort(), await freePort()];
     for (const port of ports) {
       // the bus port is chosen too: port + 10000 may be taken or past 65535
       const bus = await freePort();
-      const proc: Proc = { port, child: null };
-      procs.push(proc);
-      proc.child = await spawnRedis(
+      await servers.start(
         'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--dir',
-          dir,
+        serverArgs(port, dir, [
           '--cluster-enabled',
           'yes',
           '--cluster-config-file',
@@ -244,7 +224,7 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
           String(bus),
           '--cluster-node-timeout',
           '2000',
-        ],
+        ]),
         port,
       );
     }

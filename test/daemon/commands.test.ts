@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StateStore } from '../../src/daemon/index.js';
 import { Heartbeat } from '../../src/daemon/heartbeat.js';
-import { REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
+import { REDIS_URL, cleanupPrefix, runCli, uniquePrefix, type CliResult } from './helpers.js';
 
 const run = promisify(execFile);
 // each case runs the bin several times (2-4 s each on a loaded machine)
@@ -23,20 +23,12 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(...args: string[]): Promise<CliResult> {
   return cliWith('config/pipescaler.yaml', ...args);
 }
 
-async function cliWith(config: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['dist/cli/main.js', ...args, '-c', config], {
-      env: { ...process.env, PIPESCALER_REDIS_PREFIX: prefix },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+async function cliWith(config: string, ...args: string[]): Promise<CliResult> {
+  return runCli({ PIPESCALER_REDIS_PREFIX: prefix }, args, config);
 }
 
 describe('pipescaler pause, resume, status', () => {

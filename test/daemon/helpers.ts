@@ -1,12 +1,16 @@
 // Shared by the daemon tests: unique Redis prefixes and their cleanup, a normalized Config built
 // in code, and bounded waits on events and on drained queues (never a sleep for correctness).
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { ScalingValues } from '../../src/api/index.js';
 import type { Daemon, DaemonEmitter, DaemonEvents } from '../../src/daemon/index.js';
 import type { ApiKeyConfig, Behavior, Config, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
+
+const runFile = promisify(execFile);
 
 export function uniquePrefix(name: string): string {
   return `pstest-${name}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -167,4 +171,27 @@ export function collect<K extends keyof DaemonEvents>(emitter: DaemonEmitter, ev
   const out: DaemonEvents[K][] = [];
   emitter.on(event, (p) => out.push(p));
   return out;
+}
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The built CLI (`npm run build` first) with `args` and `-c config`, in this environment plus `env`. */
+export async function runCli(
+  env: Readonly<Record<string, string>>,
+  args: readonly string[],
+  config = 'config/pipescaler.yaml',
+): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await runFile(process.execPath, ['dist/cli/main.js', ...args, '-c', config], {
+      env: { ...process.env, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as CliResult;
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }

@@ -4,47 +4,26 @@
 // compare-and-set, the tick's SET NX, pause --all / resume --all, a reload) and converges; every
 // key lands on one master, and maxmemory-policy is checked on each. A prefix without a hash tag
 // is refused before anything connects.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
+import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { startRedisCluster, type RedisClusterServers } from '../redis-topologies.js';
-import { DEMO, FAST_WORKERS, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix } from './helpers.js';
+import { FAST_WORKERS, collect, runCli, testConfig, uniquePrefix } from './helpers.js';
+import { startTopologyRun, type TopologyRun } from './topology-run.js';
 
-const run = promisify(execFile);
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
 let servers: RedisClusterServers | undefined;
-let cloud: EmbeddedCloud | undefined;
-let daemon: Daemon | undefined;
+let run: TopologyRun | undefined;
 
 afterEach(async () => {
-  await daemon?.stop({ timeoutMs: 2_000 });
-  await cloud?.close();
+  await run?.stop();
   await servers?.stop();
-  daemon = undefined;
-  cloud = undefined;
+  run = undefined;
   servers = undefined;
 });
 
-async function cli(
-  env: Record<string, string>,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['dist/cli/main.js', ...args, '-c', 'config/pipescaler.yaml'],
-      { env: { ...process.env, ...env } },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (env: Record<string, string>, ...args: string[]) => runCli(env, args);
 
 /** Keys under the prefix on each master (SCAN runs per node). */
 async function keysPerMaster(cluster: Cluster, prefix: string): Promise<number[]> {
@@ -65,40 +44,12 @@ async function keysPerMaster(cluster: Cluster, prefix: string): Promise<number[]
 describe('Redis Cluster', () => {
   it('the daemon and the CLI run end to end on three masters with a hash-tagged prefix, and converge', async () => {
     servers = await startRedisCluster();
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
-    const replicas = (p: keyof typeof DEMO.pipes) => cloud!.store.pipe(DEMO.pipes[p])!.scaling.replicas;
     const prefix = `{${uniquePrefix('cluster')}}`;
     const env = { PIPESCALER_REDIS_URL: servers.url, PIPESCALER_REDIS_PREFIX: prefix };
-    const base = testConfig({
-      baseUrl: cloud.url,
-      prefix,
-      reconcileMs: 24 * 60 * MIN,
-      pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
-      policies: {
-        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
-          oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 }),
-        ]),
-      },
-    });
-    const config = { ...base, redis: { ...base.redis, url: servers.url } };
-    let clock = T0;
-    const emitter = new DaemonEmitter();
-    const decisions = collect(emitter, 'decision');
-    const states = collect(emitter, 'redis:state');
-    daemon = createDaemon({
-      config,
-      prefix,
-      now: () => clock,
-      emitter,
-      schedule: false,
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    });
-    const tick = async (at: number) => {
-      clock = at;
-      await daemon!.tick(at);
-      await drained([daemon!], 30_000);
-    };
+    run = await startTopologyRun(servers.url, prefix, T0);
+    const { config, daemon, replicas, tick } = run;
+    const decisions = collect(run.emitter, 'decision');
+    const states = collect(run.emitter, 'redis:state');
     await daemon.start();
     await tick(T0);
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([3, 3]);
@@ -140,7 +91,7 @@ describe('Redis Cluster', () => {
     const checker = createDaemon({
       config,
       prefix,
-      now: () => clock,
+      now: run.now,
       emitter: second,
       schedule: false,
       watch: false,

@@ -5,47 +5,25 @@
 // runs during the failover, the applied state and the marker survive (no data-loss hold), the
 // pipes converge, and every change is sent once. The promoted replica's maxmemory-policy is read
 // again after the reconnect. A second case: `SENTINEL FAILOVER` demotes a master that stays up.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { startSentinelGroup, type SentinelGroup } from '../redis-topologies.js';
-import { DEMO, FAST_WORKERS, collect, demoPipe, drained, oneOff, policy, testConfig, uniquePrefix } from './helpers.js';
+import { collect, runCli, uniquePrefix } from './helpers.js';
+import { startTopologyRun, type TopologyRun } from './topology-run.js';
 
-const run = promisify(execFile);
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
 let group: SentinelGroup | undefined;
-let cloud: EmbeddedCloud | undefined;
-let daemon: Daemon | undefined;
+let run: TopologyRun | undefined;
 
 afterEach(async () => {
-  await daemon?.stop({ timeoutMs: 2_000 });
-  await cloud?.close();
+  await run?.stop();
   await group?.stop();
-  daemon = undefined;
-  cloud = undefined;
+  run = undefined;
   group = undefined;
 });
 
-async function cli(
-  env: Record<string, string>,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['dist/cli/main.js', ...args, '-c', 'config/pipescaler.yaml'],
-      { env: { ...process.env, ...env } },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (env: Record<string, string>, ...args: string[]) => runCli(env, args);
 
 async function configSet(port: number, policy: string): Promise<void> {
   const r = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1 });
@@ -59,41 +37,13 @@ async function configSet(port: number, policy: string): Promise<void> {
 describe('Redis Sentinel', () => {
   it('the daemon and the CLI follow a failover (the master killed) and lose nothing', async () => {
     group = await startSentinelGroup();
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
-    const replicas = (p: keyof typeof DEMO.pipes) => cloud!.store.pipe(DEMO.pipes[p])!.scaling.replicas;
     const prefix = uniquePrefix('sentinel');
     const env = { PIPESCALER_REDIS_URL: group.url, PIPESCALER_REDIS_PREFIX: prefix };
-    const base = testConfig({
-      baseUrl: cloud.url,
-      prefix,
-      reconcileMs: 24 * 60 * MIN,
-      pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
-      policies: {
-        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
-          oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 }),
-        ]),
-      },
-    });
-    let clock = T0;
-    const emitter = new DaemonEmitter();
-    const states = collect(emitter, 'redis:state');
-    const statuses = collect(emitter, 'redis:status');
-    const applied = collect(emitter, 'decision');
-    // no redisUrl: the config's redis.url, a redis+sentinel:// URL, is what the daemon connects to
-    daemon = createDaemon({
-      config: { ...base, redis: { ...base.redis, url: group.url } },
-      prefix,
-      now: () => clock,
-      emitter,
-      schedule: false,
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    });
-    const tick = async (at: number) => {
-      clock = at;
-      await daemon!.tick(at);
-      await drained([daemon!], 30_000);
-    };
+    run = await startTopologyRun(group.url, prefix, T0);
+    const { daemon, replicas, tick } = run;
+    const states = collect(run.emitter, 'redis:state');
+    const statuses = collect(run.emitter, 'redis:status');
+    const applied = collect(run.emitter, 'decision');
     await daemon.start();
     await tick(T0);
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([3, 3]);
@@ -151,38 +101,10 @@ describe('Redis Sentinel', () => {
 
   it('SENTINEL FAILOVER (the old master demoted and still up): the connections and workers follow, nothing is lost', async () => {
     group = await startSentinelGroup();
-    cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
-    const replicas = (p: keyof typeof DEMO.pipes) => cloud!.store.pipe(DEMO.pipes[p])!.scaling.replicas;
-    const prefix = uniquePrefix('sentinel-failover');
-    const base = testConfig({
-      baseUrl: cloud.url,
-      prefix,
-      reconcileMs: 24 * 60 * MIN,
-      pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
-      policies: {
-        streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
-          oneOff('peak', T0 + 10 * MIN, T0 + 30 * MIN, { replicas: 7 }),
-        ]),
-      },
-    });
-    let clock = T0;
-    const emitter = new DaemonEmitter();
-    const states = collect(emitter, 'redis:state');
-    const decisions = collect(emitter, 'decision');
-    daemon = createDaemon({
-      config: { ...base, redis: { ...base.redis, url: group.url } },
-      prefix,
-      now: () => clock,
-      emitter,
-      schedule: false,
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    });
-    const tick = async (at: number) => {
-      clock = at;
-      await daemon!.tick(at);
-      await drained([daemon!], 30_000);
-    };
+    run = await startTopologyRun(group.url, uniquePrefix('sentinel-failover'), T0);
+    const { daemon, replicas, tick } = run;
+    const states = collect(run.emitter, 'redis:state');
+    const decisions = collect(run.emitter, 'decision');
     await daemon.start();
     await tick(T0);
     await daemon.store.setPause('clickstream', { reason: 'incident 43' });
