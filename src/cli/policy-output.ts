@@ -1,6 +1,5 @@
 // Text of `validate`, `plan` and `simulate`: what an operator reads before deploying a policy.
 import { DateTime } from 'luxon';
-import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import {
   describeWindow,
   formatDuration,
@@ -13,36 +12,7 @@ import {
   type PipeView,
 } from '../policy/index.js';
 import type { PipeViews } from './pipe-views.js';
-
-const SHORT: Record<string, string> = {
-  replicas: 'replicas',
-  concurrency: 'concurrency',
-  replicaCpuMillicores: 'cpu',
-  replicaMemoryGb: 'memory',
-};
-
-/** "replicas 6, cpu 1000m, memory 4GB" */
-export function formatValues(values: ScalingValues): string {
-  const parts = SCALING_FIELDS.flatMap((f) => {
-    const v = values[f];
-    if (v === undefined) return [];
-    if (f === 'replicaCpuMillicores') return [`cpu ${v}m`];
-    if (f === 'replicaMemoryGb') return [`memory ${v}GB`];
-    return [`${SHORT[f]} ${v}`];
-  });
-  return parts.length > 0 ? parts.join(', ') : '-';
-}
-
-/** "replicas 2->4, cpu 500m->1000m" */
-function formatMoves(previous: ScalingValues, next: ScalingValues): string {
-  return SCALING_FIELDS.filter((f) => next[f] !== undefined)
-    .map((f) => {
-      const unit = f === 'replicaCpuMillicores' ? 'm' : f === 'replicaMemoryGb' ? 'GB' : '';
-      const was = previous[f] === undefined ? '?' : `${previous[f]}${unit}`;
-      return `${SHORT[f]} ${was}->${next[f]}${unit}`;
-    })
-    .join(', ');
-}
+import { formatMoves, formatValues } from './scaling-text.js';
 
 /** Two aligned columns. */
 function rows(pairs: readonly (readonly [string, string])[], indent = '  '): string[] {

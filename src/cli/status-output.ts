@@ -1,9 +1,9 @@
 // `pipescaler status` as text: whether a daemon is alive, then a row per pipe that fits the
 // terminal (100 columns when stdout is not one), or everything at full length with --wide.
-import type { ScalingValues } from '../api/index.js';
 import { HEARTBEAT_TTL_MS, type PipeStatus, type ReplicaBeat } from '../daemon/index.js';
 import { count } from '../policy/index.js';
 import { keyLabel } from './policy-output.js';
+import { compactScaling, rawScaling } from './scaling-text.js';
 import { formatTable, wrap, type Column } from './table.js';
 
 export interface StatusTextOptions {
@@ -21,27 +21,6 @@ export function formatAge(seconds: number): string {
   if (seconds < 172_800) return `${Math.floor(seconds / 3_600)}h`;
   return `${Math.floor(seconds / 86_400)}d`;
 }
-
-/** "4x1000m/4GB" (replicas x CPU/memory each), "conc 3": a scaling in a few characters. */
-export function compactScaling(v: ScalingValues | null | undefined): string {
-  if (!v) return '-';
-  const each = [
-    v.replicaCpuMillicores !== undefined ? `${v.replicaCpuMillicores}m` : '',
-    v.replicaMemoryGb !== undefined ? `${v.replicaMemoryGb}GB` : '',
-  ]
-    .filter((s) => s !== '')
-    .join('/');
-  const stream = v.replicas !== undefined ? (each ? `${v.replicas}x${each}` : `${v.replicas} repl`) : each;
-  const parts = [stream, v.concurrency !== undefined ? `conc ${v.concurrency}` : ''].filter((s) => s !== '');
-  return parts.join(', ') || '-';
-}
-
-const fullScaling = (v: ScalingValues | null | undefined): string =>
-  v
-    ? Object.entries(v)
-        .map(([k, n]) => `${k}=${String(n)}`)
-        .join(' ') || '-'
-    : '-';
 
 /** What the pipe should have: "=" when that is what it has (the common case, and a narrow column). */
 function desired(s: PipeStatus): string {
@@ -96,8 +75,8 @@ const wide = (now: number): readonly Column<PipeStatus>[] => [
   { header: 'POLICY', value: (s) => s.policy },
   { header: 'KEY', value: keyLabel },
   { header: 'KIND/STATE', value: (s) => `${s.kind ?? '?'}/${s.state ?? '?'}` },
-  { header: 'APPLIED', value: (s) => fullScaling(s.applied) },
-  { header: 'DESIRED', value: (s) => fullScaling(s.desired) },
+  { header: 'APPLIED', value: (s) => rawScaling(s.applied) },
+  { header: 'DESIRED', value: (s) => rawScaling(s.desired) },
   { header: 'WINDOW', value: window },
   {
     header: 'LAST DECISION',

@@ -4,7 +4,7 @@ import { DateTime, IANAZone } from 'luxon';
 import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { SCALING_LIMITS, isUuid, limitViolation, type ScalingField } from '../api/index.js';
-import { MAX_LEAD_MS, parseDuration, type LocalTime, type Weekday } from '../policy/index.js';
+import { MAX_LEAD_MS, WEEKDAYS, parseDuration, type LocalTime, type Weekday } from '../policy/index.js';
 import { closest, didYouMean } from './did-you-mean.js';
 
 /** A schema from a function that returns the value or the message of what is wrong with it. */
@@ -18,8 +18,6 @@ export function field<T>(check: (v: unknown) => { ok: T } | string) {
     return r.ok;
   });
 }
-
-export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 export const durationMs = (what = 'a duration') =>
   field<number>((v) => {

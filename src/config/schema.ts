@@ -10,12 +10,20 @@ import {
   type ScalingField,
   type ScalingValues,
 } from '../api/index.js';
-import type { Behavior, Bounds, FieldTarget, PipeConfig, Policy, Target, Window } from '../policy/index.js';
+import {
+  WEEKDAYS,
+  type Behavior,
+  type Bounds,
+  type FieldTarget,
+  type PipeConfig,
+  type Policy,
+  type Target,
+  type Window,
+} from '../policy/index.js';
 import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
 import { redisSchema } from './redis.js';
 import { didYouMean } from './did-you-mean.js';
 import {
-  WEEKDAYS,
   cronExpression,
   durationMs,
   field,

@@ -12,6 +12,8 @@ import type {
 } from '../api/index.js';
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+/** The days in calendar order, Monday first. */
+export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 /** A field's target: a fixed value, or bounds that keep the applied value when it fits. */
 export type FieldTarget = { readonly value: number } | { readonly min: number; readonly max: number };

@@ -7,13 +7,12 @@
 // the machine's clock, and moves a gap time forward by the gap's length (02:30 -> 03:30), not to
 // the end of the gap.)
 import { IANAZone } from 'luxon';
-import type { LocalTime, RecurringWindow, Weekday, Window } from './types.js';
+import { WEEKDAYS, type LocalTime, type RecurringWindow, type Weekday, type Window } from './types.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 /** Weekday of epoch day 0 (1970-01-01, a Thursday), counted from Monday. */
 const EPOCH_WEEKDAY = 3;
-const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 export interface Occurrence {
   readonly start: number;

@@ -1,6 +1,6 @@
 // `status` as text: the daemons line, a table that fits 100 columns (cut in a set order), --wide.
 import { describe, expect, it } from 'vitest';
-import { compactScaling, formatAge, formatReplicas, formatStatusText } from '../../src/cli/status-output.js';
+import { formatAge, formatReplicas, formatStatusText } from '../../src/cli/status-output.js';
 import type { PipeStatus } from '../../src/daemon/index.js';
 import type { ReplicaBeat } from '../../src/daemon/heartbeat.js';
 
@@ -58,14 +58,6 @@ describe('status text', () => {
       '47h',
       '2d',
     ]);
-  });
-
-  it('writes a scaling in a few characters', () => {
-    expect(compactScaling({ replicas: 4, replicaCpuMillicores: 1000, replicaMemoryGb: 4 })).toBe('4x1000m/4GB');
-    expect(compactScaling({ replicas: 2 })).toBe('2 repl');
-    expect(compactScaling({ concurrency: 3 })).toBe('conc 3');
-    expect(compactScaling({})).toBe('-');
-    expect(compactScaling(null)).toBe('-');
   });
 
   it('names the live replicas, or says none is alive', () => {
