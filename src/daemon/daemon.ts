@@ -251,7 +251,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     await guardStarted;
     await guard.check(config.pipes.map((p) => p.name));
     if (!(await claimTick(at))) return;
-    metrics.prefetch(metricPolicies(config), at);
+    // A replica that began to stop meanwhile still enqueues the tick it claimed, for the others.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() may set it during the awaits above
+    if (!stopping) metrics.prefetch(metricPolicies(config), at);
     for (let i = 0; i < config.pipes.length; i += TICK_BATCH) {
       await evaluateQueue.addBulk(
         config.pipes.slice(i, i + TICK_BATCH).map((p) => ({

@@ -3,7 +3,7 @@
 // Redis, queries, and stores the result under the tick; every other evaluation, on this replica or
 // another, reads that result. Within a replica, one read per policy and tick is shared by all its
 // evaluations (an indexed vector, so a pipe finds its sample with one lookup).
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from './redis-connection.js';
 import {
@@ -15,6 +15,7 @@ import {
   type Config,
   type MetricReading,
   type MetricPolicy,
+  type MetricSpec,
   hasMetric,
   type PipeConfig,
   type Policy,
@@ -51,6 +52,14 @@ interface TickVector {
   readonly labelNames: readonly string[];
 }
 
+/** What names a policy's query in its shared Redis keys: the query and what it is judged by. */
+export function metricVariant(spec: MetricSpec): string {
+  return createHash('sha1')
+    .update(JSON.stringify([spec.query, spec.staleAfterMs]))
+    .digest('hex')
+    .slice(0, 12);
+}
+
 /** Long enough for every replica to read a tick's result; far shorter than a day of ticks. */
 const RESULT_TTL_MS = 5 * 60_000;
 /** Read results kept in memory (a few ticks of every policy). */
@@ -67,7 +76,10 @@ export interface MetricSourceOptions {
 
 export class MetricSource {
   private readonly keys;
-  private readonly vectors = new Map<string, Promise<TickVector>>();
+  private readonly vectors = new Map<string, { readonly tickAt: number; readonly vector: Promise<TickVector> }>();
+  /** Loads not yet settled: close() lets them store their result before the client goes. */
+  private readonly loading = new Set<Promise<TickVector>>();
+  private closed = false;
   private client: PrometheusClient | null = null;
   private clientFor: PrometheusConfig | null = null;
 
@@ -88,34 +100,45 @@ export class MetricSource {
 
   /**
    * Starts loading the tick's result of each metric policy, so the query runs while the tick's
-   * evaluations are still being enqueued instead of holding up the first of them. Never rejects:
-   * a failure is the tick's result (an error every evaluation of the policy then reads).
+   * evaluations are still being enqueued instead of holding up the first of them. A failure is
+   * the tick's result (an error every evaluation of the policy then reads), never a rejection.
    */
   prefetch(policies: Iterable<Policy>, tickAt: number): void {
-    for (const policy of policies) if (hasMetric(policy)) void this.vector(policy, tickAt);
+    for (const policy of policies) if (hasMetric(policy)) void this.vector(policy, tickAt).catch(() => undefined);
   }
 
-  /** The tick's indexed vector of a policy, loaded once per replica and tick. */
+  /**
+   * The tick's indexed vector of a policy, loaded once per replica and tick. Kept while a late
+   * evaluation may still ask (the stored result's lifetime), and at most MAX_CACHED of them.
+   */
   private vector(policy: MetricPolicy, tickAt: number): Promise<TickVector> {
     const spec = policy.metric;
     const labelNames = Object.keys(spec.match).sort();
-    const cacheKey = JSON.stringify([policy.name, tickAt, spec.query, labelNames]);
-    let vector = this.vectors.get(cacheKey);
-    if (!vector) {
-      vector = this.load(policy, tickAt, labelNames);
-      this.vectors.set(cacheKey, vector);
-      const oldest = this.vectors.keys().next();
-      if (this.vectors.size > MAX_CACHED && oldest.done !== true) this.vectors.delete(oldest.value);
+    const cacheKey = JSON.stringify([policy.name, tickAt, spec.query, spec.staleAfterMs, labelNames]);
+    const cached = this.vectors.get(cacheKey);
+    if (cached) return cached.vector;
+    const vector = this.load(policy, tickAt, labelNames);
+    this.loading.add(vector);
+    const settled = () => this.loading.delete(vector);
+    vector.then(settled, settled);
+    this.vectors.set(cacheKey, { tickAt, vector });
+    for (const [key, entry] of this.vectors) {
+      if (this.vectors.size <= MAX_CACHED && entry.tickAt >= tickAt - RESULT_TTL_MS) break;
+      this.vectors.delete(key);
     }
     return vector;
   }
 
+  /** Lets the loads under way store their results (a replica waits on them), then closes the client. */
   async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.loading]);
     await this.client?.close();
     this.client = null;
   }
 
   private prometheus(): PrometheusClient | null {
+    if (this.closed) return null;
     const cfg = this.o.config().metrics?.prometheus ?? null;
     if (cfg !== this.clientFor) {
       void this.client?.close();
@@ -130,7 +153,10 @@ export class MetricSource {
     try {
       stored = await this.shared(policy, tickAt);
     } catch (err) {
-      stored = { at: this.o.now(), error: `metric result not shared: ${(err as Error).message}` };
+      stored = {
+        at: this.o.now(),
+        error: `metric result not shared: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
     await this.reportAge(policy.name);
     if ('error' in stored) return { at: stored.at, error: stored.error, samples: [], index: new Map(), labelNames };
@@ -155,12 +181,15 @@ export class MetricSource {
   /** The tick's result from Redis, querying Prometheus first when this replica is the first to ask. */
   private async shared(policy: MetricPolicy, tickAt: number): Promise<Stored> {
     const { redis } = this.o;
-    const resultKey = this.keys.metricTick(policy.name, tickAt);
+    const variant = metricVariant(policy.metric);
+    const resultKey = this.keys.metricTick(policy.name, tickAt, variant);
     const found = await redis.get(resultKey);
     if (found !== null) return this.readStored(found);
+    // A stopping replica takes no lock: another one would wait for a result it may never store.
+    if (this.closed) return { at: this.o.now(), error: 'the daemon is stopping' };
     const timeoutMs = this.o.config().metrics?.prometheus.timeoutMs ?? 5_000;
     const won = await redis.set(
-      this.keys.metricLock(policy.name, tickAt),
+      this.keys.metricLock(policy.name, tickAt, variant),
       randomUUID(),
       'PX',
       timeoutMs + 10_000,

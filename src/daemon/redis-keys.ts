@@ -26,10 +26,13 @@ export function redisKeys(prefix: string) {
     replicas: `${base}:replicas`,
     /** The same for every pipe at once (`pause --all`). */
     pauseAll: `${base}:pause-all`,
-    /** String (JSON), for a few minutes: a metric policy's query result at one tick, shared by every replica. */
-    metricTick: (policy: string, tickAt: number) => `${base}:metric:${policy}:${tickAt}`,
+    /** String (JSON), for a few minutes: a metric policy's query result at one tick, shared by every
+     *  replica. `variant` names the query (metricVariant()), so a reload that changes it between the
+     *  tick and its evaluations never reads the old query's result as the new one's. */
+    metricTick: (policy: string, tickAt: number, variant: string) => `${base}:metric:${policy}:${tickAt}:${variant}`,
     /** String, NX with a short expiry: the replica that queries Prometheus for that tick. */
-    metricLock: (policy: string, tickAt: number) => `${base}:metric-lock:${policy}:${tickAt}`,
+    metricLock: (policy: string, tickAt: number, variant: string) =>
+      `${base}:metric-lock:${policy}:${tickAt}:${variant}`,
     /** String: epoch ms of a policy's last good query result. */
     metricGood: (policy: string) => `${base}:metric-good:${policy}`,
     /** Every key of ours, for cleanup and status. */

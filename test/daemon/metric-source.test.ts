@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/events.js';
-import { MetricSource } from '../../src/daemon/metric-source.js';
+import { MetricSource, metricVariant } from '../../src/daemon/metric-source.js';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
 import { readingProblem } from '../../src/policy/metric.js';
 import type { Config, MetricReading, PipeConfig, Policy } from '../../src/policy/types.js';
@@ -119,11 +119,44 @@ describe('MetricSource across replicas', () => {
     expect((await served()) - before).toBe(1);
   });
 
+  it("a stopping replica lets its prefetch store the tick's result before it closes, and takes no new lock", async () => {
+    const tick = T + 150_000;
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const stopping = new MetricSource({
+      redis,
+      prefix,
+      emitter: new DaemonEmitter(),
+      now: () => T,
+      config: () => config,
+    });
+    try {
+      const before = await served();
+      stopping.prefetch([lag], tick);
+      await stopping.close();
+      // The other replica reads what the closed one stored: no second query.
+      expect(await replicas[1]!.source.reading(lag, pipes[2]!, tick)).toEqual({ value: 300, at: expect.any(Number) });
+      expect((await served()) - before).toBe(1);
+      expect(await stopping.reading(lag, pipes[2]!, tick + 30_000)).toEqual({ error: 'the daemon is stopping' });
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("a reload that changes the query between the tick and its evaluations reads the new query's result", async () => {
+    const tick = T + 180_000;
+    const before = await served();
+    replicas[0]!.source.prefetch([lag], tick);
+    const doubled: Policy = { ...lag, metric: { ...lag.metric!, query: `2 * ${lag.metric!.query}` } };
+    // Another shape of query (arithmetic) is sent as it is, so its samples carry no own time.
+    expect(await replicas[1]!.source.reading(doubled, pipes[1]!, tick)).toEqual({ value: 400, at: T });
+    expect((await served()) - before).toBe(2);
+  });
+
   it('takes a shared result in Redis that does not fit its shape as an error of the tick, never as values', async () => {
     const tick = T + 120_000;
     const before = await served();
     await replicas[0]!.redis.set(
-      redisKeys(prefix).metricTick('by-lag', tick),
+      redisKeys(prefix).metricTick('by-lag', tick, metricVariant(lag.metric!)),
       JSON.stringify({ at: tick, samples: [[{}, 'x', 'late']] }),
       'PX',
       60_000,
