@@ -3,9 +3,8 @@
 // process (so its peak RSS is its own). Both talk over IPC and are killed by their pid only.
 import { fork, type ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 
 const TSX = ['--import', 'tsx'];
 
@@ -60,37 +59,53 @@ export async function cloudProcess(
 }
 
 /**
- * A TypeScript module bundled into one JavaScript file beside it (bench/.compiled-NAME.mjs, so its
- * relative URLs still resolve), packages left to node_modules. A scenario's process runs plain
- * node on it, as production runs the daemon: under tsx its RSS would include the TypeScript
- * loader's own thread and V8 isolate (about 35 MB) and its time the transpiling.
+ * A TypeScript module compiled to JavaScript beside it in bench/ (.compiled-*.mjs, so relative URLs
+ * still resolve), packages left to node_modules; what it imports with import() stays a separate
+ * chunk loaded only then (the embedded cloud's fastify, in particular, as in the daemon). A
+ * scenario's process runs plain node on it, as production runs the daemon: under tsx its RSS would
+ * include the TypeScript loader's own thread and V8 isolate (about 35 MB) and its time the
+ * transpiling. Returns the entry and every file written, to delete after.
  */
-let compiledFiles = 0;
-
-async function compile(path: string): Promise<string> {
-  const outfile = join(dirname(path), `.compiled-${basename(path, '.ts')}-${process.pid}-${++compiledFiles}.mjs`);
-  await build({
+async function compile(path: string): Promise<{ entry: string; files: string[] }> {
+  // Loaded here, not at the top: scenario modules import this file and must not load esbuild.
+  const { build } = await import('esbuild');
+  const tag = `${process.pid}-${++compiledFiles}`;
+  const result = await build({
     entryPoints: [path],
-    outfile,
+    outdir: dirname(path),
+    entryNames: `.compiled-[name]-${tag}`,
+    chunkNames: `.compiled-chunk-${tag}-[hash]`,
+    outExtension: { '.js': '.mjs' },
     bundle: true,
+    splitting: true,
     packages: 'external',
     platform: 'node',
     format: 'esm',
     target: 'node20',
+    metafile: true,
     logLevel: 'error',
   });
-  return outfile;
+  const files = Object.keys(result.metafile.outputs).map((f) => resolve(f));
+  const entry = files.find((f) => basename(f).startsWith(`.compiled-${basename(path, '.ts')}-${tag}`));
+  if (entry === undefined) throw new Error(`esbuild wrote no entry for ${path}`);
+  return { entry, files };
 }
+
+let compiledFiles = 0;
 
 /** Runs `runOnce(args)` of a scenario module in a fresh process, compiled, and returns what it resolves to. */
 export async function inFreshProcess<T>(module: string, args: unknown, timeoutMs: number): Promise<T> {
-  const runner = await compile(fileURLToPath(new URL('./run-child.ts', import.meta.url)));
-  const scenario = await compile(fileURLToPath(module));
-  const child = fork(runner, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const written: string[] = [];
+  let child: ChildProcess | undefined;
   try {
-    return await request<T>(child, { module: pathToFileURL(scenario).href, args }, timeoutMs);
+    const runner = await compile(fileURLToPath(new URL('./run-child.ts', import.meta.url)));
+    written.push(...runner.files);
+    const scenario = await compile(fileURLToPath(module));
+    written.push(...scenario.files);
+    child = fork(runner.entry, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    return await request<T>(child, { module: pathToFileURL(scenario.entry).href, args }, timeoutMs);
   } finally {
-    if (child.exitCode === null) child.kill();
-    await Promise.all([rm(runner, { force: true }), rm(scenario, { force: true })]);
+    if (child?.exitCode === null) child.kill();
+    await Promise.all(written.map((f) => rm(f, { force: true })));
   }
 }

@@ -67,10 +67,27 @@ export function serverArgs(port: number, dir: string, extra: readonly string[] =
 
 /** A redis-server of its own: no persistence, on a free port unless one is given. */
 export async function startRedisServer(o: { port?: number; args?: readonly string[] } = {}): Promise<RedisServer> {
-  const port = o.port ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    const port = o.port ?? (await freePort());
+    try {
+      return await startOn(port, o.args);
+    } catch (err) {
+      // Test files run side by side: another may take the free port before this server binds it.
+      if (o.port !== undefined || attempt === 3 || !/already in use/i.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startOn(port: number, extra: readonly string[] | undefined): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), `pstest-redis-${port}-`));
-  const args = serverArgs(port, dir, o.args);
-  let child: ChildProcess | null = await spawnRedis('redis-server', args, port);
+  const args = serverArgs(port, dir, extra);
+  let child: ChildProcess | null;
+  try {
+    child = await spawnRedis('redis-server', args, port);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
