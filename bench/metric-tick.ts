@@ -19,6 +19,8 @@ export interface MetricTickResult {
   queries: number;
   /** metric:query events of the daemon in the measured tick. */
   daemonQueries: number;
+  /** The slowest of the measured tick's queries (ms), as the daemon timed it. */
+  slowestQueryMs: number;
   unavailable: number;
   applies: number;
 }
@@ -77,7 +79,11 @@ export async function runOnce(args: MetricTickArgs): Promise<MetricTickResult> {
   let daemonQueries = 0;
   let unavailable = 0;
   h.daemon.emitter.on('apply:start', () => applies++);
-  h.daemon.emitter.on('metric:query', () => daemonQueries++);
+  let slowest = 0;
+  h.daemon.emitter.on('metric:query', (e) => {
+    daemonQueries++;
+    slowest = Math.max(slowest, e.durationMs);
+  });
   h.daemon.emitter.on('evaluation', (e) => {
     if (e.decision.reasons.some((r) => r.code === 'metric_unavailable')) unavailable++;
   });
@@ -87,9 +93,11 @@ export async function runOnce(args: MetricTickArgs): Promise<MetricTickResult> {
     let tickMs = 0;
     let queries = 0;
     let measuredQueries = 0;
+    let slowestQueryMs = 0;
     for (const measured of [false, true]) {
       h.clock += 30_000;
       daemonQueries = 0;
+      slowest = 0;
       unavailable = 0;
       const before = await queriesServed(args.prometheusUrl);
       const done = waitForPipes(h.daemon, 'evaluation', args.pipes, args.deadlineMs);
@@ -100,9 +108,17 @@ export async function runOnce(args: MetricTickArgs): Promise<MetricTickResult> {
         tickMs = performance.now() - t0;
         queries = (await queriesServed(args.prometheusUrl)) - before;
         measuredQueries = daemonQueries;
+        slowestQueryMs = Math.round(slowest);
       }
     }
-    return { tickMs, queries, daemonQueries: measuredQueries, unavailable, applies: applies - contactApplies };
+    return {
+      tickMs,
+      queries,
+      daemonQueries: measuredQueries,
+      slowestQueryMs,
+      unavailable,
+      applies: applies - contactApplies,
+    };
   } finally {
     await h.close();
   }

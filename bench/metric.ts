@@ -78,7 +78,7 @@ export async function metricTick(o: Options): Promise<Figure[]> {
         unit: 'ms',
         n,
         runs: metric.map((m) => m.tickMs),
-        note: `concurrency ${o.concurrency}, every decision none (tolerance), Prometheus ${prom.url.replace(/:\d+$/, '')} in its own process`,
+        note: `concurrency ${o.concurrency}, every decision none (tolerance), Prometheus ${prom.url.replace(/:\d+$/, '')} in its own process; slowest query of each measured tick ${metric.map((m) => m.slowestQueryMs).join(', ')} ms`,
       },
       {
         scenario,

@@ -107,7 +107,8 @@ if (wanted('metric')) {
   figures.push(
     ...(await scenario(
       'metric tick',
-      () => metricTick({ pipes, policies: 10, concurrency: 10, runs: 3 }),
+      // 5 pairs: one pair's ratio ranges 1.03-1.80 on this 2-core VM (Prometheus shares it)
+      () => metricTick({ pipes, policies: 10, concurrency: 10, runs: 5 }),
       notRun('metric tick', 'metric tick / schedule-only tick', pipes, '<= 1.3', ''),
     )),
   );
