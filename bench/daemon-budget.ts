@@ -5,7 +5,7 @@
 // is read; boundary: half the pipes scale up and half down at one instant T, placed so that the
 // key's lead plan (leadTime auto) has its lead. Runs in a fresh process.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateFixtures, seqUuid } from '../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon } from '../src/daemon/index.js';
 import { reconcilePeriodMs } from '../src/policy/key-budget.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
@@ -88,9 +88,7 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const down: Policy = { name: 'down', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
     name: `pipe-${i + 1}`,
-    organizationId: seqUuid(0xc0000000, 1),
-    serviceId: seqUuid(0xc1000000, 1),
-    pipeId: seqUuid(0xc2000000, i + 1),
+    ...generatedPipeIds(i + 1),
     policy: i % 2 === 0 ? 'up' : 'down',
     key: 'default',
     bounds: {},

@@ -1,16 +1,11 @@
 // What the daemon scenarios share: N generated stream pipes in the embedded cloud (its own
 // process), a Config for them written in code (one policy, one key), the daemon on a unique Redis
 // prefix with a clock the bench sets, and a way to wait for N events of a kind.
-import { generateFixtures, seqUuid } from '../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon, type Daemon, type DaemonEvents } from '../src/daemon/index.js';
 import type { Config, PipeConfig, Policy } from '../src/policy/types.js';
 import { cloudProcess, type CloudProcess } from './child.js';
 import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
-
-// generate.ts lays its ids out from these prefixes (seqUuid).
-const ORG = 0xc0000000;
-const SERVICE = 0xc1000000;
-const PIPE = 0xc2000000;
 
 export interface Harness {
   readonly daemon: Daemon;
@@ -41,9 +36,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
   const prefix = benchPrefix(o.scenario);
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
     name: `pipe-${i + 1}`,
-    organizationId: seqUuid(ORG, 1),
-    serviceId: seqUuid(SERVICE, 1),
-    pipeId: seqUuid(PIPE, i + 1),
+    ...generatedPipeIds(i + 1),
     policy: o.policy.name,
     key: 'default',
     bounds: {},

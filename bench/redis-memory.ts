@@ -4,7 +4,7 @@
 // is used_memory at the end and its growth after the first 5 minutes (memory must follow the
 // number of pipes, not time x pipes). One fresh process; --minutes shortens it.
 import { Redis } from 'ioredis';
-import { generateFixtures, seqUuid } from '../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon } from '../src/daemon/index.js';
 import type { Config, PipeConfig, Policy } from '../src/policy/types.js';
 import { startRedisServer } from '../test/redis-servers.js';
@@ -86,9 +86,7 @@ export async function runOnce(o: Options): Promise<MemoryRun> {
   const prefix = '{pipescaler-bench}';
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
     name: `pipe-${i + 1}`,
-    organizationId: seqUuid(0xc0000000, 1),
-    serviceId: seqUuid(0xc1000000, 1),
-    pipeId: seqUuid(0xc2000000, i + 1),
+    ...generatedPipeIds(i + 1),
     policy: STEADY.name,
     key: 'default',
     bounds: {},

@@ -26,6 +26,14 @@ const ORG = 0xc0000000;
 const SERVICE = 0xc1000000;
 const PIPE = 0xc2000000;
 
+/**
+ * The ids of the n-th stream pipe (from 1) of fixtures generated with one organization and one
+ * service (the defaults): what a config names it by.
+ */
+export function generatedPipeIds(n: number): { organizationId: string; serviceId: string; pipeId: string } {
+  return { organizationId: seqUuid(ORG, 1), serviceId: seqUuid(SERVICE, 1), pipeId: seqUuid(PIPE, n) };
+}
+
 export function generateFixtures(o: GenerateOptions = {}): Fixtures {
   const orgs = o.organizations ?? 1;
   const keys = o.keysPerOrganization ?? 1;

@@ -12,7 +12,7 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
   return cloud.startCloud(options);
 }
 export { loadFixtures, parseFixtures, demoCredentials, FixturesError } from './fixtures.js';
-export { generateFixtures, seqUuid, type GenerateOptions } from './generate.js';
+export { generateFixtures, generatedPipeIds, seqUuid, type GenerateOptions } from './generate.js';
 export type { Fixtures, ParsedFixtures, FaultConfig, FaultRule, Quirks } from './fixtures-schema.js';
 export type { CloudStats } from './stats.js';
 export type { RateLimit } from './rate-limit.js';

@@ -4,7 +4,7 @@
 // and a waiting scale-down is sent within the bound validate reports.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import type { ApplyJob } from '../../src/daemon/queues.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
@@ -104,8 +104,6 @@ describe("one key's budget", () => {
 
 describe("two replicas, two keys, the cloud's own limiter", () => {
   const N = 60;
-  const ORG = seqUuid(0xc0000000, 1);
-  const SERVICE = seqUuid(0xc1000000, 1);
   const daemons: Daemon[] = [];
 
   afterAll(async () => {
@@ -125,9 +123,7 @@ describe("two replicas, two keys, the cloud's own limiter", () => {
       );
       const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
         name: `stream-${i + 1}`,
-        organizationId: ORG,
-        serviceId: SERVICE,
-        pipeId: seqUuid(0xc2000000, i + 1),
+        ...generatedPipeIds(i + 1),
         policy: 'two',
         key: i % 2 === 0 ? 'k1' : 'k2',
         bounds: {},
@@ -188,9 +184,7 @@ describe("reads within the key's share", () => {
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
       name: `stream-${i + 1}`,
-      organizationId: seqUuid(0xc0000000, 1),
-      serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1),
+      ...generatedPipeIds(i + 1),
       policy: 'same',
       key: 'default',
       bounds: {},
@@ -264,9 +258,7 @@ async function boundary(groups: { steady: number; up: number; down: number }) {
   const group = (i: number) => (i < groups.up ? 'up' : i < groups.up + groups.down ? 'down' : 'steady');
   const pipes: PipeConfig[] = Array.from({ length: total }, (_, i) => ({
     name: `${group(i)}-${i + 1}`,
-    organizationId: seqUuid(0xc0000000, 1),
-    serviceId: seqUuid(0xc1000000, 1),
-    pipeId: seqUuid(0xc2000000, i + 1),
+    ...generatedPipeIds(i + 1),
     policy: group(i),
     key: 'default',
     bounds: {},
@@ -401,9 +393,7 @@ describe('the services list before a change', () => {
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
       name: `stream-${i + 1}`,
-      organizationId: seqUuid(0xc0000000, 1),
-      serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1),
+      ...generatedPipeIds(i + 1),
       policy: 'two',
       key: 'default',
       bounds: {},

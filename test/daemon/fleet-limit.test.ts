@@ -1,7 +1,7 @@
 // The per-key limiter lives in Redis: two replicas together stay within the platform's limit.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import { FAST_WORKERS, REDIS_URL, cleanupPrefix, drained, policy, testConfig, uniquePrefix } from './helpers.js';
@@ -24,9 +24,7 @@ describe('two replicas under one key', () => {
     });
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
       name: `stream-${i + 1}`,
-      organizationId: seqUuid(0xc0000000, 1),
-      serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1),
+      ...generatedPipeIds(i + 1),
       policy: 'two',
       key: 'default',
       bounds: {},

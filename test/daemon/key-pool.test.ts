@@ -4,7 +4,7 @@
 // turns those pipes had waiting on their old key's queue move with them.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { applyQueueName, type ApplyJob } from '../../src/daemon/queues.js';
 import { keyPlans } from '../../src/policy/key-budget.js';
@@ -26,8 +26,6 @@ import {
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const N = 60;
-const ORG = seqUuid(0xc0000000, 1);
-const SERVICE = seqUuid(0xc1000000, 1);
 const RATE = { requests: 10, perMs: 1_000 };
 const prefix = uniquePrefix('key-pool');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -48,9 +46,7 @@ describe("a pool of two keys, two replicas, the cloud's own limiter", () => {
     const credentials = fixtures.apiKeys.map((k) => ({ keyId: k.keyId, keySecret: k.keySecret }));
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
       name: `stream-${i + 1}`,
-      organizationId: ORG,
-      serviceId: SERVICE,
-      pipeId: seqUuid(0xc2000000, i + 1),
+      ...generatedPipeIds(i + 1),
       policy: 'scale',
       key: 'batch',
       bounds: {},

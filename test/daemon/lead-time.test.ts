@@ -4,7 +4,7 @@
 // ratio compressed), the daemon's cron ticking every second and its clock the real one, injected.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
 import type { Config, PipeConfig } from '../../src/policy/types.js';
@@ -27,9 +27,7 @@ describe('leadTime auto', () => {
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
       name: `stream-${i + 1}`,
-      organizationId: seqUuid(0xc0000000, 1),
-      serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1),
+      ...generatedPipeIds(i + 1),
       policy: i % 2 === 0 ? 'up' : 'down',
       key: 'default',
       bounds: {},

@@ -1,7 +1,7 @@
 // Under a tight limit, scale-ups go ahead of scale-downs that were waiting before them.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateFixtures, seqUuid, startCloud } from '../../src/cloud/index.js';
+import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import {
@@ -29,9 +29,7 @@ describe('apply order', () => {
     const cloud = await startCloud({ fixtures: generateFixtures({ streamPipes: 6, rateLimit: false }), port: 0 });
     const pipes: PipeConfig[] = Array.from({ length: 6 }, (_, i) => ({
       name: `stream-${i + 1}`,
-      organizationId: seqUuid(0xc0000000, 1),
-      serviceId: seqUuid(0xc1000000, 1),
-      pipeId: seqUuid(0xc2000000, i + 1),
+      ...generatedPipeIds(i + 1),
       policy: 'three',
       key: 'default',
       bounds: {},

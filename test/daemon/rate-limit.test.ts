@@ -5,7 +5,7 @@
 // the window resets, loses nothing and spends no attempt.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateFixtures, seqUuid, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { type EmbeddedCloud, generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import type { ApplyJob } from '../../src/daemon/queues.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
@@ -33,13 +33,9 @@ const emitter = new DaemonEmitter();
 let clock = T0;
 
 // generateFixtures' layout: one organization, one service, pipes stream-1..stream-N.
-const ORG = seqUuid(0xc0000000, 1);
-const SERVICE = seqUuid(0xc1000000, 1);
 const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
   name: `stream-${i + 1}`,
-  organizationId: ORG,
-  serviceId: SERVICE,
-  pipeId: seqUuid(0xc2000000, i + 1),
+  ...generatedPipeIds(i + 1),
   policy: 'boundary',
   key: 'default',
   bounds: {},
