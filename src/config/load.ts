@@ -39,18 +39,26 @@ export interface ParseOptions {
   readonly needs?: 'all' | 'redis';
 }
 
+const readUtf8 = (path: string): string => readFileSync(path, 'utf8');
+
 /** Read, validate and normalize a config file. Throws ConfigError (CONFIG_INVALID or CONFIG_UNREADABLE). */
-export function loadConfig(path: string, env: Env = process.env, needs: ParseOptions['needs'] = 'all'): Config {
+export function loadConfig(
+  path: string,
+  env: Env = process.env,
+  needs: ParseOptions['needs'] = 'all',
+  /** Reads the config and every file it names (the daemon's reload notes what each held). */
+  readFile: (path: string) => string = readUtf8,
+): Config {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFile(path);
   } catch (err) {
     const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
     throw new ConfigError('CONFIG_UNREADABLE', path, [
       { path: '', line: 1, column: 1, message: `cannot read the config file (${code})` },
     ]);
   }
-  return parseConfig(text, { file: path, env, needs });
+  return parseConfig(text, { file: path, env, needs, readFile });
 }
 
 /** True for the default key of an embedded config that gave no credentials: use the fixtures' demo key. */
@@ -96,7 +104,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     });
     throw toError(file, doc, lc, rawIssues, []);
   }
-  const readFile = opts.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
+  const readFile = opts.readFile ?? readUtf8;
   rawIssues.push(...expandCalendars(raw, dir, readFile));
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {

@@ -15,7 +15,7 @@ import {
 } from '../policy/index.js';
 import { createApplyProcessor } from './apply.js';
 import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
-import { watchConfig } from './config-watch.js';
+import { ConfigFiles } from './config-watch.js';
 import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js';
 import { createEvaluateProcessor } from './evaluate.js';
 import { DaemonEmitter } from './events.js';
@@ -60,8 +60,10 @@ export interface DaemonOptions {
   readonly logger?: DaemonLogger;
   /** Start the cron at start(); tests drive tick() themselves. Default true. */
   readonly schedule?: boolean;
-  /** Watch the config file for changes. Default true when there is a path. */
+  /** Watch the config file and the files it names for changes. Default true when there is a path. */
   readonly watch?: boolean;
+  /** The caller's loads of `config` (pipescaler run): what they read is watched from the start. */
+  readonly configFiles?: ConfigFiles;
   /** Overrides of the API target (tests point at their own embedded cloud). */
   readonly api?: { readonly baseUrl: string; readonly keys?: Config['api']['keys'] };
   /** Extra Worker options (tests lower stalledInterval and lockDuration). */
@@ -161,7 +163,9 @@ export const STOP_AFTER_GRACE_MS = 1_000;
 
 export function createDaemon(options: DaemonOptions): Daemon {
   const path = typeof options.config === 'string' ? options.config : options.configPath;
-  let current: Config = typeof options.config === 'string' ? loadConfig(options.config, options.env) : options.config;
+  const files = options.configFiles ?? new ConfigFiles();
+  const load = (file: string) => files.load((readFile) => loadConfig(file, options.env, 'all', readFile));
+  let current: Config = typeof options.config === 'string' ? load(options.config) : options.config;
   const emitter = options.emitter ?? new DaemonEmitter();
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
@@ -298,7 +302,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     let config: Config;
     try {
       if (next) config = next;
-      else if (path) config = loadConfig(path, options.env);
+      else if (path) config = load(path);
       else throw new Error('no config file to reload from');
     } catch (err) {
       const errors = err instanceof Error ? err.message.split('\n') : [String(err)];
@@ -417,7 +421,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     );
     if (options.schedule ?? true) startSchedule();
     checks.start();
-    if (path && (options.watch ?? true)) unwatch = watchConfig(path, () => void reload());
+    if (path && (options.watch ?? true)) unwatch = files.watch(() => void reload(), { fallback: path });
     logger.info(
       {
         pipes: current.pipes.length,

@@ -1,15 +1,18 @@
 // `pipescaler run` (the built bin) and its reloads: an edit that changes what takes a restart
 // (here redis.prefix and telemetry.listen, both from the file) is refused with its reason; one that
 // changes a policy and the log level goes through, says what it changed, and the level follows.
-// No `redis connection lost` at start. Needs `npm run build` first (dist/).
+// No `redis connection lost` at start. Mounted as Kubernetes mounts a ConfigMap and a Secret, a
+// Secret update (the `..data` swap) of the key's secret file is reloaded without the secret in the
+// log, and a real SIGHUP reloads. Needs `npm run build` first (dist/).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
+import { DEMO, REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
+import { writeVolume } from './kubelet-volume.js';
 
 const prefix = uniquePrefix('runreload');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -44,55 +47,62 @@ policies:
     baseline: { replicas: ${o.replicas}, replicaCpuMillicores: 500, replicaMemoryGb: 2 }
 `;
 
+const msg = (l: Record<string, unknown>) => String(l.msg);
+
+/** `pipescaler run <path>` from dist/: its JSON log lines, and a wait for the next one that matches. */
+function runBin(path: string) {
+  const unset = ['PIPESCALER_REDIS_URL', 'PIPESCALER_REDIS_PREFIX', 'PIPESCALER_TELEMETRY_LISTEN'];
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !unset.includes(k)));
+  const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const lines: Record<string, unknown>[] = [];
+  const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
+    [];
+  let buffer = '';
+  child.stdout.on('data', (b: Buffer) => {
+    buffer += b.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop()!;
+    for (const p of parts) {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(p) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      lines.push(entry);
+      for (const w of waiters.splice(0)) {
+        if (w.pred(entry)) w.resolve(entry);
+        else waiters.push(w);
+      }
+    }
+  });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const next = (what: string, pred: (l: Record<string, unknown>) => boolean, ms = 30_000) =>
+    new Promise<Record<string, unknown>>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`no ${what} within ${ms} ms; stderr: ${stderr}`)), ms);
+      waiters.push({
+        pred,
+        resolve: (l) => {
+          clearTimeout(timer);
+          ok(l);
+        },
+      });
+    });
+  return { child, lines, next, exited, stderr: () => stderr };
+}
+
 describe('pipescaler run, reloading its file', () => {
   it('refuses what takes a restart, says what a reload changed, and takes the new log level', async () => {
     expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
     const path = join(dir, 'pipescaler.yaml');
     const good = { prefix, listen: '127.0.0.1:0', replicas: 3, level: 'info' };
     writeFileSync(path, config(good));
-    const unset = ['PIPESCALER_REDIS_URL', 'PIPESCALER_REDIS_PREFIX', 'PIPESCALER_TELEMETRY_LISTEN'];
-    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !unset.includes(k)));
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const lines: Record<string, unknown>[] = [];
-    const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
-      [];
-    let buffer = '';
-    child.stdout.on('data', (b: Buffer) => {
-      buffer += b.toString();
-      const parts = buffer.split('\n');
-      buffer = parts.pop()!;
-      for (const p of parts) {
-        let entry: Record<string, unknown>;
-        try {
-          entry = JSON.parse(p) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        lines.push(entry);
-        for (const w of waiters.splice(0)) {
-          if (w.pred(entry)) w.resolve(entry);
-          else waiters.push(w);
-        }
-      }
-    });
-    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-    const next = (what: string, pred: (l: Record<string, unknown>) => boolean, ms = 30_000) =>
-      new Promise<Record<string, unknown>>((ok, fail) => {
-        const timer = setTimeout(() => fail(new Error(`no ${what} within ${ms} ms; stderr: ${stderr}`)), ms);
-        waiters.push({
-          pred,
-          resolve: (l) => {
-            clearTimeout(timer);
-            ok(l);
-          },
-        });
-      });
-    const msg = (l: Record<string, unknown>) => String(l.msg);
+    const { child, lines, next, exited, stderr } = runBin(path);
     try {
       await next('start', (l) => msg(l) === 'daemon started');
       await next('the first change', (l) => l.result === 'applied');
@@ -120,6 +130,39 @@ describe('pipescaler run, reloading its file', () => {
     }
     const [code] = await exited;
     expect(code).toBe(0);
-    expect(stderr).toBe('');
+    expect(stderr()).toBe('');
+  }, 120_000);
+
+  it('follows a Kubernetes Secret update of its key secret file, and reloads on a real SIGHUP', async () => {
+    expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
+    const configMap = join(dir, 'k8s-config');
+    const secret = join(dir, 'k8s-secret');
+    mkdirSync(configMap);
+    mkdirSync(secret);
+    writeVolume(secret, { 'key-secret': `${DEMO.keySecret}\n` });
+    const text = config({ prefix, listen: '127.0.0.1:0', replicas: 3, level: 'info' }).replace(
+      '  baseUrl: embedded\n',
+      `  baseUrl: embedded\n  keyId: ${DEMO.keyId}\n  keySecretFile: ${join(secret, 'key-secret')}\n`,
+    );
+    writeVolume(configMap, { 'pipescaler.yaml': text });
+    const { child, lines, next, exited, stderr } = runBin(join(configMap, 'pipescaler.yaml'));
+    try {
+      await next('start', (l) => msg(l) === 'daemon started');
+
+      const reloaded = next('a reload', (l) => msg(l).startsWith('config reloaded'));
+      writeVolume(secret, { 'key-secret': 'rotated-key-secret\n' });
+      expect(msg(await reloaded)).toBe('config reloaded: keys changed: default');
+
+      const signalled = next('a reload on SIGHUP', (l) => msg(l) === 'config reloaded: nothing changed');
+      child.kill('SIGHUP');
+      await signalled;
+      expect(lines.find((l) => msg(l) === 'reloading config')?.signal).toBe('SIGHUP');
+      expect(JSON.stringify(lines)).not.toContain('rotated-key-secret');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    }
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(stderr()).toBe('');
   }, 120_000);
 });

@@ -2,6 +2,7 @@
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
 import { parseRedisUrl, loadConfig } from '../../config/index.js';
 import {
+  ConfigFiles,
   createDaemon,
   DaemonEmitter,
   handleSignals,
@@ -183,7 +184,9 @@ async function withStore(path: string, fn: (store: StateStore, config: Config) =
 }
 
 async function run(path: string): Promise<void> {
-  let config = loadConfig(path);
+  // What this load reads (the file, its secret files and calendars) is what the daemon watches.
+  const files = new ConfigFiles();
+  let config = files.load((readFile) => loadConfig(path, process.env, 'all', readFile));
   const target = redisTarget(config, path);
   const { url, prefix } = target;
   // Every secret the daemon holds (asked again per line: a reload may add keys), and the password
@@ -209,6 +212,7 @@ async function run(path: string): Promise<void> {
   const daemon = createDaemon({
     config,
     configPath: path,
+    configFiles: files,
     emitter,
     logger,
     ...(process.env.PIPESCALER_REDIS_URL !== undefined ? { redisUrl: url } : {}),
