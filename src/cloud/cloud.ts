@@ -1,13 +1,18 @@
 // startCloud: fixtures -> store -> fastify server on host:port, with run-time controls.
+import type { z } from 'zod';
 import { PLATFORM_RATE_LIMIT } from '../api/index.js';
 import {
   FaultConfig as FaultConfigSchema,
+  Propagation as PropagationSchema,
   Quirks as QuirksSchema,
   type FaultConfig,
   type Fixtures,
+  type Propagation,
 } from './fixtures-schema.js';
 import { loadFixtures, parseFixtures } from './fixtures.js';
 import { KeyRing } from './auth.js';
+import { LateHolds } from './late.js';
+import { propagationOf } from './propagation.js';
 import { parseBody } from './errors.js';
 import { FixedWindowLimiter, type RateLimit } from './rate-limit.js';
 import { buildServer } from './server.js';
@@ -25,7 +30,7 @@ export interface CloudOptions {
   rateLimit?: RateLimit | false;
   /** Enables /admin routes; else env PIPESCALER_CLOUD_ADMIN_TOKEN; else they answer 404. */
   adminToken?: string;
-  /** Clock for timestamps and the rate-limit window. */
+  /** Clock for timestamps, the rate-limit window and when a propagating change takes effect. */
   now?: () => number;
   /** Source of randomness for fault injection. */
   random?: () => number;
@@ -36,6 +41,12 @@ export interface EmbeddedCloud {
   readonly store: CloudStore;
   setFaults(faults: FaultConfig): void;
   setRateLimit(limit: RateLimit | false): void;
+  /** Replaces the propagation settings (validated; durations as ms or `30s`, `never` for stuck).
+   *  Changes already taken keep the instant they were given. */
+  setPropagation(p: z.input<typeof PropagationSchema>): void;
+  propagation(): Propagation;
+  /** Resolves once every request held by the `late` fault has been carried out. */
+  settled(): Promise<void>;
   stats(): CloudStats;
   resetStats(): void;
   close(): Promise<void>;
@@ -45,7 +56,12 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
   const fixtures =
     typeof options.fixtures === 'string' ? loadFixtures(options.fixtures) : parseFixtures(options.fixtures);
   const now = options.now ?? Date.now;
-  const store = CloudStore.fromFixtures(fixtures);
+  const store = CloudStore.fromFixtures(fixtures, now);
+  let propagation = propagationOf(fixtures);
+  const setPropagation = (p: unknown) => {
+    propagation = parseBody(PropagationSchema, p);
+  };
+  const late = new LateHolds();
   const fromFixtures: RateLimit | false | undefined =
     fixtures.rateLimit === undefined
       ? undefined
@@ -68,6 +84,8 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
     now,
     random: options.random ?? Math.random,
     faults: () => faults,
+    propagation: () => propagation,
+    late,
     admin: adminToken
       ? {
           token: adminToken,
@@ -75,6 +93,8 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
           setFaults,
           rateLimit: () => limiter.current,
           setRateLimit: (l) => limiter.set(l),
+          propagation: () => propagation,
+          setPropagation,
           stats: () => stats.snapshot(),
           resetStats: () => stats.reset(),
         }
@@ -89,6 +109,9 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
     store,
     setFaults,
     setRateLimit: (l) => limiter.set(l),
+    setPropagation,
+    propagation: () => propagation,
+    settled: () => late.settled(),
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     close: async () => {

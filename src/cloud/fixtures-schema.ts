@@ -9,6 +9,7 @@ import {
   ObjectId,
   OPERATIONS,
   Pipe,
+  PipeState,
   ReversePrivateEndpoint,
   ScalingRequest,
   Service,
@@ -27,11 +28,34 @@ export const FixtureApiKey = z.strictObject({
   organizationId: Uuid,
 });
 
+const DURATION = 'must be a duration like 500ms, 10s or 1m';
+
+/** Milliseconds of a duration: a whole number of ms, or the config's syntax (policy/durations.ts):
+ *  `500ms`, `10s`, `1m`. One transform after the type check, so a bad value gets this message. */
+function toMs(v: number | string, min: number, ctx: z.RefinementCtx, what = DURATION): number {
+  const ms = typeof v === 'number' ? (Number.isInteger(v) ? v : null) : parseDuration(v);
+  if (ms !== null && ms >= min) return ms;
+  ctx.addIssue({
+    code: 'custom',
+    message: typeof v === 'number' ? `must be a whole number of ms, at least ${min}` : what,
+  });
+  return z.NEVER;
+}
+const durationMs = (min: number) => z.union([z.number(), z.string()]).transform((v, ctx) => toMs(v, min, ctx));
+
+/** How long a scaling change takes to take effect: a duration (0: at once), or `never` (stuck). */
+export const PropagationDelay = z
+  .union([z.number(), z.string()])
+  .transform((v, ctx): number | 'never' => (v === 'never' ? v : toMs(v, 0, ctx, `${DURATION}, or never`)));
+export type PropagationDelay = z.output<typeof PropagationDelay>;
+
 // Strict at the level a person writes, so a misspelt member is an error, not silently served.
 export const FixturePipe = z.strictObject({
   ...Pipe.shape,
   serviceId: Uuid.optional(),
-  state: Pipe.shape.state.default('Running'),
+  state: PipeState.default('Running'),
+  /** This pipe's propagation delay (replaces its kind's); not part of the answered pipe. */
+  propagation: PropagationDelay.optional(),
   // Stored scaling is the request shape (numbers within the ranges of section 8); the quirks
   // decide how it is answered.
   scaling: ScalingRequest.default({}),
@@ -81,18 +105,7 @@ export const FixtureRateLimit = z.union([
   z.literal(false),
   z.strictObject({
     requests: z.number().int().min(1),
-    // The config's duration syntax (policy/durations.ts): `500ms`, `10s`, `1m`; or milliseconds.
-    per: z.union([
-      z.number().int().min(1),
-      z.string().transform((text, ctx) => {
-        const ms = parseDuration(text);
-        if (ms === null || ms < 1) {
-          ctx.addIssue({ code: 'custom', message: 'must be a duration like 500ms, 10s or 1m' });
-          return z.NEVER;
-        }
-        return ms;
-      }),
-    ]),
+    per: durationMs(1),
   }),
 ]);
 
@@ -103,6 +116,11 @@ export const FaultRule = z.strictObject({
   error429: probability.optional(),
   /** Destroy the socket without an answer. */
   reset: probability.optional(),
+  /** Hold the request until the client gives up (closes its connection), at most `maxMs`, then
+   *  carry it out anyway: the change a timed-out client counts as not made is made. */
+  late: z.strictObject({ probability, maxMs: z.number().int().min(1) }).optional(),
+  /** The change is answered 200 as usual but never takes effect. */
+  stuck: probability.optional(),
   latency: z
     .strictObject({
       probability,
@@ -126,12 +144,27 @@ export const Quirks = z.strictObject({
 });
 export type Quirks = z.output<typeof Quirks>;
 
+/**
+ * When a scaling change takes effect: per pipe (`pipes`, or a pipe's own `propagation` member),
+ * else per kind, else `default`. Until then reads show the old values (`reads: old`) or, as the
+ * live API does right after a change, 0 CPU and null memory (`reads: transient`).
+ */
+export const Propagation = z.strictObject({
+  default: PropagationDelay.default(0),
+  stream: PropagationDelay.optional(),
+  objectStorage: PropagationDelay.optional(),
+  reads: z.enum(['old', 'transient']).default('old'),
+  pipes: z.record(Uuid, PropagationDelay).default({}),
+});
+export type Propagation = z.output<typeof Propagation>;
+
 export const FixturesSchema = z.strictObject({
   apiKeys: z.array(FixtureApiKey).min(1),
   organizations: z.array(FixtureOrganization).default([]),
   rateLimit: FixtureRateLimit.optional(),
   faults: FaultConfig.optional(),
   quirks: Quirks.optional(),
+  propagation: Propagation.optional(),
 });
 
 /** The fixtures as a person writes them (defaults may be left out). */

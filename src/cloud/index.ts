@@ -13,7 +13,16 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
 }
 export { loadFixtures, parseFixtures, demoCredentials, FixturesError } from './fixtures.js';
 export { generateFixtures, generatedPipeIds, seqUuid, type GenerateOptions } from './generate.js';
-export type { Fixtures, ParsedFixtures, FaultConfig, FaultRule, Quirks } from './fixtures-schema.js';
+export type {
+  Fixtures,
+  ParsedFixtures,
+  FaultConfig,
+  FaultRule,
+  Quirks,
+  Propagation,
+  PropagationDelay,
+} from './fixtures-schema.js';
+export type { PendingChange } from './propagation.js';
 export type { CloudStats } from './stats.js';
 export type { RateLimit } from './rate-limit.js';
 export { CloudStore, type StoredPipe, type StoredService, type StoredScaling } from './store.js';

@@ -5,12 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ENDPOINTS, isObjectId, isUuid, OPERATIONS, type Operation } from '../api/index.js';
-import { REASONS, type PathParamOf } from '../api/internal.js';
+import { REASONS, type PathParamOf, type SentResultOf } from '../api/internal.js';
 import { KeyRing } from './auth.js';
 import { BODY_LIMIT, installBodyParsers, readBody } from './body.js';
 import { CloudHttpError } from './errors.js';
-import { planFaults } from './faults.js';
-import type { FaultConfig, Quirks } from './fixtures-schema.js';
+import { planFaults, type FaultPlan } from './faults.js';
+import { holdUntilGone, type LateHolds } from './late.js';
+import type { FaultConfig, Propagation, Quirks } from './fixtures-schema.js';
 import type { FixedWindowLimiter } from './rate-limit.js';
 import { adminRoutes, type AdminControls } from './routes/admin.js';
 import type { RouteContext, RouteHandler } from './routes/context.js';
@@ -24,10 +25,13 @@ export interface ServerParts {
   readonly limiter: FixedWindowLimiter;
   readonly stats: StatsCounter;
   readonly quirks: Quirks;
+  propagation(): Propagation;
   readonly now: () => number;
   readonly random: () => number;
   faults(): FaultConfig;
   readonly admin: AdminControls | null;
+  /** Requests held by the `late` fault, until they are carried out. */
+  readonly late: LateHolds;
 }
 
 declare module 'fastify' {
@@ -58,7 +62,12 @@ function sendTooMany(reply: FastifyReply, headers: Record<string, string> | null
 
 /** The route of one operation: its handler, typed by the operation, answers in the success envelope. */
 // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- Op is what makes HANDLERS[op] this operation's handler
-function addRoute<Op extends Operation>(v1: FastifyInstance, op: Op, parts: ServerParts): void {
+function addRoute<Op extends Operation>(
+  v1: FastifyInstance,
+  op: Op,
+  parts: ServerParts,
+  plans: WeakMap<FastifyRequest, FaultPlan>,
+): void {
   const def = ENDPOINTS[op];
   const handler: RouteHandler<Op> = HANDLERS[op];
   v1.route({
@@ -66,6 +75,7 @@ function addRoute<Op extends Operation>(v1: FastifyInstance, op: Op, parts: Serv
     url: toFastifyPath(def.path),
     config: { operation: op },
     handler: async (req, reply) => {
+      const plan = plans.get(req);
       const ctx: RouteContext<Op> = {
         // fastify fills exactly the names of the route's path, the names of def.path.
         params: req.params as Record<PathParamOf<Op>, string>,
@@ -74,8 +84,18 @@ function addRoute<Op extends Operation>(v1: FastifyInstance, op: Op, parts: Serv
         store: parts.store,
         now: parts.now,
         quirks: parts.quirks,
+        propagation: parts.propagation(),
+        stuck: plan?.stuck ?? false,
       };
-      const result = handler(ctx);
+      let result: SentResultOf<Op>;
+      if (plan?.lateMaxMs != null) {
+        // Carried out once the client has given up (or after maxMs, answered late): the change a
+        // timed-out client counts as not made is made anyway.
+        const held = await parts.late.run(holdUntilGone(req.raw.socket, plan.lateMaxMs), () => handler(ctx));
+        if (held.gone) return reply.hijack();
+        if (!held.ok) throw held.error;
+        result = held.result;
+      } else result = handler(ctx);
       reply.header('x-request-id', req.id);
       return def.method === 'DELETE' ? { status: 200, requestId: req.id } : { status: 200, requestId: req.id, result };
     },
@@ -92,6 +112,7 @@ export function buildServer(parts: ServerParts): FastifyInstance {
   });
   installBodyParsers(app);
   const resets = new WeakSet<FastifyRequest>();
+  const plans = new WeakMap<FastifyRequest, FaultPlan>();
 
   app.setErrorHandler((error: FastifyError | CloudHttpError, req, reply) => {
     if (error instanceof CloudHttpError) return sendError(reply, req, error);
@@ -122,6 +143,9 @@ export function buildServer(parts: ServerParts): FastifyInstance {
         parts.stats.fault('latency');
         await sleep(plan.delayMs);
       }
+      if (plan.lateMaxMs !== null) parts.stats.fault('late');
+      if (plan.stuck) parts.stats.fault('stuck');
+      if (plan.lateMaxMs !== null || plan.stuck) plans.set(req, plan);
       if (plan.failure) {
         parts.stats.fault(plan.failure);
         if (plan.failure === 'reset') {
@@ -159,7 +183,7 @@ export function buildServer(parts: ServerParts): FastifyInstance {
       parts.stats.request(req.routeOptions.config.operation ?? 'unrouted', reply.statusCode);
     });
 
-    for (const op of OPERATIONS) addRoute(v1, op, parts);
+    for (const op of OPERATIONS) addRoute(v1, op, parts, plans);
   });
 
   if (parts.admin) app.register(adminRoutes(parts.admin));

@@ -13,6 +13,7 @@ import type {
   Source,
 } from '../api/index.js';
 import type { FixtureAlert, FixtureDashboard, ParsedFixtures } from './fixtures-schema.js';
+import { settle, type PendingChange } from './propagation.js';
 
 export type StoredScaling = Record<ScalingField, number | null>;
 export interface StoredPipe {
@@ -72,9 +73,14 @@ export class CloudStore {
   readonly pipes = new Map<string, StoredPipe>();
   /** When each pipe's scaling last changed (epoch ms), for the transient-zero quirk. */
   readonly scalingChangedAt = new Map<string, number>();
+  /** Per pipe (lower-case id), the changes taken but not yet in effect, soonest first (propagation.ts). */
+  readonly pending = new Map<string, PendingChange[]>();
 
-  static fromFixtures(f: ParsedFixtures): CloudStore {
-    const store = new CloudStore();
+  /** `now`: the cloud's clock, by which pending changes take effect. */
+  constructor(readonly now: () => number = Date.now) {}
+
+  static fromFixtures(f: ParsedFixtures, now: () => number = Date.now): CloudStore {
+    const store = new CloudStore(now);
     for (const org of f.organizations) {
       const services = new Map<string, StoredService>();
       store.organizations.set(org.id.toLowerCase(), { id: org.id, name: org.name, services });
@@ -93,7 +99,7 @@ export class CloudStore {
           alerts: new Map(stack.alerts.map((a) => [a.id.toLowerCase(), a])),
           sources: new Map(stack.sources.map((s) => [s.id.toLowerCase(), s])),
         };
-        for (const p of pipes) {
+        for (const { propagation: _ownDelay, ...p } of pipes) {
           const pipe: StoredPipe = {
             ...p,
             serviceId: svc.id,
@@ -110,9 +116,20 @@ export class CloudStore {
     return store;
   }
 
-  /** A pipe by id, for tests that read or alter it (e.g. `store.pipe(id)!.state = 'Completed'`). */
+  /**
+   * A pipe by id as the platform holds it now (its changes whose delay has passed applied), for
+   * tests that read or alter it (e.g. `store.pipe(id)!.state = 'Completed'`).
+   */
   pipe(id: string): StoredPipe | undefined {
-    return this.pipes.get(id.toLowerCase());
+    const pipe = this.pipes.get(id.toLowerCase());
+    if (pipe) settle(this, pipe, this.now());
+    return pipe;
+  }
+
+  /** The pipe's changes not yet in effect, soonest first (empty when none). */
+  pendingChanges(id: string): readonly PendingChange[] {
+    const pipe = this.pipe(id);
+    return pipe ? (this.pending.get(pipe.id.toLowerCase()) ?? []) : [];
   }
 
   service(id: string): StoredService | undefined {

@@ -1,9 +1,10 @@
-// Run-time control of the cloud, outside /v1: faults, rate limit, stats. Needs the admin token.
+// Run-time control of the cloud, outside /v1: faults, rate limit, propagation, stats. Needs the
+// admin token.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { isAdmin } from '../auth.js';
 import { CloudHttpError, parseBody } from '../errors.js';
-import { FaultConfig } from '../fixtures-schema.js';
+import { FaultConfig, type Propagation } from '../fixtures-schema.js';
 import { readBody } from '../body.js';
 import type { RateLimit } from '../rate-limit.js';
 import type { CloudStats } from '../stats.js';
@@ -14,6 +15,9 @@ export interface AdminControls {
   setFaults(f: FaultConfig): void;
   rateLimit(): RateLimit | false;
   setRateLimit(l: RateLimit | false): void;
+  propagation(): Propagation;
+  /** Validates (a 400 naming the field) and replaces. */
+  setPropagation(p: unknown): void;
   stats(): CloudStats;
   resetStats(): void;
 }
@@ -39,6 +43,11 @@ export function adminRoutes(controls: AdminControls) {
     app.put('/admin/rate-limit', async (req) => {
       controls.setRateLimit(parseBody(RateLimitBody, readBody(req)));
       return ok(req.id, controls.rateLimit());
+    });
+    app.get('/admin/propagation', async (req) => ok(req.id, controls.propagation()));
+    app.put('/admin/propagation', async (req) => {
+      controls.setPropagation(readBody(req));
+      return ok(req.id, controls.propagation());
     });
     app.get('/admin/stats', async (req) => ok(req.id, controls.stats()));
     app.delete('/admin/stats', async (req) => {

@@ -1,7 +1,7 @@
 // What a route handler gets, and the lookups every route shares (404s in the platform's words).
 import type { Operation } from '../../api/index.js';
 import type { PathParamOf, SentResultOf } from '../../api/internal.js';
-import type { Quirks } from '../fixtures-schema.js';
+import type { Propagation, Quirks } from '../fixtures-schema.js';
 import { notFound } from '../errors.js';
 import type { CloudStore, StoredOrganization, StoredService } from '../store.js';
 
@@ -14,6 +14,10 @@ export interface RouteContext<Op extends Operation> {
   readonly store: CloudStore;
   readonly now: () => number;
   readonly quirks: Quirks;
+  /** When a scaling change takes effect (propagation.ts). */
+  readonly propagation: Propagation;
+  /** An injected `stuck` fault: the change this request makes never takes effect. */
+  readonly stuck: boolean;
 }
 
 /** An operation's handler: what it returns is the result of the success envelope (undefined for a DELETE). */

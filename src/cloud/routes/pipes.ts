@@ -10,6 +10,7 @@ import {
 } from '../../api/index.js';
 import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, CloudHttpError, parseBody } from '../errors.js';
+import { changedFields, delayOf, desiredScaling, propagating, settle, takeChange } from '../propagation.js';
 import type { StoredPipe } from '../store.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
 
@@ -41,27 +42,28 @@ export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePi
   }
   if (pipe.state === 'Completed') throw badRequest('Pipe is Completed and cannot be modified');
 
-  let changed = false;
-  for (const { f, v } of sent) {
-    if (pipe.scaling[f] !== v) {
-      pipe.scaling[f] = v;
-      changed = true;
-    }
-  }
-  if (changed) {
+  // Compared with what the pipe will hold once its pending changes are in: a request that asks
+  // for that changes nothing, one that asks for the value still in effect overtakes them.
+  const values = changedFields(desiredScaling(ctx.store, pipe), sent);
+  if (Object.keys(values).length > 0) {
+    const delayMs = ctx.stuck ? Infinity : delayOf(ctx.propagation, pipe);
+    takeChange(ctx.store, pipe, values, delayMs, ctx.now());
     pipe.updatedAt = isoNow(ctx);
     ctx.store.scalingChangedAt.set(pipe.id.toLowerCase(), ctx.now());
   }
   return served(pipe, ctx);
 }
 
-// The pipe as the live API answers it, quirks included when the fixtures ask for them.
+// The pipe as the live API answers it: what is in effect now (a change still propagating is not
+// shown), quirks included when the fixtures ask for them.
 function served(pipe: StoredPipe, ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePipe'> {
+  settle(ctx.store, pipe, ctx.now());
   const { quantityStrings, transientZeroMs } = ctx.quirks;
-  if (!quantityStrings && transientZeroMs === 0) return pipe;
+  const transient = ctx.propagation.reads === 'transient' && propagating(ctx.store, pipe);
+  if (!quantityStrings && transientZeroMs === 0 && !transient) return { ...pipe, scaling: { ...pipe.scaling } };
   const scaling: Record<ScalingField, number | string | null> = { ...pipe.scaling };
   const changedAt = ctx.store.scalingChangedAt.get(pipe.id.toLowerCase());
-  if (transientZeroMs > 0 && changedAt !== undefined && ctx.now() - changedAt < transientZeroMs) {
+  if (transient || (transientZeroMs > 0 && changedAt !== undefined && ctx.now() - changedAt < transientZeroMs)) {
     if (scaling.replicaCpuMillicores !== null) scaling.replicaCpuMillicores = 0;
     if (scaling.replicaMemoryGb !== null) scaling.replicaMemoryGb = null;
   } else if (quantityStrings) {
