@@ -170,12 +170,22 @@ export function bindDaemonEvents(
     'redis:state': ({ lost, cause }) => {
       for (const c of ['data_lost', 'eviction_policy'] as const)
         metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
+      if (!lost || cause === undefined) return;
+      metrics.redisStateLosses.inc({ cause });
+      // The pauses Redis held are gone with it, and so is each pipe's record of having been paused
+      // (pausedSeen), so no evaluation would ever say 'resumed': a gauge left at 1 would claim a
+      // pause over a pipe that is scaled again. A pause the config declares is said again at the
+      // pipe's next evaluation (its record starts over as not paused).
+      if (cause === 'data_lost') metrics.paused.reset();
     },
     'api:contact': ({ at }) => metrics.apiLastContact.set(at / 1000),
     'api:check': ({ key, result }) => metrics.apiChecks.inc({ key: configName(key), result }),
   };
 
   // both series from the start, so an alert on them has something to read
-  for (const c of ['data_lost', 'eviction_policy'] as const) metrics.redisStateLost.set({ cause: c }, 0);
+  for (const c of ['data_lost', 'eviction_policy'] as const) {
+    metrics.redisStateLost.set({ cause: c }, 0);
+    metrics.redisStateLosses.inc({ cause: c }, 0);
+  }
   return subscribe(emitter, listeners);
 }

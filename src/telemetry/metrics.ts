@@ -192,6 +192,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['cause'] as const,
       registers,
     }),
+    redisStateLosses: new Counter({
+      name: 'pipescaler_redis_state_losses_total',
+      help: "Times this replica found Redis had lost the daemon's state (data_lost) or could (eviction_policy), from 0",
+      labelNames: ['cause'] as const,
+      registers,
+    }),
     apiLastContact: new Gauge({
       name: 'pipescaler_api_last_contact_timestamp_seconds',
       help: 'When the platform API last answered (any status)',

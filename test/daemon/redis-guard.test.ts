@@ -6,6 +6,9 @@ import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { Config } from '../../src/policy/types.js';
 import { createReadiness, failedChecks } from '../../src/telemetry/readiness.js';
+import { Registry, bindDaemonEvents, createMetrics } from '../../src/telemetry/index.js';
+import { StateStore } from '../../src/daemon/state-store.js';
+import { Redis } from 'ioredis';
 import { startRedisServer, type RedisServer } from '../redis-servers.js';
 import {
   DEMO,
@@ -101,6 +104,64 @@ describe('Redis state loss', () => {
       expect(replicas('clickstream')).toBe(before.clickstream);
     } finally {
       readiness.close();
+      await cloud.close();
+    }
+  }, 60_000);
+
+  it('after a loss a pipe paused only in Redis is scaled again and no longer counts as paused; the loss gauge is 1 for the whole hold, and counted', async () => {
+    server = await startRedisServer();
+    const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+    const replicas = () => cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas;
+    let clock = T0;
+    const emitter = new DaemonEmitter();
+    const registry = new Registry();
+    bindDaemonEvents(emitter, createMetrics(registry, { defaultMetrics: false }));
+    const sample = async (name: string, labels: string) => {
+      const line = (await registry.metrics()).split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+      return line === undefined ? undefined : Number(line.split(' ').at(-1));
+    };
+    const c = config(cloud.url, server.url);
+    daemon = createDaemon({
+      config: c,
+      redisUrl: server.url,
+      prefix: c.redis.prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    });
+    const tick = async (at: number) => {
+      clock = at;
+      await daemon!.tick(at);
+      await drained([daemon!]);
+    };
+    const store = new StateStore(new Redis(server.url), c.redis.prefix);
+    try {
+      await daemon.start();
+      await store.setPause('orders-events', { reason: 'incident 7' });
+      await tick(T0);
+      expect(await sample('pipescaler_paused', 'pipe="orders-events"')).toBe(1);
+      expect(await sample('pipescaler_redis_state_losses_total', 'cause="data_lost"')).toBe(0);
+      const pausedAt = replicas();
+
+      const back = waitForEvent(emitter, 'redis:status', (s) => s.ready, 20_000);
+      await server.restartEmpty();
+      await back;
+      await tick(T0 + 10 * MIN);
+      // held: nothing sent, and the gauge says so for as long as it holds
+      expect(await sample('pipescaler_redis_state_lost', 'cause="data_lost"')).toBe(1);
+      expect(replicas()).toBe(pausedAt);
+      await tick(T0 + 10 * MIN + 30_000);
+      // every pipe read again: scaling resumes, the pause Redis held is gone and no gauge says otherwise
+      expect(await sample('pipescaler_redis_state_lost', 'cause="data_lost"')).toBe(0);
+      expect(replicas()).toBe(6);
+      expect(await sample('pipescaler_paused', 'pipe="orders-events"')).not.toBe(1);
+      // the pause the config declares is said again
+      expect(await sample('pipescaler_paused', 'pipe="clickstream"')).toBe(1);
+      expect(await sample('pipescaler_redis_state_losses_total', 'cause="data_lost"')).toBe(1);
+    } finally {
+      store.redis.disconnect();
       await cloud.close();
     }
   }, 60_000);
