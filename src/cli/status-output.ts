@@ -1,6 +1,6 @@
 // `pipescaler status` as text: whether a daemon is alive, then a row per pipe that fits the
 // terminal (100 columns when stdout is not one), or everything at full length with --wide.
-import { HEARTBEAT_TTL_MS, type PipeStatus, type ReplicaBeat } from '../daemon/index.js';
+import { HEARTBEAT_TTL_MS, describeRefusal, isRejection, type PipeStatus, type ReplicaBeat } from '../daemon/index.js';
 import { count } from '../policy/index.js';
 import { keyLabel } from './policy-output.js';
 import { compactScaling, rawScaling } from './scaling-text.js';
@@ -30,6 +30,8 @@ function desired(s: PipeStatus): string {
 
 function statusText(s: PipeStatus, wide: boolean, now: number): string {
   if (s.parked) return `parked ${s.parked.code}`;
+  // a wrong key fails nothing until a change is due: the pipe is not ok meanwhile
+  if (s.keyRefused && isRejection(s.keyRefused)) return `key refused ${s.keyRefused.status} ${s.keyRefused.code}`;
   if (s.paused) {
     const { until, scope, reason } = s.paused;
     if (wide) {
@@ -117,6 +119,8 @@ export function formatStatusText(
 ): string {
   const manyKeys = new Set(statuses.map(keyLabel)).size > 1;
   const table = o.wide ? formatTable(statuses, wide(o.now)) : formatTable(statuses, narrow(o.now, manyKeys), o.width);
-  const keys = o.wide ? keyLines : keyLines.map((l) => wrap(l, o.width));
+  const refused = new Map(statuses.flatMap((s) => (s.keyRefused ? [[s.key, s.keyRefused] as const] : [])));
+  const lines = [...[...refused].map(([key, r]) => describeRefusal(key, r)), ...keyLines];
+  const keys = o.wide ? lines : lines.map((l) => wrap(l, o.width));
   return [...formatReplicas(replicas, o.now, o.wide), '', table, '', ...keys].join('\n') + '\n';
 }

@@ -80,6 +80,9 @@ export interface DaemonEvents {
   /** How many API keys key-checks.ts checks in for (keys with pipes, less those refused the list):
    *  /readyz wants an answer within two check intervals only while one does. */
   'api:checking': { keys: number };
+  /** A key's check was refused (401: the key; 403: the services list), or the key was answered a
+   *  2xx again (refused: false). Said on each change only (key-auth.ts). */
+  'api:key': { key: string; refused: boolean; status?: number; code?: string };
 }
 
 /** A typed EventEmitter over DaemonEvents. */

@@ -3,6 +3,7 @@ export { DaemonEmitter, type DaemonEvents, type DecisionResult } from './events.
 export { silentLogger, type DaemonLogger } from './context.js';
 export { StateStore, type PipeRecord, type PauseFlag, type StoredDecision, type StoredError } from './state-store.js';
 export { readPipeStatuses, type PipeStatus } from './status.js';
+export { describeRefusal, isRejection, type KeyRefusal } from './key-auth.js';
 export { handleSignals } from './signals.js';
 export { ConfigFiles } from './config-watch.js';
 export { connectRedis, connectRedisOnce } from './redis-connection.js';

@@ -8,7 +8,11 @@
 // many minutes, is still heard from every minute, so an outage shows within one: its failure
 // sets pipescaler_api_last_failure_timestamp_seconds, its success the last success, and /readyz
 // follows (readiness.ts). Each replica checks for itself, so its own metrics and /readyz stay true.
+// A check the platform refuses (401: a wrong or rotated key; 403: no services list for it) is said
+// at once, in the log, Redis (for status), /readyz and a metric (key-auth.ts), not taken for an
+// answer that proves the key works.
 import { isApiError, type ApiClient } from '../api/index.js';
+import { describeRefusal, isRejection, writeKeyRefusal, type KeyRefusal } from './key-auth.js';
 import type { Config } from '../policy/index.js';
 import type { DaemonContext, KeyLane } from './context.js';
 
@@ -38,6 +42,8 @@ export class KeyChecks {
   readonly #lastOk = new Map<string, number>();
   readonly #lastTry = new Map<string, number>();
   readonly #inflight = new Set<string>();
+  /** The status each key's last refused check had, until a 2xx of the key (this replica's view). */
+  readonly #refusals = new Map<string, number>();
   /** Keys whose list the platform refuses (403, 404): not asked again under this config. */
   #refused = new Set<string>();
   #refusedFor: Config | null = null;
@@ -55,7 +61,9 @@ export class KeyChecks {
   /** Follow a key's client: any 2xx it gets is a contact, and puts the key's next check off. */
   watch(client: ApiClient, keyName: string): void {
     client.events.on('request', ({ status }) => {
-      if (status !== null && status >= 200 && status < 300) this.#lastOk.set(keyName, this.#clock());
+      if (status === null || status < 200 || status >= 300) return;
+      this.#lastOk.set(keyName, this.#clock());
+      if (this.#refusals.has(keyName)) void this.#say(keyName, null);
     });
   }
 
@@ -174,16 +182,38 @@ export class KeyChecks {
       }
       await lane.budget.observe(err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
       if (err.status !== undefined) ctx.emitter.emit('api:contact', { at: ctx.now() });
+      if (err.status === 401 || err.status === 403)
+        await this.#say(lane.keyName, { status: err.status, code: err.code, at: ctx.now() });
       if (err.status === 403 || err.status === 404) {
         // A key that may not list services: its pipes' own calls are its contact.
         this.#refused.add(lane.keyName);
-        ctx.logger.warn(
-          { key: lane.keyName, code: err.code },
-          'API key check: the platform refuses this key the services list; no more checks of it until a reload',
-        );
+        if (err.status === 404)
+          ctx.logger.warn(
+            { key: lane.keyName, code: err.code },
+            'API key check: the platform does not know the organization of its first pipe; no more checks of this key until a reload',
+          );
       }
       return 'failed';
     }
+  }
+
+  /** A key's refusal, or its end: logged, stored for status and emitted, on each change only. */
+  async #say(key: string, refusal: KeyRefusal | null): Promise<void> {
+    const { ctx } = this.o;
+    if ((this.#refusals.get(key) ?? null) === (refusal?.status ?? null)) return;
+    if (refusal === null) this.#refusals.delete(key);
+    else this.#refusals.set(key, refusal.status);
+    await writeKeyRefusal(ctx.store.redis, ctx.store.keys, key, refusal).catch((err: unknown) =>
+      ctx.logger.debug({ key, err: (err as Error).message }, 'could not store the API key refusal'),
+    );
+    ctx.emitter.emit(
+      'api:key',
+      refusal === null ? { key, refused: false } : { key, refused: true, status: refusal.status, code: refusal.code },
+    );
+    if (refusal === null) ctx.logger.info({ key }, `API key ${key} is answered again`);
+    else if (isRejection(refusal))
+      ctx.logger.error({ key, status: refusal.status, code: refusal.code }, describeRefusal(key, refusal));
+    else ctx.logger.warn({ key, status: refusal.status, code: refusal.code }, describeRefusal(key, refusal));
   }
 }
 

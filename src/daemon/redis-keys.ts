@@ -35,6 +35,8 @@ export function redisKeys(prefix: string) {
       `${base}:metric-lock:${policy}:${tickAt}:${variant}`,
     /** String: epoch ms of a policy's last good query result. */
     metricGood: (policy: string) => `${base}:metric-good:${policy}`,
+    /** String (JSON {status, code, at}): an API key whose check the platform refused (key-auth.ts). */
+    keyRefusal: (keyName: string) => `${base}:key-refusal:${safeName(keyName)}`,
     /** Every key of ours, for cleanup and status. */
     pattern: `${base}:*`,
   } as const;

@@ -2,6 +2,7 @@
 import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
 import { SKIP_REASON_CODES, type Config, type Reason } from '../policy/index.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError } from './state-store.js';
+import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
 
 export interface PipeStatus {
   readonly pipe: string;
@@ -24,6 +25,8 @@ export interface PipeStatus {
   readonly paused: PauseFlag | null;
   readonly parked: StoredError | null;
   readonly drifts: number;
+  /** The platform refused the pipe's key on its last check (401: the key; 403: the services list). */
+  readonly keyRefused: KeyRefusal | null;
 }
 
 /** The reasons that hold a change back, in the order they are named. */
@@ -43,6 +46,7 @@ export async function readPipeStatuses(
   config: Config,
   now: number = Date.now(),
 ): Promise<PipeStatus[]> {
+  const refusals = await readKeyRefusals(store.redis, store.keys, [...new Set(config.pipes.map((p) => p.key))]);
   return Promise.all(
     config.pipes.map(async (p) => {
       const { rec, pause } = await store.snapshot(p.name, p);
@@ -66,6 +70,7 @@ export async function readPipeStatuses(
         paused,
         parked: rec.parked,
         drifts: rec.drifts,
+        keyRefused: refusals.get(p.key) ?? null,
       };
     }),
   );

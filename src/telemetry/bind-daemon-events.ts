@@ -136,6 +136,8 @@ export function bindDaemonEvents(
     },
     'rate-limited': ({ key }) => metrics.rateLimitPauses.inc({ key: configName(key) }),
     'budget:plan': ({ key, reconcileMs }) => {
+      // every key in force has its series from the start, so the alert on it has something to read
+      if (!plannedKeys.has(configName(key))) metrics.apiKeyRejected.set({ key: configName(key) }, 0);
       plannedKeys.add(configName(key));
       metrics.reconcilePeriod.set({ key: configName(key) }, reconcileMs / 1000);
     },
@@ -157,6 +159,7 @@ export function bindDaemonEvents(
         for (const k of plannedKeys) {
           if (keys.has(k)) continue;
           metrics.reconcilePeriod.remove({ key: k });
+          metrics.apiKeyRejected.remove({ key: k });
           plannedKeys.delete(k);
         }
       }
@@ -180,6 +183,8 @@ export function bindDaemonEvents(
     },
     'api:contact': ({ at }) => metrics.apiLastContact.set(at / 1000),
     'api:check': ({ key, result }) => metrics.apiChecks.inc({ key: configName(key), result }),
+    'api:key': ({ key, refused, status }) =>
+      metrics.apiKeyRejected.set({ key: configName(key) }, refused && status === 401 ? 1 : 0),
   };
 
   // both series from the start, so an alert on them has something to read

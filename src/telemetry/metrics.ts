@@ -198,6 +198,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['cause'] as const,
       registers,
     }),
+    apiKeyRejected: new Gauge({
+      name: 'pipescaler_api_key_rejected',
+      help: "1 while the platform refuses the API key's checks with 401 (a wrong or rotated secret: none of its pipes can be scaled), else 0",
+      labelNames: ['key'] as const,
+      registers,
+    }),
     apiLastContact: new Gauge({
       name: 'pipescaler_api_last_contact_timestamp_seconds',
       help: 'When the platform API last answered (any status)',

@@ -10,6 +10,9 @@ export interface ReadinessReport {
   readonly api: boolean;
   /** Set while Redis has lost the daemon's state or may (data_lost, eviction_policy): not ready, scaling held. */
   readonly redisState?: string;
+  /** API keys whose last check the platform refused with 401 (a wrong or rotated secret): an
+   *  answer, but no proof the API works for us, so `api` fails while any is. */
+  readonly rejectedKeys?: readonly string[];
 }
 
 export const READINESS_CHECKS = ['redis', 'config', 'api'] as const satisfies readonly (keyof ReadinessReport)[];
@@ -53,6 +56,12 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   const onChecking = ({ keys }: { keys: number }): void => {
     checking = keys > 0;
   };
+  // A 401 on a key's check (key-checks.ts): a 403 refuses the list only, its pipes may still scale.
+  const rejected = new Set<string>();
+  const onKey = ({ key, refused, status }: { key: string; refused: boolean; status?: number }): void => {
+    if (refused && status === 401) rejected.add(key);
+    else rejected.delete(key);
+  };
   const onState = ({ lost, cause }: { lost: boolean; cause?: string }): void => {
     redisState = lost ? (cause ?? 'unknown') : undefined;
   };
@@ -72,15 +81,18 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
   emitter.on('api:contact', onContact);
   emitter.on('redis:state', onState);
   emitter.on('api:checking', onChecking);
+  emitter.on('api:key', onKey);
 
   return {
     report: () => ({
       redis,
       config,
       api:
+        rejected.size === 0 &&
         lastContact !== undefined &&
         now() - lastContact <= ((checking ? options.contactWindowMs?.() : null) ?? reconcileMs() + graceMs),
       ...(redisState !== undefined ? { redisState } : {}),
+      ...(rejected.size > 0 ? { rejectedKeys: [...rejected].sort() } : {}),
     }),
     close: () => {
       emitter.off('redis:status', onRedis);
@@ -88,6 +100,7 @@ export function createReadiness(emitter: DaemonEmitter, options: ReadinessOption
       emitter.off('api:contact', onContact);
       emitter.off('redis:state', onState);
       emitter.off('api:checking', onChecking);
+      emitter.off('api:key', onKey);
     },
   };
 }
@@ -104,5 +117,7 @@ export function failedChecks(report: ReadinessReport): string[] {
   const failed: string[] = READINESS_CHECKS.filter((c) => !report[c]);
   // named with its cause: "redis_state:data_lost"
   if (report.redisState !== undefined) failed.push(`redis_state:${report.redisState}`);
+  // named with the key: "api_key_rejected:default"
+  for (const key of report.rejectedKeys ?? []) failed.push(`api_key_rejected:${key}`);
   return failed;
 }

@@ -31,6 +31,7 @@ function row(over: Partial<PipeStatus>): PipeStatus {
     paused: null,
     parked: null,
     drifts: 0,
+    keyRefused: null,
     ...over,
   };
 }

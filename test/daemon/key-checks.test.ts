@@ -4,7 +4,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
@@ -13,7 +13,9 @@ import { createDaemon } from '../../src/daemon/daemon.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { checkPollMs, DEFAULT_CHECK_EVERY_MS, KeyChecks } from '../../src/daemon/key-checks.js';
 import { parseConfig } from '../../src/config/index.js';
-import { checkContactWindowMs, createReadiness } from '../../src/telemetry/index.js';
+import { bindDaemonEvents, checkContactWindowMs, createReadiness, failedChecks } from '../../src/telemetry/index.js';
+import { readPipeStatuses } from '../../src/daemon/status.js';
+import { formatStatusText } from '../../src/cli/status-output.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
@@ -246,6 +248,70 @@ describe('the daemon', () => {
       await cleanupPrefix(redis, daemonPrefix);
     }
   }, 30_000);
+});
+
+describe('a wrong or rotated key', () => {
+  it('is said by the first check: the log, /readyz, status and the metric; a 2xx of the key ends it', async () => {
+    const registry = new Registry();
+    bindDaemonEvents(emitter, createMetrics(registry, { defaultMetrics: false }));
+    const readiness = createReadiness(emitter, {
+      reconcileMs: 600_000,
+      configLoaded: true,
+      redisReady: true,
+      now: () => clock,
+    });
+    const lines: { level: string; msg: string }[] = [];
+    const logger = {
+      ...silentLogger,
+      error: (_: unknown, msg: string) => lines.push({ level: 'error', msg }),
+      info: (_: unknown, msg: string) => lines.push({ level: 'info', msg }),
+    };
+    const wrong = new ApiClient({ baseUrl: cloud.url, keyId: DEMO.keyId, keySecret: 'rotated-away', retry: false });
+    let current = wrong;
+    const kc = new KeyChecks({
+      ctx: { ...ctx, logger },
+      lane: () => ({ ...lane(), client: current }),
+      clock: () => clock,
+    });
+    kc.watch(client, 'default');
+    try {
+      clock += EVERY;
+      expect(await kc.checkDue()).toEqual(new Map([['default', 'failed']]));
+      expect(lines).toEqual([
+        {
+          level: 'error',
+          msg: expect.stringMatching(/^key default: the platform refuses it \(401 API_UNAUTHORIZED\)/),
+        },
+      ]);
+      expect(readiness.report().api).toBe(false);
+      expect(failedChecks(readiness.report())).toEqual(['api', 'api_key_rejected:default']);
+      expect(await registry.getSingleMetricAsString('pipescaler_api_key_rejected')).toContain(
+        'pipescaler_api_key_rejected{key="default"} 1',
+      );
+      const statuses = await readPipeStatuses(store, config, clock);
+      expect(statuses[0]!.keyRefused).toMatchObject({ status: 401, code: 'API_UNAUTHORIZED' });
+      const text = formatStatusText(statuses, [], [], { wide: false, width: 100, now: clock });
+      expect(text).toMatch(/key refused 401 API_UNAUTHORIZED/);
+      expect(text).toMatch(/^key default: the platform refuses it \(401/m);
+      // the next check says nothing new
+      clock += EVERY;
+      await kc.checkDue();
+      expect(lines).toHaveLength(1);
+
+      // the secret is fixed (a reload): its first 2xx ends it everywhere
+      current = client;
+      await client.listServices(DEMO.org);
+      await vi.waitFor(() => expect(lines.at(-1)).toEqual({ level: 'info', msg: 'API key default is answered again' }));
+      expect(failedChecks(readiness.report())).not.toContain('api_key_rejected:default');
+      expect(await registry.getSingleMetricAsString('pipescaler_api_key_rejected')).toContain(
+        'pipescaler_api_key_rejected{key="default"} 0',
+      );
+      await vi.waitFor(async () => expect((await readPipeStatuses(store, config, clock))[0]!.keyRefused).toBeNull());
+    } finally {
+      readiness.close();
+      await wrong.close();
+    }
+  });
 });
 
 describe('the outage timeline of rules.yml and rules.test.yml', () => {

@@ -50,6 +50,26 @@ function config(baseUrl: string, url: string): Config {
   return { ...c, redis: { ...c.redis, url } };
 }
 
+/** A daemon on a test clock, its ticks run by hand: `tick(at)` sets the clock, ticks and waits for its work. */
+function onClock(c: Config, emitter: DaemonEmitter, url: string, set: (at: number) => void, now: () => number) {
+  daemon = createDaemon({
+    config: c,
+    redisUrl: url,
+    prefix: c.redis.prefix,
+    now,
+    emitter,
+    schedule: false,
+    watch: false,
+    workerOptions: FAST_WORKERS,
+  });
+  const tick = async (at: number) => {
+    set(at);
+    await daemon!.tick(at);
+    await drained([daemon!]);
+  };
+  return { tick };
+}
+
 describe('Redis state loss', () => {
   it('a Redis restarted empty is detected at the next tick: metric event, not ready with the cause, scaling held until every pipe is read again', async () => {
     server = await startRedisServer();
@@ -66,23 +86,15 @@ describe('Redis state loss', () => {
       now: () => clock,
     });
     const c = config(cloud.url, server.url);
-    daemon = createDaemon({
-      config: c,
-      redisUrl: server.url,
-      prefix: c.redis.prefix,
-      now: () => clock,
+    const { tick } = onClock(
+      c,
       emitter,
-      schedule: false,
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    });
-    const tick = async (at: number) => {
-      clock = at;
-      await daemon!.tick(at);
-      await drained([daemon!]);
-    };
+      server.url,
+      (at) => (clock = at),
+      () => clock,
+    );
     try {
-      await daemon.start();
+      await daemon!.start();
       await tick(T0);
       expect(replicas('orders-events')).toBe(3);
       expect(states.at(-1)).toEqual({ lost: false });
@@ -121,24 +133,16 @@ describe('Redis state loss', () => {
       return line === undefined ? undefined : Number(line.split(' ').at(-1));
     };
     const c = config(cloud.url, server.url);
-    daemon = createDaemon({
-      config: c,
-      redisUrl: server.url,
-      prefix: c.redis.prefix,
-      now: () => clock,
+    const { tick } = onClock(
+      c,
       emitter,
-      schedule: false,
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    });
-    const tick = async (at: number) => {
-      clock = at;
-      await daemon!.tick(at);
-      await drained([daemon!]);
-    };
+      server.url,
+      (at) => (clock = at),
+      () => clock,
+    );
     const store = new StateStore(new Redis(server.url), c.redis.prefix);
     try {
-      await daemon.start();
+      await daemon!.start();
       await store.setPause('orders-events', { reason: 'incident 7' });
       await tick(T0);
       expect(await sample('pipescaler_paused', 'pipe="orders-events"')).toBe(1);

@@ -108,6 +108,7 @@ export function emitDaemonRun(
     code: 'API_UNAUTHORIZED',
     message: `401 for Authorization: Basic ${marker}`,
   });
+  emitter.emit('api:key', { key: 'default', refused: true, status: 401, code: 'API_UNAUTHORIZED' });
   emitter.emit('config:reload', {
     result: 'failure',
     errors: [`api.keySecret (line 18): "${marker}" is written literally`],
