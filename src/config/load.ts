@@ -10,9 +10,10 @@ import { withCurrentNames } from './env-names.js';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
 import { isRecord, type RawIssue } from './issue.js';
 import { crossCheck } from './refs.js';
+import { HISTORY_DEFAULTS, notifySettings } from './notify.js';
 import { DEFAULTS, configSchema, type ParsedConfig } from './schema.js';
 import { clusterUrl, redisIssues, sentinelUrl } from './redis.js';
-import { DEMO_KEY, resolveSecrets, type ResolvedKey, type SecretsResult } from './secrets.js';
+import { DEMO_KEY, resolveSecrets, type SecretsResult } from './secrets.js';
 import { cutConnections } from './redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
 import { metricMatchIssues } from './metric-refs.js';
@@ -130,11 +131,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   return assemble(parsed.data, secrets, dir);
 }
 
-function assemble(
-  c: ParsedConfig,
-  secrets: { keys: Record<string, ResolvedKey>; redis: SecretsResult['redis'] },
-  dir: string,
-): Config {
+function assemble(c: ParsedConfig, secrets: Pick<SecretsResult, 'keys' | 'redis' | 'notify'>, dir: string): Config {
   const resolved = secrets.keys;
   const api = c.api ?? {};
   const defaultRate = api.rateLimit ?? DEFAULTS.rateLimit;
@@ -175,6 +172,8 @@ function assemble(
     pipes: c.pipes ?? [],
     policies: c.policies ?? {},
     metrics: c.metrics?.prometheus ? { prometheus: resolvePrometheusPaths(c.metrics.prometheus, dir) } : null,
+    history: c.history ?? { ...HISTORY_DEFAULTS },
+    notify: notifySettings(c.notify, secrets.notify),
   });
 }
 

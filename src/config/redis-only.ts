@@ -1,5 +1,5 @@
 // What `status`, `pause` and `resume` read of a config: they talk to Redis only, so the API's base
-// URL and credentials and the Prometheus connection are cut from the document before anything is
+// URL and credentials, the Prometheus connection and the notification sinks are cut from the document before anything is
 // interpolated. Their variables need not be set and no key file is read: an operator's shell with
 // only the Redis settings can run them (the daemon's own config keeps its secrets elsewhere).
 import { isMap, type Document } from 'yaml';
@@ -19,6 +19,8 @@ export function cutConnections(doc: Document): void {
       }
     }
   }
+  // notification sinks (their URLs and secrets) are the daemon's business only
+  doc.delete('notify');
   // metric policies need a Prometheus to be configured; where it is does not matter here
   if (doc.hasIn(['metrics', 'prometheus']))
     doc.setIn(['metrics', 'prometheus'], doc.createNode({ url: 'http://prometheus.invalid' }));

@@ -21,6 +21,7 @@ import {
   type Window,
 } from '../policy/index.js';
 import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
+import { historySchema, notifySchema } from './notify.js';
 import { redisSchema } from './redis.js';
 import { didYouMean } from './did-you-mean.js';
 import {
@@ -334,6 +335,8 @@ export const configSchema = strict({
   metrics: strict({ prometheus: prometheusSchema(strict).optional() }).optional(),
   pipes: z.array(pipe).optional(),
   policies: policies.optional(),
+  history: historySchema(strict).optional(),
+  notify: notifySchema(strict).optional(),
 });
 
 export type ParsedConfig = z.output<typeof configSchema>;

@@ -15,6 +15,8 @@ export interface SecretsResult {
   readonly keys: Record<string, ResolvedKey>;
   /** redis.password and redis.sentinelPassword, resolved. */
   readonly redis: { readonly password?: string; readonly sentinelPassword?: string };
+  /** Per notification sink: its URL when it came from urlFile or is a credential (Slack), its secret. */
+  readonly notify: Record<string, { url?: string; secret?: string }>;
   readonly issues: RawIssue[];
   /** Every secret value met, to scrub from messages. */
   readonly secrets: string[];
@@ -45,7 +47,7 @@ export function resolveSecrets({
   const issues: RawIssue[] = [];
   const secrets: string[] = [];
   const keys: Record<string, ResolvedKey> = {};
-  if (!isRecord(raw)) return { keys, redis: {}, issues, secrets };
+  if (!isRecord(raw)) return { keys, redis: {}, notify: {}, issues, secrets };
   const api = isRecord(raw.api) ? raw.api : {};
   const embedded = api.baseUrl === undefined || api.baseUrl === 'embedded';
 
@@ -159,7 +161,63 @@ export function resolveSecrets({
     ...(password !== undefined ? { password } : {}),
     ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
   };
-  return { keys, redis: resolvedRedis, issues, secrets };
+  const notify = notifySecrets(raw, secretOf, issues);
+  return { keys, redis: resolvedRedis, notify, issues, secrets };
+}
+
+type SecretOf = (
+  spec: Record<string, unknown>,
+  path: (string | number)[],
+  valueKey: string,
+  fileKey: string,
+) => { secret?: string; badType?: true };
+
+/**
+ * A webhook's HMAC key (required: a receiver must be able to tell our messages from anyone's), a
+ * CloudEvents sink's optional one, and a Slack webhook URL, which is a credential itself: each from
+ * ${ENV_VAR} or a file. A webhook's or CloudEvents' URL may be written or come from urlFile.
+ */
+function notifySecrets(
+  raw: Record<string, unknown>,
+  secretOf: SecretOf,
+  issues: RawIssue[],
+): Record<string, { url?: string; secret?: string }> {
+  const out: Record<string, { url?: string; secret?: string }> = {};
+  const sinks = isRecord(raw.notify) && isRecord(raw.notify.sinks) ? raw.notify.sinks : {};
+  for (const [name, spec] of Object.entries(sinks)) {
+    if (!isRecord(spec)) continue;
+    const path = ['notify', 'sinks', name];
+    const hasSecret = spec.secret !== undefined || spec.secretFile !== undefined;
+    const secret = secretOf(spec, path, 'secret', 'secretFile').secret;
+    if (spec.type === 'slack' && hasSecret)
+      issues.push({ path: [...path, 'secret'], message: 'a Slack webhook is not signed: remove secret' });
+    if (spec.type === 'webhook' && !hasSecret)
+      issues.push({
+        path,
+        message: 'a webhook needs secret: ${ENV_VAR} or secretFile (the key of its X-Pipescaler-Signature header)',
+      });
+    let url: string | undefined;
+    if (spec.url === undefined && spec.urlFile === undefined) {
+      issues.push({
+        path,
+        message: spec.type === 'slack' ? 'needs url: ${SLACK_WEBHOOK_URL} or urlFile' : 'needs url (or urlFile)',
+      });
+    } else if (spec.type === 'slack') {
+      url = secretOf(spec, path, 'url', 'urlFile').secret;
+    } else if (spec.urlFile !== undefined) {
+      if (spec.url !== undefined) issues.push({ path: [...path, 'urlFile'], message: 'give url or urlFile, not both' });
+      else url = secretOf({ urlFile: spec.urlFile }, path, 'url', 'urlFile').secret;
+    }
+    if (url !== undefined && !(/^https?:\/\//.test(url) && URL.canParse(url))) {
+      issues.push({
+        path: [...path, spec.urlFile !== undefined ? 'urlFile' : 'url'],
+        message: 'must be an http(s) URL',
+      });
+      url = undefined;
+    }
+    out[name] = { ...(url !== undefined ? { url } : {}), ...(secret !== undefined ? { secret } : {}) };
+  }
+  return out;
 }
 
 function safeDecode(s: string): string {

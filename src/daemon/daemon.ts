@@ -6,6 +6,14 @@ import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { ApiClient } from '../api/index.js';
 import { loadConfig } from '../config/index.js';
 import {
+  DEFAULT_MAX_ENTRIES,
+  DEFAULT_RETENTION_MS,
+  HistoryStore,
+  recordHistory,
+  type Outcome,
+} from '../history/index.js';
+import { Notifier } from '../notify/index.js';
+import {
   describeKeyPlan,
   readShareOf,
   type Config,
@@ -19,6 +27,7 @@ import { ConfigFiles } from './config-watch.js';
 import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js';
 import { createEvaluateProcessor } from './evaluate.js';
 import { DaemonEmitter } from './events.js';
+import { bridgeOutcomes } from './outcome-bridge.js';
 import { KeyChecks } from './key-checks.js';
 import { leadUntilFor, plansOf, reconcileMsFor } from './key-periods.js';
 import { Lanes } from './lanes.js';
@@ -214,6 +223,29 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const onBullError = (err: Error) => logger.debug({ err: err.message }, 'queue connection error');
 
   const metrics = new MetricSource({ redis, prefix, emitter, now, config: () => current });
+  // Outcomes (outcome-bridge.ts) go to the shared history and, once started, the notification
+  // outbox; neither is awaited by the work that emitted them.
+  const unbridge = bridgeOutcomes(emitter, { now, config: () => current });
+  const history = recordHistory(
+    emitter,
+    new HistoryStore(redis, prefix),
+    () => current.history ?? { retentionMs: DEFAULT_RETENTION_MS, maxEntries: DEFAULT_MAX_ENTRIES },
+    (err) => logger.debug({ err: err.message }, 'history write failed'),
+  );
+  let notifier: Notifier | null = null;
+  const startNotifier = (): void => {
+    if (notifier || stopping || (current.notify?.sinks.length ?? 0) === 0) return;
+    notifier = new Notifier({
+      redis,
+      prefix,
+      settings: () => current.notify,
+      workerOptions: { ...options.workerOptions },
+      onDelivery: (d) => emitter.emit('notify:delivery', { sink: d.sink, result: d.result, events: d.events }),
+      onError: onBullError,
+    });
+  };
+  const onOutcome = (o: Outcome): void => notifier?.publish(o);
+  emitter.on('outcome', onOutcome);
   const ctx: DaemonContext = {
     config: () => current,
     store,
@@ -338,6 +370,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       logger.warn({ err: (err as Error).message }, 'could not clear parked pipes');
     }
     announcePlans(config);
+    if (running) startNotifier();
     emitter.emit('config:reload', { result: 'success', changes });
     return true;
   }
@@ -419,6 +452,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     evaluateWorker.on('failed', (job, err) =>
       logger.warn({ pipe: job?.data.pipe, err: err.message }, 'evaluation failed'),
     );
+    startNotifier();
     if (options.schedule ?? true) startSchedule();
     checks.start();
     if (path && (options.watch ?? true)) unwatch = files.watch(() => void reload(), { fallback: path });
@@ -440,7 +474,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
     unwatch?.();
     checks.stop();
     await scheduler?.stop();
-    const workers = [...(lanes?.workers() ?? []), ...(evaluateWorker ? [evaluateWorker] : [])];
+    const workers = [
+      ...(lanes?.workers() ?? []),
+      ...(evaluateWorker ? [evaluateWorker] : []),
+      ...(notifier?.workers() ?? []),
+    ];
     // worker.close() waits for active jobs with no limit of its own. Without Redis no job can
     // finish anyway (nor would close() return), so there is no point waiting the full grace.
     const graceMs = redisReady ? timeoutMs : Math.min(timeoutMs, 1_000);
@@ -461,7 +499,16 @@ export function createDaemon(options: DaemonOptions): Daemon {
       if (!(await settleWithin(closing, left(400))))
         await settleWithin(Promise.all(workers.map((w) => w.close(true))), left(200));
     }
-    const queues = [...(lanes?.queues() ?? []), ...(evaluateQueue ? [evaluateQueue] : [])];
+    // what the work emitted is in Redis before the connection goes
+    await settleWithin(Promise.all([history.flush(), notifier?.flush()]), graceful ? 2_000 : left(200));
+    emitter.off('outcome', onOutcome);
+    unbridge();
+    history.close();
+    const queues = [
+      ...(lanes?.queues() ?? []),
+      ...(evaluateQueue ? [evaluateQueue] : []),
+      ...(notifier?.queues() ?? []),
+    ];
     await settleWithin(Promise.all(queues.map((q) => q.close())), graceful ? 2_000 : left(200));
     await settleWithin(lanes?.closeClients() ?? Promise.resolve(), graceful ? 2_000 : left(100));
     await settleWithin(metrics.close(), graceful ? 2_000 : left(100));
@@ -494,8 +541,16 @@ export function createDaemon(options: DaemonOptions): Daemon {
       };
     },
     config: () => current,
-    queues: () => [...(evaluateQueue ? [evaluateQueue] : []), ...(lanes?.queues() ?? [])],
-    workers: () => [...(evaluateWorker ? [evaluateWorker] : []), ...(lanes?.workers() ?? [])],
+    queues: () => [
+      ...(evaluateQueue ? [evaluateQueue] : []),
+      ...(lanes?.queues() ?? []),
+      ...(notifier?.queues() ?? []),
+    ],
+    workers: () => [
+      ...(evaluateWorker ? [evaluateWorker] : []),
+      ...(lanes?.workers() ?? []),
+      ...(notifier?.workers() ?? []),
+    ],
     ready: () => redisReady,
   };
 }

@@ -3,6 +3,7 @@
 // calls a metric or writes an audit line directly.
 import { EventEmitter } from 'node:events';
 import type { ApiErrorCode, ScalingValues } from '../api/index.js';
+import type { Outcome } from '../history/index.js';
 import type { Decision, Direction, Reason } from '../policy/index.js';
 import type { ConfigChanges } from './reload-changes.js';
 
@@ -30,6 +31,15 @@ export interface DaemonEvents {
     reasons: readonly Reason[];
     requestId?: string;
   };
+  /**
+   * What happened to a pipe, in the vocabulary of src/history/outcomes.ts: history and notifications
+   * read only this. outcome-bridge.ts derives it from decision, paused, drift, parked and
+   * config:reload; an outcome with no such event (unconfirmed, landed_late, verdict, override...)
+   * is emitted as this directly by the code that knows it.
+   */
+  outcome: Outcome;
+  /** A notification was delivered to a sink, or given up on after its last attempt (dead letter). */
+  'notify:delivery': { sink: string; result: 'delivered' | 'retry' | 'dead'; events: number };
   /** Gauges: what the pipe should have and what the platform reports. */
   desired: { pipe: string; values: ScalingValues };
   applied: { pipe: string; values: ScalingValues };

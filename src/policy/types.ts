@@ -275,6 +275,38 @@ export interface RedisSettings {
   readonly sentinelPassword?: string;
 }
 
+/** How long the scaling history keeps a pipe's outcomes (src/history). */
+export interface HistorySettings {
+  readonly retentionMs: number;
+  /** Entries kept per pipe at most (identical repeats collapse into one). */
+  readonly maxEntries: number;
+}
+
+/** One notification sink (src/notify). */
+export interface NotifySink {
+  readonly name: string;
+  readonly type: 'webhook' | 'slack' | 'cloudevents';
+  /** A Slack URL is a credential (resolved from the environment or a file); never logged. */
+  readonly url: string;
+  /** The webhook's HMAC-SHA256 key; never logged. */
+  readonly secret?: string;
+  /** Outcome names sent (null: all). */
+  readonly events: readonly string[] | null;
+  /** Pipe names or globs ("orders-*") sent (null: all). */
+  readonly pipes: readonly string[] | null;
+  /** The least severity sent. */
+  readonly severity: 'info' | 'warning' | 'error';
+  readonly timeoutMs: number;
+  readonly attempts: number;
+  readonly backoffMs: number;
+}
+
+export interface NotifySettings {
+  /** Outcomes of one sink within this long go out as one message (a summary when several). */
+  readonly coalesceMs: number;
+  readonly sinks: readonly NotifySink[];
+}
+
 /** The loaded, validated, normalized config (config/pipescaler.yaml). */
 export interface Config {
   readonly api: {
@@ -303,6 +335,10 @@ export interface Config {
   readonly policies: Readonly<Record<string, Policy>>;
   /** null: no metric source configured (no policy may have a metric then). */
   readonly metrics?: { readonly prometheus: PrometheusConfig } | null;
+  /** Absent: the defaults (config/notify.ts HISTORY_DEFAULTS). */
+  readonly history?: HistorySettings;
+  /** Absent: no sinks. */
+  readonly notify?: NotifySettings;
 }
 
 /** The longest lead a window's scale-ups may start before it (behavior.scaleUp.leadTime). */

@@ -11,6 +11,7 @@ import { startTelemetry, type TelemetryServer } from './http-server.js';
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
+import { bindNotifyEvents, createNotifyMetrics } from './notify-metrics.js';
 import { checkContactWindowMs, createReadiness } from './readiness.js';
 
 /** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
@@ -20,6 +21,8 @@ export interface TelemetryConfigView {
   readonly telemetry: { readonly listen: string };
   /** The API keys in force (their reconcile periods are exported); absent: never dropped. */
   readonly api?: { readonly keys: Readonly<Record<string, unknown>>; readonly checkEveryMs?: number };
+  /** The notification sinks (their dead-letter counters start at 0). */
+  readonly notify?: { readonly sinks: readonly { readonly name: string }[] };
 }
 
 export interface DaemonTelemetryOptions {
@@ -68,6 +71,7 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     bindDaemonEvents(emitter, metrics, { pipes: () => config().pipes.map((p) => p.name), keys: keysInForce }),
     bindAuditLog(emitter, logger),
     bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry)),
+    bindNotifyEvents(emitter, createNotifyMetrics(registry), () => (config().notify?.sinks ?? []).map((s) => s.name)),
     () => readiness.close(),
   ];
   const unbindAll = (): void => {

@@ -4,6 +4,7 @@ export { createMetrics, API_DURATION_BUCKETS, type Metrics, type MetricsOptions 
 export { bindDaemonEvents, type BindDaemonOptions } from './bind-daemon-events.js';
 export { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 export { bindAuditLog } from './audit-log.js';
+export { bindNotifyEvents, createNotifyMetrics, type NotifyMetrics } from './notify-metrics.js';
 export {
   createLogger,
   createScrubber,

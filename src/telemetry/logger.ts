@@ -61,6 +61,10 @@ export function secretForms(secret: string, keyId?: string): string[] {
 export interface SecretBearingConfig {
   readonly api: { readonly keys: Readonly<Record<string, { readonly keyId: string; readonly keySecret: string }>> };
   readonly redis: { readonly url: string; readonly password?: string; readonly sentinelPassword?: string };
+  /** A webhook's HMAC key; a Slack sink's URL, which is its credential. */
+  readonly notify?: {
+    readonly sinks: readonly { readonly type: string; readonly url: string; readonly secret?: string }[];
+  };
 }
 
 const configSecretsCache = new WeakMap<SecretBearingConfig, readonly string[]>();
@@ -74,6 +78,10 @@ export function configSecrets(config: SecretBearingConfig): readonly string[] {
     const password = urlPassword(config.redis.url);
     if (password !== '') list.push(...secretForms(decodeURIComponent(password)), password);
     for (const p of [config.redis.password, config.redis.sentinelPassword]) if (p) list.push(...secretForms(p), p);
+    for (const sink of config.notify?.sinks ?? []) {
+      if (sink.secret) list.push(...secretForms(sink.secret), sink.secret);
+      if (sink.type === 'slack') list.push(...secretForms(sink.url), sink.url);
+    }
     secrets = [...new Set(list)];
     configSecretsCache.set(config, secrets);
   }

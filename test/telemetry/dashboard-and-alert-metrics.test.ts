@@ -11,7 +11,9 @@ import {
   Registry,
   bindClientEvents,
   bindDaemonEvents,
+  bindNotifyEvents,
   createMetrics,
+  createNotifyMetrics,
   queueMetrics,
   startTelemetry,
   type TelemetryServer,
@@ -46,6 +48,8 @@ describe('metrics used by the dashboard and the alert rules', () => {
     const emitter = new DaemonEmitter();
     const clientEvents = new EventEmitter();
     bindDaemonEvents(emitter, metrics);
+    // the configured sinks' dead-letter counters start at 0
+    bindNotifyEvents(emitter, createNotifyMetrics(registry), () => ['ops']);
     bindClientEvents(clientEvents, metrics);
     server = await startTelemetry({
       listen: '127.0.0.1:0',

@@ -1,0 +1,114 @@
+// The daemon's events as outcomes (src/history/outcomes.ts): the one place that says which of
+// today's events is which outcome, so history and notifications read one event, `outcome`, and a
+// new kind of outcome is one more emit of it (from the code that knows) rather than a new
+// listener in each reporter. Events that are outcomes already (`outcome` itself) pass untouched.
+import type { Outcome } from '../history/index.js';
+import type { Config } from '../policy/index.js';
+import { pipeByName } from './context.js';
+import type { DaemonEmitter, DaemonEvents } from './events.js';
+
+export interface BridgeOptions {
+  readonly now: () => number;
+  readonly config: () => Config;
+}
+
+/** Emits `outcome` for each decision, pause, drift, parking and reload; returns the unsubscribe. */
+export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOptions): () => void {
+  /** Pipes with a drift found and no change applied since: the next applied one corrects it. */
+  const drifted = new Set<string>();
+  /** The end of each pause this replica saw start: a resume at or after it is the pause running out. */
+  const pauseUntil = new Map<string, number>();
+  const keyOf = (pipe: string): { key?: string } => {
+    const key = pipeByName(config(), pipe)?.key;
+    return key === undefined ? {} : { key };
+  };
+  const emit = (o: Outcome): void => {
+    emitter.emit('outcome', o);
+  };
+
+  const onDecision = (d: DaemonEvents['decision']): void => {
+    const at = now();
+    const base = {
+      pipe: d.pipe,
+      at,
+      reason: d.reason,
+      before: d.before,
+      after: d.after,
+      windows: d.windows,
+      ...keyOf(d.pipe),
+      ...(d.requestId !== undefined ? { requestId: d.requestId } : {}),
+    };
+    if (d.result === 'applied') {
+      emit({ ...base, outcome: 'applied' });
+      if (drifted.delete(d.pipe)) emit({ ...base, outcome: 'drift_corrected', reason: 'applied' });
+    } else if (d.result === 'failed') {
+      emit({ ...base, outcome: 'failed' });
+    } else if (d.result === 'skipped') {
+      // why it did not scale: the skip's own sentence ("cooldown until 12:03")
+      const skip = d.reasons.find((r) => r.code === d.reason) ?? d.reasons[0];
+      emit({ ...base, outcome: 'skipped', ...(skip ? { message: skip.message } : {}) });
+    } else if (d.result === 'dry_run') {
+      emit({ ...base, outcome: 'dry_run' });
+    }
+  };
+  const onPaused = ({ pipe, paused, reason, until }: DaemonEvents['paused']): void => {
+    const at = now();
+    if (paused) {
+      if (until !== undefined) pauseUntil.set(pipe, until);
+      else pauseUntil.delete(pipe);
+      emit({
+        pipe,
+        at,
+        outcome: 'paused',
+        reason: until === undefined ? 'paused' : 'paused_until',
+        ...(reason !== undefined ? { message: reason } : {}),
+        ...keyOf(pipe),
+      });
+      return;
+    }
+    const end = pauseUntil.get(pipe);
+    pauseUntil.delete(pipe);
+    const expired = end !== undefined && at >= end;
+    emit({
+      pipe,
+      at,
+      outcome: expired ? 'pause_expired' : 'resumed',
+      reason: expired ? 'expired' : 'resumed',
+      ...keyOf(pipe),
+    });
+  };
+  const onDrift = ({ pipe, expected, actual }: DaemonEvents['drift']): void => {
+    drifted.add(pipe);
+    emit({ pipe, at: now(), outcome: 'drift_found', reason: 'drift', before: expected, after: actual, ...keyOf(pipe) });
+  };
+  const onParked = ({ pipe, code, message }: DaemonEvents['parked']): void =>
+    emit({ pipe, at: now(), outcome: 'parked', reason: code, message, ...keyOf(pipe) });
+  const onReload = ({ result, changes }: DaemonEvents['config:reload']): void => {
+    if (result !== 'success' || !changes) return;
+    const at = now();
+    const cfg = config();
+    const policies = new Set([...changes.policiesChanged, ...changes.policiesAdded]);
+    const reasons = new Map<string, string>();
+    for (const p of changes.pipesAdded) reasons.set(p, 'pipe_added');
+    for (const p of changes.pipesChanged) reasons.set(p, 'pipe_changed');
+    for (const p of cfg.pipes)
+      if (!reasons.has(p.name) && policies.has(p.policy)) reasons.set(p.name, 'policy_changed');
+    for (const [pipe, reason] of reasons) {
+      const p = pipeByName(cfg, pipe);
+      emit({ pipe, at, outcome: 'reload', reason, ...(p ? { key: p.key, message: `policy ${p.policy}` } : {}) });
+    }
+  };
+
+  emitter.on('decision', onDecision);
+  emitter.on('paused', onPaused);
+  emitter.on('drift', onDrift);
+  emitter.on('parked', onParked);
+  emitter.on('config:reload', onReload);
+  return () => {
+    emitter.off('decision', onDecision);
+    emitter.off('paused', onPaused);
+    emitter.off('drift', onDrift);
+    emitter.off('parked', onParked);
+    emitter.off('config:reload', onReload);
+  };
+}
