@@ -6,7 +6,7 @@ import type { Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { ApiClientEmitter } from './client-events.js';
 import { buildPath, ENDPOINTS, pathTemplate, type EndpointDef, type Operation } from './endpoints.js';
-import { ApiError } from './errors.js';
+import { ApiError, furtherReach, type ApiReach } from './errors.js';
 import { acquirePool, privatePool, releasePool, sendOnce } from './http.js';
 import { parseResponse, rateLimitHeaders, type RateLimitHeaders } from './response.js';
 import { resolveRetry, NO_RETRY, retryDelay, type RetryOptions, type RetryPolicy } from './retry-policy.js';
@@ -44,6 +44,9 @@ export interface ApiResponse<T> {
   rateLimit?: RateLimitHeaders;
   /** The answer was used although its envelope did not fit (a requestId that is not a uuid). */
   envelopeIssue?: string;
+  /** What the answer had that the client read leniently, one line each: a pipe state it does not
+   *  know, read as Unknown (which takes no scaling). Absent when none. */
+  tolerated?: readonly string[];
 }
 
 export interface CallOptions {
@@ -152,6 +155,8 @@ export class ApiClient {
     const idempotent = def.method !== 'POST' || opts.idempotencyKey !== undefined;
     const policy = opts.retry === false ? NO_RETRY : this.#retry;
     const started = this.#now();
+    // An attempt that may have landed keeps the call's outcome unknown, whatever later ones answer.
+    let reached: ApiReach = 'no';
 
     for (let attempt = 1; ; attempt++) {
       opts.signal?.throwIfAborted();
@@ -185,9 +190,11 @@ export class ApiClient {
           status: raw.status,
           rateLimit: rateLimitHeaders(raw.headers),
           ...(parsed.envelopeIssue !== undefined ? { envelopeIssue: parsed.envelopeIssue } : {}),
+          ...(parsed.tolerated !== undefined ? { tolerated: parsed.tolerated } : {}),
         } as ApiResponse<ResultOf<Op>>;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err; // the caller's abort
+        reached = furtherReach(reached, err.reached);
         this.#emitFailure(operation, def, err, attempt, attemptStart);
         const delay = retryDelay(err, {
           policy,
@@ -196,7 +203,7 @@ export class ApiClient {
           idempotent,
           random: this.#random,
         });
-        if (delay === null) throw withAttempts(err, attempt);
+        if (delay === null) throw withAttempts(err, attempt, reached);
         this.events.emit('retry', { operation, code: err.code, attempt, delayMs: delay });
         await this.#sleep(delay, opts.signal);
       }
@@ -330,7 +337,7 @@ function splitParams(template: string, params: CallParams): { path: string; quer
   };
 }
 
-function withAttempts(err: ApiError, attempts: number): ApiError {
+function withAttempts(err: ApiError, attempts: number, reached: ApiReach): ApiError {
   return new ApiError(err.code, err.message, {
     status: err.status,
     platformError: err.platformError,
@@ -340,5 +347,6 @@ function withAttempts(err: ApiError, attempts: number): ApiError {
     attempts,
     rateLimit: err.rateLimit,
     cause: err.cause,
+    reached,
   });
 }

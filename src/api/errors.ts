@@ -15,6 +15,33 @@ export const API_ERROR_CODES = [
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
+/**
+ * Whether the platform may have acted on the request (ApiError.reached):
+ * - `no`: surely not. Nothing reached it (connection refused, DNS, connect timeout), or it answered
+ *   a refusal (3xx, 4xx, 429): sending the change again is safe.
+ * - `maybe`: the request was (or may have been) sent and no answer says what became of it: a timeout
+ *   after connecting, a reset or cut connection (a client closed with requests in flight), a 5xx,
+ *   a malformed HTTP answer.
+ * - `yes`: it answered 2xx, but the answer could not be read (not JSON, no envelope, larger than
+ *   the limit, a member the client needs does not fit): the change was taken; what the pipe holds
+ *   is unknown.
+ * For `maybe` and `yes` the outcome is unknown: only a later read says what the platform holds.
+ */
+export type ApiReach = 'no' | 'maybe' | 'yes';
+const REACH_ORDER: Readonly<Record<ApiReach, number>> = { no: 0, maybe: 1, yes: 2 };
+
+/** The more certain of two: over several attempts, one that may have landed outweighs later refusals. */
+export function furtherReach(a: ApiReach, b: ApiReach): ApiReach {
+  return REACH_ORDER[a] >= REACH_ORDER[b] ? a : b;
+}
+
+/** What an answer's status says by itself; without one, `maybe` (the request may have been sent). */
+export function reachOfStatus(status: number | undefined): ApiReach {
+  if (status === undefined) return 'maybe';
+  if (status >= 200 && status < 300) return 'yes';
+  return status >= 500 ? 'maybe' : 'no';
+}
+
 export interface ApiErrorDetails {
   /** HTTP status, when a response arrived. */
   status?: number | undefined;
@@ -30,6 +57,8 @@ export interface ApiErrorDetails {
   rateLimit?:
     { readonly remaining?: number; readonly resetSeconds?: number; readonly resetInvalid?: string } | undefined;
   cause?: unknown;
+  /** Default: from the status (reachOfStatus), `maybe` without one. */
+  reached?: ApiReach | undefined;
 }
 
 /** The codes worth another attempt (ApiError.retriable). */
@@ -50,6 +79,8 @@ export class ApiError extends Error {
   readonly retryAfterSeconds: number | undefined;
   readonly attempts: number | undefined;
   readonly rateLimit: ApiErrorDetails['rateLimit'];
+  /** Whether the platform may have acted on the request (ApiReach); over a call's attempts, the furthest. */
+  readonly reached: ApiReach;
 
   constructor(code: ApiErrorCode, message: string, details: ApiErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -61,6 +92,13 @@ export class ApiError extends Error {
     this.retryAfterSeconds = details.retryAfterSeconds;
     this.attempts = details.attempts;
     this.rateLimit = details.rateLimit;
+    this.reached = details.reached ?? reachOfStatus(details.status);
+  }
+
+  /** The request may have been carried out (reached `maybe` or `yes`): not a failed change but one
+   *  whose outcome only a read can settle. */
+  get outcomeUnknown(): boolean {
+    return this.reached !== 'no';
   }
 
   /** Worth another attempt: rate limit, server errors, timeouts and network failures. */

@@ -24,7 +24,14 @@ export type { RateLimitHeaders } from './response.js';
 export { PLATFORM_RATE_LIMIT, type RateLimit } from './rate-limit.js';
 
 // Errors: one type, branch on `code`.
-export { ApiError, API_ERROR_CODES, isApiError, type ApiErrorCode, type ApiErrorDetails } from './errors.js';
+export {
+  ApiError,
+  API_ERROR_CODES,
+  isApiError,
+  type ApiErrorCode,
+  type ApiErrorDetails,
+  type ApiReach,
+} from './errors.js';
 
 // The endpoint table (operation names double as metric labels).
 export { ENDPOINTS, OPERATIONS, type Operation, type HttpMethod, type EndpointDef } from './endpoints.js';

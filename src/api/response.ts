@@ -28,9 +28,16 @@ export interface RateLimitHeaders {
   readonly resetInvalid?: string;
 }
 
+export interface ParsedAnswer {
+  envelope: unknown;
+  envelopeIssue?: string;
+  /** What the answer had that the client read leniently (a pipe state it does not know). */
+  tolerated?: readonly string[];
+}
+
 /** The validated envelope of a 2xx answer; an ApiError for anything else. An envelope whose
  *  requestId alone does not fit (not a uuid) is still the answer: `envelopeIssue` says what. */
-export function parseResponse(raw: RawResponse, ctx: ResponseContext): { envelope: unknown; envelopeIssue?: string } {
+export function parseResponse(raw: RawResponse, ctx: ResponseContext): ParsedAnswer {
   const json = tryJson(raw.text);
   if (raw.status >= 200 && raw.status < 300) return validSuccess(raw, json, ctx);
   throw errorFromResponse(raw, json, ctx);
@@ -56,11 +63,22 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   return Array.isArray(v) ? v[0] : v;
 }
 
-function validSuccess(
-  raw: RawResponse,
-  json: JsonResult,
-  ctx: ResponseContext,
-): { envelope: unknown; envelopeIssue?: string } {
+function validSuccess(raw: RawResponse, json: JsonResult, ctx: ResponseContext): ParsedAnswer {
+  const answer = envelopeOf(raw, json, ctx);
+  const tolerated = json.ok ? toleratedIn(json.value, answer.envelope) : [];
+  return tolerated.length > 0 ? { ...answer, tolerated } : answer;
+}
+
+/** A result's `state` that the schema read as something else (ReportedPipeState: Unknown). */
+function toleratedIn(sent: unknown, read: unknown): string[] {
+  const s = isRecord(sent) && isRecord(sent.result) ? sent.result.state : undefined;
+  const r = isRecord(read) && isRecord(read.result) ? read.result.state : undefined;
+  return typeof s === 'string' && s !== r
+    ? [`result.state ${JSON.stringify(s.slice(0, 40))} is not a state the client knows: read as ${String(r)}`]
+    : [];
+}
+
+function envelopeOf(raw: RawResponse, json: JsonResult, ctx: ResponseContext): ParsedAnswer {
   const { operation } = ctx;
   const requestId = headerRequestId(raw.headers);
   if (!json.ok) {
@@ -158,7 +176,20 @@ const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',
 ]);
 
-/** A failure with no (complete) response: timeout, reset, refused, malformed HTTP. */
+/** Failures while connecting: the request never left, so the platform surely did not act on it. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** A failure with no (complete) response: timeout, reset, refused, malformed HTTP. Only a failure
+ *  to connect says the request never reached the platform (reached `no`); the rest are `maybe`. */
 export function transportError(
   err: unknown,
   ctx: { operation: string; timedOut: boolean; timeoutMs: number },
@@ -167,10 +198,12 @@ export function transportError(
   const code = errorCode(err);
   // A sanitized cause: undici's errors can hold sockets and, through them, the request.
   const cause = { code, message: err instanceof Error ? err.message : String(err) };
+  const reached = code !== undefined && NOT_SENT_CODES.has(code) ? 'no' : 'maybe';
   if (ctx.timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return new ApiError('API_TIMEOUT', `${operation}: no complete answer within ${ctx.timeoutMs} ms`, {
       operation,
       cause,
+      reached,
     });
   }
   // undici 7 leaves `code` unset on some parser errors (an invalid status line): the name tells.
@@ -183,6 +216,7 @@ export function transportError(
   return new ApiError('API_NETWORK', `${operation}: network error (${code ?? 'unknown'}: ${cause.message})`, {
     operation,
     cause,
+    reached,
   });
 }
 

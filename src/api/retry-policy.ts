@@ -61,7 +61,8 @@ export function retryDelay(err: ApiError, ctx: RetryContext): number | null {
   if (err.code === 'API_RATE_LIMITED') {
     // Refused before any work was done, so safe to repeat even for a create.
     delay = Math.ceil((err.retryAfterSeconds ?? DEFAULT_RATE_LIMIT_WAIT_S) * 1000);
-  } else if (err.retriable && ctx.idempotent) {
+  } else if (err.retriable && (ctx.idempotent || err.reached === 'no')) {
+    // A create that never reached the platform (refused connection) cannot have been done.
     const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
     delay = Math.floor(ctx.random() * ceiling);
   } else {

@@ -362,6 +362,11 @@ describe('ApiClient: timeouts', () => {
     const err = await failure(client.listServices(ORG));
     expect(err.code).toBe('API_NETWORK');
     expect(err.message).toContain('ECONNREFUSED');
+    // nothing was sent: the platform surely did not act on it
+    expect({ reached: err.reached, outcomeUnknown: err.outcomeUnknown }).toEqual({
+      reached: 'no',
+      outcomeUnknown: false,
+    });
   });
 });
 

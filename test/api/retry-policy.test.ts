@@ -60,4 +60,10 @@ describe('retry policy', () => {
     expect(retryDelay(err('API_RATE_LIMITED', 4), ctx(1, { elapsedMs: 56_000 }))).toBe(4000);
     expect(retryDelay(err('API_TIMEOUT'), ctx(1, { idempotent: false }))).toBeNull();
   });
+
+  it('repeats a non-idempotent call whose request surely never reached the platform', () => {
+    const refused = new ApiError('API_NETWORK', 'x', { reached: 'no' });
+    expect(retryDelay(refused, ctx(1, { idempotent: false }))).toBe(249);
+    expect(retryDelay(new ApiError('API_NETWORK', 'x'), ctx(1, { idempotent: false }))).toBeNull();
+  });
 });

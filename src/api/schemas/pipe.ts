@@ -133,7 +133,9 @@ function reported(field: ScalingField, parse: (v: unknown) => number | null, wha
       return n >= min && n <= max ? n : null;
     });
 }
-const asNumber = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+// A count sent as a decimal string ("3"), as the live API sends its other numbers, is that count.
+const asNumber = (v: unknown): number | null =>
+  typeof v === 'number' ? v : typeof v === 'string' && /^\s*[0-9]+(\.[0-9]+)?\s*$/.test(v) ? Number(v) : null;
 
 export const PipeScaling = z.looseObject({
   replicas: reported('replicas', asNumber, 'a number'),
@@ -143,11 +145,23 @@ export const PipeScaling = z.looseObject({
 });
 export type PipeScaling = z.output<typeof PipeScaling>;
 
+const KNOWN_STATES: ReadonlySet<string> = new Set(PipeState.options);
+
+/**
+ * A pipe's state as the platform reports it. One the client does not know (the platform added a
+ * state) reads as Unknown, a state that takes no scaling, instead of failing the whole answer:
+ * refusing it would count a change the platform made as failed and send it again. The client
+ * names the state it did not know (ApiResponse.tolerated).
+ */
+export const ReportedPipeState = z
+  .string()
+  .transform((s): PipeState => (KNOWN_STATES.has(s) ? (s as PipeState) : 'Unknown'));
+
 export const Pipe = z.looseObject({
   id: Uuid,
   serviceId: Uuid,
   name: str,
-  state: PipeState,
+  state: ReportedPipeState,
   scaling: PipeScaling,
   source: PipeSource,
   destination: PipeDestination,
