@@ -8,8 +8,29 @@ export type { CloudOptions, EmbeddedCloud };
  * fixtures (the CLI's offline views, the daemon's demo ids) never loads it.
  */
 export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> {
-  const cloud = await import('./cloud.js');
+  let cloud: typeof import('./cloud.js');
+  try {
+    cloud = await import('./cloud.js');
+  } catch (err) {
+    throw notInstalled(err) ?? err;
+  }
   return cloud.startCloud(options);
+}
+
+/** The server's packages are optional dependencies: a production install may leave them out. */
+export class CloudNotInstalledError extends Error {
+  override readonly name = 'CloudNotInstalledError';
+  readonly code = 'CLOUD_NOT_INSTALLED';
+}
+
+function notInstalled(err: unknown): CloudNotInstalledError | null {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (code !== 'ERR_MODULE_NOT_FOUND' || typeof message !== 'string') return null;
+  const name = /Cannot find package '([^']+)'/.exec(message)?.[1] ?? 'fastify';
+  return new CloudNotInstalledError(
+    `the embedded cloud needs its server, the optional dependency ${name}, which this install left out ` +
+      "(npm ci --omit=optional): run `npm install --include=optional`, or set api.baseUrl to the platform's URL",
+  );
 }
 export { loadFixtures, parseFixtures, demoCredentials, FixturesError } from './fixtures.js';
 export { generateFixtures, generatedPipeIds, seqUuid, type GenerateOptions } from './generate.js';

@@ -6,9 +6,21 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { createRequire } from 'node:module';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
 
-// pino-pretty (and its colour and date dependencies) load only when a person reads the lines.
-const requirePretty = (): ((options: PrettyOptions) => PrettyStream) =>
-  createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
+// pino-pretty (and its colour and date dependencies) load only when a person reads the lines. It
+// is an optional dependency: a production install without it (`npm ci --omit=optional`) logs JSON
+// lines at a terminal too, and says so once on stderr.
+function requirePretty(): ((options: PrettyOptions) => PrettyStream) | null {
+  try {
+    return createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'MODULE_NOT_FOUND') throw err;
+    process.stderr.write(
+      'pipescaler: pino-pretty (an optional dependency) is not installed, so the log stays JSON lines; ' +
+        '`npm install --include=optional` adds it\n',
+    );
+    return null;
+  }
+}
 
 export type TelemetryLogger = Logger;
 
@@ -131,9 +143,9 @@ export function createScrubber(secrets: readonly string[] | (() => readonly stri
 
 export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
   const scrub = createScrubber(options.secrets);
-  const usePretty = options.pretty ?? process.stdout.isTTY;
-  const destination = usePretty
-    ? requirePretty()({
+  const pretty = (options.pretty ?? process.stdout.isTTY) ? requirePretty() : null;
+  const destination = pretty
+    ? pretty({
         colorize: options.destination === undefined,
         sync: true,
         destination: options.destination ?? 1,

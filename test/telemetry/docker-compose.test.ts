@@ -353,6 +353,14 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
   });
 
+  it('leaves the optional demo cloud server and pino-pretty out, but for the compose demo, whose cloud serves from it', () => {
+    const runtime = dockerfile.split(/^FROM .* AS runtime$/m)[1]!;
+    expect(runtime).toMatch(/^ARG WITH_DEMO_CLOUD=false$/m);
+    expect(runtime).toContain('npm ci --omit=dev $([ "$WITH_DEMO_CLOUD" = true ] || echo --omit=optional)');
+    for (const name of ['pipescaler', 'cloud'])
+      expect(services[name]!.build, name).toMatchObject({ args: { WITH_DEMO_CLOUD: 'true' } });
+  });
+
   it('runs as a non-root user, health-checks /healthz with node, and exposes 9464', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(healthcheck().slice(0, 2)).toEqual(['node', '-e']);
