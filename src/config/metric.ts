@@ -2,13 +2,58 @@
 // `policies.*.metric` (what to query and how a value becomes a recommendation).
 import { z } from 'zod';
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { MetricFallback, MetricSpec, PrometheusConfig } from '../policy/index.js';
+import type { ForecastSpec, MetricFallback, MetricSpec, PrometheusConfig } from '../policy/index.js';
 import { field, nonEmptyString, positiveDurationMs, scalingValue } from './fields.js';
 
 // A function, not an import of config-schema's strict(): that module imports this one.
 export type Strict = <S extends z.ZodRawShape>(shape: S) => z.ZodObject<S, z.core.$strict>;
 
 export const METRIC_DEFAULTS = { timeoutMs: 5_000, staleAfterMs: 120_000, tolerance: 0.1 } as const;
+
+const HOUR = 3_600_000;
+/** `metric.forecast` defaults: two weeks teach both seasons; 15 min keeps a 2 h forecast fresh at
+ *  one range query per policy; the platform's changes take effect within about 5 min. */
+export const FORECAST_DEFAULTS = {
+  historyMs: 14 * 24 * HOUR,
+  horizonMs: 2 * HOUR,
+  refreshMs: 15 * 60_000,
+  actuationMs: 5 * 60_000,
+} as const;
+/** 30 days of 5-min points stay under Prometheus' 11,000 points per series of a range query. */
+const MAX_HISTORY_MS = 30 * 24 * HOUR;
+const MAX_HORIZON_MS = 48 * HOUR;
+
+function forecastSchema(strict: Strict) {
+  return strict({
+    history: positiveDurationMs()
+      .refine((ms) => ms >= 24 * HOUR && ms <= MAX_HISTORY_MS, 'must be from 1d to 30d')
+      .optional(),
+    horizon: positiveDurationMs()
+      .refine((ms) => ms <= MAX_HORIZON_MS, 'must be at most 48h')
+      .optional(),
+    mode: z.enum(['forecastOnly', 'scale'], { error: 'must be forecastOnly or scale' }).optional(),
+    refresh: positiveDurationMs().optional(),
+    actuation: positiveDurationMs().optional(),
+  })
+    .superRefine((f, ctx) => {
+      const horizon = f.horizon ?? FORECAST_DEFAULTS.horizonMs;
+      const refresh = f.refresh ?? FORECAST_DEFAULTS.refreshMs;
+      const actuation = f.actuation ?? FORECAST_DEFAULTS.actuationMs;
+      if (refresh + actuation > horizon)
+        ctx.addIssue({
+          code: 'custom',
+          path: [f.refresh !== undefined ? 'refresh' : 'horizon'],
+          message: `refresh (${refresh / 60_000} min) + actuation (${actuation / 60_000} min) must fit in the horizon (${horizon / 60_000} min): a forecast must still see past the actuation time when the next one comes`,
+        });
+    })
+    .transform((f): ForecastSpec => ({
+      historyMs: f.history ?? FORECAST_DEFAULTS.historyMs,
+      horizonMs: f.horizon ?? FORECAST_DEFAULTS.horizonMs,
+      mode: f.mode ?? 'forecastOnly',
+      refreshMs: f.refresh ?? FORECAST_DEFAULTS.refreshMs,
+      actuationMs: f.actuation ?? FORECAST_DEFAULTS.actuationMs,
+    }));
+}
 
 const httpUrl = field<string>((v) =>
   typeof v === 'string' && /^https?:\/\//.test(v) && URL.canParse(v)
@@ -78,6 +123,7 @@ export function metricSchema(strict: Strict) {
     onError: onError.optional(),
     staleAfter: positiveDurationMs().optional(),
     tolerance: tolerance.optional(),
+    forecast: forecastSchema(strict).optional(),
   })
     .superRefine((m, ctx) => {
       if (m.targetPerReplica === undefined && m.targetPerConcurrency === undefined) {
@@ -98,6 +144,7 @@ export function metricSchema(strict: Strict) {
       onError: m.onError ?? { kind: 'hold' },
       staleAfterMs: m.staleAfter ?? METRIC_DEFAULTS.staleAfterMs,
       tolerance: m.tolerance ?? METRIC_DEFAULTS.tolerance,
+      ...(m.forecast !== undefined ? { forecast: m.forecast } : {}),
     }));
 }
 

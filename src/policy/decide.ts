@@ -132,7 +132,8 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   const resolved = withLead(policy, now, ahead, resolveTarget(policy, active, winners, view.applied), view.applied);
   const reasons: Reason[] = [...resolved.reasons];
   // A metric picks the value of its field inside the window's (or baseline's) bounds.
-  const metric = applyMetric(policy, now, view.metric, resolved.target, resolved.values, view.applied, fields);
+  // A forecast looks ahead over the actuation time from the lead horizon on (scale-ups only).
+  const metric = applyMetric(policy, now, view.metric, resolved.target, resolved.values, view.applied, fields, until);
   reasons.push(...metric.reasons);
 
   const recommendation: ScalingValues = {};

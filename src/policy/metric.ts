@@ -3,10 +3,15 @@
 // the metric drives. The window (or baseline) gives the bounds, a fixed `set` being min = max, so
 // a metric never moves a fixed value. Missing data never scales down: an error, an empty or stale
 // value, NaN, Inf or a negative value gives the policy's onError choice (hold by default).
+// A forecast (metric.forecast) is the peak predicted over the actuation time plus the lead: in
+// scale mode it may raise the recommendation, never lower it (no scale-in on a forecast); in
+// forecastOnly mode it is only reported (outcome.forecast).
 import { SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
 import { resolveFieldTarget } from './target.js';
+import { peakBetween } from './forecast.js';
 import type {
   FieldTarget,
+  ForecastOutcome,
   MetricField,
   MetricOutcome,
   MetricReading,
@@ -45,6 +50,8 @@ export function metricBounds(t: FieldTarget | undefined, field: ScalingField): {
   return 'value' in t ? { min: t.value, max: t.value } : { min: t.min, max: t.max };
 }
 
+const round = (v: number): number => Math.round(v * 100) / 100;
+
 const clamp = (v: number, b: { min: number; max: number }): number => Math.min(b.max, Math.max(b.min, v));
 
 /** Why a reading cannot be used, or null when its value is good at `now`. */
@@ -76,6 +83,7 @@ export function applyMetric(
   values: ScalingValues,
   applied: ScalingValues,
   fields: readonly ScalingField[],
+  leadUntil: number = now,
 ): MetricResult {
   const spec = policy.metric;
   const field = spec ? metricField(spec, fields) : null;
@@ -128,10 +136,42 @@ export function applyMetric(
       reasons.push({ code: 'metric', field, message: `metric ${value} / ${per} per unit: ${field} ${raw}${clamped}` });
     }
   }
+  let forecast: ForecastOutcome | undefined;
+  if (spec.forecast && problem === null && reading !== undefined && 'value' in reading) {
+    const { mode, actuationMs } = spec.forecast;
+    const f = reading.forecast;
+    const until = Math.max(now, leadUntil) + actuationMs;
+    const peak = f === undefined || 'error' in f ? null : peakBetween(f.points, now, until);
+    if (f === undefined || 'error' in f || peak === null) {
+      forecast = {
+        mode,
+        error: f === undefined ? 'no forecast yet' : 'error' in f ? f.error : 'the forecast has expired',
+      };
+    } else {
+      const wanted = clamp(rawRecommendation(peak, per), bounds);
+      const raised = mode === 'scale' && wanted > recommended;
+      forecast = {
+        mode,
+        value: peak,
+        recommended: wanted,
+        raised,
+        ...(f.peakError !== undefined ? { peakError: f.peakError } : {}),
+      };
+      if (raised) {
+        reasons.push({
+          code: 'forecast',
+          field,
+          message: `forecast peak ${round(peak)} over the next ${formatDuration(until - now)} (actuation ${formatDuration(actuationMs)}${until - actuationMs > now ? ` + lead ${formatDuration(until - actuationMs - now)}` : ''}) / ${per} per unit: ${field} ${recommended} -> ${wanted}`,
+        });
+        recommended = wanted;
+      }
+    }
+  }
   const outcome: MetricOutcome = {
     field,
     bounds,
     recommended,
+    ...(forecast ? { forecast } : {}),
     ...(value !== undefined ? { value } : {}),
     ...(problem !== null ? { error: problem } : {}),
   };

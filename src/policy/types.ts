@@ -98,10 +98,34 @@ export interface MetricSpec {
   readonly staleAfterMs: number;
   /** Relative change (0.1 = 10%) below which the applied value is kept. */
   readonly tolerance: number;
+  /** Forecast from the metric's history (forecast.ts): absent, the policy only reacts. */
+  readonly forecast?: ForecastSpec;
 }
 
+/** `metric.forecast`: how much history the model learns from, how far it predicts, what it may do. */
+export interface ForecastSpec {
+  readonly historyMs: number;
+  readonly horizonMs: number;
+  /** forecastOnly: exported, changes nothing; scale: raises the target ahead of the load. */
+  readonly mode: 'forecastOnly' | 'scale';
+  /** A new forecast (one range query per policy, fleet-wide) this often. */
+  readonly refreshMs: number;
+  /** How long a change takes to give capacity: the forecast looks this far ahead, plus the lead. */
+  readonly actuationMs: number;
+}
+
+/** The forecast of a pipe's metric: predicted values (epoch ms, value) over the horizon, or why there is none. */
+export type ForecastReading =
+  | {
+      readonly points: readonly (readonly [number, number])[];
+      /** The hourly-peak error of the policy's forecasts over the last week (forecast-score.ts), when known. */
+      readonly peakError?: number;
+    }
+  | { readonly error: string };
+
 /** This pipe's value of its policy's metric at the tick (what the evaluate job passes in). */
-export type MetricReading = { readonly value: number; readonly at: number } | { readonly error: string };
+export type MetricReading =
+  { readonly value: number; readonly at: number; readonly forecast?: ForecastReading } | { readonly error: string };
 
 /** What the metric did in a decision: for plan, status and the metric gauges. */
 export interface MetricOutcome {
@@ -110,9 +134,23 @@ export interface MetricOutcome {
   readonly error?: string;
   /** The bounds the metric moves within (window or baseline; a fixed value is min = max). */
   readonly bounds: { readonly min: number; readonly max: number };
-  /** ceil(value / target) within the bounds, or the fallback's value. */
+  /** ceil(value / target) within the bounds, or the fallback's value (raised by a forecast in scale mode). */
   readonly recommended: number;
+  /** The forecast's peak over the actuation time and lead, and the value it would set (a forecast policy). */
+  readonly forecast?: ForecastOutcome;
 }
+
+export type ForecastOutcome =
+  | {
+      readonly mode: ForecastSpec['mode'];
+      readonly value: number;
+      /** ceil(peak / target) within the bounds: what the forecast would set. */
+      readonly recommended: number;
+      /** In scale mode, whether it raised the reactive recommendation. */
+      readonly raised: boolean;
+      readonly peakError?: number;
+    }
+  | { readonly mode: ForecastSpec['mode']; readonly error: string };
 
 export interface Policy {
   readonly name: string;
@@ -180,6 +218,7 @@ export const REASON_CODES = [
   'metric_unavailable',
   'tolerance',
   'lead_time',
+  'forecast',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 

@@ -110,4 +110,42 @@ describe('metric config', () => {
       expect.stringContaining('metrics.prometheus.basicAuth: give bearerTokenFile or basicAuth, not both'),
     ]);
   });
+
+  it('takes metric.forecast with its defaults: 14d of history, a 2h horizon, forecastOnly, every 15m', () => {
+    const load = (f: string) => parseConfig(text(`${GOOD}${f}`), { file: 'x.yaml', env: {} }).policies.lag!.metric;
+    expect(load('      forecast: {}\n')!.forecast).toEqual({
+      historyMs: 14 * 86_400_000,
+      horizonMs: 7_200_000,
+      mode: 'forecastOnly',
+      refreshMs: 900_000,
+      actuationMs: 300_000,
+    });
+    expect(
+      load('      forecast: { history: 7d, horizon: 1h, mode: scale, refresh: 5m, actuation: 3m }\n')!.forecast,
+    ).toEqual({
+      historyMs: 7 * 86_400_000,
+      horizonMs: 3_600_000,
+      mode: 'scale',
+      refreshMs: 300_000,
+      actuationMs: 180_000,
+    });
+  });
+
+  it('names each bad forecast field with its line', () => {
+    expect(
+      issues(
+        text(
+          `${GOOD}      forecast:\n        history: 12h\n        mode: always\n        horizon: 3d\n        every: 1h\n`,
+        ),
+      ),
+    ).toEqual([
+      '21 policies.lag.metric.forecast.history: must be from 1d to 30d',
+      '22 policies.lag.metric.forecast.mode: must be forecastOnly or scale',
+      '23 policies.lag.metric.forecast.horizon: must be at most 48h',
+      '24 policies.lag.metric.forecast.every: unknown key "every"',
+    ]);
+    expect(issues(text(`${GOOD}      forecast: { horizon: 10m }\n`))).toEqual([
+      '20 policies.lag.metric.forecast.horizon: refresh (15 min) + actuation (5 min) must fit in the horizon (10 min): a forecast must still see past the actuation time when the next one comes',
+    ]);
+  });
 });

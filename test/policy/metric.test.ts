@@ -189,3 +189,104 @@ describe('match', () => {
     expect(parseSampleValue('12.5')).toBe(12.5);
   });
 });
+
+describe('metric forecast', () => {
+  const forecast = (mode: 'scale' | 'forecastOnly') => ({
+    forecast: { historyMs: 14 * 86_400_000, horizonMs: 7_200_000, mode, refreshMs: 900_000, actuationMs: 300_000 },
+  });
+  // predicted every 5 min: 400 now, 950 at +10 min
+  const points = [0, 5, 10, 15].map((m): [number, number] => [NOW + m * 60_000, m >= 10 ? 950 : 400]);
+  const withForecast = (value: number, f: object = { points, peakError: 0.08 }) => ({
+    value,
+    at: NOW,
+    forecast: f as { points: [number, number][] },
+  });
+
+  it('scale: raises the target to the peak over the actuation time (5m) ahead, saying why', () => {
+    const d = decide(
+      metricPolicy(forecast('scale')),
+      NOW - 5 * 60_000 + 60_000,
+      view({
+        applied: { replicas: 3 },
+        metric: { ...withForecast(300), at: NOW - 4 * 60_000 },
+      }),
+    );
+    // now = +1 min less 5: looks to NOW + 1 min, whose point (at +5 min) is 400
+    expect(d.desired.replicas).toBe(4);
+    expect(d.metric?.forecast).toEqual({ mode: 'scale', value: 400, recommended: 4, raised: true, peakError: 0.08 });
+    expect(d.reasons.find((r) => r.code === 'forecast')?.message).toBe(
+      'forecast peak 400 over the next 5m (actuation 5m) / 100 per unit: replicas 3 -> 4',
+    );
+  });
+
+  it('scale: the lead adds to the look-ahead; the reactive value wins when higher', () => {
+    const p = metricPolicy(forecast('scale'));
+    const led = decide(
+      p,
+      NOW,
+      view({ applied: { replicas: 3 }, metric: withForecast(300), leadUntil: NOW + 5 * 60_000 }),
+    );
+    expect(led.desired.replicas).toBe(10);
+    expect(led.reasons.find((r) => r.code === 'forecast')?.message).toContain(
+      'over the next 10m (actuation 5m + lead 5m)',
+    );
+    const high = decide(p, NOW, view({ applied: { replicas: 3 }, metric: withForecast(900) }));
+    expect(high.desired.replicas).toBe(9);
+    expect(high.metric?.forecast).toMatchObject({ recommended: 4, raised: false });
+  });
+
+  it('never lowers the reactive recommendation: a forecast below the value changes nothing', () => {
+    const low = points.map(([t]): [number, number] => [t, 10]);
+    const d = decide(
+      metricPolicy(forecast('scale')),
+      NOW,
+      view({ applied: { replicas: 8 }, metric: withForecast(800, { points: low }) }),
+    );
+    expect(d.desired.replicas).toBe(8);
+    expect(d.metric?.forecast).toMatchObject({ recommended: 3, raised: false });
+    expect(d.reasons.map((r) => r.code)).not.toContain('forecast');
+  });
+
+  it('forecastOnly: reports what the forecast would set and changes nothing', () => {
+    const p = metricPolicy(forecast('forecastOnly'));
+    const d = decide(
+      p,
+      NOW,
+      view({ applied: { replicas: 3 }, metric: withForecast(300), leadUntil: NOW + 5 * 60_000 }),
+    );
+    const plain = decide(
+      metricPolicy(),
+      NOW,
+      view({ applied: { replicas: 3 }, metric: reading(300), leadUntil: NOW + 5 * 60_000 }),
+    );
+    expect(d.desired).toEqual(plain.desired);
+    expect(d.metric?.forecast).toEqual({
+      mode: 'forecastOnly',
+      value: 950,
+      recommended: 10,
+      raised: false,
+      peakError: 0.08,
+    });
+  });
+
+  it('without a forecast (too little history, a failed query, expired) the policy reacts as without one', () => {
+    const p = metricPolicy(forecast('scale'));
+    const none = decide(
+      p,
+      NOW,
+      view({
+        applied: { replicas: 3 },
+        metric: withForecast(300, { error: '10 h of history, a forecast needs 24 h' }),
+      }),
+    );
+    expect(none.desired.replicas).toBe(3);
+    expect(none.metric?.forecast).toEqual({ mode: 'scale', error: '10 h of history, a forecast needs 24 h' });
+    const later = NOW + 3_600_000;
+    const expired = decide(p, later, view({ applied: { replicas: 3 }, metric: { ...withForecast(300), at: later } }));
+    expect(expired.metric?.forecast).toEqual({ mode: 'scale', error: 'the forecast has expired' });
+    expect(decide(p, NOW, view({ applied: { replicas: 3 }, metric: reading(300) })).metric?.forecast).toEqual({
+      mode: 'scale',
+      error: 'no forecast yet',
+    });
+  });
+});
