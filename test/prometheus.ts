@@ -1,8 +1,9 @@
 // A real Prometheus of a test's own (Debian's `prometheus` binary), on a free local port, with a
 // generated config and its TSDB in a temp dir: for tests that prove what the dashboard's
 // expressions and the alert rules show, which promtool's synthetic series cannot. Stopped by its
-// own pid; its dir is removed at stop.
-import { spawn, type ChildProcess } from 'node:child_process';
+// own pid; its dir is removed at stop. `backfill` loads a history before it starts (OpenMetrics
+// text turned into TSDB blocks by promtool), for tests that read weeks of a metric.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +11,7 @@ import { parse, stringify } from 'yaml';
 import { freePort, kill } from './redis-servers.js';
 
 export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+export const PROMTOOL_BIN = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
 
 export interface ScrapeJob {
   readonly job: string;
@@ -29,6 +31,26 @@ export interface PrometheusOptions {
   readonly ruleFiles?: readonly string[];
   /** Rule files to load, by content (written into the temp dir). */
   readonly rules?: readonly string[];
+  /** OpenMetrics text (ending `# EOF`) loaded as TSDB blocks before the server starts. */
+  readonly backfill?: string;
+  /** --storage.tsdb.retention.time, default 1h; a backfilled history needs it longer than its span. */
+  readonly retention?: string;
+}
+
+/** OpenMetrics text of gauges: one family, its series' points (epoch ms, value), sorted by time. */
+export function openMetricsGauge(
+  name: string,
+  series: readonly { labels: Record<string, string>; points: readonly (readonly [number, number])[] }[],
+): string {
+  const lines = [`# TYPE ${name} gauge`];
+  for (const s of series) {
+    const labels = Object.entries(s.labels)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(',');
+    for (const [t, v] of s.points) lines.push(`${name}{${labels}} ${v} ${(t / 1000).toFixed(3)}`);
+  }
+  lines.push('# EOF', '');
+  return lines.join('\n');
 }
 
 export interface Sample {
@@ -141,11 +163,20 @@ export async function startPrometheus(o: PrometheusOptions): Promise<PrometheusS
   });
   const configPath = join(dir, 'prometheus.yml');
   writeFileSync(configPath, configYaml(o, ruleFiles));
+  if (o.backfill !== undefined) {
+    const input = join(dir, 'backfill.om');
+    writeFileSync(input, o.backfill);
+    // 2 h blocks (Debian's promtool 2.42 has no --max-block-duration): Prometheus compacts them
+    execFileSync(PROMTOOL_BIN, ['tsdb', 'create-blocks-from', 'openmetrics', '-q', input, join(dir, 'data')], {
+      stdio: 'pipe',
+    });
+    rmSync(input);
+  }
   const args = [
     `--config.file=${configPath}`,
     `--storage.tsdb.path=${join(dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${port}`,
-    '--storage.tsdb.retention.time=1h',
+    `--storage.tsdb.retention.time=${o.retention ?? '1h'}`,
     '--log.level=warn',
   ];
   let out = '';

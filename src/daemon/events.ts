@@ -81,6 +81,10 @@ export interface DaemonEvents {
   'redis:state': { lost: boolean; cause?: 'data_lost' | 'eviction_policy' };
   /** This replica queried Prometheus for a metric policy's tick (one per policy per tick, fleet-wide). */
   'metric:query': { policy: string; durationMs: number; samples?: number; error?: string };
+  /** This replica made a forecast policy's forecast for a refresh period (one per policy and period, fleet-wide). */
+  'forecast:made': { policy: string; durationMs: number; series?: number; error?: string };
+  /** A forecast policy's forecast for a refresh period, as this replica read it: its series and score, or why there is none. */
+  'forecast:status': { policy: string; at: number; series?: number; peakError?: number | null; error?: string };
   /** A metric policy's last good result is this old (null: never), read once per policy and tick. */
   'metric:age': { policy: string; lastGoodAgeMs: number | null };
   /** The API answered (any status). */

@@ -2,7 +2,8 @@
 // whole fleet: the first evaluation of a policy at a tick (on any replica) takes a short lock in
 // Redis, queries, and stores the result under the tick; every other evaluation, on this replica or
 // another, reads that result. Within a replica, one read per policy and tick is shared by all its
-// evaluations (an indexed vector, so a pipe finds its sample with one lookup).
+// evaluations (an indexed vector, so a pipe finds its sample with one lookup). A policy with a
+// forecast gets the pipe's predicted values on its reading too (forecast-source.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from './redis-connection.js';
@@ -23,6 +24,7 @@ import {
 } from '../policy/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
+import { ForecastSource } from './forecast-source.js';
 import { redisKeys } from './redis-keys.js';
 import { parseStored } from './stored-record.js';
 
@@ -82,9 +84,15 @@ export class MetricSource {
   private closed = false;
   private client: PrometheusClient | null = null;
   private clientFor: PrometheusConfig | null = null;
+  private readonly forecasts: ForecastSource;
 
   constructor(private readonly o: MetricSourceOptions) {
     this.keys = redisKeys(o.prefix);
+    this.forecasts = new ForecastSource({
+      ...o,
+      prometheus: () => this.prometheus(),
+      timeoutMs: () => o.config().metrics?.prometheus.timeoutMs ?? 5_000,
+    });
   }
 
   /** The pipe's reading at the tick: its sample's value, or why there is none. */
@@ -95,7 +103,9 @@ export class MetricSource {
     if (v.error !== undefined) return { error: v.error };
     const wanted = resolveMatch(spec.match, pipe);
     const matching = v.labelNames.length === 0 ? v.samples : (v.index.get(matchKey(v.labelNames, wanted)) ?? []);
-    return selectSample(matching, wanted, v.at);
+    const reading = selectSample(matching, wanted, v.at);
+    if (spec.forecast === undefined || 'error' in reading) return reading;
+    return { ...reading, forecast: await this.forecasts.forecast(policy, wanted, tickAt) };
   }
 
   /**
@@ -132,7 +142,7 @@ export class MetricSource {
   /** Lets the loads under way store their results (a replica waits on them), then closes the client. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.loading]);
+    await Promise.allSettled([...this.loading, this.forecasts.close()]);
     await this.client?.close();
     this.client = null;
   }

@@ -37,6 +37,12 @@ export function redisKeys(prefix: string) {
     metricGood: (policy: string) => `${base}:metric-good:${policy}`,
     /** String (JSON {status, code, at}): an API key whose check the platform refused (key-auth.ts). */
     keyRefusal: (keyName: string) => `${base}:key-refusal:${safeName(keyName)}`,
+    /** String (JSON), for a refresh period: a forecast policy's predictions per series, made by one
+     *  replica from one range query (forecast-source.ts) and read by all. */
+    forecast: (policy: string, slot: number, variant: string) => `${base}:forecast:${policy}:${slot}:${variant}`,
+    /** String, NX with a short expiry: the replica that makes that forecast. */
+    forecastLock: (policy: string, slot: number, variant: string) =>
+      `${base}:forecast-lock:${policy}:${slot}:${variant}`,
     /** Every key of ours, for cleanup and status. */
     pattern: `${base}:*`,
   } as const;

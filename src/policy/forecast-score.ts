@@ -65,8 +65,8 @@ export function scoreForecast(
   let hi = 0;
   for (let origin = at - Math.floor(WEEK_MS / every) * every; origin < at; origin += every) {
     // the points in (origin - history, origin], found by moving two cursors forwards
-    while (lo < points.length && (points[lo] as Point)[0] <= origin - historyMs) lo++;
-    while (hi < points.length && (points[hi] as Point)[0] <= origin) hi++;
+    while ((points[lo]?.[0] ?? Infinity) <= origin - historyMs) lo++;
+    while ((points[hi]?.[0] ?? Infinity) <= origin) hi++;
     const fit = fitForecast(points.slice(lo, hi), origin, stepMs);
     if ('model' in fit) predicted.push(...predictSpan(fit.model, origin, Math.min(at - 1, origin + every), stepMs));
   }

@@ -41,11 +41,12 @@ export interface ForecastModel {
 
 export type FitResult = { readonly model: ForecastModel } | { readonly error: string };
 
-function median(values: number[]): number {
-  if (values.length === 0) return NaN;
+/** The median of `values` (sorted in place); NaN for none. */
+export function median(values: number[]): number {
   const s = values.sort((a, b) => a - b);
   const mid = s.length >> 1;
-  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+  const upper = s[mid] ?? NaN;
+  return s.length % 2 === 1 ? upper : ((s[mid - 1] ?? NaN) + upper) / 2;
 }
 
 const mod = (a: number, n: number): number => ((a % n) + n) % n;
@@ -101,7 +102,7 @@ export function fitForecast(points: readonly Point[], at: number, stepMs: number
   const known = profile.findIndex((v) => !Number.isNaN(v));
   for (let i = 0; i < slots; i++) {
     const s = mod(known + i, slots);
-    if (Number.isNaN(profile[s])) profile[s] = profile[mod(s - 1, slots)] as number;
+    if (Number.isNaN(profile[s])) profile[s] = profile[mod(s - 1, slots)] ?? 0;
   }
   const base: ForecastModel = { at, stepMs, season, profile, slope, level: 0 };
   const misses = good.filter(([t]) => t > at - LEVEL_MS).map(([t, v]) => v - predictAt(base, t));

@@ -53,3 +53,12 @@ export { pipeTimeline, type PipeTimeline, type StepPoint } from './timeline.js';
 export { count } from './words.js';
 export { diffConfigs } from './diff.js';
 export { withArticle } from './words.js';
+export { fitForecast, predictAt, predictSpan, peakBetween, type ForecastModel } from './forecast.js';
+export { peakError, scoreForecast, type ForecastScore } from './forecast-score.js';
+export {
+  FORECAST_STEP_MS,
+  forecastLookup,
+  makeForecasts,
+  type ForecastSet,
+  type SeriesForecast,
+} from './forecast-set.js';

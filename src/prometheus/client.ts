@@ -1,10 +1,16 @@
-// A small client for the Prometheus HTTP API: instant queries (the daemon, `plan`) and
-// /api/v1/parse_query (`validate`). One undici Pool per server. Credentials come from their files
+// A small client for the Prometheus HTTP API: instant queries (the daemon, `plan`), range queries
+// (a metric's history for its forecast) and /api/v1/parse_query (`validate`). One undici Pool per server. Credentials come from their files
 // at each request (a rotated token is picked up) and never appear in an error message.
 import { readFile } from 'node:fs/promises';
 import { Pool } from 'undici';
 import { parseSampleValue, type Sample, type PrometheusConfig } from '../policy/index.js';
 import { pairKey, PART_LABEL, withSampleTimes } from './sample-time.js';
+
+/** One series of a range query's answer. */
+export interface RangeSeries {
+  readonly labels: Record<string, string>;
+  readonly points: readonly (readonly [number, number])[];
+}
 
 export class PrometheusError extends Error {
   override readonly name = 'PrometheusError';
@@ -101,6 +107,28 @@ export class PrometheusClient {
       const ageMs = ages.get(pairKey(v.labels));
       return ageMs === undefined || !Number.isFinite(ageMs) ? v : { ...v, ageMs: Math.max(0, Math.round(ageMs)) };
     });
+  }
+
+  /**
+   * The series of a range query over [startMs, endMs] every stepMs: labels and (epoch ms, value)
+   * points, sorted by time. Values that are not numbers (NaN, Inf) are kept as such.
+   */
+  async queryRange(query: string, startMs: number, endMs: number, stepMs: number): Promise<RangeSeries[]> {
+    const data = await this.call('api/v1/query_range', {
+      query,
+      start: (startMs / 1000).toFixed(3),
+      end: (endMs / 1000).toFixed(3),
+      step: `${Math.max(1, Math.round(stepMs / 1000))}s`,
+    });
+    if (data?.resultType !== 'matrix' || !Array.isArray(data.result)) {
+      throw new PrometheusError(`the range query returns a ${data?.resultType ?? 'missing'} result, not a matrix`);
+    }
+    return data.result.map((s: { metric?: Record<string, string>; values?: [number, string][] }) => ({
+      labels: s.metric ?? {},
+      points: (Array.isArray(s.values) ? s.values : []).map(
+        ([t, v]) => [Math.round(t * 1000), parseSampleValue(v)] as const,
+      ),
+    }));
   }
 
   /**

@@ -1,2 +1,2 @@
 // What src/prometheus offers the rest of the project.
-export { PrometheusClient } from './client.js';
+export { PrometheusClient, type RangeSeries } from './client.js';

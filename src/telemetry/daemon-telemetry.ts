@@ -10,6 +10,7 @@ import { queueMetrics, type PrometheusExporter } from './exposition.js';
 import { startTelemetry, type TelemetryServer } from './http-server.js';
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { bindForecastEvents, createForecastMetrics } from './forecast-metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
 import { bindNotifyEvents, createNotifyMetrics } from './notify-metrics.js';
 import { checkContactWindowMs, createReadiness } from './readiness.js';
@@ -72,6 +73,7 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     bindAuditLog(emitter, logger),
     bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry)),
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => (config().notify?.sinks ?? []).map((s) => s.name)),
+    bindForecastEvents(emitter, createForecastMetrics(registry), logger),
     () => readiness.close(),
   ];
   const unbindAll = (): void => {

@@ -24,6 +24,8 @@ describe('redisKeys', () => {
           keys.metricGood(n),
           keys.metricTick(n, 1_795_000_000_000, 'a1b2c3d4e5f6'),
           keys.metricLock(n, 1_795_000_000_000, 'a1b2c3d4e5f6'),
+          keys.forecast(n, 1_795_000_000_000, 'a1b2c3d4e5f6'),
+          keys.forecastLock(n, 1_795_000_000_000, 'a1b2c3d4e5f6'),
         ]),
         keys.tick(1_795_000_000),
         // BullMQ's: <prefix>:<queue>:<suffix>

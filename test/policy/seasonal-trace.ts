@@ -2,6 +2,7 @@
 // (deterministic: a seeded generator). Weekdays ramp from a night floor to a business-hours
 // plateau (08:00-09:00 UTC up, 17:00-19:00 down) with a lunch dip; weekends stay at a third of it.
 // Noise is multiplicative (sd `noise`); bursts of 10-30 min add 40-80 % a few times a day.
+import { seeded } from '../../bench/chaos/chaos.js';
 import { DAY_MS } from '../../src/policy/forecast.js';
 
 export interface TraceOptions {
@@ -21,17 +22,6 @@ export interface TraceOptions {
 }
 
 export type TracePoint = readonly [number, number];
-
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const smooth = (x: number): number => (x <= 0 ? 0 : x >= 1 ? 1 : x * x * (3 - 2 * x));
 
@@ -53,7 +43,7 @@ export function seasonalValue(t: number, o: Pick<TraceOptions, 'floor' | 'peak' 
 
 /** The trace: [epoch ms, value] every stepMs in [from, to). */
 export function seasonalTrace(o: TraceOptions): TracePoint[] {
-  const random = rng(o.seed ?? 26);
+  const random = seeded(o.seed ?? 26);
   const gauss = (): number => {
     const u = Math.max(1e-12, random());
     return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
