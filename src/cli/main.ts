@@ -6,6 +6,7 @@ import { registerCloudCommand } from './commands/cloud.js';
 import { registerDiffCommand } from './commands/diff.js';
 import { registerPolicyCommands } from './commands/policy.js';
 import { registerDaemonCommands } from './commands/daemon.js';
+import { registerHistoryCommands } from './commands/history.js';
 import { runCli } from './run-cli.js';
 import { VERSION } from '../version.js';
 import { deprecatedEnvLines, withCurrentNames } from '../config/index.js';
@@ -20,6 +21,7 @@ registerCloudCommand(program);
 registerPolicyCommands(program);
 registerDiffCommand(program);
 registerDaemonCommands(program);
+registerHistoryCommands(program);
 
 // Old environment names still work, said once per run on stderr (never with their values).
 for (const line of deprecatedEnvLines(process.env)) process.stderr.write(`${line}\n`);

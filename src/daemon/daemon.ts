@@ -541,16 +541,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
       };
     },
     config: () => current,
-    queues: () => [
-      ...(evaluateQueue ? [evaluateQueue] : []),
-      ...(lanes?.queues() ?? []),
-      ...(notifier?.queues() ?? []),
-    ],
-    workers: () => [
-      ...(evaluateWorker ? [evaluateWorker] : []),
-      ...(lanes?.workers() ?? []),
-      ...(notifier?.workers() ?? []),
-    ],
+    // the scaling work only: the notification outbox holds batches due up to a coalescing period
+    // later, and is no part of whether the daemon's work is done
+    queues: () => [...(evaluateQueue ? [evaluateQueue] : []), ...(lanes?.queues() ?? [])],
+    workers: () => [...(evaluateWorker ? [evaluateWorker] : []), ...(lanes?.workers() ?? [])],
     ready: () => redisReady,
   };
 }

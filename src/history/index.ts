@@ -22,3 +22,5 @@ export {
   type HistoryRedis,
 } from './store.js';
 export { recordHistory, MAX_PENDING, type HistoryRecorder, type OutcomeSource } from './recorder.js';
+export { entryJson, parseOutcomes, parseSince } from './query.js';
+export { historyRoute, DEFAULT_PAGE, MAX_PAGE, type RouteAnswer } from './http-route.js';

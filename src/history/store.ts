@@ -103,7 +103,10 @@ export class HistoryStore {
     return collapsed === 1;
   }
 
-  /** One pipe's entries, newest first, read in chunks until `since` or the page is full. */
+  /**
+   * One pipe's entries, newest first, read in chunks until the page is full or a whole chunk is
+   * older than `since` (replicas' clocks and writes interleave, so one older entry is no end).
+   */
   async read(pipe: string, q: HistoryQuery = {}): Promise<HistoryPage> {
     const limit = q.limit ?? Number.POSITIVE_INFINITY;
     const skip = q.offset ?? 0;
@@ -112,16 +115,18 @@ export class HistoryStore {
     let matched = 0;
     for (let start = 0; ; start += CHUNK) {
       const raw = await this.redis.lrange(this.key(pipe), start, start + CHUNK - 1);
+      let recent = false;
       for (const s of raw) {
         const e = decodeEntry(pipe, s);
         if (e === null) continue;
-        if (q.since !== undefined && e.last < q.since) return { entries, next: null };
+        if (q.since !== undefined && e.last < q.since) continue;
+        recent = true;
         if (wanted && !wanted.has(e.outcome)) continue;
         if (matched++ < skip) continue;
         if (entries.length >= limit) return { entries, next: skip + entries.length };
         entries.push(e);
       }
-      if (raw.length < CHUNK) return { entries, next: null };
+      if (raw.length < CHUNK || !recent) return { entries, next: null };
     }
   }
 

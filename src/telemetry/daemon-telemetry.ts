@@ -7,7 +7,7 @@ import { bindAuditLog } from './audit-log.js';
 import { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-client-events.js';
 import { bindDaemonEvents } from './bind-daemon-events.js';
 import { queueMetrics, type PrometheusExporter } from './exposition.js';
-import { startTelemetry, type TelemetryServer } from './http-server.js';
+import { startTelemetry, type JsonRoute, type TelemetryServer } from './http-server.js';
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { bindForecastEvents, createForecastMetrics } from './forecast-metrics.js';
@@ -41,6 +41,8 @@ export interface DaemonTelemetryOptions {
   /** Slack past the reconcile interval for the API check of /readyz (default 60 s). */
   readonly graceMs?: number;
   readonly registry?: Registry;
+  /** Read-only JSON routes served next to /metrics (/history). */
+  readonly routes?: Readonly<Record<string, JsonRoute>>;
 }
 
 export interface DaemonTelemetry {
@@ -86,6 +88,7 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
       registry,
       readiness: readiness.report,
       extraMetrics: queueMetrics(options.queues),
+      ...(options.routes ? { routes: options.routes } : {}),
     });
   } catch (err) {
     unbindAll();

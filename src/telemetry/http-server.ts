@@ -2,6 +2,7 @@
 //   /metrics  prom-client's registry plus the appended exporters (BullMQ queues)
 //   /healthz  200 while the process runs
 //   /readyz   200 when every readiness check passes, else 503 naming the failed ones
+// plus the read-only JSON routes the caller adds (/history).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Gauge, type Registry } from 'prom-client';
@@ -17,7 +18,12 @@ export interface TelemetryServerOptions {
   readonly extraMetrics?: () => Promise<string>;
   /** A scrape does not wait longer than this for extraMetrics (Redis may be down); default 2000. */
   readonly extraMetricsTimeoutMs?: number;
+  /** More read-only JSON routes by path (/history, src/history/http-route.ts). */
+  readonly routes?: Readonly<Record<string, JsonRoute>>;
 }
+
+/** A GET route answering JSON from its query string. */
+export type JsonRoute = (query: URLSearchParams) => Promise<{ status: number; body: unknown }>;
 
 export interface TelemetryServer {
   /** Base URL, e.g. http://127.0.0.1:9464 */
@@ -153,7 +159,7 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0];
+    const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
       json(res, 405, { error: 'method not allowed' });
@@ -165,7 +171,16 @@ export async function startTelemetry(options: TelemetryServerOptions): Promise<T
       return;
     }
     if (path === '/readyz') return readyz(res);
-    json(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz'] });
+    const route = options.routes?.[path];
+    if (route) {
+      const answer = await route(new URLSearchParams(search));
+      json(res, answer.status, answer.body);
+      return;
+    }
+    json(res, 404, {
+      error: 'not found',
+      routes: ['/metrics', '/healthz', '/readyz', ...Object.keys(options.routes ?? {})],
+    });
   };
 
   const server = createServer((req, res) => {

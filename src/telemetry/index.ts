@@ -29,6 +29,7 @@ export {
   startTelemetry,
   parseListen,
   DEFAULT_LISTEN,
+  type JsonRoute,
   type TelemetryServer,
   type TelemetryServerOptions,
 } from './http-server.js';

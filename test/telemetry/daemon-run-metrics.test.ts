@@ -72,6 +72,25 @@ describe('a short real run against the embedded cloud', () => {
       redis: { ...shipped.redis, prefix },
       telemetry: { ...shipped.telemetry, logLevel: 'silent' },
       pipes: shipped.pipes.map((p) => (p.name === BROKEN_PIPE ? { ...p, key: 'broken' } : p)),
+      // a sink, so its dead-letter series (PipescalerNotifySinkFailing) exists; its batches are due
+      // after the run
+      notify: {
+        coalesceMs: 3_600_000,
+        sinks: [
+          {
+            name: 'ops',
+            type: 'webhook',
+            url: 'http://127.0.0.1:9/hook',
+            secret: 'notify-secret',
+            events: null,
+            pipes: null,
+            severity: 'info',
+            timeoutMs: 1_000,
+            attempts: 1,
+            backoffMs: 1_000,
+          },
+        ],
+      },
     };
     const configPath = join(dir, 'pipescaler.yaml');
     writeFileSync(configPath, 'pipes: [\n'); // what a reload reads: refused

@@ -17,7 +17,14 @@ import {
   type PauseFlag,
 } from '../../daemon/index.js';
 import { describeKeyPlan, keyPlans, count, parseDuration, type Config } from '../../policy/index.js';
-import { configSecrets, createLogger, secretForms, startDaemonTelemetry } from '../../telemetry/index.js';
+import { HistoryStore, historyRoute } from '../../history/index.js';
+import {
+  configSecrets,
+  createLogger,
+  secretForms,
+  startDaemonTelemetry,
+  type JsonRoute,
+} from '../../telemetry/index.js';
 import type { Command } from 'commander';
 import { UserError } from '../run-cli.js';
 import { formatStatusText, NO_DAEMON } from '../status-output.js';
@@ -166,13 +173,17 @@ function pickTarget(config: Config, pipe: string | undefined, all: boolean | und
   return pipe;
 }
 
-async function withStore(path: string, fn: (store: StateStore, config: Config) => Promise<void>): Promise<void> {
+/** Runs `fn` with the config's Redis (the environment's overrides applied) and its key prefix. */
+export async function withStore(
+  path: string,
+  fn: (store: StateStore, config: Config, prefix: string) => Promise<void>,
+): Promise<void> {
   // Redis only: the API's settings and credentials need not be there
   const config = loadConfig(path, process.env, 'redis');
   const target = redisTarget(config, path);
   const redis = connectRedisOnce(target);
   try {
-    await fn(new StateStore(redis, target.prefix), config);
+    await fn(new StateStore(redis, target.prefix), config, target.prefix);
   } catch (err) {
     if (isUnreachable(err)) {
       throw new UserError(`cannot reach Redis (${describeRedis(target)}): ${(err as Error).message}`);
@@ -200,11 +211,16 @@ async function run(path: string): Promise<void> {
     config = daemon.config();
     logger.level = config.telemetry.logLevel;
   });
+  // set once the daemon (whose Redis connection it reads) exists
+  let history: JsonRoute | null = null;
   const telemetry = await startDaemonTelemetry({
     emitter,
     logger,
     config: () => config,
     queues: () => daemon.queues(),
+    routes: {
+      '/history': (query) => (history ? history(query) : Promise.resolve({ status: 503, body: { error: 'starting' } })),
+    },
     ...(process.env.PIPESCALER_TELEMETRY_LISTEN ? { listen: process.env.PIPESCALER_TELEMETRY_LISTEN } : {}),
   });
   // Only what the environment overrides is given: the file's redis.url, redis.prefix and
@@ -220,6 +236,7 @@ async function run(path: string): Promise<void> {
     telemetryFromConfig: !process.env.PIPESCALER_TELEMETRY_LISTEN,
     onClient: (client, keyName) => telemetry.bindClient(client.events, keyName),
   });
+  history = historyRoute(new HistoryStore(daemon.store.redis, prefix), () => config.pipes.map((p) => p.name));
   try {
     await daemon.start();
   } catch (err) {
