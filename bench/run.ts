@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|boundary|redis-memory> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|boundary|redis-memory|history> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -147,6 +147,22 @@ if (wanted('redis-memory')) {
       notRun('redis memory', 'used_memory after 30 min', 2_000, '<= 50 MB', ''),
     )),
   );
+}
+
+if (wanted('history')) {
+  const pipes = quick ? 1_000 : 10_000;
+  const why = await missing('../src/history/index.js', 'HistoryStore', 'the scaling history (src/history)');
+  if (why) figures.push(notRun('history', 'Redis memory of 6 weeks of history', pipes, '<= 200 MB', why));
+  else {
+    const { historyBench } = await import('./history.js');
+    figures.push(
+      ...(await scenario(
+        'history',
+        () => historyBench({ pipes }),
+        notRun('history', 'Redis memory of 6 weeks of history', pipes, '<= 200 MB', ''),
+      )),
+    );
+  }
 }
 
 // Only on request (--only budget): it runs for about 40 minutes (30 of them the steady phase, 30
