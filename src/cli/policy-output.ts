@@ -56,7 +56,8 @@ function leadRow(at: number, entry: PlanEntry): string | null {
   if (!leadSlot) return null;
   return (
     `auto: the next scale-up may go from ${clockZ(leadSlot.start)}, ${formatDuration(leadSlot.boundary - leadSlot.start)} ` +
-    `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}`
+    `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}` +
+    `; expected at target by ${clockZ(leadSlot.expectedAt)}${leadSlot.actuationMs > 0 ? ` (${formatDuration(leadSlot.actuationMs)} actuation)` : ''}`
   );
 }
 
@@ -152,10 +153,12 @@ export function changeLine(c: SimulatedChange): string {
   return `${formatInstant(c.at)}  ${c.direction.padEnd(4)}  ${formatMoves(c.previous, c.scaling)}  [${changeWindows(c)}]`;
 }
 
-/** "business-hours", "baseline", or for a scale-up sent early (lead time) "baseline, ahead of business-hours at 07:00:00Z". */
+/** "business-hours", "baseline", or for a scale-up sent early (lead time) "baseline, ahead of
+ *  business-hours at 07:00:00Z"; with an expected actuation ", at target by 06:58:30Z". */
 function changeWindows(c: SimulatedChange): string {
   const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
-  return c.lead ? `${windows}, ahead of ${describeLeadOutcome(c.lead)}` : windows;
+  const ahead = c.lead ? `${windows}, ahead of ${describeLeadOutcome(c.lead)}` : windows;
+  return c.expectedAt !== undefined ? `${ahead}, at target by ${clockZ(c.expectedAt)}` : ahead;
 }
 
 /** A line per API key whose changes would exceed its rate limit in some window. Scale-ups sent
@@ -226,6 +229,8 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews): object {
           nextLeadSlot: {
             start: new Date(leadSlot.start).toISOString(),
             boundary: new Date(leadSlot.boundary).toISOString(),
+            expectedAt: new Date(leadSlot.expectedAt).toISOString(),
+            actuationMs: leadSlot.actuationMs,
           },
         }
       : {}),
@@ -244,5 +249,6 @@ export function simulationJson(changes: readonly SimulatedChange[], views: PipeV
     previous: c.previous,
     reasons: c.reasons.map((r) => `${r.code}: ${r.message}`),
     ...(c.lead ? { lead: { boundary: new Date(c.lead.boundary).toISOString(), windows: c.lead.windows } } : {}),
+    ...(c.expectedAt !== undefined ? { expectedAt: new Date(c.expectedAt).toISOString() } : {}),
   }));
 }

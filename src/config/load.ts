@@ -18,7 +18,9 @@ import { cutConnections } from './redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
 import { metricMatchIssues } from './metric-refs.js';
 import {
+  ACTUATION_DEFAULTS,
   assignPools,
+  type ActuationSettings,
   type ApiKeyConfig,
   type Config,
   type PrometheusConfig,
@@ -166,6 +168,7 @@ function assemble(c: ParsedConfig, secrets: Pick<SecretsResult, 'keys' | 'redis'
       reconcileMs: c.evaluate?.reconcile ?? DEFAULTS.reconcileMs,
       concurrency: c.evaluate?.concurrency ?? DEFAULTS.concurrency,
       readShare: c.evaluate?.readShare ?? DEFAULTS.readShare,
+      ...(c.evaluate?.actuation ? { actuation: actuationSettings(c.evaluate.actuation) } : {}),
     },
     telemetry: { listen: c.telemetry?.listen ?? DEFAULTS.listen, logLevel: c.telemetry?.logLevel ?? DEFAULTS.logLevel },
     dryRun: c.dryRun ?? false,
@@ -175,6 +178,15 @@ function assemble(c: ParsedConfig, secrets: Pick<SecretsResult, 'keys' | 'redis'
     history: c.history ?? { ...HISTORY_DEFAULTS },
     notify: notifySettings(c.notify, secrets.notify),
   });
+}
+
+/** evaluate.actuation with its defaults (ACTUATION_DEFAULTS of lead-plan.ts). */
+function actuationSettings(a: { expected?: number; max?: number; minSamples?: number }): ActuationSettings {
+  return {
+    expectedMs: a.expected ?? ACTUATION_DEFAULTS.expectedMs,
+    maxMs: a.max ?? ACTUATION_DEFAULTS.maxMs,
+    minSamples: a.minSamples ?? ACTUATION_DEFAULTS.minSamples,
+  };
 }
 
 /** The servers as one URL of their mode (the list forms become redis+sentinel:// or redis+cluster://). */

@@ -11,6 +11,9 @@ import {
   type ScalingValues,
 } from '../api/index.js';
 import {
+  ACTUATION_DEFAULTS,
+  formatDuration,
+  MAX_LEAD_MS,
   WEEKDAYS,
   type Behavior,
   type Bounds,
@@ -303,6 +306,28 @@ const api = strict({
   keys: z.record(z.string(), strict({ ...keyFields, pool: lowerName('pool name').optional() })).optional(),
 });
 
+// evaluate.actuation: what leadTime auto counts on between sending a scale-up and seeing it at target.
+const actuation = strict({
+  expected: durationMs().optional(),
+  max: positiveDurationMs()
+    .refine((ms) => ms <= MAX_LEAD_MS, 'must be at most 24h')
+    .optional(),
+  minSamples: z
+    .number({ error: 'must be an integer' })
+    .int({ error: 'must be an integer' })
+    .min(1, { error: 'must be at least 1' })
+    .max(10_000, { error: 'must be at most 10000' })
+    .optional(),
+}).superRefine((a, ctx) => {
+  const max = a.max ?? ACTUATION_DEFAULTS.maxMs;
+  if (a.expected !== undefined && a.expected > max)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['expected'],
+      message: `must be at most max (${formatDuration(max)}): the plan never counts on more`,
+    });
+});
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const configSchema = strict({
@@ -322,6 +347,7 @@ export const configSchema = strict({
       .gt(0, { error: 'must be above 0' })
       .max(0.9, { error: 'must be at most 0.9 (changes need the rest)' })
       .optional(),
+    actuation: actuation.optional(),
   }).optional(),
   telemetry: strict({
     listen: listenAddress.optional(),

@@ -31,7 +31,17 @@ export { type Capacity } from './capacity.js';
 export { type ChangeDiff, type ConfigDiff, type DiffSide, type PipeDiff } from './diff.js';
 export { assignPools } from './key-pool.js';
 export { assumedKind, assumedView, describeAssumed } from './kind.js';
-export { leadPlan, leadPlanSpan, leadUntil, tickIntervalMs, type LeadPlan } from './lead-plan.js';
+export {
+  ACTUATION_DEFAULTS,
+  expectedActuationMs,
+  leadPlan,
+  leadPlanSpan,
+  leadUntil,
+  tickIntervalMs,
+  type LeadPlan,
+  type LeadPlanOptions,
+  type LeadSlot,
+} from './lead-plan.js';
 export {
   indexSamples,
   matchKey,

@@ -2,7 +2,7 @@
 // and reading a pipe costs a request like changing it. Reads take at most `readShare` of the
 // budget, so the reconcile period of a key's pipes stretches to what that share affords.
 import { poolsOf } from './key-pool.js';
-import { autoLeadMs, tickIntervalMs } from './lead-plan.js';
+import { autoLeadMs, expectedActuationMs, tickIntervalMs } from './lead-plan.js';
 import { count } from './words.js';
 import type { Config, PipeConfig } from './types.js';
 
@@ -48,7 +48,8 @@ export interface KeyPlan {
   readonly stretched: boolean;
   readonly scaleDownBoundMs: number;
   /** How early leadTime auto starts the scale-ups of a boundary that moves every pipe of the key
-   *  (lead-plan.ts: 90 % of the key's rate, the last two ticks before the boundary). */
+   *  (lead-plan.ts: 90 % of the key's rate, the last two ticks and the expected actuation before
+   *  the boundary). */
   readonly boundaryLeadMs: number;
 }
 
@@ -71,7 +72,7 @@ export function keyPlans(config: Config, keyOf: (p: PipeConfig) => string = (p) 
       reconcileMs,
       stretched: reconcileMs > config.evaluate.reconcileMs,
       scaleDownBoundMs: scaleDownBoundMs(pipes, share, k.rateLimit),
-      boundaryLeadMs: autoLeadMs(pipes, k.rateLimit, tickIntervalMs(config.evaluate.cron)),
+      boundaryLeadMs: autoLeadMs(pipes, k.rateLimit, tickIntervalMs(config.evaluate.cron), expectedActuationMs(config)),
     };
   });
 }

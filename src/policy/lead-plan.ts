@@ -4,12 +4,23 @@
 // slot that still meets its boundary and leaves room for the ones after it (earliest deadline
 // first across windows, latest possible start). Reads are not subtracted: changes go before them.
 // A pipe's change may go from its slot's start (leadUntil()); decide() then raises its target to
-// what the schedule sets up to that boundary (lead.ts). Pure: config and instants in.
+// what the schedule sets up to that boundary (lead.ts). A change counts as landed when the pipe
+// is at target, not when the PATCH is answered: each change's deadline is its boundary less its
+// expected actuation (the daemon's measured p95 for the pipe or its kind, else
+// `evaluate.actuation.expected`, at most `max`). Pure: config and instants in.
 import { parse } from 'node-cron';
 import { clampToLimit, KIND_FIELDS, SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
 import { assumedKind } from './kind.js';
 import { targetOf } from './target.js';
-import { MAX_LEAD_MS, type Bounds, type Config, type PipeConfig, type Policy, type Window } from './types.js';
+import {
+  MAX_LEAD_MS,
+  type ActuationSettings,
+  type Bounds,
+  type Config,
+  type PipeConfig,
+  type Policy,
+  type Window,
+} from './types.js';
 import { activeWindows, nextBoundary } from './windows.js';
 
 /** The plan counts on this share of the key's rate: the budget's pacing margins and the answers'
@@ -20,10 +31,29 @@ export const LEAD_RATE_SHARE = 0.9;
  *  that finds it due, a tick for its turn on the key's queue. */
 export const LEAD_MARGIN_TICKS = 2;
 
+/** No actuation expected until configured or measured (today's plan); a cap of 10 minutes. */
+export const ACTUATION_DEFAULTS: ActuationSettings = { expectedMs: 0, maxMs: 600_000, minSamples: 20 };
+
+/**
+ * What the plan counts on for one pipe between sending a scale-up and seeing it at target:
+ * `measured` (the caller's p95 for the pipe, or its kind's, once it has enough samples) when
+ * given, else the configured expectation; never more than the configured cap.
+ */
+export function expectedActuationMs(config: Config, measured?: number): number {
+  const a = config.evaluate.actuation ?? ACTUATION_DEFAULTS;
+  const ms = measured !== undefined && Number.isFinite(measured) ? measured : a.expectedMs;
+  return Math.min(Math.max(0, ms), a.maxMs);
+}
+
 /** One change of a pipe at one boundary: it may go from `start` on. */
 export interface LeadSlot {
   readonly boundary: number;
+  /** When the change may be sent. */
   readonly start: number;
+  /** The actuation the plan counted on for it. */
+  readonly actuationMs: number;
+  /** When it is expected at target: its slot's end plus the actuation (by the boundary less the margin). */
+  readonly expectedAt: number;
 }
 
 /** The boundary of a key that needs the longest lead in the plan. */
@@ -70,9 +100,14 @@ export function tickIntervalMs(cron: string): number {
 
 /** Time one key's lead plan gives `changes` changes due at one boundary: at LEAD_RATE_SHARE of
  *  its rate, the last LEAD_MARGIN_TICKS ticks before the boundary. */
-export function autoLeadMs(changes: number, rate: { requests: number; perMs: number }, tickMs: number): number {
+export function autoLeadMs(
+  changes: number,
+  rate: { requests: number; perMs: number },
+  tickMs: number,
+  actuationMs = 0,
+): number {
   if (changes <= 0) return 0;
-  return Math.ceil(changes * slotMs(rate)) + LEAD_MARGIN_TICKS * tickMs;
+  return Math.ceil(changes * slotMs(rate)) + LEAD_MARGIN_TICKS * tickMs + actuationMs;
 }
 
 function slotMs(rate: { requests: number; perMs: number }): number {
@@ -112,11 +147,15 @@ interface Job {
   readonly pipe: string;
   readonly index: number;
   readonly boundary: number;
+  readonly actuationMs: number;
 }
 
 export interface LeadPlanOptions {
   /** The key a pipe's requests go to (after pool assignment); default `pipe.key`. */
   readonly keyOf?: (pipe: PipeConfig) => string;
+  /** The pipe's measured actuation (p95 of its own, or its kind's, once it has
+   *  `evaluate.actuation.minSamples`); undefined: the configured expectation. Capped either way. */
+  readonly actuationMs?: (pipe: PipeConfig) => number | undefined;
 }
 
 /** The lead plan of every key for the boundaries in (from, to]. */
@@ -154,7 +193,8 @@ export function leadPlan(config: Config, from: number, to: number, opts: LeadPla
     const key = keyOf(pipe);
     let list = jobs.get(key);
     if (!list) jobs.set(key, (list = []));
-    for (const [i, boundary] of bs.entries()) if (up[i]) list.push({ pipe: pipe.name, index, boundary });
+    const actuationMs = expectedActuationMs(config, opts.actuationMs?.(pipe));
+    for (const [i, boundary] of bs.entries()) if (up[i]) list.push({ pipe: pipe.name, index, boundary, actuationMs });
   });
 
   const slots = new Map<string, LeadSlot[]>();
@@ -164,17 +204,25 @@ export function leadPlan(config: Config, from: number, to: number, opts: LeadPla
     const rate = config.api.keys[key]?.rateLimit;
     if (!rate || list.length === 0) continue;
     const slot = slotMs(rate);
-    // Backwards: the latest boundary's changes take the last slots before it (config order within a
-    // boundary: the first pipes start first), and each earlier change ends where the next begins.
-    list.sort((a, b) => b.boundary - a.boundary || b.index - a.index);
+    // Backwards: the latest deadline (boundary less actuation) takes the last slot before it
+    // (config order within a deadline: the first pipes start first), and each earlier change ends
+    // where the next begins.
+    const deadline = (j: Job) => j.boundary - j.actuationMs;
+    list.sort((a, b) => deadline(b) - deadline(a) || b.boundary - a.boundary || b.index - a.index);
     let cursor = Infinity;
     const first = new Map<number, { start: number; changes: number }>();
     for (const job of list) {
-      const start = Math.max(Math.min(job.boundary - marginMs, cursor) - slot, job.boundary - MAX_LEAD_MS);
+      const start = Math.max(Math.min(deadline(job) - marginMs, cursor) - slot, job.boundary - MAX_LEAD_MS);
       cursor = start;
       let own = slots.get(job.pipe);
       if (!own) slots.set(job.pipe, (own = []));
-      own.push({ boundary: job.boundary, start: Math.floor(start) });
+      const from = Math.floor(start);
+      own.push({
+        boundary: job.boundary,
+        start: from,
+        actuationMs: job.actuationMs,
+        expectedAt: Math.ceil(from + slot) + job.actuationMs,
+      });
       const f = first.get(job.boundary);
       first.set(job.boundary, { start: Math.min(f?.start ?? Infinity, start), changes: (f?.changes ?? 0) + 1 });
     }

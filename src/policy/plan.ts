@@ -2,7 +2,7 @@
 // pipe views and prints.
 import { policyOf } from './config-lookup.js';
 import { decide } from './decide.js';
-import { leadPlan, leadPlanSpan, leadUntil, nextSlot, type LeadSlot } from './lead-plan.js';
+import { leadPlan, leadPlanSpan, leadUntil, nextSlot, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
 import type { Config, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
 
@@ -14,7 +14,8 @@ export interface PlanEntry {
   /** Every window containing the instant, winners or not. */
   readonly active: readonly Window[];
   readonly decision: Decision;
-  /** leadTime auto: the pipe's next slot in its key's lead plan (its next early start), or null. */
+  /** leadTime auto: the pipe's next slot in its key's lead plan (its next early start, and when it
+   *  is expected at target), or null. */
   readonly leadSlot: LeadSlot | null;
 }
 
@@ -31,20 +32,22 @@ export function unknownView(pipe: PipeConfig): PipeView {
   };
 }
 
-/** `fleet`: the whole config the keys' lead plans are made of, when `config` holds only some of its pipes. */
+/** `fleet`: the whole config the keys' lead plans are made of, when `config` holds only some of its
+ *  pipes; `lead.actuationMs`: the pipes' measured actuation, when the caller has it (lead-plan.ts). */
 export function plan(
   config: Config,
   views: Readonly<Record<string, PipeView | undefined>>,
   at: number,
   fleet: Config = config,
+  lead: Pick<LeadPlanOptions, 'actuationMs'> = {},
 ): PlanEntry[] {
   // The keys' lead plans as the daemon makes them at this instant (leadTime auto).
   const span = leadPlanSpan(at);
-  const lead = leadPlan(fleet, span.from, span.to);
+  const plans = leadPlan(fleet, span.from, span.to, lead);
   return config.pipes.map((pipe) => {
     const policy = policyOf(config, pipe);
     const view = views[pipe.name] ?? null;
-    const until = leadUntil(lead, pipe.name, at);
+    const until = leadUntil(plans, pipe.name, at);
     const decision = decide(policy, at, {
       ...(view ?? unknownView(pipe)),
       bounds: pipe.bounds,
@@ -56,7 +59,7 @@ export function plan(
       view,
       active: activeWindows(policy.windows, at).active,
       decision,
-      leadSlot: nextSlot(lead, pipe.name, at),
+      leadSlot: nextSlot(plans, pipe.name, at),
     };
   });
 }

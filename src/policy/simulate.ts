@@ -10,7 +10,7 @@
 // starting view share one timeline. Pure, so the daemon's tests can hold their timeline against it.
 import type { ScalingValues } from '../api/index.js';
 import { policyOf } from './config-lookup.js';
-import { leadPlan, type LeadSlot } from './lead-plan.js';
+import { expectedActuationMs, leadPlan, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
 import {
@@ -40,6 +40,9 @@ export interface SimulatedChange {
   readonly reasons: readonly Reason[];
   /** A scale-up sent ahead of its boundary (lead time): the boundary and the windows that win there. */
   readonly lead?: LeadOutcome;
+  /** A scale-up: when it is expected at target (`at` plus the expected actuation); only when an
+   *  actuation is expected (evaluate.actuation, or SimulateOptions.actuationMs). */
+  readonly expectedAt?: number;
 }
 
 /** The metric reading of a pipe at a simulated instant (recorded series), for metric policies. */
@@ -52,6 +55,8 @@ export interface SimulateOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** The whole config the keys' lead plans are made of, when `config` holds only some of its pipes. */
   readonly fleet?: Config;
+  /** A pipe's measured actuation (lead-plan.ts LeadPlanOptions.actuationMs); default: the config's expectation. */
+  readonly actuationMs?: LeadPlanOptions['actuationMs'];
 }
 
 /**
@@ -69,7 +74,9 @@ export function simulate(
   if (!(stepMs > 0)) throw new RangeError('stepMs must be above 0');
   // leadTime auto: the keys' lead plans, as the daemon makes them (a boundary up to the longest
   // lead after the period may start a change within it).
-  const lead = leadPlan(opts.fleet ?? config, from, to + MAX_LEAD_MS);
+  const fleet = opts.fleet ?? config;
+  const lead = leadPlan(fleet, from, to + MAX_LEAD_MS, opts.actuationMs ? { actuationMs: opts.actuationMs } : {});
+  const actuationOf = (pipe: PipeConfig) => expectedActuationMs(fleet, opts.actuationMs?.(pipe));
   const groups = new Map<string, { policy: Policy; view: PipeView; pipes: PipeConfig[]; slots: readonly LeadSlot[] }>();
   let total = 0;
   for (const pipe of config.pipes) {
@@ -99,7 +106,13 @@ export function simulate(
     const [first] = pipes; // a group is made with its first pipe
     const metric = policy.metric && metricAt && first ? (now: number) => metricAt(first, policy, now) : undefined;
     const timeline = pipeTimeline(policy, view, from, to, stepMs, metric, slots);
-    for (const pipe of pipes) for (const c of timeline) changes.push({ ...c, pipe: pipe.name });
+    for (const pipe of pipes) {
+      const actuationMs = actuationOf(pipe);
+      for (const c of timeline) {
+        const expected = c.direction === 'up' && actuationMs > 0 ? { expectedAt: c.at + actuationMs } : {};
+        changes.push({ ...c, ...expected, pipe: pipe.name });
+      }
+    }
     done += pipes.length;
     opts.onProgress?.(done, total);
   }

@@ -367,6 +367,9 @@ export interface Config {
     readonly concurrency: number;
     /** Share of each key's request budget reconcile reads may take (default 0.25, key-budget.ts). */
     readonly readShare?: number;
+    /** What leadTime auto counts on between sending a scale-up and seeing it at target
+     *  (lead-plan.ts); absent: ACTUATION_DEFAULTS. */
+    readonly actuation?: ActuationSettings;
   };
   readonly telemetry: { readonly listen: string; readonly logLevel: string };
   readonly dryRun: boolean;
@@ -378,6 +381,16 @@ export interface Config {
   readonly history?: HistorySettings;
   /** Absent: no sinks. */
   readonly notify?: NotifySettings;
+}
+
+/** `evaluate.actuation`: how long a scale-up takes from sent to confirmed at target. */
+export interface ActuationSettings {
+  /** Counted on until a pipe (or its kind) has `minSamples` measurements. */
+  readonly expectedMs: number;
+  /** The most the plan adds for one pipe, measured or not. */
+  readonly maxMs: number;
+  /** Measurements a pipe's (or its kind's) p95 needs before it replaces `expectedMs`. */
+  readonly minSamples: number;
 }
 
 /** The longest lead a window's scale-ups may start before it (behavior.scaleUp.leadTime). */

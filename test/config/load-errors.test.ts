@@ -336,6 +336,20 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'an expected actuation above its cap',
+    text: `${BASE}evaluate:\n  actuation:\n    expected: 20m\n`,
+    issues: [{ line: 21, path: 'evaluate.actuation.expected', message: 'must be at most max (10m)' }],
+  },
+  {
+    name: 'an actuation cap over 24h, no samples, a misspelt member',
+    text: `${BASE}evaluate:\n  actuation:\n    max: 2d\n    minSamples: 0\n    expect: 1m\n`,
+    issues: [
+      { line: 21, path: 'evaluate.actuation.max', message: 'must be at most 24h' },
+      { line: 22, path: 'evaluate.actuation.minSamples', message: 'must be at least 1' },
+      { line: 23, path: 'evaluate.actuation.expect', message: 'unknown key "expect"' },
+    ],
+  },
+  {
     name: 'bad log level',
     text: `${BASE}telemetry:\n  logLevel: warning\n`,
     issues: [

@@ -19,6 +19,20 @@ const parse = (text: string, env: Record<string, string> = {}, files: Record<str
     },
   });
 
+describe('evaluate.actuation', () => {
+  it('absent: not in the config (the plan counts on ACTUATION_DEFAULTS); given: its defaults filled', () => {
+    expect(parse(BASE).evaluate.actuation).toBeUndefined();
+    expect(parse(`${BASE}evaluate:\n  actuation:\n    expected: 3m\n`).evaluate.actuation).toEqual({
+      expectedMs: 180_000,
+      maxMs: 600_000,
+      minSamples: 20,
+    });
+    expect(
+      parse(`${BASE}evaluate:\n  actuation:\n    expected: 0s\n    max: 30m\n    minSamples: 5\n`).evaluate.actuation,
+    ).toEqual({ expectedMs: 0, maxMs: 1_800_000, minSamples: 5 });
+  });
+});
+
 describe('the shipped config/pipescaler.yaml', () => {
   const config = loadConfig('config/pipescaler.yaml', {});
 

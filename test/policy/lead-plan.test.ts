@@ -3,7 +3,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  ACTUATION_DEFAULTS,
   autoLeadMs,
+  expectedActuationMs,
   LEAD_MARGIN_TICKS,
   LEAD_RATE_SHARE,
   leadPlan,
@@ -43,7 +45,7 @@ function pipes(n: number, policyName: string, key = 'default', offset = 0): Pipe
 function config(
   ps: PipeConfig[],
   policies: Policy[],
-  o: { cron?: string; keys?: Record<string, typeof RATE> } = {},
+  o: { cron?: string; keys?: Record<string, typeof RATE>; actuation?: Config['evaluate']['actuation'] } = {},
 ): Config {
   const keys = o.keys ?? { default: RATE };
   return {
@@ -56,7 +58,12 @@ function config(
       ),
     },
     redis: { url: 'redis://127.0.0.1:6379', prefix: 'x' },
-    evaluate: { cron: o.cron ?? '*/30 * * * * *', reconcileMs: 600_000, concurrency: 10 },
+    evaluate: {
+      cron: o.cron ?? '*/30 * * * * *',
+      reconcileMs: 600_000,
+      concurrency: 10,
+      ...(o.actuation ? { actuation: o.actuation } : {}),
+    },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
     dryRun: false,
     pipes: ps,
@@ -65,6 +72,14 @@ function config(
 }
 
 const DAY = { from: at('2026-11-23T00:00:00Z'), to: at('2026-11-24T00:00:00Z') };
+
+/** A slot as the plan gives it: sent from `start`, at target one slot (plus the actuation) later. */
+const slot = (boundary: number, start: number, actuationMs = 0) => ({
+  boundary,
+  start,
+  actuationMs,
+  expectedAt: Math.ceil(start + SLOT) + actuationMs,
+});
 
 describe('the tick a cron gives', () => {
   it.each([
@@ -85,7 +100,7 @@ describe('one boundary of one key', () => {
 
   it('the last change lands two ticks before the boundary; each one before it a slot (at 90 % of the rate) earlier', () => {
     const last = plan.slots.get('up-100')!;
-    expect(last).toEqual([{ boundary: B, start: Math.floor(B - MARGIN - SLOT) }]);
+    expect(last).toEqual([slot(B, Math.floor(B - MARGIN - SLOT))]);
     expect(plan.slots.get('up-1')![0]!.start).toBe(Math.floor(B - MARGIN - 100 * SLOT));
     const starts = pipes(100, 'up').map((p) => plan.slots.get(p.name)![0]!.start);
     expect(starts).toEqual([...starts].sort((a, b) => a - b)); // config order: the first pipes start first
@@ -108,7 +123,7 @@ describe('one boundary of one key', () => {
     expect(leadUntil(plan, 'up-50', start)).toBe(B);
     expect(leadUntil(plan, 'up-50', B - 1)).toBe(B);
     expect(leadUntil(plan, 'up-50', B)).toBeUndefined();
-    expect(nextSlot(plan, 'up-50', start - 60_000)).toEqual({ boundary: B, start });
+    expect(nextSlot(plan, 'up-50', start - 60_000)).toEqual(slot(B, start));
     expect(nextSlot(plan, 'up-50', B)).toBeNull();
   });
 });
@@ -136,7 +151,7 @@ describe('who gets a slot', () => {
     });
     const plan = leadPlan(config(pipes(1, 'night'), [night]), DAY.from, DAY.to);
     expect(plan.slots.get('night-1')).toEqual([
-      { boundary: at('2026-11-23T05:00:00Z'), start: Math.floor(at('2026-11-23T05:00:00Z') - MARGIN - SLOT) },
+      slot(at('2026-11-23T05:00:00Z'), Math.floor(at('2026-11-23T05:00:00Z') - MARGIN - SLOT)),
     ]);
   });
 
@@ -211,28 +226,117 @@ describe('several boundaries of one key: earliest deadline first, latest possibl
   });
 });
 
+/** 02:30-05:00 Europe/Berlin, 8 replicas: a window whose start a DST change moves or doubles. */
+const NIGHT_BATCH = policy({
+  name: 'night',
+  windows: [
+    recurring({
+      name: 'batch',
+      start: '02:30',
+      end: '05:00',
+      timezone: 'Europe/Berlin',
+      target: { replicas: { value: 8 } },
+    }),
+  ],
+});
+
 describe('a DST day', () => {
   // Europe/Berlin springs forward on 2026-03-29: a 02:30 start does not exist and the window starts
   // when the gap ends, 03:00 CEST = 01:00Z; the plan counts back from that instant.
   it('plans against the instant the window really starts', () => {
-    const p = policy({
-      name: 'night',
-      windows: [
-        recurring({
-          name: 'batch',
-          start: '02:30',
-          end: '05:00',
-          timezone: 'Europe/Berlin',
-          target: { replicas: { value: 8 } },
-        }),
-      ],
-    });
-    const plan = leadPlan(config(pipes(3, 'night'), [p]), at('2026-03-28T12:00:00Z'), at('2026-03-30T12:00:00Z'));
+    const plan = leadPlan(
+      config(pipes(3, 'night'), [NIGHT_BATCH]),
+      at('2026-03-28T12:00:00Z'),
+      at('2026-03-30T12:00:00Z'),
+    );
     expect(plan.slots.get('night-3')!.map((s) => s.boundary)).toEqual([
       at('2026-03-29T01:00:00Z'),
       at('2026-03-30T00:30:00Z'),
     ]);
     expect(plan.slots.get('night-3')![0]!.start).toBe(Math.floor(at('2026-03-29T01:00:00Z') - MARGIN - SLOT));
+  });
+});
+
+describe('actuation: a scale-up is planned to be at target, not only sent, by its boundary', () => {
+  const MIN = 60_000;
+  const ACT = { expectedMs: 3 * MIN, maxMs: 10 * MIN, minSamples: 20 };
+
+  it('what the plan counts on: the measured latency when there is one, else the configured expectation, at most the cap', () => {
+    expect(ACTUATION_DEFAULTS).toEqual({ expectedMs: 0, maxMs: 10 * MIN, minSamples: 20 });
+    const c = config([], [], { actuation: ACT });
+    expect(expectedActuationMs(c)).toBe(3 * MIN);
+    expect(expectedActuationMs(c, 45_000)).toBe(45_000);
+    expect(expectedActuationMs(c, 25 * MIN)).toBe(10 * MIN);
+    expect(expectedActuationMs(c, -5)).toBe(0);
+    expect(expectedActuationMs(config([], []))).toBe(0); // not configured: today's plan
+    expect(expectedActuationMs(config([], []), 30_000)).toBe(30_000);
+  });
+
+  it('the configured expectation moves every slot that much earlier; each is expected at target by its margin', () => {
+    const c = config(pipes(100, 'up'), [up('up', '2026-11-23T09:00:00Z')], { actuation: ACT });
+    const plan = leadPlan(c, DAY.from, DAY.to);
+    expect(plan.slots.get('up-100')).toEqual([slot(B, Math.floor(B - MARGIN - 3 * MIN - SLOT), 3 * MIN)]);
+    expect(plan.slots.get('up-1')![0]!.start).toBe(Math.floor(B - MARGIN - 3 * MIN - 100 * SLOT));
+    for (const p of pipes(100, 'up'))
+      expect(plan.slots.get(p.name)![0]!.expectedAt).toBeLessThanOrEqual(B - MARGIN + 1);
+    expect(plan.keys.get('default')!.leadMs).toBe(Math.ceil(MARGIN + 3 * MIN + 100 * SLOT));
+    expect(autoLeadMs(100, RATE, TICK, 3 * MIN)).toBe(Math.ceil(100 * SLOT) + MARGIN + 3 * MIN);
+  });
+
+  it("per pipe (the daemon's measured p95): a slow pipe goes first, a fast one takes the last slot", () => {
+    const ps = pipes(3, 'up');
+    const measured: Record<string, number> = { 'up-1': 30_000, 'up-2': 3 * MIN, 'up-3': 0 };
+    const plan = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')]), DAY.from, DAY.to, {
+      actuationMs: (p) => measured[p.name],
+    });
+    const [one, two, three] = ps.map((p) => plan.slots.get(p.name)![0]!);
+    expect(three).toEqual(slot(B, Math.floor(B - MARGIN - SLOT)));
+    expect(one).toEqual(slot(B, Math.floor(B - MARGIN - 30_000 - SLOT), 30_000));
+    expect(two).toEqual(slot(B, Math.floor(B - MARGIN - 3 * MIN - SLOT), 3 * MIN));
+    // a measurement the caller does not have falls back to the configured expectation, capped
+    const capped = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')], { actuation: ACT }), DAY.from, DAY.to, {
+      actuationMs: (p) => (p.name === 'up-1' ? 60 * MIN : undefined),
+    });
+    expect(capped.slots.get('up-1')![0]!.actuationMs).toBe(10 * MIN);
+    expect(capped.slots.get('up-2')![0]!.actuationMs).toBe(3 * MIN);
+  });
+
+  it('any actuations: no two slots overlap and every change is expected at target by its boundary less the margin', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 10 * MIN }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 0, max: 90 }),
+        (acts, minute) => {
+          const ps = pipes(acts.length, 'up');
+          const boundary = at('2026-11-23T09:00:00Z') + minute * MIN;
+          const plan = leadPlan(config(ps, [up('up', new Date(boundary).toISOString())]), DAY.from, DAY.to, {
+            actuationMs: (p) => acts[Number(p.name.slice(3)) - 1],
+          });
+          const slots = ps.map((p) => plan.slots.get(p.name)![0]!).sort((a, b) => a.start - b.start);
+          for (const [i, s] of slots.entries()) {
+            expect(s.expectedAt).toBeLessThanOrEqual(boundary - MARGIN + 1);
+            const next = slots[i + 1];
+            if (next) expect(s.start + SLOT).toBeLessThanOrEqual(next.start + 1);
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('on a DST day the actuation counts back from the instant the window really starts', () => {
+    // Europe/Berlin falls back on 2026-10-25: 02:30 happens twice; the window starts at the first
+    // (02:30 CEST = 00:30Z).
+    const plan = leadPlan(
+      config(pipes(1, 'night'), [NIGHT_BATCH], { actuation: ACT }),
+      at('2026-10-24T12:00:00Z'),
+      at('2026-10-26T12:00:00Z'),
+    );
+    const boundaries = plan.slots.get('night-1')!.map((s) => s.boundary);
+    expect(boundaries).toEqual([at('2026-10-25T00:30:00Z'), at('2026-10-26T01:30:00Z')]);
+    expect(plan.slots.get('night-1')![0]).toEqual(
+      slot(at('2026-10-25T00:30:00Z'), Math.floor(at('2026-10-25T00:30:00Z') - MARGIN - 3 * MIN - SLOT), 3 * MIN),
+    );
   });
 });
 

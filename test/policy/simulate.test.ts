@@ -171,6 +171,41 @@ describe('simulate over the shipped example', () => {
   });
 });
 
+describe('simulate with an expected actuation (evaluate.actuation)', () => {
+  it('each scale-up is sent that much earlier and says when it is expected at target; scale-downs do not', () => {
+    const slow = {
+      ...config,
+      evaluate: { ...config.evaluate, actuation: { expectedMs: 3 * MINUTE, maxMs: 10 * MINUTE, minSamples: 20 } },
+    };
+    const from = Date.parse('2026-11-23T06:00:00Z');
+    const changes = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 14 * 3_600_000, MINUTE);
+    const up = changes.find((c) => c.direction === 'up')!;
+    // the window opens at 07:00Z: its slot starts two 30 s ticks of margin, 3 minutes of actuation
+    // and two slots (payments-msk shares the key) before it, 06:55:58Z; the next minute is 06:56Z
+    expect(new Date(up.at).toISOString()).toBe('2026-11-23T06:56:00.000Z');
+    expect(up.expectedAt).toBe(up.at + 3 * MINUTE);
+    expect(up.expectedAt).toBeLessThanOrEqual(Date.parse('2026-11-23T07:00:00Z'));
+    for (const c of changes.filter((x) => x.direction === 'down')) expect(c.expectedAt).toBeUndefined();
+    // a measured actuation replaces the configured one
+    const measured = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 3_600_000, MINUTE, {
+      actuationMs: () => 30_000,
+    });
+    expect(new Date(measured[0]!.at).toISOString()).toBe('2026-11-23T06:59:00.000Z');
+    expect(measured[0]!.expectedAt).toBe(measured[0]!.at + 30_000);
+  });
+
+  it('plan says when the next scale-up goes and when it is expected at target', () => {
+    const slow = {
+      ...config,
+      evaluate: { ...config.evaluate, actuation: { expectedMs: 3 * MINUTE, maxMs: 10 * MINUTE, minSamples: 20 } },
+    };
+    const entry = plan(slow, views, Date.parse('2026-11-23T06:00:00Z')).find((e) => e.pipe.name === 'orders-events')!;
+    expect(entry.leadSlot).toMatchObject({ boundary: Date.parse('2026-11-23T07:00:00Z'), actuationMs: 3 * MINUTE });
+    expect(entry.leadSlot!.expectedAt).toBeLessThanOrEqual(Date.parse('2026-11-23T07:00:00Z') - 60_000);
+    expect(entry.leadSlot!.expectedAt - entry.leadSlot!.start).toBeGreaterThanOrEqual(3 * MINUTE);
+  });
+});
+
 describe('the newcomer demo', () => {
   it('the first tick after `npm start` changes at least one pipe, at any time of any day', () => {
     // every 7 minutes over two weeks (covering the Black Friday window and both weekends)
