@@ -101,7 +101,7 @@ function values(v: ScalingValues | undefined): string {
 const escapeSlack = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function eventLine(e: NotifyEvent): string {
-  const moved = e.before || e.after ? `: ${values(e.before)} -> ${values(e.after)}` : '';
+  const moved = e.before || e.after ? `: ${values(e.before)} → ${values(e.after)}` : '';
   const windows = e.windows && e.windows.length > 0 ? ` [${e.windows.join(', ')}]` : '';
   const message = e.message !== undefined ? ` (${e.message})` : '';
   return `${e.pipe} ${e.type} (${e.reason})${moved}${windows}${message}`;
