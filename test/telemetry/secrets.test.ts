@@ -207,6 +207,29 @@ describe('configSecrets', () => {
   });
 });
 
+describe('configSecrets of notification sinks', () => {
+  it("lists a webhook's HMAC key and a Slack sink's URL (its credential), not a plain webhook URL", () => {
+    const slack = 'https://hooks.slack.com/services/T000/B000/slack-token-xyz';
+    const config = {
+      api: { keys: {} },
+      redis: { url: 'redis://redis:6379' },
+      notify: {
+        sinks: [
+          { type: 'webhook', url: 'https://hooks.example.com/x', secret: 'hmac-key-1234' },
+          { type: 'slack', url: slack },
+        ],
+      },
+    };
+    const secrets = configSecrets(config);
+    expect(secrets).toEqual(expect.arrayContaining(['hmac-key-1234', slack]));
+    expect(secrets).not.toContain('https://hooks.example.com/x');
+    const out = collector();
+    const logger = createLogger({ level: 'info', pretty: false, destination: out.stream, secrets: () => secrets });
+    logger.warn({ note: `posting to ${slack} with hmac-key-1234` }, 'line');
+    expect(out.lines[0]).not.toMatch(/slack-token-xyz|hmac-key-1234/);
+  });
+});
+
 describe('configSecrets of a Sentinel or Cluster config', () => {
   it('lists redis.password, redis.sentinelPassword and the password in a redis+sentinel:// or redis+cluster:// URL', () => {
     for (const url of [
