@@ -2,7 +2,6 @@
 // Each all-day event (and each occurrence of a recurring one) excludes its local dates, which the
 // windows read in their own time zone like any date written in `exclude`. Parsed with ical.js
 // (Mozilla's maintained parser); a timed event is refused: a holiday file holds whole days.
-import { isAbsolute, join } from 'node:path';
 import ICAL from 'ical.js';
 import { isRecord, type RawIssue } from './issue.js';
 
@@ -74,10 +73,14 @@ type ReadFile = (path: string) => string;
 
 /**
  * Replaces each `{ calendar: file }` in the policies' and windows' `exclude` lists of the raw
- * config by the dates of that file (relative to the config's folder), in place. Problems come back
+ * config by the dates of that file (`find` gives its path: relative to the config's folder), in place. Problems come back
  * with the path of the entry, so the error names its line.
  */
-export function expandCalendars(raw: Record<string, unknown>, dir: string, readFile: ReadFile): RawIssue[] {
+export function expandCalendars(
+  raw: Record<string, unknown>,
+  find: (file: string) => string,
+  readFile: ReadFile,
+): RawIssue[] {
   const issues: RawIssue[] = [];
   const cache = new Map<string, string[] | null>();
   const expand = (owner: Record<string, unknown>, path: (string | number)[]): void => {
@@ -102,7 +105,7 @@ export function expandCalendars(raw: Record<string, unknown>, dir: string, readF
         issues.push({ path: at, message: 'expected the path of an iCalendar (.ics) file, relative to the config' });
         return;
       }
-      const full = isAbsolute(file) ? file : join(dir, file);
+      const full = find(file);
       if (!cache.has(full)) {
         try {
           cache.set(full, calendarDates(readFile(full)));

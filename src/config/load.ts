@@ -1,7 +1,7 @@
 // Loads config/pipescaler.yaml: YAML -> `${VAR}` interpolation on the nodes -> zod schema ->
 // cross references and secrets -> Config. Every problem is collected and thrown at once as one
 // ConfigError, each with its line and column. Synchronous: it runs once at start and on reload.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
@@ -40,6 +40,24 @@ export interface ParseOptions {
    * back with an empty id and secret, and the API is the embedded one. Default 'all'.
    */
   readonly needs?: 'all' | 'redis';
+  /**
+   * Folders where a relative calendar, fixtures or Prometheus credential file that is not next to
+   * the config is looked for next (diff: the other config's folder, so an edited copy written
+   * elsewhere, `head.yaml` at the repository's root, still finds `holidays/...`).
+   */
+  readonly alsoIn?: readonly string[];
+}
+
+/** Where a file the config names is: absolute as it is; else next to the config, or in the first
+ *  of `alsoIn` that has it, or (none has it) next to the config, for the error to name. */
+function relativeTo(dir: string, alsoIn: readonly string[] = []): (file: string) => string {
+  return (file) => {
+    if (isAbsolute(file)) return file;
+    const here = join(dir, file);
+    if (alsoIn.length === 0 || existsSync(here)) return here;
+    const there = alsoIn.map((d) => join(d, file)).find((p) => existsSync(p));
+    return there ?? here;
+  };
 }
 
 const readUtf8 = (path: string): string => readFileSync(path, 'utf8');
@@ -51,6 +69,7 @@ export function loadConfig(
   needs: ParseOptions['needs'] = 'all',
   /** Reads the config and every file it names (the daemon's reload notes what each held). */
   readFile: (path: string) => string = readUtf8,
+  alsoIn: readonly string[] = [],
 ): Config {
   let text: string;
   try {
@@ -61,7 +80,7 @@ export function loadConfig(
       { path: '', line: 1, column: 1, message: `cannot read the config file (${code})` },
     ]);
   }
-  return parseConfig(text, { file: path, env, needs, readFile });
+  return parseConfig(text, { file: path, env, needs, readFile, alsoIn });
 }
 
 /** True for the default key of an embedded config that gave no credentials: use the fixtures' demo key. */
@@ -98,6 +117,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   const raw: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
   unsetEmptyCredentials(raw, interpolation.raw);
   const dir = dirname(file);
+  const at = relativeTo(dir, opts.alsoIn);
 
   const rawIssues: RawIssue[] = interpolation.problems.map((p) => ({ path: p.path, message: p.message }));
   if (!isRecord(raw)) {
@@ -108,7 +128,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     throw toError(file, doc, lc, rawIssues, []);
   }
   const readFile = opts.readFile ?? readUtf8;
-  rawIssues.push(...expandCalendars(raw, dir, readFile));
+  rawIssues.push(...expandCalendars(raw, at, readFile));
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     // a value whose interpolation failed is already reported; its leftover text is no second issue
@@ -130,10 +150,14 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   rawIssues.push(...secrets.issues);
   if (rawIssues.length > 0 || !parsed.success)
     throw toError(file, doc, lc, rawIssues, secrets.secrets, interpolation.expanded);
-  return assemble(parsed.data, secrets, dir);
+  return assemble(parsed.data, secrets, at);
 }
 
-function assemble(c: ParsedConfig, secrets: Pick<SecretsResult, 'keys' | 'redis' | 'notify'>, dir: string): Config {
+function assemble(
+  c: ParsedConfig,
+  secrets: Pick<SecretsResult, 'keys' | 'redis' | 'notify'>,
+  at: (file: string) => string,
+): Config {
   const resolved = secrets.keys;
   const api = c.api ?? {};
   const defaultRate = api.rateLimit ?? DEFAULTS.rateLimit;
@@ -151,8 +175,7 @@ function assemble(c: ParsedConfig, secrets: Pick<SecretsResult, 'keys' | 'redis'
   }
   // the default is the repository's demo fixtures (from the working folder, as `npm start` runs);
   // a path written in the config is relative to the config, like keySecretFile
-  const fixtures =
-    api.fixtures === undefined ? DEFAULTS.fixtures : isAbsolute(api.fixtures) ? api.fixtures : join(dir, api.fixtures);
+  const fixtures = api.fixtures === undefined ? DEFAULTS.fixtures : at(api.fixtures);
   return assignPools({
     api: {
       baseUrl: api.baseUrl ?? DEFAULTS.baseUrl,
@@ -174,7 +197,7 @@ function assemble(c: ParsedConfig, secrets: Pick<SecretsResult, 'keys' | 'redis'
     dryRun: c.dryRun ?? false,
     pipes: c.pipes ?? [],
     policies: c.policies ?? {},
-    metrics: c.metrics?.prometheus ? { prometheus: resolvePrometheusPaths(c.metrics.prometheus, dir) } : null,
+    metrics: c.metrics?.prometheus ? { prometheus: resolvePrometheusPaths(c.metrics.prometheus, at) } : null,
     history: c.history ?? { ...HISTORY_DEFAULTS },
     notify: notifySettings(c.notify, secrets.notify),
   });
@@ -205,8 +228,7 @@ function redisSettings(r: ParsedConfig['redis'], secrets: SecretsResult['redis']
 }
 
 /** Token and password files are relative to the config's folder, like keySecretFile. */
-function resolvePrometheusPaths(p: PrometheusConfig, dir: string): PrometheusConfig {
-  const at = (f: string) => (isAbsolute(f) ? f : join(dir, f));
+function resolvePrometheusPaths(p: PrometheusConfig, at: (file: string) => string): PrometheusConfig {
   return {
     ...p,
     ...(p.bearerTokenFile !== undefined ? { bearerTokenFile: at(p.bearerTokenFile) } : {}),

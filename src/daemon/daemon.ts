@@ -34,6 +34,7 @@ import { Lanes } from './lanes.js';
 import { configChanges } from './reload-changes.js';
 import { reloadProblems, restartProblems, type RestartSetting } from './reload-check.js';
 import { RedisGuard } from './redis-guard.js';
+import { resetDemoState } from './demo-state.js';
 import { MetricSource } from './metric-source.js';
 import {
   applyJobOptions,
@@ -210,7 +211,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     pipes: current.pipes.length,
     dryRun: current.dryRun,
   }));
-  const guard = new RedisGuard(redis, store.keys, emitter, logger, now);
+  // On the embedded cloud the state in Redis is the demo's: a start wipes a stopped demo's (demo-state.ts).
+  const demo = (options.api?.baseUrl ?? current.api.baseUrl) === 'embedded';
+  const guard = new RedisGuard(redis, store.keys, emitter, logger, now, demo);
   let guardStarted: Promise<void> = Promise.resolve();
 
   let running = false;
@@ -403,6 +406,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
   async function start(): Promise<void> {
     if (running) return;
     running = true;
+    if (demo)
+      await resetDemoState(redis, prefix, store.keys, logger).catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, "could not check the demo's Redis state at start"),
+      );
     // Not awaited here (Redis may still be coming up); every tick waits for it first, so the
     // marker exists before it is first checked.
     guardStarted = guard

@@ -25,8 +25,16 @@ const MarkerSchema = z.object({
   since: z.number(),
   /** Set when a replica found the marker gone: the instant of the loss. */
   lostAt: z.number().optional(),
+  /** Written by a daemon on the embedded cloud: the state is the demo's, which the next demo
+   *  start may wipe (demo-state.ts). */
+  demo: z.literal(true).optional(),
 });
 type Marker = z.infer<typeof MarkerSchema>;
+
+/** Whether a marker's text says the prefix's state is the embedded demo's. */
+export function isDemoMarker(text: string): boolean {
+  return parseStored(MarkerSchema, text)?.demo === true;
+}
 
 export class RedisGuard {
   private lostAt: number | null = null;
@@ -41,6 +49,8 @@ export class RedisGuard {
     private readonly emitter: DaemonEmitter,
     private readonly logger: DaemonLogger,
     private readonly now: () => number,
+    /** A daemon on the embedded cloud: its marker says so. */
+    private readonly demo = false,
   ) {}
 
   /** The cause scaling is held for, or null. */
@@ -51,7 +61,7 @@ export class RedisGuard {
   }
 
   async start(): Promise<void> {
-    const fresh = JSON.stringify({ since: this.now() } satisfies Marker);
+    const fresh = JSON.stringify({ since: this.now(), ...this.tag() } satisfies Marker);
     await this.redis.set(this.keys.marker, fresh, 'NX');
     await this.readMarker();
     await this.checkPolicy();
@@ -76,7 +86,7 @@ export class RedisGuard {
     const value = await this.redis.get(this.keys.marker);
     if (value === null) {
       const at = this.now();
-      const marker = JSON.stringify({ since: at, lostAt: at } satisfies Marker);
+      const marker = JSON.stringify({ since: at, lostAt: at, ...this.tag() } satisfies Marker);
       await this.redis.set(this.keys.marker, marker);
       this.known = marker;
       this.lostAt = at;
@@ -88,6 +98,10 @@ export class RedisGuard {
     if (marker === null) return;
     // another replica found the state lost: hold here too until every pipe is read again
     if (marker.lostAt !== undefined) this.lostAt = Math.max(this.lostAt ?? 0, marker.lostAt);
+  }
+
+  private tag(): Pick<Marker, 'demo'> {
+    return this.demo ? { demo: true } : {};
   }
 
   /** After a reconnect (a failover may have moved us to another server): read the policy again at

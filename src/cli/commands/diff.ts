@@ -1,6 +1,7 @@
 // `pipescaler diff BASE HEAD --from T --to T`: what a config change would decide differently,
 // pipe by pipe, and the capacity each config runs. Exit 0: the same; 2: they differ; 1: error
 // (as `terraform plan -detailed-exitcode`), so CI can comment on a pull request.
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { diffConfigs, simulate, type DiffSide, type Config } from '../../policy/index.js';
 import { diffJson, formatDiff } from '../diff-output.js';
@@ -34,8 +35,10 @@ export function registerDiffCommand(program: Command): void {
         headFile: string,
         opts: { from: string; to: string; step: string; json?: boolean; html?: string; offline?: boolean },
       ) => {
-        const base = load(baseFile);
-        const head = load(headFile);
+        // An edited copy is often written elsewhere (head.yaml at the root, base.yaml from git show):
+        // a relative calendar or fixtures file not next to one config is the other's.
+        const base = load(baseFile, [dirname(headFile)]);
+        const head = load(headFile, [dirname(baseFile)]);
         const { from, to, step } = period(opts);
         const offline = opts.offline ?? false;
         const baseSide = await side(base, from, to, step, offline);

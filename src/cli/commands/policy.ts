@@ -36,9 +36,10 @@ const DEFAULT_CONFIG = 'config/pipescaler.yaml';
  */
 const MAX_TICKS = 2_200_000;
 
-export function load(file: string): Config {
+/** `alsoIn`: folders where a relative file the config names is looked for when not next to it. */
+export function load(file: string, alsoIn: readonly string[] = []): Config {
   try {
-    return loadConfig(file);
+    return loadConfig(file, process.env, 'all', undefined, alsoIn);
   } catch (err) {
     if (!isConfigError(err)) throw err;
     const n = err.issues.length;
