@@ -70,14 +70,15 @@ function cli(args: string[]) {
 }
 
 interface Daemon {
-  /** The first "applied" decision line and the telemetry URL. */
+  /** The "applied" decision line of the README's demo pipe (clickstream) and the telemetry URL. */
   readonly applied: Record<string, unknown>;
   readonly telemetryUrl: string | undefined;
   readonly lines: Record<string, unknown>[];
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
-/** `npm start` in the copy (its build step done): resolves at the first applied decision. */
+/** `npm start` in the copy (its build step done): resolves once the README's demo pipe,
+ *  clickstream, has its change applied (other pipes' changes depend on the time of day). */
 async function npmStart(): Promise<Daemon> {
   const child = spawn(process.execPath, ['dist/cli/main.js', 'run', 'config/pipescaler.yaml'], {
     cwd: repo,
@@ -96,7 +97,7 @@ async function npmStart(): Promise<Daemon> {
   };
   try {
     const applied = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no applied decision within 60 s; stderr: ${stderr}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`no applied decision for clickstream within 60 s; stderr: ${stderr}`)), 60_000);
       let buffer = '';
       child.stdout.on('data', (b: Buffer) => {
         buffer += b.toString();
@@ -111,7 +112,7 @@ async function npmStart(): Promise<Daemon> {
           }
           lines.push(entry);
           if (entry.msg?.toString().startsWith('telemetry listening')) telemetryUrl = entry.url as string;
-          if (entry.result === 'applied' && typeof entry.pipe === 'string') {
+          if (entry.result === 'applied' && entry.pipe === 'clickstream') {
             clearTimeout(timer);
             resolve(entry);
           }
