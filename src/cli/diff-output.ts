@@ -20,17 +20,22 @@ const UNITS: readonly (readonly [keyof Capacity, string])[] = [
 const num = (v: number): string => v.toFixed(1);
 const signed = (v: number): string => (v > 0.05 ? `+${num(v)}` : v < -0.05 ? num(v) : '0.0');
 
-function capacityTable(base: Capacity, head: Capacity, delta: Capacity): string {
-  return formatTable(UNITS, [
-    { header: 'capacity', value: ([, label]) => label },
-    { header: 'base', value: ([k]) => num(base[k]), align: 'right' },
-    { header: 'head', value: ([k]) => num(head[k]), align: 'right' },
-    { header: 'delta', value: ([k]) => signed(delta[k]), align: 'right' },
+/** The capacity table's rows (unit, base, head, delta) as printed: the text output and the HTML report. */
+export function capacityRows(total: ConfigDiff['total']): [string, string, string, string][] {
+  return UNITS.map(([k, label]) => [label, num(total.base[k]), num(total.head[k]), signed(total.delta[k])]);
+}
+
+function capacityTable(total: ConfigDiff['total']): string {
+  return formatTable(capacityRows(total), [
+    { header: 'capacity', value: (r) => r[0] },
+    { header: 'base', value: (r) => r[1], align: 'right' },
+    { header: 'head', value: (r) => r[2], align: 'right' },
+    { header: 'delta', value: (r) => r[3], align: 'right' },
   ]);
 }
 
 /** "replica-core-hours 12.0 -> 14.0 (+2.0)" for each unit that this pipe uses. */
-function capacityLine(d: PipeDiff): string {
+export function capacityLine(d: PipeDiff): string {
   const parts = UNITS.filter(([k]) => d.base[k] !== 0 || d.head[k] !== 0).map(
     ([k, label]) => `${label} ${num(d.base[k])} -> ${num(d.head[k])} (${signed(d.delta[k])})`,
   );
@@ -73,7 +78,7 @@ export function formatDiff(baseFile: string, headFile: string, step: string, dif
     `diff ${baseFile} -> ${headFile}, ${new Date(diff.from).toISOString()} .. ${new Date(diff.to).toISOString()}, every ${step}: ` +
       (differing === 0 ? 'the two decide the same' : `${count(differing, 'pipe')} differ${differing === 1 ? 's' : ''}`),
     '',
-    capacityTable(diff.total.base, diff.total.head, diff.total.delta),
+    capacityTable(diff.total),
   ];
   for (const d of diff.pipes) {
     out.push('', `${headline(d)}${d.simulated ? '' : ' (not simulated: pipe unknown)'}`, `  ${capacityLine(d)}`);

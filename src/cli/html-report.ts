@@ -1,29 +1,34 @@
 // `simulate --html` and `diff --html`: one self-contained HTML file (inline SVG, inline CSS and a
-// few lines of script; nothing from the network) with a step chart per pipe and scaling field:
-// active windows shaded and named, the platform's range and the pipe's bounds drawn, the band a
-// metric policy's metric moves its field within, and a marker per change whose hover shows the
-// instant in UTC and in the windows' time zone, and the reasons. For diff, the base is drawn
-// dashed under the head.
-import { DateTime } from 'luxon';
-import { SCALING_LIMITS, type ScalingField } from '../api/index.js';
+// few lines of script; nothing from the network) with a step chart per pipe and scaling field
+// (html-chart.ts), which reads without hovering: value ticks, the time zone, windows, ranges and
+// bounds, and a skipped pipe's reason are written on it; a hover adds a change's instant and
+// reasons. For diff, the base is drawn dashed under the head, under the capacity each config runs
+// (the table the text output starts with) and each pipe's capacity line.
+import type { ScalingField } from '../api/index.js';
 import {
   pipeTimeline,
   count,
   type ConfigDiff,
   type DiffSide,
   type SimulatedChange,
-  type PipeTimeline,
   type Config,
   type PipeView,
+  type PipeTimeline,
+  type PlanEntry,
 } from '../policy/index.js';
+import { chart, escapeHtml, skippedFigure, type ChartPipe } from './html-chart.js';
 
-export interface ReportPipe {
-  readonly name: string;
-  readonly head?: PipeTimeline;
-  readonly base?: PipeTimeline;
+export { escapeHtml };
+
+export interface ReportPipe extends ChartPipe {
   /** Why the pipe has no chart, or what else to say about it. */
   readonly note?: string;
+  /** diff: the capacity line of the pipe, as the text output has it. */
+  readonly capacity?: string;
 }
+
+/** A row of diff's capacity table: unit, base, head, delta, as the text output prints them. */
+export type CapacityRow = readonly [unit: string, base: string, head: string, delta: string];
 
 export interface Report {
   readonly title: string;
@@ -31,125 +36,25 @@ export interface Report {
   readonly from: number;
   readonly to: number;
   readonly pipes: readonly ReportPipe[];
+  /** diff: the capacity each config runs over the period. */
+  readonly capacity?: readonly CapacityRow[];
 }
 
-const W = 960;
-const H = 190;
-const M = { left: 56, right: 12, top: 22, bottom: 26 };
-const LABEL: Record<ScalingField, string> = {
-  replicas: 'replicas',
-  concurrency: 'concurrency',
-  replicaCpuMillicores: 'CPU per replica (millicores)',
-  replicaMemoryGb: 'memory per replica (GB)',
-};
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-const fmt = (v: number): string => (Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/0+$/, ''));
-
-function instantText(ms: number, zone: string): string {
-  const utc = `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  if (zone === 'UTC') return utc;
-  return `${utc} / ${DateTime.fromMillis(ms, { zone }).toFormat('ccc yyyy-MM-dd HH:mm')} ${zone}`;
-}
-
-function tipOf(side: string, field: ScalingField, c: SimulatedChange, value: number, zone: string): string {
-  const was = c.previous[field];
-  const reasons = c.reasons.map((r) => `${r.code}: ${r.message}`).join('; ');
-  const windows = c.windows.length > 0 ? c.windows.join(' + ') : 'baseline';
-  // a scale-up sent early (lead time) names the boundary it is ready for
-  const ahead = c.lead
-    ? `, ahead of ${c.lead.windows.length > 0 ? c.lead.windows.join(' + ') : 'the baseline'} at ${instantText(c.lead.boundary, zone)}`
-    : '';
-  return (
-    `${side}${instantText(c.at, zone)} | ${c.direction} ${field} ${was === undefined ? '?' : fmt(was)} -> ${fmt(value)} ` +
-    `[${windows}${ahead}]${reasons ? ` | ${reasons}` : ''}`
-  );
-}
-
-/** `timeline`: the pipe's head, else its base. */
-function chart(report: Report, pipe: ReportPipe, timeline: PipeTimeline, field: ScalingField): string {
-  const limits = SCALING_LIMITS[field];
-  const bounds = timeline.pipe.bounds[field];
-  const x = (t: number): number => M.left + ((t - report.from) / (report.to - report.from)) * (W - M.left - M.right);
-  const y = (v: number): number =>
-    H - M.bottom - ((v - limits.min) / (limits.max - limits.min)) * (H - M.top - M.bottom);
-  const parts: string[] = [];
-
-  for (const span of timeline.windows) {
-    const x0 = x(span.from);
-    const width = Math.max(1, x(span.to) - x0);
-    parts.push(
-      `<rect class="window" x="${x0.toFixed(1)}" y="${M.top}" width="${width.toFixed(1)}" height="${H - M.top - M.bottom}"><title>${escapeHtml(span.names.join(' + '))}</title></rect>`,
-    );
-    if (width > 40)
-      parts.push(
-        `<text class="window-name" x="${(x0 + 3).toFixed(1)}" y="${M.top + 11}">${escapeHtml(span.names[0] ?? '')}</text>`,
-      );
+/** Why each pipe that changes nothing over the period is skipped (its decision at the start), as
+ *  `simulate`'s text says it: "pipe_state: pipe is Stopped: ...". */
+export function skipReasons(
+  atStart: readonly PlanEntry[],
+  changes: readonly SimulatedChange[],
+): Record<string, string> {
+  const changed = new Set(changes.map((c) => c.pipe));
+  const out: Record<string, string> = {};
+  for (const e of atStart) {
+    // a database pipe is no skip but is never scaled either: its reason is 'kind'
+    const skipped = e.decision.action === 'skip' || e.decision.reasons.some((r) => r.code === 'kind');
+    const reason = skipped ? e.decision.reasons.at(-1) : undefined;
+    if (reason && !changed.has(e.pipe.name)) out[e.pipe.name] = `${reason.code}: ${reason.message}`;
   }
-  // A metric policy's band: the window's or baseline's bounds its metric moves this field within.
-  const band = timeline.metricBand?.field === field ? timeline.metricBand.spans : [];
-  for (const span of band) {
-    const x0 = x(span.from);
-    const top = y(Math.min(span.max, limits.max));
-    const height = Math.max(2, y(Math.max(span.min, limits.min)) - top);
-    const title = `metric bounds ${fmt(span.min)}..${fmt(span.max)} (${span.windows.length > 0 ? span.windows.join(' + ') : 'baseline'})`;
-    parts.push(
-      `<rect class="metric-band" x="${x0.toFixed(1)}" y="${(height === 2 ? top - 1 : top).toFixed(1)}" width="${Math.max(1, x(span.to) - x0).toFixed(1)}" height="${height.toFixed(1)}" ` +
-        `data-min="${span.min}" data-max="${span.max}"><title>${escapeHtml(title)}</title></rect>`,
-    );
-  }
-  const hline = (v: number, cls: string, label: string): void => {
-    parts.push(
-      `<line class="${cls}" x1="${M.left}" x2="${W - M.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>`,
-      `<text class="${cls}-label" x="${W - M.right - 4}" y="${(y(v) - 3).toFixed(1)}" text-anchor="end">${escapeHtml(label)}</text>`,
-    );
-  };
-  hline(limits.min, 'range', `platform min ${fmt(limits.min)}`);
-  hline(limits.max, 'range', `platform max ${fmt(limits.max)}`);
-  if (bounds?.min !== undefined) hline(bounds.min, 'bound', `pipe min ${fmt(bounds.min)}`);
-  if (bounds?.max !== undefined) hline(bounds.max, 'bound', `pipe max ${fmt(bounds.max)}`);
-
-  const ticks = 6;
-  for (let i = 0; i <= ticks; i++) {
-    const t = report.from + ((report.to - report.from) * i) / ticks;
-    const label = DateTime.fromMillis(t, { zone: timeline.zone }).toFormat('ccc dd LLL HH:mm');
-    parts.push(`<text class="tick" x="${x(t).toFixed(1)}" y="${H - 8}" text-anchor="middle">${label}</text>`);
-  }
-  parts.push(
-    `<text class="tick" x="${M.left - 6}" y="${(y(limits.max) + 4).toFixed(1)}" text-anchor="end">${fmt(limits.max)}</text>`,
-    `<text class="tick" x="${M.left - 6}" y="${(y(limits.min) + 4).toFixed(1)}" text-anchor="end">${fmt(limits.min)}</text>`,
-  );
-
-  const draw = (t: PipeTimeline | undefined, cls: 'base' | 'head', side: string): void => {
-    const points = t?.series[field];
-    const [first, ...rest] = points ?? [];
-    if (!t || !points || !first) return;
-    let d = `M${x(first.at).toFixed(1)},${y(first.value).toFixed(1)}`;
-    for (const p of rest) d += ` H${x(p.at).toFixed(1)} V${y(p.value).toFixed(1)}`;
-    d += ` H${x(report.to).toFixed(1)}`;
-    parts.push(`<path class="${cls}" d="${d}"/>`);
-    for (const p of points) {
-      if (!p.change) continue;
-      const tip = tipOf(side, field, p.change, p.value, t.zone);
-      parts.push(
-        `<circle class="change ${cls}-change" cx="${x(p.at).toFixed(1)}" cy="${y(p.value).toFixed(1)}" r="4" data-tip="${escapeHtml(tip)}"><title>${escapeHtml(tip)}</title></circle>`,
-      );
-    }
-  };
-  if (pipe.head && pipe.base) {
-    draw(pipe.base, 'base', 'base: ');
-    draw(pipe.head, 'head', 'head: ');
-  } else {
-    draw(timeline, 'head', '');
-  }
-  return (
-    `<figure class="chart" data-pipe="${escapeHtml(pipe.name)}" data-field="${field}">` +
-    `<figcaption>${escapeHtml(pipe.name)}: ${LABEL[field]}</figcaption>` +
-    `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img">${parts.join('')}</svg></figure>`
-  );
+  return out;
 }
 
 const STYLE = `
@@ -161,7 +66,10 @@ svg{background:#fafbfc;border:1px solid #e3e6ea}
 .range{stroke:#9aa3ad;stroke-dasharray:2 3}.range-label{font-size:10px;fill:#7b838d}
 .bound{stroke:#d9822b;stroke-dasharray:6 3}.bound-label{font-size:10px;fill:#b5671c}
 .metric-band{fill:#2e9d5b;opacity:.18}
-.tick{font-size:10px;fill:#5a6270}
+.tick{font-size:10px;fill:#5a6270}.grid{stroke:#e6e9ee}.axis-zone{font-size:10px;fill:#394150;font-style:italic}
+.skipped{fill:#c9ced6;opacity:.45}.skipped-label{font-size:13px;fill:#394150;font-weight:600}
+table.capacity{border-collapse:collapse;margin:8px 0 4px}table.capacity td,table.capacity th{padding:2px 10px;text-align:right;font-variant-numeric:tabular-nums}
+table.capacity td:first-child,table.capacity th:first-child{text-align:left}table.capacity th{border-bottom:1px solid #c9ced6}.capacity-line{color:#394150;margin:2px 0}
 path.head{fill:none;stroke:#1565c0;stroke-width:2}path.base{fill:none;stroke:#8a8f98;stroke-width:2;stroke-dasharray:5 3}
 circle.change{cursor:pointer}circle.head-change{fill:#1565c0}circle.base-change{fill:#8a8f98}
 circle.change:hover{r:6}
@@ -183,6 +91,12 @@ for (const el of document.querySelectorAll('circle.change')) {
 }
 `;
 
+function capacityTable(rows: readonly CapacityRow[]): string {
+  const cells = (r: readonly string[], tag: 'td' | 'th') =>
+    `<tr>${r.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
+  return `<table class="capacity">${cells(['capacity', 'base', 'head', 'delta'], 'th')}${rows.map((r) => cells(r, 'td')).join('')}</table>`;
+}
+
 export function renderReport(report: Report): string {
   const overlay = report.pipes.some((p) => p.head && p.base);
   const legend = overlay
@@ -198,7 +112,9 @@ export function renderReport(report: Report): string {
     ] as ScalingField[]);
     body.push(`<section class="pipe" data-pipe="${escapeHtml(pipe.name)}"><h2>${escapeHtml(pipe.name)}</h2>`);
     if (pipe.note) body.push(`<p class="note">${escapeHtml(pipe.note)}</p>`);
+    if (pipe.capacity) body.push(`<p class="capacity-line">${escapeHtml(pipe.capacity)}</p>`);
     if (timeline) for (const field of fields) body.push(chart(report, pipe, timeline, field));
+    if (pipe.skipped !== undefined && (!timeline || fields.size === 0)) body.push(skippedFigure(pipe));
     body.push('</section>');
   }
   return (
@@ -207,7 +123,7 @@ export function renderReport(report: Report): string {
     `${legend}<span><i class="swatch" style="background:#dbe9ff;height:10px"></i>active window</span>` +
     `<span><i class="swatch" style="background:#d9822b"></i>pipe bounds</span><span><i class="swatch" style="background:#9aa3ad"></i>platform range</span>` +
     `${banded ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>' : ''}</p>` +
-    `${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`
+    `${report.capacity ? capacityTable(report.capacity) : ''}${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`
   );
 }
 
@@ -220,6 +136,7 @@ export function simulationReport(
   from: number,
   to: number,
   subtitle: string,
+  skips: Readonly<Record<string, string>> = {},
 ): Report {
   return {
     title: 'pipescaler simulate',
@@ -233,13 +150,21 @@ export function simulationReport(
         name: pipe.name,
         ...(view ? { head: pipeTimeline(config, pipe, view, changes, from, to) } : {}),
         ...(note !== undefined || !view ? { note: note ?? 'pipe unknown: not simulated' } : {}),
+        ...(skips[pipe.name] !== undefined ? { skipped: skips[pipe.name] } : {}),
       };
     }),
   };
 }
 
 /** The report of a diff: every pipe of either side, base dashed under head. */
-export function diffReport(base: DiffSide, head: DiffSide, diff: ConfigDiff, subtitle: string): Report {
+export function diffReport(
+  base: DiffSide,
+  head: DiffSide,
+  diff: ConfigDiff,
+  subtitle: string,
+  capacity: { readonly total: readonly CapacityRow[]; readonly line: (pipe: string) => string | undefined },
+  skips: Readonly<Record<string, string>> = {},
+): Report {
   const timeline = (side: DiffSide, name: string | undefined): PipeTimeline | undefined => {
     const pipe = side.config.pipes.find((p) => p.name === name);
     const view = name === undefined ? undefined : side.views[name];
@@ -250,6 +175,7 @@ export function diffReport(base: DiffSide, head: DiffSide, diff: ConfigDiff, sub
     subtitle,
     from: diff.from,
     to: diff.to,
+    capacity: capacity.total,
     pipes: diff.pipes.map((d) => {
       const b = timeline(base, d.status === 'added' ? undefined : (d.renamedFrom ?? d.pipe));
       const h = timeline(head, d.status === 'removed' ? undefined : d.pipe);
@@ -266,6 +192,8 @@ export function diffReport(base: DiffSide, head: DiffSide, diff: ConfigDiff, sub
         ...(b ? { base: b } : {}),
         ...(h ? { head: h } : {}),
         note: d.simulated ? note : `${note}; pipe unknown: not simulated`,
+        ...(capacity.line(d.pipe) !== undefined ? { capacity: capacity.line(d.pipe) } : {}),
+        ...(skips[d.pipe] !== undefined ? { skipped: skips[d.pipe] } : {}),
       };
     }),
   };

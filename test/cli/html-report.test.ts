@@ -126,6 +126,71 @@ describe('simulate --html', () => {
   }, 60_000);
 });
 
+describe('reads without hovering', () => {
+  it('value ticks on the y-axis, the time zone named under the time axis (one per pipe), skipped pipes with their reason', async () => {
+    const file = join(dir, 'read.html');
+    expect(run(['simulate', ...PERIOD, '--html', file]).code).toBe(0);
+    const { page, errors } = await open(file);
+    const texts = (selector: string) => page.locator(selector).allTextContents();
+    // each field's range with round steps between its ends
+    expect(await texts('figure[data-pipe="orders-events"][data-field="replicas"] text.ytick')).toEqual([
+      '1',
+      '2',
+      '4',
+      '6',
+      '8',
+      '10',
+    ]);
+    expect(await texts('figure[data-pipe="orders-events"][data-field="replicaCpuMillicores"] text.ytick')).toEqual([
+      '125',
+      '500',
+      '1000',
+      '1500',
+      '2000',
+    ]);
+    expect(await texts('figure[data-pipe="nightly-s3"][data-field="concurrency"] text.ytick')).toEqual([
+      '0',
+      '10',
+      '20',
+      '30',
+      '34',
+    ]);
+    // and on screen: the labels of a chart do not overlap
+    const boxes = await page
+      .locator('figure[data-pipe="orders-events"][data-field="replicas"] text.ytick')
+      .evaluateAll((els: { getBoundingClientRect(): { top: number; bottom: number } }[]) =>
+        els.map((e) => e.getBoundingClientRect()),
+      );
+    for (let i = 1; i < boxes.length; i++) expect(boxes[i]!.bottom).toBeLessThanOrEqual(boxes[i - 1]!.top + 1);
+    // the time axis says its zone, the same on every chart of the pipe
+    const zones = await texts('figure[data-pipe="orders-events"] text.axis-zone');
+    expect(zones).toHaveLength(3);
+    expect(new Set(zones)).toEqual(new Set(['times in Europe/Berlin (UTC+01:00)']));
+    expect(
+      await page.locator('figure[data-pipe="orders-events"][data-field="replicas"] text.xtick').first().textContent(),
+    ).toBe('Mon 23 Nov 01:00');
+    // a skipped pipe is greyed with its reason, as simulate's text gives it
+    expect(await texts('figure[data-pipe="legacy-events"] text.skipped-label')).toEqual(
+      Array(3).fill('skipped: pipe_state: pipe is Stopped: only Running, Degraded, Provisioning pipes are scaled'),
+    );
+    expect(await texts('figure[data-pipe="users-cdc"] text.skipped-label')).toEqual([
+      'skipped: kind: database pipes are scaled service-wide',
+    ]);
+    expect(await page.locator('figure[data-pipe="orders-events"] text.skipped-label').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.locator('section[data-pipe="legacy-events"]').screenshot({ path: join(dir, 'skipped.png') });
+    if (process.env.PIPESCALER_SCREENSHOTS) {
+      await page
+        .locator('section[data-pipe="orders-events"]')
+        .screenshot({ path: join(process.env.PIPESCALER_SCREENSHOTS, 'orders-events.png') });
+      await page
+        .locator('section[data-pipe="legacy-events"]')
+        .screenshot({ path: join(process.env.PIPESCALER_SCREENSHOTS, 'legacy-events.png') });
+    }
+    await page.close();
+  }, 60_000);
+});
+
 describe('diff --html', () => {
   it('overlays base and head on the charts of the pipes that differ', async () => {
     copyFileSync('config/cloud.yaml', join(dir, 'cloud.yaml'));
@@ -143,6 +208,20 @@ describe('diff --html', () => {
     expect(await chart.locator('path.head').count()).toBe(1);
     await chart.locator('circle.head-change').first().hover();
     await expect.poll(() => page.locator('#tip').textContent()).toMatch(/^head: 2026-11-23 05:59 UTC/);
+    // the capacity totals and each pipe's capacity line, as the text output has them
+    const text = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD]).stdout.split('\n');
+    const table = text.slice(2, 6).map((l) => l.trim().split(/\s{2,}/));
+    const rows = await page
+      .locator('table.capacity tr')
+      .evaluateAll((trs: { textContent: string | null; children: ArrayLike<{ textContent: string | null }> }[]) =>
+        trs.map((tr) => Array.from(tr.children, (c) => c.textContent ?? '')),
+      );
+    expect(rows).toEqual(table);
+    const line = text[text.findIndex((l) => l.startsWith('orders-events: ')) + 1]!.trim();
+    expect(await page.locator('section[data-pipe="orders-events"] .capacity-line').textContent()).toBe(line);
+    expect(await page.locator('section[data-pipe="legacy-events"] text.skipped-label').count()).toBe(3);
+    if (process.env.PIPESCALER_SCREENSHOTS)
+      await page.screenshot({ path: join(process.env.PIPESCALER_SCREENSHOTS, 'diff.png') });
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);

@@ -97,7 +97,10 @@ async function npmStart(): Promise<Daemon> {
   };
   try {
     const applied = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no applied decision for clickstream within 60 s; stderr: ${stderr}`)), 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`no applied decision for clickstream within 60 s; stderr: ${stderr}`)),
+        60_000,
+      );
       let buffer = '';
       child.stdout.on('data', (b: Buffer) => {
         buffer += b.toString();

@@ -3,9 +3,9 @@
 // (as `terraform plan -detailed-exitcode`), so CI can comment on a pull request.
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { diffConfigs, simulate, type DiffSide, type Config } from '../../policy/index.js';
-import { diffJson, formatDiff } from '../diff-output.js';
-import { diffReport, renderReport } from '../html-report.js';
+import { diffConfigs, plan, simulate, type DiffSide, type Config } from '../../policy/index.js';
+import { capacityLine, capacityRows, diffJson, formatDiff } from '../diff-output.js';
+import { diffReport, renderReport, skipReasons } from '../html-report.js';
 import { readPipeViews } from '../pipe-views.js';
 import { knownViews, load, period, writeReport } from './policy.js';
 
@@ -46,7 +46,14 @@ export function registerDiffCommand(program: Command): void {
         const diff = diffConfigs(baseSide, headSide, from, to);
         if (opts.html !== undefined) {
           const subtitle = `${baseFile} -> ${headFile}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}`;
-          writeReport(opts.html, renderReport(diffReport(baseSide, headSide, diff, subtitle)));
+          const lines = new Map(diff.pipes.map((d) => [d.pipe, capacityLine(d)]));
+          // skipped pipes are drawn with the reason the head config (else the base) gives at the start
+          const skips = {
+            ...skipReasons(plan(base, baseSide.views, from), baseSide.changes),
+            ...skipReasons(plan(head, headSide.views, from), headSide.changes),
+          };
+          const capacity = { total: capacityRows(diff.total), line: (pipe: string) => lines.get(pipe) };
+          writeReport(opts.html, renderReport(diffReport(baseSide, headSide, diff, subtitle, capacity, skips)));
         }
         process.stdout.write(
           opts.json

@@ -16,7 +16,7 @@ import {
 } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
-import { renderReport, simulationReport } from '../html-report.js';
+import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
 import { UserError } from '../run-cli.js';
 import {
@@ -207,18 +207,30 @@ export function registerPolicyCommands(program: Command): void {
           fleet,
         });
         bar.end();
+        const atStart = plan(config, knownViews(views), from, fleet);
         if (opts.html !== undefined) {
           const notes = Object.fromEntries(Object.entries(views).map(([name, read]) => [name, read.note]));
           const subtitle = `${file}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}: ${count(changes.length, 'change')}`;
           writeReport(
             opts.html,
-            renderReport(simulationReport(config, knownViews(views, true), notes, changes, from, to, subtitle)),
+            renderReport(
+              simulationReport(
+                config,
+                knownViews(views, true),
+                notes,
+                changes,
+                from,
+                to,
+                subtitle,
+                skipReasons(atStart, changes),
+              ),
+            ),
           );
         }
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(simulationJson(changes, views), null, 2)}\n`
-            : `${formatSimulation(config, from, to, opts.step, changes, views, plan(config, knownViews(views), from, fleet))}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
+            : `${formatSimulation(config, from, to, opts.step, changes, views, atStart)}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
         );
       },
     );
