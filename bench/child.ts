@@ -33,6 +33,10 @@ export interface CloudProcess {
   readonly pid: number;
   stats(): Promise<{ requests: Record<string, Record<string, number>>; rateLimited: number }>;
   resetStats(): Promise<void>;
+  /** The cloud's propagation settings (src/cloud/README.md#propagation), replaced whole. */
+  setPropagation(p: Record<string, unknown>): Promise<void>;
+  /** Each pipe's replicas as the platform holds them now, in the order of `ids`. */
+  replicas(ids: readonly string[]): Promise<(number | null)[]>;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,8 @@ export async function cloudProcess(
     pid: child.pid!,
     stats: () => request(child, { cmd: 'stats' }, 10_000),
     resetStats: () => request(child, { cmd: 'resetStats' }, 10_000),
+    setPropagation: (propagation) => request(child, { cmd: 'setPropagation', propagation }, 10_000),
+    replicas: (ids) => request(child, { cmd: 'replicas', ids }, 10_000),
     close: async () => {
       await request(child, { cmd: 'close' }, 10_000).catch(() => undefined);
       if (child.exitCode === null) child.kill();

@@ -5,7 +5,13 @@ let cloud: EmbeddedCloud | undefined;
 
 process.on(
   'message',
-  (m: { cmd: string; fixtures?: string | Fixtures; rateLimit?: { requests: number; perMs: number } | false }) => {
+  (m: {
+    cmd: string;
+    fixtures?: string | Fixtures;
+    rateLimit?: { requests: number; perMs: number } | false;
+    propagation?: Parameters<EmbeddedCloud['setPropagation']>[0];
+    ids?: string[];
+  }) => {
     void (async () => {
       try {
         if (m.cmd === 'start') {
@@ -13,6 +19,15 @@ process.on(
           process.send!({ ok: true, value: cloud.url });
         } else if (m.cmd === 'stats') {
           process.send!({ ok: true, value: cloud!.stats() });
+        } else if (m.cmd === 'setPropagation') {
+          cloud!.setPropagation(m.propagation ?? {});
+          process.send!({ ok: true });
+        } else if (m.cmd === 'replicas') {
+          // What the platform holds now (changes whose delay has passed applied), read without a request.
+          process.send!({
+            ok: true,
+            value: (m.ids ?? []).map((id) => cloud!.store.pipe(id)?.scaling.replicas ?? null),
+          });
         } else if (m.cmd === 'resetStats') {
           cloud!.resetStats();
           process.send!({ ok: true });

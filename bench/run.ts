@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|boundary|redis-memory|history> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|boundary|redis-memory|history|budget|actuation> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -183,6 +183,20 @@ if (only.includes('budget')) {
   }
 }
 
+// Only on request (--only actuation): about 17 minutes (a cold start and four boundaries of 1,200
+// pipes, 10x compressed as budget), propagation 30 s and 3 min on the platform's scale.
+if (only.includes('actuation')) {
+  const pipes = quick ? 300 : 1_200;
+  const metric = '3 min propagation, lead counting it: scale-ups at target at T (read back from the cloud)';
+  if (daemonMissing) figures.push(notRun('actuation', metric, pipes, '>= 0.99', daemonMissing));
+  else {
+    const { actuation } = await import('./actuation.js');
+    figures.push(
+      ...(await scenario('actuation', () => actuation({ pipes }), notRun('actuation', metric, pipes, '>= 0.99', ''))),
+    );
+  }
+}
+
 const out = fileURLToPath(new URL('./results.json', import.meta.url));
 const measuredAt = new Date().toISOString();
 const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
@@ -196,6 +210,7 @@ const ORDER = [
   'boundary',
   'redis memory',
   'budget',
+  'actuation',
 ];
 const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh].sort(
   (a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario),

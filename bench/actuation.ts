@@ -1,0 +1,95 @@
+// Scale-ups at target by their boundary when the platform carries a change out 30 s or 3 min after
+// answering it (10x compressed: 3 s and 18 s), with the lead plan of the budget alone (today's)
+// side by side with the plan that counts the actuation (evaluate.actuation.expected). "At target"
+// is what the cloud holds at T; the daemon confirming it is not measured here.
+import { inFreshProcess } from './child.js';
+import type { ActuationOptions, ActuationRun, PhaseRun } from './daemon-actuation.js';
+import type { Figure } from './stats.js';
+
+const scenario = 'actuation';
+const RATE = 10;
+const SHARE = 0.25;
+const COMPRESSION = 10;
+
+const platformTime = (ms: number): string => {
+  const s = (ms * COMPRESSION) / 1000;
+  return s >= 120 ? `${(s / 60).toFixed(1)} min` : `${Math.round(s)} s`;
+};
+
+export async function actuation(o: ActuationOptions): Promise<Figure[]> {
+  const r = await inFreshProcess<ActuationRun>(new URL('./daemon-actuation.ts', import.meta.url).href, o, 3_600_000);
+  const n = o.pipes;
+  const f = (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string): Figure => ({
+    scenario,
+    metric,
+    value: Math.round(value * 1000) / 1000,
+    unit,
+    n,
+    runs: [value],
+    ...(goal !== undefined ? { goal, pass: pass ?? false } : {}),
+    ...(note ? { note } : {}),
+  });
+  const figures: Figure[] = [
+    f(
+      'cold start (no propagation): time to all at target / (N / rate)',
+      r.coldMs / ((n / RATE) * 1000),
+      'ratio',
+      undefined,
+      undefined,
+      `${r.cold429} 429s; 10 req/s per key at the cloud and in the daemon (10x compressed), reconcile 60 s, ticks every 3 s, readShare 0.25`,
+    ),
+  ];
+  for (const p of r.phases) figures.push(...phaseFigures(p, f));
+  return figures;
+}
+
+function phaseFigures(
+  p: PhaseRun,
+  f: (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string) => Figure,
+): Figure[] {
+  const label = `${platformTime(p.propagationMs)} propagation, ${p.expectedActuationMs > 0 ? 'lead counting it' : 'lead from the budget alone'}`;
+  const share = p.upsAtT / p.ups;
+  const late = [...p.lateMs].sort((a, b) => a - b);
+  const lateNote =
+    late.length === 0
+      ? 'none late'
+      : `${late.length} late, by ${platformTime(late[0]!)} to ${platformTime(late.at(-1)!)} (median ${platformTime(late[Math.floor(late.length / 2)]!)}) on the platform's scale`;
+  // scale-downs go after T at the rest of the key's rate, then take the propagation
+  const downBoundMs = 1.2 * (p.downs / ((1 - SHARE) * RATE)) * 1000 + p.propagationMs;
+  const counted = p.expectedActuationMs > 0;
+  return [
+    f(
+      `${label}: scale-ups at target at T (read back from the cloud)`,
+      share,
+      'share',
+      counted ? '>= 0.99' : undefined,
+      counted ? share >= 0.99 : undefined,
+      `${p.upsAtT} of ${p.ups}; ${lateNote}${p.notReached > 0 ? `; ${p.notReached} pipes not at target 100 min (platform scale) after T` : ''}; the plan starts them ${platformTime(p.planLeadMs)} (${(p.planLeadMs / 1000).toFixed(1)} s) before T`,
+    ),
+    f(
+      `${label}: latest scale-up after T`,
+      late.length === 0 ? 0 : late.at(-1)!,
+      'ms',
+      undefined,
+      undefined,
+      'compressed; 0: all at target by T',
+    ),
+    f(`${label}: 429s at the cloud`, p.limited, '429', '0', p.limited === 0),
+    f(
+      `${label}: scale-downs all at target after T`,
+      p.downsDoneMs,
+      'ms',
+      `<= ${Math.round(downBoundMs)}`,
+      p.downsDoneMs <= downBoundMs && p.downsBeforeT === 0,
+      `1.2 x ${p.downs} / ((1 - readShare) x rate) + the propagation; ${p.downsBeforeT} before T`,
+    ),
+    f(
+      `${label}: change requests / changes`,
+      p.changeRequests / (p.ups + p.downs),
+      'ratio',
+      undefined,
+      undefined,
+      `${p.changeRequests} change PATCHes and ${p.reads} reads from the reload to the last pipe at target`,
+    ),
+  ];
+}

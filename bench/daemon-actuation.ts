@@ -1,0 +1,210 @@
+// Scale-ups at target by their boundary when the platform takes time to carry a change out, time
+// compressed 10x as the budget scenario (10 requests per 1 s, reconcile 60 s, a tick every 3 s):
+// N pipes on one key; after a cold start (no propagation), four boundaries, each flipping half
+// the pipes up (to 4 replicas) and half down (to 1) at an instant T: propagation 3 s and 18 s at
+// the cloud (30 s and 3 min on the platform), each once with the lead plan of the budget alone
+// (today's) and once counting the actuation (evaluate.actuation.expected = the propagation).
+// "At target" is read back from the cloud (what the platform holds at T), not from the daemon.
+// Runs in a fresh process.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
+import { createDaemon } from '../src/daemon/index.js';
+import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
+import type { Config, OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
+import { cloudProcess } from './child.js';
+import { countingProxy } from './counting-proxy.js';
+import { NO_BEHAVIOR } from './daemon-harness.js';
+import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
+
+export interface ActuationOptions {
+  pipes: number;
+}
+
+export interface PhaseRun {
+  /** The cloud's propagation delay (compressed ms). */
+  propagationMs: number;
+  /** What the lead plan counted on (0: the budget alone). */
+  expectedActuationMs: number;
+  /** The key's plan: its first scale-up's start before T. */
+  planLeadMs: number;
+  ups: number;
+  /** Scale-ups the cloud holds at target at T. */
+  upsAtT: number;
+  /** How late the others reached target, each (ms after T, polled every 250 ms). */
+  lateMs: number[];
+  /** Scale-ups (or downs) not at target 10 minutes (compressed) after T: left out of the figures above. */
+  notReached: number;
+  downs: number;
+  /** Scale-downs the cloud held before T (must be 0). */
+  downsBeforeT: number;
+  /** The last scale-down at target, after T. */
+  downsDoneMs: number;
+  /** Change PATCHes and reads through the proxy from the reload to the end of the phase. */
+  changeRequests: number;
+  reads: number;
+  limited: number;
+}
+
+export interface ActuationRun {
+  coldMs: number;
+  cold429: number;
+  phases: PhaseRun[];
+}
+
+const RATE = { requests: 10, perMs: 1_000 };
+const TICK_MS = 3_000;
+const RECONCILE_MS = 60_000;
+const SHARE = 0.25;
+const POLL_MS = 250;
+/** Propagation at the cloud (compressed 10x: 30 s and 3 min on the platform), budget-only plan first. */
+const PHASES: readonly { propagationMs: number; counted: boolean }[] = [
+  { propagationMs: 3_000, counted: false },
+  { propagationMs: 3_000, counted: true },
+  { propagationMs: 18_000, counted: false },
+  { propagationMs: 18_000, counted: true },
+];
+
+export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
+  const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
+  const { keyId, keySecret } = fixtures.apiKeys[0]!;
+  const cloud = await cloudProcess(fixtures, { requests: RATE.requests, perMs: RATE.perMs });
+  const proxy = await countingProxy(cloud.url);
+  const prefix = benchPrefix('actuation');
+  const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
+    name: `pipe-${i + 1}`,
+    ...generatedPipeIds(i + 1),
+    policy: i % 2 === 0 ? 'a' : 'b',
+    key: 'default',
+    bounds: {},
+  }));
+  const ids = pipes.map((p) => p.pipeId);
+  const policyOf = (baseline: number, window?: { at: number; replicas: number }): Omit<Policy, 'name'> => ({
+    baseline: { replicas: { value: baseline } },
+    windows: window
+      ? [
+          {
+            kind: 'oneOff',
+            name: 'boundary',
+            priority: 0,
+            from: window.at,
+            to: window.at + 3_600_000,
+            target: { replicas: { value: window.replicas } },
+          } satisfies OneOffWindow,
+        ]
+      : [],
+    behavior: NO_BEHAVIOR,
+  });
+  const base: Config = {
+    api: {
+      baseUrl: proxy.url,
+      fixtures: '',
+      timeoutMs: 30_000,
+      keys: { default: { keyId, keySecret, rateLimit: RATE } },
+    },
+    redis: { url: REDIS_URL, prefix },
+    evaluate: { cron: '*/3 * * * * *', reconcileMs: RECONCILE_MS, concurrency: 10, readShare: SHARE },
+    telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
+    dryRun: false,
+    pipes,
+    policies: { a: { name: 'a', ...policyOf(2) }, b: { name: 'b', ...policyOf(2) } },
+  };
+  const redis = connect();
+  const daemon = createDaemon({ config: base, prefix, redis, now: () => Date.now(), schedule: false, watch: false });
+  await daemon.start();
+  const stopTicking = new AbortController();
+  const ticker = (async () => {
+    while (!stopTicking.signal.aborted) {
+      await daemon.tick(Math.floor(Date.now() / 1000) * 1000).catch(() => undefined);
+      await sleep(TICK_MS - (Date.now() % TICK_MS));
+    }
+  })();
+  const limited = async () => (await cloud.stats()).rateLimited;
+  /** Poll the cloud until every pipe holds its value, at most `limitMs`; each pipe's first instant
+   *  seen there (NaN: not within the limit). */
+  const watch = async (want: readonly number[], limitMs: number): Promise<number[]> => {
+    const seen: number[] = want.map(() => NaN);
+    const t0 = Date.now();
+    for (;;) {
+      const got = await cloud.replicas(ids);
+      const t = Date.now();
+      got.forEach((v, i) => {
+        if (Number.isNaN(seen[i]) && v === want[i]) seen[i] = t;
+      });
+      if (seen.every((s) => !Number.isNaN(s)) || t - t0 > limitMs) return seen;
+      await sleep(POLL_MS);
+    }
+  };
+  try {
+    // Cold start, no propagation: every pipe from 1 to 2.
+    const c0 = Date.now();
+    const cold = await watch(
+      ids.map(() => 2),
+      20 * (o.pipes / RATE.requests) * 1000,
+    );
+    if (cold.some(Number.isNaN)) throw new Error(`actuation bench: ${cold.filter(Number.isNaN).length} pipes not at 2`);
+    const coldMs = Date.now() - c0;
+    const cold429 = await limited();
+
+    const phases: PhaseRun[] = [];
+    let values = { a: 2, b: 2 };
+    for (const [k, phase] of PHASES.entries()) {
+      await cloud.setPropagation({ stream: phase.propagationMs });
+      const next = k % 2 === 0 ? { a: 4, b: 1 } : { a: 1, b: 4 };
+      const expectedActuationMs = phase.counted ? phase.propagationMs : 0;
+      const at = (T: number): Config => ({
+        ...base,
+        evaluate: {
+          ...base.evaluate,
+          ...(phase.counted ? { actuation: { expectedMs: expectedActuationMs, maxMs: 600_000, minSamples: 20 } } : {}),
+        },
+        policies: {
+          a: { name: 'a', ...policyOf(values.a, { at: T, replicas: next.a }) },
+          b: { name: 'b', ...policyOf(values.b, { at: T, replicas: next.b }) },
+        },
+      });
+      // T leaves the key's lead plan its lead, and a few ticks to take the new config.
+      const probe = Math.ceil((Date.now() + 600_000) / 1000) * 1000;
+      const span = leadPlanSpan(Date.now());
+      const plan = leadPlan(at(probe), span.from, span.to);
+      const planLeadMs =
+        probe -
+        Math.min(...pipes.map((p) => plan.slots.get(p.name)?.find((s) => s.boundary === probe)?.start ?? Infinity));
+      const T = Math.ceil((Date.now() + planLeadMs + 5 * TICK_MS) / 1000) * 1000;
+      await cloud.resetStats();
+      proxy.reset();
+      await daemon.reload(at(T));
+      await sleep(Math.max(0, T - Date.now()));
+      const atT = await cloud.replicas(ids);
+      const want = pipes.map((p) => next[p.policy as 'a' | 'b']);
+      const isUp = pipes.map((p) => next[p.policy as 'a' | 'b'] > values[p.policy as 'a' | 'b']);
+      const seen = await watch(want, 600_000);
+      const upIdx = ids.map((_, i) => i).filter((i) => isUp[i]);
+      const downIdx = ids.map((_, i) => i).filter((i) => !isUp[i]);
+      const count = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+      phases.push({
+        propagationMs: phase.propagationMs,
+        expectedActuationMs,
+        planLeadMs,
+        ups: upIdx.length,
+        upsAtT: upIdx.filter((i) => atT[i] === want[i]).length,
+        lateMs: upIdx.filter((i) => atT[i] !== want[i] && !Number.isNaN(seen[i])).map((i) => seen[i]! - T),
+        notReached: seen.filter(Number.isNaN).length,
+        downs: downIdx.length,
+        downsBeforeT: downIdx.filter((i) => atT[i] === want[i]).length,
+        downsDoneMs: Math.max(...downIdx.map((i) => seen[i]!).filter((t) => !Number.isNaN(t))) - T,
+        changeRequests: count(proxy.counts.changes),
+        reads: count(proxy.counts.reads),
+        limited: await limited(),
+      });
+      values = next;
+    }
+    return { coldMs, cold429, phases };
+  } finally {
+    stopTicking.abort();
+    await ticker;
+    await daemon.stop({ timeoutMs: 10_000 });
+    await proxy.close();
+    await cloud.close();
+    await deletePrefix(redis, prefix).finally(() => redis.quit());
+  }
+}
