@@ -7,6 +7,9 @@ import type { Config } from '../policy/index.js';
 import { pipeByName } from './context.js';
 import type { DaemonEmitter, DaemonEvents } from './events.js';
 
+/** Reason codes of a move held back with nothing sent. */
+const HOLDS: ReadonlySet<string> = new Set(['cooldown', 'stabilization']);
+
 export interface BridgeOptions {
   readonly now: () => number;
   readonly config: () => Config;
@@ -18,6 +21,8 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
   const drifted = new Set<string>();
   /** The end of each pause this replica saw start: a resume at or after it is the pause running out. */
   const pauseUntil = new Map<string, number>();
+  /** The hold (cooldown, stabilization) each pipe's last evaluation here reported, to report a change only. */
+  const holds = new Map<string, string>();
   const keyOf = (pipe: string): { key?: string } => {
     const key = pipeByName(config(), pipe)?.key;
     return key === undefined ? {} : { key };
@@ -50,6 +55,29 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
     } else if (d.result === 'dry_run') {
       emit({ ...base, outcome: 'dry_run' });
     }
+  };
+  // A move held back by a cooldown or stabilization sends nothing and is no `decision`, but it is
+  // the answer to "why did it not scale": a `skipped` with the hold's code, once per hold (the
+  // history collapses the same hold reported by another replica).
+  const onEvaluation = ({ pipe, decision }: DaemonEvents['evaluation']): void => {
+    const hold = decision.action === 'none' ? decision.reasons.find((r) => HOLDS.has(r.code)) : undefined;
+    const id = hold ? `${hold.code}/${hold.field ?? ''}` : '';
+    if ((holds.get(pipe) ?? '') === id) return;
+    if (!hold) {
+      holds.delete(pipe);
+      return;
+    }
+    holds.set(pipe, id);
+    emit({
+      pipe,
+      at: now(),
+      outcome: 'skipped',
+      reason: hold.code,
+      windows: decision.windows,
+      // the time left changes every tick; the hold is the same
+      message: hold.message.replace(/, \S+ remaining$/, ''),
+      ...keyOf(pipe),
+    });
   };
   const onPaused = ({ pipe, paused, reason, until }: DaemonEvents['paused']): void => {
     const at = now();
@@ -100,12 +128,14 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
   };
 
   emitter.on('decision', onDecision);
+  emitter.on('evaluation', onEvaluation);
   emitter.on('paused', onPaused);
   emitter.on('drift', onDrift);
   emitter.on('parked', onParked);
   emitter.on('config:reload', onReload);
   return () => {
     emitter.off('decision', onDecision);
+    emitter.off('evaluation', onEvaluation);
     emitter.off('paused', onPaused);
     emitter.off('drift', onDrift);
     emitter.off('parked', onParked);

@@ -172,4 +172,44 @@ describe('outcomes and history', () => {
     ]);
     expect(seen[5]).toMatchObject({ requestId: 'req-1', before: { replicas: 9 }, after: { replicas: 3 } });
   });
+
+  it('a move held by a cooldown or stabilization is a skip with its code, once per hold', () => {
+    const emitter = new DaemonEmitter();
+    const cfg = testConfig({ baseUrl: 'http://x', prefix, pipes: [demoPipe('orders-events', 's')], policies: {} });
+    const off = bridgeOutcomes(emitter, { now: () => T0, config: () => cfg });
+    const seen: Outcome[] = [];
+    emitter.on('outcome', (o) => seen.push(o));
+    const evaluation = (
+      reasons: { code: 'cooldown' | 'window'; message: string }[],
+      action: 'none' | 'change' = 'none',
+    ) =>
+      emitter.emit('evaluation', {
+        pipe: 'orders-events',
+        policy: 's',
+        tickAt: T0,
+        durationMs: 1,
+        lagMs: 0,
+        decision: {
+          action,
+          direction: 'up',
+          windows: ['peak'],
+          desired: { replicas: 4 },
+          changes: {},
+          reasons: reasons.map((r) => ({ ...r, field: 'replicas' as const })),
+        },
+      });
+    const held = (left: string) => [
+      { code: 'window' as const, message: 'peak sets replicas 6' },
+      { code: 'cooldown' as const, message: `replicas up 2 -> 4 held: up cooldown 1m, ${left} remaining` },
+    ];
+    evaluation(held('50s'));
+    evaluation(held('20s')); // the same hold a tick later
+    evaluation([{ code: 'window', message: 'peak sets replicas 6' }], 'change');
+    evaluation(held('55s'));
+    off();
+    expect(seen.map((o) => [o.outcome, o.reason, o.message])).toEqual([
+      ['skipped', 'cooldown', 'replicas up 2 -> 4 held: up cooldown 1m'],
+      ['skipped', 'cooldown', 'replicas up 2 -> 4 held: up cooldown 1m'],
+    ]);
+  });
 });

@@ -21,7 +21,7 @@ describe('history behind Sentinel', () => {
   it('keeps what was acknowledged and replicated before the master died, and collapses on after it', async () => {
     group = await startSentinelGroup('pshistory');
     const prefix = uniquePrefix('history-sentinel');
-    const redis = connectRedis({ url: group.url, prefix });
+    const redis = connectRedis({ url: group.url });
     const store = new HistoryStore(redis, prefix);
     const failed = (pipe: string, i: number): Outcome => ({
       pipe,
