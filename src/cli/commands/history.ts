@@ -16,6 +16,7 @@ import { UserError } from '../run-cli.js';
 import { withStore } from './daemon.js';
 
 const DEFAULT_CONFIG = 'config/pipescaler.yaml';
+const READ_BATCH = 200;
 
 interface HistoryFlags {
   all?: boolean;
@@ -48,8 +49,14 @@ export function registerHistoryCommands(program: Command): void {
           throw new UserError(`no pipe "${pipe}" in ${opts.config}${didYouMean(pipe, names)}`);
         const store = new HistoryStore(state.redis, prefix);
         const entries: HistoryEntry[] = [];
-        for (const name of pipe !== undefined ? [pipe] : names)
-          entries.push(...(await store.read(name, { since, outcomes })).entries);
+        // --all: many pipes' reads at once (pipelined on the one connection), not one round trip each
+        const wanted = pipe !== undefined ? [pipe] : names;
+        for (let i = 0; i < wanted.length; i += READ_BATCH) {
+          const pages = await Promise.all(
+            wanted.slice(i, i + READ_BATCH).map((name) => store.read(name, { since, outcomes })),
+          );
+          for (const page of pages) entries.push(...page.entries);
+        }
         entries.sort((a, b) => b.last - a.last);
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(entries.map(entryJson), null, 2)}\n`);
