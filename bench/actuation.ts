@@ -64,7 +64,7 @@ function phaseFigures(
       'share',
       counted ? '>= 0.99' : undefined,
       counted ? share >= 0.99 : undefined,
-      `${p.upsAtT} of ${p.ups}; ${lateNote}${p.notReached > 0 ? `; ${p.notReached} pipes not at target 100 min (platform scale) after T` : ''}; the plan starts them ${platformTime(p.planLeadMs)} (${(p.planLeadMs / 1000).toFixed(1)} s) before T`,
+      `${p.upsAtT} of ${p.ups}; ${lateNote}${p.notReached > 0 ? `; ${p.notReached} pipes not at target 100 min (platform scale) after T` : ''}; the plan starts them ${platformTime(p.planLeadMs)} (${(p.planLeadMs / 1000).toFixed(1)} s) before T${p.snapshotLateMs > 0 ? `; the snapshot for T came ${p.snapshotLateMs} ms late` : ''}`,
     ),
     f(
       `${label}: latest scale-up after T`,

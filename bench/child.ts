@@ -28,6 +28,11 @@ function request<T>(child: ChildProcess, message: unknown, timeoutMs: number): P
   });
 }
 
+export interface PipeReplicas {
+  readonly replicas: number | null;
+  readonly pending: readonly { readonly replicas: number | null; readonly effectiveAt: number | null }[];
+}
+
 export interface CloudProcess {
   readonly url: string;
   readonly pid: number;
@@ -35,8 +40,9 @@ export interface CloudProcess {
   resetStats(): Promise<void>;
   /** The cloud's propagation settings (src/cloud/README.md#propagation), replaced whole. */
   setPropagation(p: Record<string, unknown>): Promise<void>;
-  /** Each pipe's replicas as the platform holds them now, in the order of `ids`. */
-  replicas(ids: readonly string[]): Promise<(number | null)[]>;
+  /** Each pipe's replicas as the platform holds them now, and the changes of its replicas still on
+   *  their way (effectiveAt null: never), in the order of `ids`. */
+  replicas(ids: readonly string[]): Promise<PipeReplicas[]>;
   close(): Promise<void>;
 }
 

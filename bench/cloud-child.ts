@@ -23,10 +23,19 @@ process.on(
           cloud!.setPropagation(m.propagation ?? {});
           process.send!({ ok: true });
         } else if (m.cmd === 'replicas') {
-          // What the platform holds now (changes whose delay has passed applied), read without a request.
+          // What the platform holds now (changes whose delay has passed applied), read without a
+          // request, and the replicas of the changes still on their way (effectiveAt null: never).
+          const c = cloud!;
           process.send!({
             ok: true,
-            value: (m.ids ?? []).map((id) => cloud!.store.pipe(id)?.scaling.replicas ?? null),
+            value: (m.ids ?? []).map((id) => ({
+              replicas: c.store.pipe(id)?.scaling.replicas ?? null,
+              pending: c.store
+                .pendingChanges(id)
+                .flatMap((p) =>
+                  p.values.replicas === undefined ? [] : [{ replicas: p.values.replicas, effectiveAt: p.effectiveAt }],
+                ),
+            })),
           });
         } else if (m.cmd === 'resetStats') {
           cloud!.resetStats();

@@ -27,6 +27,8 @@ export interface PhaseRun {
   expectedActuationMs: number;
   /** The key's plan: its first scale-up's start before T. */
   planLeadMs: number;
+  /** How long after T the snapshot for "at T" came back (0: in time, the figure is exact). */
+  snapshotLateMs: number;
   ups: number;
   /** Scale-ups the cloud holds at target at T. */
   upsAtT: number;
@@ -56,6 +58,7 @@ const TICK_MS = 3_000;
 const RECONCILE_MS = 60_000;
 const SHARE = 0.25;
 const POLL_MS = 250;
+const SNAPSHOT_BEFORE_MS = 1_000;
 /** Propagation at the cloud (compressed 10x: 30 s and 3 min on the platform), budget-only plan first. */
 const PHASES: readonly { propagationMs: number; counted: boolean }[] = [
   { propagationMs: 3_000, counted: false },
@@ -128,7 +131,7 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       const got = await cloud.replicas(ids);
       const t = Date.now();
       got.forEach((v, i) => {
-        if (Number.isNaN(seen[i]) && v === want[i]) seen[i] = t;
+        if (Number.isNaN(seen[i]) && v.replicas === want[i]) seen[i] = t;
       });
       if (seen.every((s) => !Number.isNaN(s)) || t - t0 > limitMs) return seen;
       await sleep(POLL_MS);
@@ -173,8 +176,18 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       await cloud.resetStats();
       proxy.reset();
       await daemon.reload(at(T));
-      await sleep(Math.max(0, T - Date.now()));
-      const atT = await cloud.replicas(ids);
+      // What the cloud holds at T, from a snapshot taken a second before it: its values and the
+      // instants its pending changes take effect (a change asked for after the snapshot takes at
+      // least the propagation, 3 s, so it cannot be in effect by T). Exact whatever this process's
+      // timers lag, as long as the snapshot comes before T (snapshotLateMs says).
+      await sleep(Math.max(0, T - SNAPSHOT_BEFORE_MS - Date.now()));
+      const snapshot = await cloud.replicas(ids);
+      const snapshotLateMs = Math.max(0, Date.now() - T);
+      const atT = snapshot.map((s) => {
+        let v = s.replicas;
+        for (const c of s.pending) if (c.effectiveAt !== null && c.effectiveAt <= T) v = c.replicas;
+        return v;
+      });
       const want = pipes.map((p) => next[p.policy as 'a' | 'b']);
       const isUp = pipes.map((p) => next[p.policy as 'a' | 'b'] > values[p.policy as 'a' | 'b']);
       const seen = await watch(want, 600_000);
@@ -185,6 +198,7 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
         propagationMs: phase.propagationMs,
         expectedActuationMs,
         planLeadMs,
+        snapshotLateMs,
         ups: upIdx.length,
         upsAtT: upIdx.filter((i) => atT[i] === want[i]).length,
         lateMs: upIdx.filter((i) => atT[i] !== want[i] && !Number.isNaN(seen[i])).map((i) => seen[i]! - T),
