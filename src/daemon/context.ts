@@ -7,7 +7,6 @@ import type { Config, Direction, PipeConfig } from '../policy/index.js';
 import type { KeyBudget } from './budget.js';
 import type { DaemonEmitter } from './events.js';
 import type { MetricSource } from './metric-source.js';
-import type { ApplyJobName } from './queues.js';
 import type { StateStore } from './state-store.js';
 
 /** The slice of a pino logger the daemon uses. */
@@ -38,8 +37,8 @@ export interface DaemonContext {
   /** Metric values for policies with a metric (one query per policy per tick, fleet-wide). */
   readonly metrics?: MetricSource;
   now(): number;
-  /** Why scaling is held (Redis lost its state, redis-guard.ts), or null. */
-  held?(): string | null;
+  /** Why Redis' state is not to be trusted (it lost our state, redis-guard.ts): no change goes out. */
+  stateLost?(): string | null;
   /** Auth failures (401/403) in a row after which a pipe is parked until the next reload. */
   readonly parkAfter: number;
   laneFor(pipe: PipeConfig): KeyLane | undefined;
@@ -48,8 +47,11 @@ export interface DaemonContext {
   /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (key-periods.ts). */
   leadUntilFor?(pipe: PipeConfig, at: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
-  /** A turn on the pipe's key queue: name 'read' when only a read is due. */
-  enqueueApply(pipe: PipeConfig, direction: Direction, tickAt: number, name?: ApplyJobName): Promise<void>;
+  /** A turn on the pipe's key queue at the read priority: a read is due (first contact, reconcile,
+   *  an endpoint). The turn decides again when it runs, so it changes the pipe if that is due then. */
+  enqueueRead(pipe: PipeConfig, tickAt: number): Promise<void>;
+  /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
+  enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
 }
 
 export function pipeByName(config: Config, name: string): PipeConfig | undefined {

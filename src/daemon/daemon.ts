@@ -257,28 +257,31 @@ export function createDaemon(options: DaemonOptions): Daemon {
     now,
     metrics,
     parkAfter: options.parkAfter ?? 3,
-    held: () => guard.held(),
+    stateLost: () => guard.held(),
     laneFor: (pipe) => lanes?.get(pipe.key),
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
     leadUntilFor: (pipe, at) => leadUntilFor(current, pipe, at),
     async enqueueEvaluate(pipe, tickAt, suffix = '') {
       await evaluateQueue?.add('evaluate', { pipe, tickAt }, evaluateJobOptions(evaluateJobId(pipe, tickAt, suffix)));
     },
-    async enqueueApply(pipe: PipeConfig, direction: Direction, tickAt: number, name: ApplyJobName = 'apply') {
-      const lane = lanes?.get(pipe.key);
-      if (!lane) {
-        logger.error({ pipe: pipe.name, key: pipe.key }, 'pipe names an API key that is not configured');
-        return;
-      }
-      const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
-      const opts = applyJobOptions(name, pipe.name, direction);
-      const job = await lane.queue.add(name, data, opts);
-      // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
-      // scale-down's) priority, nor behind a read's delay. The turn does the newest desire anyway.
-      if (name === 'apply' && job.id !== undefined)
-        await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
-    },
+    enqueueRead: (pipe, tickAt) => enqueueTurn(pipe, 'none', tickAt, 'read'),
+    enqueueChange: (pipe, direction, tickAt) => enqueueTurn(pipe, direction, tickAt, 'apply'),
   };
+
+  async function enqueueTurn(pipe: PipeConfig, direction: Direction, tickAt: number, name: ApplyJobName) {
+    const lane = lanes?.get(pipe.key);
+    if (!lane) {
+      logger.error({ pipe: pipe.name, key: pipe.key }, 'pipe names an API key that is not configured');
+      return;
+    }
+    const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
+    const opts = applyJobOptions(name, pipe.name, direction);
+    const job = await lane.queue.add(name, data, opts);
+    // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
+    // scale-down's) priority, nor behind a read's delay. The turn does the newest desire anyway.
+    if (name === 'apply' && job.id !== undefined)
+      await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
+  }
 
   // A quiet key is still heard from every api.checkEvery (key-checks.ts).
   const checks = new KeyChecks({ ctx, lane: (keyName) => lanes?.get(keyName) });

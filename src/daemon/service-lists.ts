@@ -46,6 +46,14 @@ export class ServiceLists {
       });
       return { requested: false, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
     }
+    // Another turn may have stored the list since this one took its snapshot.
+    const stored = trustedState(
+      await this.ctx.store.service(pipe),
+      this.ctx.now(),
+      this.ctx.config().evaluate.reconcileMs,
+    );
+    if (stored !== undefined) return { requested: false, state: stored };
+    if (this.#inflight.has(org)) return this.read(pipe, lane);
     const list = this.#list(pipe, lane).finally(() => this.#inflight.delete(org));
     this.#inflight.set(org, list);
     const states = await list;

@@ -55,8 +55,6 @@ export interface PipeRecord {
   readonly readDue: boolean;
   /** Reverse private endpoints still to read after a read of the pipe (one request per turn). */
   readonly endpointsDue: readonly string[];
-  /** First contact waits for its endpoints' statuses before deciding, at this tick instant. */
-  readonly contactTickAt: number | null;
   readonly authFailures: number;
   readonly parked: StoredError | null;
   readonly drifts: number;
@@ -67,10 +65,6 @@ export interface PipeRecord {
   readonly ref: string | null;
   /** The tick instant of the newest stored decision: an older one never overwrites it (writeDecision). */
   readonly decidedAt: number | null;
-  /** Never met, kind known from the config: the first contact sends the desire as this kind. */
-  readonly contactKind: PipeKind | null;
-  /** A first contact sent as a change got a 400 for its fields: the next contact is a read. */
-  readonly contactAsRead: boolean;
   /** The first decision instant that wanted the pending change (the apply-wait metric starts here). */
   readonly wantedSince: number | null;
 }
@@ -95,15 +89,12 @@ const EMPTY: PipeRecord = {
   lastReadAt: null,
   readDue: false,
   endpointsDue: [],
-  contactTickAt: null,
   authFailures: 0,
   parked: null,
   drifts: 0,
   pausedSeen: false,
   ref: null,
   decidedAt: null,
-  contactKind: null,
-  contactAsRead: false,
   wantedSince: null,
 };
 
@@ -180,6 +171,12 @@ export class StateStore {
       pause: parsePause(own, all),
       service: parseStored(StoredServiceSchema, service),
     };
+  }
+
+  /** The service's state as last stored, or null. */
+  async service(ids: ServiceIds): Promise<StoredService | null> {
+    const text = await this.redis.hget(this.keys.services(ids.organizationId), ids.serviceId.toLowerCase());
+    return parseStored(StoredServiceSchema, text);
   }
 
   /** What a services list (or a 424) said of an organization's services, at `at`. */

@@ -54,15 +54,12 @@ export const RECORD_FIELDS = {
   lastReadAt: epochMs.nullable(),
   readDue: z.boolean(),
   endpointsDue: z.array(z.string()),
-  contactTickAt: epochMs.nullable(),
   authFailures: z.number().int().nonnegative(),
   parked: storedError.nullable(),
   drifts: z.number().int().nonnegative(),
   pausedSeen: z.boolean(),
   ref: z.string().nullable(),
   decidedAt: epochMs.nullable(),
-  contactKind: z.enum(PIPE_KINDS).nullable(),
-  contactAsRead: z.boolean(),
   wantedSince: epochMs.nullable(),
 } as const;
 

@@ -110,7 +110,7 @@ describe("two replicas, two keys, the cloud's own limiter", () => {
     await Promise.all(daemons.map((d) => d.stop({ timeoutMs: 2_000 })));
   });
 
-  it('every first contact is one change, and the cloud answers no 429', async () => {
+  it('every pipe is read once, then changed once, and the cloud answers no 429', async () => {
     const fixtures = generateFixtures({
       streamPipes: N,
       keysPerOrganization: 2,
@@ -160,7 +160,7 @@ describe("two replicas, two keys, the cloud's own limiter", () => {
         'every pipe at 2',
       );
       expect(cloud.stats().rateLimited).toBe(0);
-      expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
+      expect(cloud.stats().requests.scalePipe).toEqual({ 200: 2 * N });
       // Both replicas did work: the budget is shared, not split.
       expect(applied.every((a) => a.some((d) => d.result === 'applied'))).toBe(true);
     } finally {
@@ -425,12 +425,18 @@ describe('the services list before a change', () => {
       );
       await drained([daemon]);
       expect(Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0)).toBe(1);
-      expect(cloud.stats().requests.scalePipe).toEqual({ 200: N });
+      // Each pipe: its first read, then its change, the services list read once by the turn of a change.
+      expect(cloud.stats().requests.scalePipe).toEqual({ 200: 2 * N });
       const lane = daemon.queues().find((q) => q.name.startsWith('apply-'))!;
       const turns = await lane.getJobs(['completed', 'failed', 'waiting', 'prioritized', 'delayed', 'active']);
-      expect(turns.map((j) => [(j.data as ApplyJob).pipe, j.returnvalue as unknown]).sort()).toEqual(
-        pipes.map((p) => [p.name, 'contact_applied']),
-      );
+      const done = (want: string) =>
+        turns
+          .filter((j) => (j.returnvalue as { done?: string } | null)?.done === want)
+          .map((j) => (j.data as ApplyJob).pipe)
+          .sort();
+      expect(done('change')).toEqual(pipes.map((p) => p.name).sort());
+      expect(done('read')).toEqual(pipes.map((p) => p.name).sort());
+      expect(turns).toHaveLength(2 * N);
     } finally {
       await daemon.stop({ timeoutMs: 2_000 });
       await cloud.close();

@@ -92,7 +92,7 @@ afterEach(async () => {
 });
 
 describe('the daemon against the embedded cloud', () => {
-  it('meets a new pipe with its first change (one request), and sends nothing when nothing changes', async () => {
+  it('meets a new pipe with a read before its first change, and sends nothing when nothing changes', async () => {
     await startDaemon(baseConfig());
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
@@ -102,13 +102,13 @@ describe('the daemon against the embedded cloud', () => {
       replicaMemoryGb: 2,
     });
     expect(scaling(DEMO.pipes['nightly-s3'])).toMatchObject({ concurrency: 4 });
-    // The policies imply the kinds, so the first contact is the change: one PATCH per pipe, and
-    // nothing was known before it (the answer is the read).
-    expect(patches()).toBe(2);
+    // A pipe never seen is read first (its state may take no scaling), then changed: two PATCHes
+    // per pipe, the first one empty.
+    expect(patches()).toBe(4);
     const applied = decisions.filter((d) => d.result === 'applied');
-    expect(applied.map((d) => [d.pipe, d.before, d.after]).sort()).toEqual([
-      ['nightly-s3', {}, { concurrency: 4 }],
-      ['orders-events', {}, { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }],
+    expect(applied.map((d) => [d.pipe, d.after]).sort()).toEqual([
+      ['nightly-s3', { concurrency: 4 }],
+      ['orders-events', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }],
     ]);
     expect(applied.every((d) => typeof d.requestId === 'string')).toBe(true);
 
@@ -237,21 +237,21 @@ describe('the daemon against the embedded cloud', () => {
     const lists = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
     const decisions = collect(emitter, 'decision');
     await tickAt(T0);
-    // The kind is known from the policy, so first contact would be the change; the service's
-    // state is read first (one list) and the change waits: no PATCH at all.
-    expect(patches()).toBe(0);
+    // The pipe is read (an empty PATCH); before its change the service's state is read (one list)
+    // and the change waits: no change at all.
+    expect(patches()).toBe(1);
     expect(lists()).toBe(1);
     await tickAt(T0 + MIN);
     await tickAt(T0 + 2 * MIN);
-    expect(patches()).toBe(0);
+    expect(patches()).toBe(1);
     expect(lists()).toBe(1);
     expect(decisions).toEqual([
       expect.objectContaining({ pipe: 'archive-events', result: 'skipped', reason: 'service_not_running' }),
     ]);
-    // A reconcile period later the list is read again; the service still idles.
+    // A reconcile period later the pipe and the list are read again; the service still idles.
     await tickAt(T0 + 10 * MIN + 1_000);
     expect(lists()).toBe(2);
-    expect(patches()).toBe(0);
+    expect(patches()).toBe(2);
     // Once the service runs, the next read of the list lets the change through.
     cloud.store.service(IDLE_SERVICE)!.service.state = 'running';
     await tickAt(T0 + 20 * MIN + 2_000);
@@ -400,8 +400,8 @@ describe('pipes behind reverse private endpoints', () => {
       ],
     });
     const decisions = collect(emitter, 'decision');
-    // First contact is each pipe's first change (the kind is implied by the policy): its answer
-    // names the endpoints, which are read next, one per turn.
+    // First contact is each pipe's read: its answer names the endpoints, which are read next,
+    // one per turn, before any change.
     await tickAt(T0);
     expect(cloud.stats().requests.getReversePrivateEndpoint).toEqual({ 200: 2 });
     expect(scaling(DEMO.pipes['payments-msk']).replicas).toBe(3);

@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
+import { createDaemon, DaemonEmitter, refOf, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import { FAST_WORKERS, REDIS_URL, cleanupPrefix, drained, policy, testConfig, uniquePrefix } from './helpers.js';
 
@@ -56,6 +56,7 @@ describe('two replicas under one key', () => {
         state: 'Running',
         applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
         lastReadAt: T0,
+        ref: refOf(p),
       });
     }
     const started = Date.now();

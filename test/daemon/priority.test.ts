@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
+import { createDaemon, DaemonEmitter, refOf } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import {
   FAST_WORKERS,
@@ -64,6 +64,7 @@ describe('apply order', () => {
         state: 'Running',
         applied: { replicas, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
         lastReadAt: T0,
+        ref: refOf(p),
       });
     }
     const applied = collect(emitter, 'decision');

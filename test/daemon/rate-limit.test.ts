@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedCloud, generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import type { ApplyJob } from '../../src/daemon/queues.js';
-import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
+import { createDaemon, DaemonEmitter, refOf, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import {
   FAST_WORKERS,
@@ -76,6 +76,7 @@ beforeAll(async () => {
       state: 'Running',
       applied: { replicas: 1, replicaCpuMillicores: 250, replicaMemoryGb: 1 },
       lastReadAt: T0,
+      ref: refOf(p),
     });
   }
   await daemon.start();

@@ -21,6 +21,7 @@ let cloud: EmbeddedCloud;
 let client: ApiClient;
 
 const config = {
+  evaluate: { reconcileMs: 600_000 },
   pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('nightly-s3', 'objects'), serviceId: DEMO.staging }],
 };
 const ctx = {

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
+import { createDaemon, DaemonEmitter, refOf } from '../../src/daemon/index.js';
 import { tamperProxy } from './tamper-proxy.js';
 import {
   DEMO,
@@ -71,6 +71,7 @@ describe('a worker killed mid-apply', () => {
       state: 'Running',
       applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
       lastReadAt: T0,
+      ref: refOf(config.pipes[0]!),
     });
     await doomed.start();
     await doomed.tick(T0);

@@ -145,8 +145,9 @@ describe('an answer that fits the pipe but not the envelope', () => {
     await tickAt(T0 + MIN);
     await tickAt(T0 + 2 * MIN);
     expect(decisions.map((d) => d.result)).toEqual(['applied']);
-    expect(patchesTo(DEMO.pipes['orders-events'])).toBe(1);
-    expect(issues).toHaveLength(1);
+    // The first contact's read, then the change, each answer's problem reported.
+    expect(patchesTo(DEMO.pipes['orders-events'])).toBe(2);
+    expect(issues).toHaveLength(2);
     expect(issues[0]).toMatchObject({ pipe: 'orders-events', key: 'default' });
   });
 });
@@ -165,6 +166,40 @@ describe('the re-check right before a PATCH', () => {
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(1);
     expect(decisions.filter((d) => d.result === 'applied')).toEqual([]);
     expect(decisions.at(-1)).toMatchObject({ result: 'skipped', reason: 'pipe_state' });
+  });
+
+  it('a pipe stopped by hand and never seen is read first and left alone, though the policy implies its kind and a window is active', async () => {
+    // Empty Redis, the window's values differ from the pipe's: the first contact must not be a change.
+    const pipe = cloud.store.pipe(DEMO.pipes['orders-events'])!;
+    pipe.state = 'Stopped';
+    pipe.scaling.replicas = 1;
+    const windowed = policy('streams', STREAMS, [oneOff('now', T0 - MIN, T0 + 60 * MIN, { replicas: 5 })]);
+    await startDaemon(config([orders], { streams: windowed }));
+    const decisions = collect(emitter, 'decision');
+    await tickAt(T0);
+    await tickAt(T0 + MIN);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(1);
+    expect(pipe.state).toBe('Stopped');
+    // One request: the read (an empty PATCH); no change went out.
+    expect(proxy.seen.filter((r) => r.method === 'PATCH').map((r) => r.body)).toEqual(['{}']);
+    expect(decisions.filter((d) => d.result === 'applied')).toEqual([]);
+    expect(decisions.at(-1)).toMatchObject({ result: 'skipped', reason: 'pipe_state' });
+  });
+
+  it('a change decided inside a window is not sent once the window has ended: the turn decides again at send time', async () => {
+    const windowed = policy('streams', STREAMS, [oneOff('burst', T0 + 2 * MIN, T0 + 4 * MIN, { replicas: 8 })]);
+    await startDaemon(config([orders], { streams: windowed }));
+    await tickAt(T0);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+    const before = patchesTo(DEMO.pipes['orders-events']);
+    // The evaluation at the window's last second wants 8; its turn runs after the window ended.
+    clock = T0 + 4 * MIN + 5_000;
+    const results = collect(emitter, 'decision');
+    await daemon.tick(T0 + 4 * MIN - 1_000);
+    await drained([daemon]);
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
+    expect(patchesTo(DEMO.pipes['orders-events'])).toBe(before);
+    expect(results.filter((d) => d.result === 'applied')).toEqual([]);
   });
 
   it('a late evaluation of an older tick never overwrites the newer decision (compare-and-set)', async () => {

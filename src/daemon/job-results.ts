@@ -1,0 +1,23 @@
+// What a job did, as BullMQ keeps it (a job's returnvalue): queue listings, tests and the bench
+// read it. One word per meaning: a turn that sent nothing says whether it waited or skipped, and why.
+import type { Direction } from '../policy/index.js';
+import type { ReadWhy } from './lifecycle.js';
+
+export type DropReason = 'unknown_pipe' | 'unknown_policy' | 'no_key' | 'stale' | 'superseded' | 'pipe_changed';
+
+export type JobResult =
+  /** Dropped before anything was decided or sent. */
+  | { readonly done: 'dropped'; readonly why: DropReason }
+  /** A reload gave the pipe another key: the turn went to that key's queue. */
+  | { readonly done: 'key_moved'; readonly key: string }
+  /** The record was of other ids (a reload changed them): forgotten, the pipe is read afresh. */
+  | { readonly done: 'forgot' }
+  /** An evaluation queued a turn: a read, or a change (its services list first, if need be). */
+  | { readonly done: 'queued'; readonly turn: 'read' | 'change'; readonly direction: Direction }
+  | { readonly done: 'read'; readonly why: ReadWhy; readonly drift: boolean }
+  | { readonly done: 'read_endpoint' }
+  | { readonly done: 'change'; readonly direction: Direction }
+  /** Nothing sent: the pipe waits (at target, dry run, refused, state lost) or is skipped. */
+  | { readonly done: 'nothing'; readonly step: 'wait' | 'skip'; readonly reason: string };
+
+export const dropped = (why: DropReason): JobResult => ({ done: 'dropped', why });

@@ -1,0 +1,199 @@
+// A pipe's lifecycle, as pure functions and one table (docs/architecture.md#a-pipes-lifecycle).
+// nextStep() says what the pipe's next turn does, from its stored record, its situation (the
+// config in force, the pause, its service's state, the metric, the lead plan) and the instant;
+// lifecycle-answers.ts says what an answer makes of the record and what is enqueued next. The
+// evaluate and apply processors only carry these out: every rule about what a pipe gets next, and
+// the safety check before every PATCH (safety.ts), is here and nowhere else.
+import type { ScalingValues } from '../api/index.js';
+import {
+  evaluateStep,
+  SKIP_REASON_CODES,
+  type Decision,
+  type Direction,
+  type MetricReading,
+  type PipeConfig,
+  type Policy,
+} from '../policy/index.js';
+import { takesScaling, unsafeChange, type SafetyViolation } from './safety.js';
+import { changesFor, isEmpty } from './scaling-values.js';
+import { trustedState } from './service-lists.js';
+import { refOf, toView, type PauseFlag, type PipeRecord, type StoredService } from './state-store.js';
+
+/**
+ * Where a pipe is, read off its stored record (the table in docs/architecture.md):
+ * - unseen: never read (or forgotten: a lost Redis, ids changed). Its state is unknown, so its
+ *   next step is a read, never a change.
+ * - moved: the record is of other ids than the config's pipe (a reload changed them): forget it.
+ * - parked: 401/403 again and again; nothing until a reload.
+ * - refused: a 400/404/424 answered; its changes wait for its next reconcile read.
+ * - endpoints: read, and the reverse private endpoints it uses are still to read (one per turn).
+ * - seen: read, its state takes scaling: decide() says whether to change it.
+ * - unscalable: read, its state takes no scaling (Stopped, Failed...): skipped, read at reconcile.
+ */
+export const STAGES = ['unseen', 'moved', 'parked', 'refused', 'endpoints', 'seen', 'unscalable'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** Why a read is made: a first contact is what every change waits for (the full budget); the
+ *  others take the key's read share. */
+export type ReadWhy = 'first_contact' | 'reconcile';
+
+/** Why a turn sends nothing although the pipe may be scaled. */
+export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost';
+
+/** Why the pipe must not be scaled now: decide()'s skip codes, parking, or a safety violation. */
+export type SkipReason = string;
+
+/** What the pipe's next turn does. */
+export type NextStep =
+  | { readonly do: 'forget' }
+  | { readonly do: 'read'; readonly why: ReadWhy }
+  | { readonly do: 'read_endpoint'; readonly endpointId: string }
+  /** The service's state is unknown or old: list it first, then decide the change again. */
+  | { readonly do: 'list_services'; readonly direction: Direction }
+  | { readonly do: 'change'; readonly body: ScalingValues; readonly direction: Direction }
+  | { readonly do: 'wait'; readonly reason: WaitReason }
+  | { readonly do: 'skip'; readonly reason: SkipReason };
+
+/** Everything besides the record and the clock that the next step depends on. */
+export interface Situation {
+  readonly pipe: PipeConfig;
+  readonly policy: Policy;
+  readonly dryRun: boolean;
+  /** The pause in force: the config's, else the pipe's own, else the fleet's. */
+  readonly pause: PauseFlag | null;
+  /** The service's state as last stored (a services list, or a 424's "Current state"). */
+  readonly service: StoredService | null;
+  /** How long a stored service state is trusted (evaluate.reconcile). */
+  readonly serviceTrustMs: number;
+  /** The pipe's reconcile period (evaluate.reconcile stretched to its key's read share). */
+  readonly reconcileMs: number;
+  /** How long after its last read the pipe's next read is due (key-periods.ts readDueAfterMs). */
+  readonly readDueAfterMs: number;
+  readonly metric?: MetricReading;
+  readonly leadUntil?: number;
+  /** Why Redis' state is not to be trusted (redis-guard.ts), or null: no change goes out then. */
+  readonly stateLost: string | null;
+  /**
+   * Who asks: the tick's evaluation finds a reconcile read due by time (and marks it in the
+   * record); a turn on the apply queue reads only what an evaluation marked, so a key whose reads
+   * go round continuously (due at once) reads each pipe once per round, not in a loop.
+   */
+  readonly asker: 'tick' | 'turn';
+}
+
+export interface Next {
+  readonly stage: Stage;
+  readonly step: NextStep;
+  /** decide()'s answer, for the stages that decide (seen, unscalable, refused once read). */
+  readonly decision?: Decision;
+  readonly recommendations?: readonly { readonly at: number; readonly values: ScalingValues }[];
+  /** The pipe's reconcile read is due (the evaluation marks it, so the turn reads it). */
+  readonly readDue: boolean;
+}
+
+/** Answers that the same request would get again: bad request, unknown pipe, idle service. */
+export const REFUSALS: ReadonlySet<string> = new Set(['API_BAD_REQUEST', 'API_NOT_FOUND', 'API_FAILED_DEPENDENCY']);
+
+/**
+ * After a refusal the pipe's changes wait for its next reconcile read rather than repeating every
+ * tick: an idle service answered 424 to every 30 s tick (2,880 wasted calls a day per pipe, from
+ * the key's shared 10-per-10-s budget). A read that succeeds clears the error.
+ */
+export function refused(rec: PipeRecord, now: number, reconcileMs: number): boolean {
+  const err = rec.lastError;
+  return err !== null && REFUSALS.has(err.code) && now - err.at < reconcileMs;
+}
+
+export function stageOf(rec: PipeRecord, sit: Situation, now: number): Stage {
+  if (rec.ref !== null && rec.ref !== refOf(sit.pipe)) return 'moved';
+  if (rec.parked) return 'parked';
+  if (refused(rec, now, sit.reconcileMs)) return 'refused';
+  if (rec.lastReadAt === null || rec.kind === null) return 'unseen';
+  if (rec.endpointsDue.length > 0) return 'endpoints';
+  return takesScaling(rec) ? 'seen' : 'unscalable';
+}
+
+/** Whether the stage decides (the metric is fetched for these only). */
+export function decides(stage: Stage): boolean {
+  return stage === 'seen' || stage === 'unscalable' || stage === 'refused';
+}
+
+/**
+ * The instant a turn on the apply queue decides at: now, never earlier than the newest stored
+ * decision (a replica whose clock lags the tick's would otherwise decide as of an older instant
+ * than a decision already made, and send a desire that one replaced).
+ */
+export function turnInstant(rec: PipeRecord, now: number): number {
+  return Math.max(now, rec.decidedAt ?? 0);
+}
+
+export function readDue(rec: PipeRecord, sit: Situation, now: number): boolean {
+  if (rec.readDue || rec.lastReadAt === null) return true;
+  return sit.asker === 'tick' && now - rec.lastReadAt >= sit.readDueAfterMs;
+}
+
+/** What the pipe's next turn does at `now`. */
+export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
+  const stage = stageOf(rec, sit, now);
+  const due = readDue(rec, sit, now);
+  const only = (step: NextStep): Next => ({ stage, step, readDue: due });
+  switch (stage) {
+    case 'moved':
+      return only({ do: 'forget' });
+    case 'parked':
+      return only({ do: 'skip', reason: 'parked' });
+    case 'unseen':
+      // Never read: a first contact that was refused waits out its reconcile period, else read.
+      return only(
+        refused(rec, now, sit.reconcileMs) ? { do: 'wait', reason: 'refused' } : { do: 'read', why: 'first_contact' },
+      );
+    case 'endpoints':
+      return only({ do: 'read_endpoint', endpointId: rec.endpointsDue[0] ?? '' });
+    case 'refused':
+      if (rec.lastReadAt === null || rec.kind === null) return only({ do: 'wait', reason: 'refused' });
+  }
+  const serviceState = trustedState(sit.service, now, sit.serviceTrustMs);
+  const view = {
+    ...toView(rec, sit.pipe.bounds, sit.pause, serviceState ?? undefined),
+    ...(sit.metric ? { metric: sit.metric } : {}),
+    ...(sit.leadUntil !== undefined ? { leadUntil: sit.leadUntil } : {}),
+  };
+  const { decision, recommendations } = evaluateStep(sit.policy, now, view);
+  const step = changeStep(rec, sit, decision, now, due, stage, serviceState === undefined);
+  return { stage, step, decision, recommendations, readDue: due };
+}
+
+function changeStep(
+  rec: PipeRecord,
+  sit: Situation,
+  decision: Decision,
+  now: number,
+  due: boolean,
+  stage: Stage,
+  serviceUnknown: boolean,
+): NextStep {
+  const reconcile: NextStep = { do: 'read', why: 'reconcile' };
+  if (decision.action !== 'change') {
+    if (due) return reconcile;
+    if (decision.action === 'skip') return { do: 'skip', reason: skipCode(decision) };
+    return { do: 'wait', reason: 'at_target' };
+  }
+  // rec.kind is known in every deciding stage (stageOf).
+  const body = rec.kind ? changesFor(rec.kind, decision.desired, rec.applied) : {};
+  if (isEmpty(body)) return due ? reconcile : { do: 'wait', reason: 'at_target' };
+  if (sit.dryRun) return due ? reconcile : { do: 'wait', reason: 'dry_run' };
+  if (sit.stateLost !== null) return due ? reconcile : { do: 'wait', reason: 'state_lost' };
+  if (stage === 'refused') return due ? reconcile : { do: 'wait', reason: 'refused' };
+  // The safety invariants hold whatever decide() said and whatever an economy rule would like.
+  const unsafe: SafetyViolation | null = unsafeChange(rec, sit, body, now);
+  if (unsafe !== null) return due ? reconcile : { do: 'skip', reason: unsafe };
+  // A change to an idle or stopped service would be refused (424): its state is listed first.
+  if (serviceUnknown) return { do: 'list_services', direction: decision.direction };
+  return { do: 'change', body, direction: decision.direction };
+}
+
+/** The skip code of a skip decision: the first of its reasons that is a skip code. */
+export function skipCode(d: Pick<Decision, 'reasons'>): string {
+  const skip = d.reasons.find((r) => (SKIP_REASON_CODES as readonly string[]).includes(r.code));
+  return skip?.code ?? d.reasons[0]?.code ?? 'skip';
+}

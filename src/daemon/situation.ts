@@ -1,0 +1,42 @@
+// The situation of a pipe at a turn (lifecycle.ts Situation), gathered from the config in force,
+// the Redis snapshot and, for a metric policy whose pipe decides, the metric's value at the tick.
+import type { PipeConfig, Policy } from '../policy/index.js';
+import type { DaemonContext } from './context.js';
+import { readDueAfterMs } from './key-periods.js';
+import { decides, stageOf, type Situation } from './lifecycle.js';
+import type { Snapshot } from './state-store.js';
+
+/**
+ * @param at the instant the turn decides at
+ * @param metricTick the tick whose metric value counts (the evaluation's own; a turn on the apply
+ *   queue takes its decision's tick, whose query result every replica shares for 5 minutes)
+ */
+export async function situationOf(
+  ctx: DaemonContext,
+  pipe: PipeConfig,
+  policy: Policy,
+  snap: Snapshot,
+  at: number,
+  metricTick: number,
+  asker: Situation['asker'],
+): Promise<Situation> {
+  const config = ctx.config();
+  const until = ctx.leadUntilFor?.(pipe, at);
+  const sit: Situation = {
+    pipe,
+    policy,
+    dryRun: config.dryRun,
+    // A pause declared in the config holds whatever Redis holds (or lost).
+    pause: pipe.paused ? { reason: pipe.paused, scope: 'config' } : snap.pause,
+    service: snap.service,
+    serviceTrustMs: config.evaluate.reconcileMs,
+    reconcileMs: ctx.reconcileMsFor(pipe),
+    readDueAfterMs: readDueAfterMs(config, pipe),
+    ...(until !== undefined ? { leadUntil: until } : {}),
+    stateLost: ctx.stateLost?.() ?? null,
+    asker,
+  };
+  // The metric's value is fetched here so decide() stays pure, and only for a pipe that decides.
+  if (!policy.metric || !ctx.metrics || !decides(stageOf(snap.rec, sit, at))) return sit;
+  return { ...sit, metric: await ctx.metrics.reading(policy, pipe, metricTick) };
+}
