@@ -70,7 +70,9 @@ describe('pipescaler history', () => {
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(100);
     // the 30-day-old change is before --since 7d; the skip says why under its row
     expect(lines.slice(1)).toEqual([
-      expect.stringMatching(/^\d\d-\d\d \d\d:\d\d:\d\d {2}orders-events {2}skipped {2}cooldown\s+1\s+-\s+business-hours$/),
+      expect.stringMatching(
+        /^\d\d-\d\d \d\d:\d\d:\d\d {2}orders-events {2}skipped {2}cooldown\s+1\s+-\s+business-hours$/,
+      ),
       '    why: scaleUp cooldown: the last change was 20 s ago, the next may go at 08:01:00 (cooldown 60s)',
       expect.stringMatching(/orders-events {2}applied {2}window\s+1\s+2x500m\/2GB -> 4x1000m\/4GB\s+business-hours$/),
     ]);

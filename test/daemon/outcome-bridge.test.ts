@@ -194,6 +194,7 @@ describe('outcomes and history', () => {
           direction: 'up',
           windows: ['peak'],
           desired: { replicas: 4 },
+          recommendation: { replicas: 4 },
           changes: {},
           reasons: reasons.map((r) => ({ ...r, field: 'replicas' as const })),
         },
