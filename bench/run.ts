@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|boundary|redis-memory|history|budget|actuation> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|actuation> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -114,6 +114,18 @@ if (wanted('metric')) {
   );
 }
 
+if (wanted('forecast')) {
+  // needs Debian's prometheus and promtool (the trace is backfilled into a real server)
+  const { forecastBench } = await import('./forecast.js');
+  figures.push(
+    ...(await scenario(
+      'forecast',
+      () => forecastBench(),
+      notRun('forecast', 'hourly-peak error, last week of a 14-day trace in Prometheus', 168, '<= 0.15', ''),
+    )),
+  );
+}
+
 if (wanted('boundary')) {
   const pipes = 1_000;
   if (daemonMissing) {
@@ -207,6 +219,8 @@ const ORDER = [
   'simulate',
   'steady tick',
   'metric tick',
+  'forecast',
+  'recommend',
   'boundary',
   'redis memory',
   'budget',

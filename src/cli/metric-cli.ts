@@ -10,6 +10,7 @@ import {
   metricBands,
   parseRangeQuery,
   recordedReading,
+  withReplayedForecast,
   type Sample,
   type BandSegment,
   type RecordedSeries,
@@ -150,7 +151,10 @@ export function recordedMetrics(config: Config, specs: readonly string[]): Metri
   }
   return (pipe, policy, now) => {
     const series = byPolicy.get(policy.name);
-    return series ? recordedReading(series, policy, pipe, now) : undefined;
+    // a forecast policy gets the forecast the daemon would have had, replayed from the same series
+    return series
+      ? withReplayedForecast(series, policy, pipe, now, recordedReading(series, policy, pipe, now))
+      : undefined;
   };
 }
 

@@ -72,3 +72,5 @@ export {
   type ForecastSet,
   type SeriesForecast,
 } from './forecast-set.js';
+export { replayedForecast, sampled, withReplayedForecast } from './forecast-replay.js';
+export { pickSeries, pointBefore } from './metric-series.js';

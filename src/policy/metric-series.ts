@@ -36,13 +36,12 @@ export function parseRangeQuery(text: string): RecordedSeries[] {
   });
 }
 
-/** The reading of `pipe` at `now`: the newest point at or before it of the one series its match picks. */
-export function recordedReading(
+/** The one recorded series `pipe`'s match picks, or why there is none. */
+export function pickSeries(
   series: readonly RecordedSeries[],
   policy: Policy,
   pipe: PipeConfig,
-  now: number,
-): MetricReading {
+): RecordedSeries | { readonly error: string } {
   const match = policy.metric?.match ?? {};
   const names = Object.keys(match).sort();
   const wanted = resolveMatch(match, pipe);
@@ -54,18 +53,34 @@ export function recordedReading(
         picked.length === 0 ? 'no recorded series matches the pipe' : `${picked.length} recorded series match the pipe`,
     };
   }
-  const { points } = one;
+  return one;
+}
+
+/** The index of the newest point at or before `now`, or -1. */
+export function pointBefore(points: readonly (readonly [number, number])[], now: number): number {
   let lo = 0;
   let hi = points.length - 1;
-  let found: readonly [number, number] | undefined;
+  let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const point = points[mid]; // lo <= mid <= hi: in range
-    if (point !== undefined && point[0] <= now) {
-      found = point;
+    if ((points[mid]?.[0] ?? Infinity) <= now) {
+      found = mid;
       lo = mid + 1;
     } else hi = mid - 1;
   }
+  return found;
+}
+
+/** The reading of `pipe` at `now`: the newest point at or before it of the one series its match picks. */
+export function recordedReading(
+  series: readonly RecordedSeries[],
+  policy: Policy,
+  pipe: PipeConfig,
+  now: number,
+): MetricReading {
+  const one = pickSeries(series, policy, pipe);
+  if ('error' in one) return one;
+  const found = one.points[pointBefore(one.points, now)];
   if (!found) return { error: 'no recorded value before this time' };
   return { value: found[1], at: found[0] };
 }
