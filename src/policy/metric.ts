@@ -67,6 +67,32 @@ export function readingProblem(reading: MetricReading | undefined, spec: MetricS
   return null;
 }
 
+/**
+ * What of a reading a decision depends on, besides the words of its reasons: ticks with the same
+ * signature (and no other event between them) decide the same, so simulate() decides one of them.
+ * null when that cannot be told (a forecast, whose peak moves with time).
+ */
+export function metricSignature(
+  policy: Policy,
+  reading: MetricReading | undefined,
+  applied: ScalingValues,
+  now: number,
+): string | null {
+  const spec = policy.metric;
+  if (!spec || spec.forecast) return null;
+  const problem = readingProblem(reading, spec, now);
+  if (problem !== null || reading === undefined || 'error' in reading) return `unavailable:${problem}`;
+  const parts: string[] = [];
+  for (const f of ['replicas', 'concurrency'] as const) {
+    const per = spec.targetPer[f];
+    if (per === undefined) continue;
+    const now_ = applied[f];
+    const within = now_ !== undefined && now_ > 0 && Math.abs(reading.value / (now_ * per) - 1) <= spec.tolerance;
+    parts.push(`${rawRecommendation(reading.value, per)}${within ? 't' : ''}`);
+  }
+  return parts.join(':');
+}
+
 /** ceil(value / target); 0 and tiny values give 0 (the lower bound then applies). */
 export function rawRecommendation(value: number, target: number): number {
   const ratio = value / target;

@@ -11,6 +11,7 @@
 import type { ScalingValues } from '../api/index.js';
 import { policyOf } from './config-lookup.js';
 import { expectedActuationMs, leadPlan, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
+import { metricSignature } from './metric.js';
 import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
 import {
@@ -186,7 +187,16 @@ export function pipeTimeline(
       continue;
     }
     if (everyTick) {
-      now += stepMs;
+      // The ticks after this one whose readings give the same signature, up to the next event,
+      // decide as this one did: only the last of them leaves its recommendation (as below).
+      const sig = metricSignature(policy, reading, view.applied, now);
+      const until = nextEvent(policy, view, now, to, decision.recommendation, lead.nextStart(now));
+      let next = now + stepMs;
+      while (sig !== null && next < until && metricSignature(policy, metric(next), view.applied, next) === sig)
+        next += stepMs;
+      if (next > now + stepMs && Object.keys(decision.recommendation).length > 0)
+        repeated = { at: now, values: decision.recommendation };
+      now = next;
       continue;
     }
     if (Object.keys(decision.recommendation).length > 0) repeated = { at: now, values: decision.recommendation };

@@ -8,7 +8,8 @@ import { MAX_LEAD_MS } from '../../src/policy/types.js';
 import { leadPlan, leadUntil, type LeadPlan } from '../../src/policy/lead-plan.js';
 import { recommendationsAfter } from '../../src/policy/recommendations.js';
 import { simulate, type SimulatedChange } from '../../src/policy/simulate.js';
-import type { Config, PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
+import type { Config, MetricReading, PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
+import { recordedReading } from '../../src/policy/metric-series.js';
 import { DAY, instant, pipeView, policy } from './arbitraries.js';
 
 /** The reference: decide() at every tick, as the daemon's loop runs (with the pipe's lead slots). */
@@ -19,12 +20,17 @@ function stepping(
   to: number,
   stepMs: number,
   lead?: { plan: LeadPlan; pipe: string },
+  metric?: (now: number) => MetricReading,
 ): Omit<SimulatedChange, 'pipe'>[] {
   const out: Omit<SimulatedChange, 'pipe'>[] = [];
   let view = start;
   for (let now = from; now < to; now += stepMs) {
     const until = lead ? leadUntil(lead.plan, lead.pipe, now) : undefined;
-    const d = decide(p, now, until === undefined ? view : { ...view, leadUntil: until });
+    const reading = metric?.(now);
+    const d = decide(p, now, {
+      ...(until === undefined ? view : { ...view, leadUntil: until }),
+      ...(reading ? { metric: reading } : {}),
+    });
     if (d.action === 'skip') continue;
     view = { ...view, recommendations: recommendationsAfter(p, now, view.recommendations, d) };
     if (d.action !== 'change') continue;
@@ -232,6 +238,52 @@ describe('simulate() at the speed of its changes', () => {
         const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
         if (expected.length > 0) changed++;
         const got = simulate(config, { a: view }, from, to, stepMs);
+        expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
+      }),
+      { numRuns: 60 },
+    );
+    expect(changed).toBeGreaterThan(30);
+  }, 120_000);
+
+  it('gives exactly the changes of stepping every tick for a metric policy with recorded readings', () => {
+    // Ticks whose readings give the same recommendation are decided once (metricSignature): a
+    // random walk of the value, with gaps (stale, unavailable), must change nothing of that.
+    const walk = fc.array(fc.integer({ min: -150, max: 150 }), { minLength: 50, maxLength: 50 });
+    const metricCase = busyCase.chain((c) =>
+      fc.record({ steps: walk, tolerance: fc.constantFrom(0, 0.1, 0.3) }).map(({ steps, tolerance }) => ({
+        ...c,
+        steps,
+        policy: {
+          ...c.policy,
+          windows: c.policy.windows.map((w) => ({ ...w, target: { ...w.target, replicas: { min: 1, max: 12 } } })),
+          metric: {
+            query: 'q',
+            match: {},
+            targetPer: { replicas: 100 },
+            onError: { kind: 'hold' as const },
+            staleAfterMs: 120_000,
+            tolerance,
+          },
+        },
+      })),
+    );
+    let changed = 0;
+    fc.assert(
+      fc.property(metricCase, ({ from, days, stepMs, policy: p, view, steps }) => {
+        const to = from + days * DAY;
+        // a value per 20 min from the walk; every 7th period has no point (a stale value)
+        const points: [number, number][] = [];
+        let v = 400;
+        for (let t = from, i = 0; t < to; t += 1_200_000, i++) {
+          v = Math.max(0, v + (steps[i % steps.length] ?? 0));
+          if (i % 7 !== 6) points.push([t, v]);
+        }
+        const series = [{ labels: {}, points }];
+        const config = configOf(p, ['a']);
+        const reading = (now: number) => recordedReading(series, p, config.pipes[0]!, now);
+        const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'), reading);
+        if (expected.length > 0) changed++;
+        const got = simulate(config, { a: view }, from, to, stepMs, { metricAt: (_pipe, _p, now) => reading(now) });
         expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
       }),
       { numRuns: 60 },
