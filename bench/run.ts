@@ -126,6 +126,17 @@ if (wanted('forecast')) {
   );
 }
 
+if (wanted('recommend')) {
+  const { recommendBench } = await import('./recommend.js');
+  figures.push(
+    ...(await scenario(
+      'recommend',
+      () => Promise.resolve(recommendBench()),
+      notRun('recommend', 'CPU time, 28 days of 1-min data', 200, '<= 60 (>= 200 candidates)', ''),
+    )),
+  );
+}
+
 if (wanted('boundary')) {
   const pipes = 1_000;
   if (daemonMissing) {

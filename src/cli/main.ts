@@ -5,6 +5,7 @@ import { registerApiCommands } from './commands/api.js';
 import { registerCloudCommand } from './commands/cloud.js';
 import { registerDiffCommand } from './commands/diff.js';
 import { registerPolicyCommands } from './commands/policy.js';
+import { registerRecommendCommand } from './commands/recommend.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { registerHistoryCommands } from './commands/history.js';
 import { runCli } from './run-cli.js';
@@ -19,6 +20,7 @@ const program = new Command('pipescaler')
 registerApiCommands(program);
 registerCloudCommand(program);
 registerPolicyCommands(program);
+registerRecommendCommand(program);
 registerDiffCommand(program);
 registerDaemonCommands(program);
 registerHistoryCommands(program);

@@ -74,3 +74,12 @@ export {
 } from './forecast-set.js';
 export { replayedForecast, sampled, withReplayedForecast } from './forecast-replay.js';
 export { pickSeries, pointBefore } from './metric-series.js';
+export {
+  candidateGrid,
+  recommend,
+  settingsDiff,
+  type CandidateResult,
+  type CandidateSettings,
+  type RecordedPipe,
+  type Recommendation,
+} from './recommend.js';
