@@ -90,7 +90,6 @@ describe('propagation: a change takes effect after its delay', () => {
     const c = await start({ propagation: { stream: '1m', reads: 'transient' } });
     expect(await scale(c, { replicas: 3 })).toEqual({
       replicas: 2,
-      concurrency: null,
       replicaCpuMillicores: 0,
       replicaMemoryGb: null,
     });

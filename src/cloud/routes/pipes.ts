@@ -60,19 +60,24 @@ function served(pipe: StoredPipe, ctx: RouteContext<'scalePipe'>): SentResultOf<
   settle(ctx.store, pipe, ctx.now());
   const { quantityStrings, transientZeroMs } = ctx.quirks;
   const transient = ctx.propagation.reads === 'transient' && propagating(ctx.store, pipe);
-  if (!quantityStrings && transientZeroMs === 0 && !transient) return { ...pipe, scaling: { ...pipe.scaling } };
-  const scaling: Record<ScalingField, number | string | null> = { ...pipe.scaling };
+  // The published contract types each scaling member as a number: the fields a pipe's kind does
+  // not take (concurrency of a stream pipe, replicas of an object-storage one) are left out, not null.
+  const scaling: Partial<Record<ScalingField, number | string | null>> = Object.fromEntries(
+    Object.entries(pipe.scaling).filter(([, v]) => v !== null),
+  );
+  if (!quantityStrings && transientZeroMs === 0 && !transient) return { ...pipe, scaling };
   const changedAt = ctx.store.scalingChangedAt.get(pipe.id.toLowerCase());
   if (transient || (transientZeroMs > 0 && changedAt !== undefined && ctx.now() - changedAt < transientZeroMs)) {
-    if (scaling.replicaCpuMillicores !== null) scaling.replicaCpuMillicores = 0;
-    if (scaling.replicaMemoryGb !== null) scaling.replicaMemoryGb = null;
+    // the live API's transient 0 and null right after a change (a quirk the fixtures turn on)
+    if (scaling.replicaCpuMillicores !== undefined) scaling.replicaCpuMillicores = 0;
+    if (scaling.replicaMemoryGb !== undefined) scaling.replicaMemoryGb = null;
   } else if (quantityStrings) {
     asQuantities(scaling);
   }
   return { ...pipe, scaling };
 }
 
-function asQuantities(s: Record<ScalingField, number | string | null>): void {
+function asQuantities(s: Partial<Record<ScalingField, number | string | null>>): void {
   if (typeof s.replicaCpuMillicores === 'number') s.replicaCpuMillicores = `${s.replicaCpuMillicores}m`;
   const gb = s.replicaMemoryGb;
   if (typeof gb === 'number') s.replicaMemoryGb = Number.isInteger(gb) ? `${gb}Gi` : `${Math.round(gb * 1024)}Mi`;

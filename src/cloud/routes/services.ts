@@ -16,9 +16,31 @@ export function listServices(ctx: RouteContext<'listServices'>): SentResultOf<'l
   }
   const out = [];
   for (const svc of org.services.values()) {
-    if (filters.length === 0 || matchesTagFilters(svc.service.tags, filters)) out.push(svc.service);
+    if (filters.length === 0 || matchesTagFilters(svc.service.tags, filters)) out.push(published(svc.service));
   }
   return out;
+}
+
+type ServiceAnswer = SentResultOf<'listServices'>[number];
+
+/** A service with the members the published contract requires of one: its autoscaling mode
+ *  (fixtures may set it; horizontal otherwise) and the scaling in effect, from its settings. */
+function published(s: ServiceAnswer): ServiceAnswer {
+  const given: ServiceAnswer & { autoscalingMode?: string; currentScaling?: unknown } = s;
+  const mode = given.autoscalingMode ?? 'horizontal';
+  return {
+    ...s,
+    autoscalingMode: mode,
+    currentScaling: given.currentScaling ?? {
+      effectiveAutoscalingMode: mode,
+      ...(s.minReplicaMemoryGb !== undefined ? { effectiveMinReplicaMemoryGb: s.minReplicaMemoryGb } : {}),
+      ...(s.maxReplicaMemoryGb !== undefined ? { effectiveMaxReplicaMemoryGb: s.maxReplicaMemoryGb } : {}),
+      ...(s.numReplicas !== undefined
+        ? { effectiveMinReplicas: s.numReplicas, effectiveMaxReplicas: s.numReplicas }
+        : {}),
+      ...(s.idleScaling !== undefined ? { effectiveIdleScaling: s.idleScaling } : {}),
+    },
+  };
 }
 
 export function getReversePrivateEndpoint(
