@@ -5,3 +5,4 @@ export { formatPath } from './issue-path.js';
 export { REASONS } from './schemas/envelope.js';
 export { RETRIABLE_CODES } from './errors.js';
 export type { PathParamOf, SentResultOf } from './endpoints.js';
+export { MAX_TEXT, bounded, boundedTexts, printable, safeUrl } from './safe-text.js';

@@ -6,6 +6,7 @@ import { formatPath } from './issue-path.js';
 import type { z } from 'zod';
 import { ApiError, codeForStatus } from './errors.js';
 import { DEFAULT_RATE_LIMIT_WAIT_S } from './retry-policy.js';
+import { bounded } from './safe-text.js';
 
 export interface RawResponse {
   status: number;
@@ -241,13 +242,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The platform's error text, bounded: it travels into logs, Redis and every status. */
 function bodyErrorText(body: unknown): string | undefined {
-  return isRecord(body) && typeof body.error === 'string' ? body.error : undefined;
+  return isRecord(body) && typeof body.error === 'string' ? bounded(body.error) : undefined;
 }
 
 function bodyRequestId(body: unknown): string | undefined {
-  return isRecord(body) && typeof body.requestId === 'string' ? body.requestId : undefined;
+  return isRecord(body) && typeof body.requestId === 'string' ? bounded(body.requestId, MAX_REQUEST_ID) : undefined;
 }
+
+/** A request id is a UUID; anything much longer is not one worth keeping whole. */
+const MAX_REQUEST_ID = 100;
 
 function headerRequestId(headers: IncomingHttpHeaders): string | undefined {
   const v = headers['x-request-id'];

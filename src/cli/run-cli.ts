@@ -1,6 +1,7 @@
 // Runs the program and turns a user's mistake into one clear line and exit code 1, never a stack.
 import { CommanderError, type Command } from 'commander';
 import { isApiError, type ApiError } from '../api/index.js';
+import { printable } from '../api/internal.js';
 
 /** A mistake of the user's (bad argument, bad file): printed as one line, exit 1. */
 export class UserError extends Error {
@@ -24,7 +25,9 @@ export function apiErrorText(err: ApiError): string {
 
 export function describeError(err: unknown): string {
   if (isApiError(err)) {
-    return `error: ${err.code}: ${apiErrorText(err)}${err.requestId ? ` (requestId ${err.requestId})` : ''}`;
+    // the platform's words, on one line without terminal control
+    const id = err.requestId ? ` (requestId ${printable(err.requestId)})` : '';
+    return `error: ${err.code}: ${printable(apiErrorText(err))}${id}`;
   }
   if (err instanceof UserError) return `error: ${err.message}`;
   if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('CONFIG_')) {

@@ -1,4 +1,5 @@
 // One small aligned-table formatter for every listing (`pipescaler api`, `status`).
+import { printable } from '../api/internal.js';
 
 export interface Column<T> {
   header: string;
@@ -12,13 +13,14 @@ export interface Column<T> {
   align?: 'left' | 'right';
 }
 
-/** Renders an absent value as "-", a list as "a,b", anything else as its string. */
+/** Renders an absent value as "-", a list as "a,b", anything else as its string; a text from
+ *  elsewhere (the platform, Redis) on one line without terminal control. */
 export function cell(v: unknown): string {
   if (v === null || v === undefined || v === '') return '-';
   if (Array.isArray(v)) return v.length === 0 ? '-' : v.map(cell).join(',');
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return printable(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return v.toString();
-  return JSON.stringify(v);
+  return printable(JSON.stringify(v));
 }
 
 const GAP = 2;

@@ -3,6 +3,7 @@
 // its decision, the applier what the platform answered) without read-modify-write races.
 import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
+import { boundedTexts, MAX_TEXT } from '../api/internal.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, PipeView, Reason } from '../policy/index.js';
 import { redisKeys } from './redis-keys.js';
@@ -67,6 +68,14 @@ export interface PipeRecord {
   readonly decidedAt: number | null;
   /** The first decision instant that wanted the pending change (the apply-wait metric starts here). */
   readonly wantedSince: number | null;
+}
+
+/** A field's value as stored: every text in it bounded (a 3 MB error page is kept as its first
+ *  MAX_TEXT characters), so a record stays small to read back on every evaluation and status. */
+function stored(value: unknown): string {
+  const text = JSON.stringify(value);
+  // no text inside can be longer than the whole: the common case walks nothing
+  return text.length <= MAX_TEXT ? text : JSON.stringify(boundedTexts(value));
 }
 
 /** The ids a pipe's record is about. */
@@ -197,7 +206,7 @@ export class StateStore {
   async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
     const entries = Object.entries<unknown>(fields).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return;
-    await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, JSON.stringify(v)])));
+    await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, stored(v)])));
   }
 
   /**
@@ -207,7 +216,7 @@ export class StateStore {
    */
   async writeDecision(pipe: string, tickAt: number, fields: Partial<PipeRecord>): Promise<boolean> {
     const entries = Object.entries<unknown>({ ...fields, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
-    const args = entries.flatMap(([k, v]) => [k, JSON.stringify(v)]);
+    const args = entries.flatMap(([k, v]) => [k, stored(v)]);
     return (await this.redis.pipescalerWriteDecision(this.keys.pipe(pipe), String(tickAt), ...args)) === 1;
   }
 
@@ -230,7 +239,7 @@ export class StateStore {
   /** Pause one pipe (or all with pipe null); Redis expires the flag at `until`. */
   async setPause(pipe: string | null, flag: { reason: string; until?: number }): Promise<void> {
     const key = pipe === null ? this.keys.pauseAll : this.keys.pause(pipe);
-    const value = JSON.stringify(flag);
+    const value = stored(flag);
     if (flag.until !== undefined) await this.redis.set(key, value, 'PXAT', flag.until);
     else await this.redis.set(key, value);
   }

@@ -141,9 +141,22 @@ export function createScrubber(secrets: readonly string[] | (() => readonly stri
   };
 }
 
+/**
+ * A JSON line for pino-pretty, which decodes its strings onto a person's terminal: the control
+ * characters a string holds (escaped in JSON: `\u001b`; C1 and bidi overrides raw) become spaces,
+ * so a platform text or a pause reason cannot move the cursor or rewrite lines.
+ */
+export function terminalSafeJson(line: string): string {
+  // an escaped backslash is consumed as a pair, so `\\n` (a backslash and an n) stays as it is
+  return line
+    .replace(/\\(?:\\|u00(?:[01][0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])|[bfnrt])/g, (m) => (m === '\\\\' ? m : ' '))
+    .replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ' ');
+}
+
 export function createLogger(options: LoggerOptions = {}): TelemetryLogger {
-  const scrub = createScrubber(options.secrets);
   const pretty = (options.pretty ?? process.stdout.isTTY) ? requirePretty() : null;
+  const scrubSecrets = createScrubber(options.secrets);
+  const scrub = pretty ? (line: string) => terminalSafeJson(scrubSecrets(line)) : scrubSecrets;
   const destination = pretty
     ? pretty({
         colorize: options.destination === undefined,
