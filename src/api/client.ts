@@ -89,6 +89,24 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   sleepFor(ms, undefined, signal ? { signal } : undefined);
 
+/**
+ * A read's answer must be the resource asked about: one that carries another's id (a proxy's
+ * cache, a routing fault) is refused as API_BAD_RESPONSE, never taken as this one's state.
+ */
+function answerAbout<T extends { id: string }>(
+  res: ApiResponse<T>,
+  operation: Operation,
+  what: string,
+  asked: string,
+): ApiResponse<T> {
+  if (res.result.id.toLowerCase() === asked.toLowerCase()) return res;
+  throw new ApiError(
+    'API_BAD_RESPONSE',
+    `${operation}: the answer is about ${what} ${res.result.id}, not the ${what} asked about (${asked})`,
+    { status: res.status, operation, requestId: res.requestId },
+  );
+}
+
 export class ApiClient {
   readonly events = new ApiClientEmitter();
   // Private fields stay out of util.inspect and JSON: the secret lives only inside #authorization.
@@ -225,8 +243,10 @@ export class ApiClient {
     }
   }
 
-  scalePipe(ref: PipeRef, body: ScalingRequest, opts?: CallOptions): Promise<ApiResponse<Pipe>> {
-    return this.call('scalePipe', pick(ref, 'organizationId', 'serviceId', 'pipeId'), body, opts);
+  /** The pipe asked about (answerAbout: an answer about another one is refused). */
+  async scalePipe(ref: PipeRef, body: ScalingRequest, opts?: CallOptions): Promise<ApiResponse<Pipe>> {
+    const res = await this.call('scalePipe', pick(ref, 'organizationId', 'serviceId', 'pipeId'), body, opts);
+    return answerAbout(res, 'scalePipe', 'pipe', ref.pipeId);
   }
 
   listServices(
@@ -237,16 +257,17 @@ export class ApiClient {
     return this.call('listServices', { organizationId, filter }, undefined, opts);
   }
 
-  getReversePrivateEndpoint(
+  async getReversePrivateEndpoint(
     ref: ReversePrivateEndpointRef,
     opts?: CallOptions,
   ): Promise<ApiResponse<ReversePrivateEndpoint>> {
-    return this.call(
+    const res = await this.call(
       'getReversePrivateEndpoint',
       pick(ref, 'organizationId', 'serviceId', 'reversePrivateEndpointId'),
       undefined,
       opts,
     );
+    return answerAbout(res, 'getReversePrivateEndpoint', 'endpoint', ref.reversePrivateEndpointId);
   }
 
   listDashboards(ref: ServiceRef, opts?: CallOptions): Promise<ApiResponse<Dashboard[]>> {
