@@ -66,8 +66,15 @@ export interface DocumentInterpolation {
 }
 
 /**
+ * Credentials are text whatever they look like: a secret `123456`, `0123` or `true` from the
+ * environment is that string, never a number or a boolean (nor `0123` turned into 123).
+ */
+const TEXT_FIELDS = new Set(['keyId', 'keySecret', 'username', 'password', 'sentinelPassword']);
+
+/**
  * Expand every string scalar value of the document in place. A plain (unquoted) scalar that was
- * interpolated is re-typed as YAML would have typed the result, so `replicas: ${N:-4}` is a number.
+ * interpolated is re-typed as YAML would have typed the result, so `replicas: ${N:-4}` is a number
+ * (credentials excepted: TEXT_FIELDS).
  */
 export function interpolateDocument(doc: Document, env: Env): DocumentInterpolation {
   const problems: InterpolationProblem[] = [];
@@ -93,7 +100,8 @@ export function interpolateDocument(doc: Document, env: Env): DocumentInterpolat
       if (r.interpolated) rawByPath.set(formatPath(path), raw);
       if (r.interpolated && r.value !== '') expanded.set(r.value, raw);
       if (r.interpolated && node.type !== 'PLAIN') quoted.set(formatPath(path), raw);
-      node.value = r.interpolated && node.type === 'PLAIN' ? retype(r.value) : r.value;
+      const typed = r.interpolated && node.type === 'PLAIN' && !TEXT_FIELDS.has(String(path[path.length - 1]));
+      node.value = typed ? retype(r.value) : r.value;
     }
   };
   walk(doc.contents, []);

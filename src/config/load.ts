@@ -17,6 +17,7 @@ import { DEMO_KEY, resolveSecrets, type SecretsResult } from './secrets.js';
 import { cutConnections } from './redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
 import { metricMatchIssues } from './metric-refs.js';
+import { envOverrides, type EnvOverrides } from './env-overrides.js';
 import {
   ACTUATION_DEFAULTS,
   assignPools,
@@ -27,6 +28,10 @@ import {
   type RedisSettings,
 } from '../policy/index.js';
 import { locate } from './yaml-locate.js';
+import { aliasBombIssue, nodeIssues, withoutRefused } from './yaml-nodes.js';
+
+/** yaml's limit of alias expansions (its guard against a document that multiplies itself). */
+const MAX_ALIAS_COUNT = 100;
 
 export interface ParseOptions {
   /** The file name used in messages; keySecretFile and fixtures are relative to its folder. */
@@ -114,12 +119,23 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   const env = withCurrentNames(opts.env ?? process.env);
   if (opts.needs === 'redis') cutConnections(doc);
   const interpolation = interpolateDocument(doc, env);
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+  } catch (err) {
+    // yaml's guard against an alias bomb: a ReferenceError without a position
+    if (!(err instanceof ReferenceError)) throw err;
+    throw new ConfigError('CONFIG_INVALID', file, [aliasBombIssue(doc, lc, MAX_ALIAS_COUNT)]);
+  }
   unsetEmptyCredentials(raw, interpolation.raw);
   const dir = dirname(file);
   const at = relativeTo(dir, opts.alsoIn);
 
-  const rawIssues: RawIssue[] = interpolation.problems.map((p) => ({ path: p.path, message: p.message }));
+  const refused = nodeIssues(doc);
+  const rawIssues: RawIssue[] = [
+    ...refused,
+    ...interpolation.problems.map((p) => ({ path: p.path, message: p.message })),
+  ];
   if (!isRecord(raw)) {
     rawIssues.push({
       path: [],
@@ -148,15 +164,18 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     apiCredentials: opts.needs !== 'redis',
   });
   rawIssues.push(...secrets.issues);
+  const fromEnv = envOverrides(env);
+  rawIssues.push(...fromEnv.issues);
   if (rawIssues.length > 0 || !parsed.success)
-    throw toError(file, doc, lc, rawIssues, secrets.secrets, interpolation.expanded);
-  return assemble(parsed.data, secrets, at);
+    throw toError(file, doc, lc, withoutRefused(rawIssues, refused), secrets.secrets, interpolation.expanded);
+  return assemble(parsed.data, secrets, at, fromEnv.overrides);
 }
 
 function assemble(
   c: ParsedConfig,
   secrets: Pick<SecretsResult, 'keys' | 'redis' | 'notify'>,
   at: (file: string) => string,
+  overrides: EnvOverrides,
 ): Config {
   const resolved = secrets.keys;
   const api = c.api ?? {};
@@ -193,8 +212,11 @@ function assemble(
       readShare: c.evaluate?.readShare ?? DEFAULTS.readShare,
       ...(c.evaluate?.actuation ? { actuation: actuationSettings(c.evaluate.actuation) } : {}),
     },
-    telemetry: { listen: c.telemetry?.listen ?? DEFAULTS.listen, logLevel: c.telemetry?.logLevel ?? DEFAULTS.logLevel },
-    dryRun: c.dryRun ?? false,
+    telemetry: {
+      listen: c.telemetry?.listen ?? DEFAULTS.listen,
+      logLevel: overrides.logLevel ?? c.telemetry?.logLevel ?? DEFAULTS.logLevel,
+    },
+    dryRun: overrides.dryRun ?? c.dryRun ?? false,
     pipes: c.pipes ?? [],
     policies: c.policies ?? {},
     metrics: c.metrics?.prometheus ? { prometheus: resolvePrometheusPaths(c.metrics.prometheus, at) } : null,

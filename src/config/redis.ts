@@ -84,6 +84,9 @@ export function parseRedisUrl(url: string): RedisEndpoint | { readonly error: st
   if (!multi) {
     if (!URL.canParse(url) || !/^rediss?:$/.test(new URL(url).protocol))
       return { error: `must be a Redis URL: ${REDIS_URL_FORMS}` };
+    // ioredis would send SELECT NaN on connect and fail there, after validate said ok
+    if (!/^\/?(\d{1,2})?$/.test(new URL(url).pathname))
+      return { error: 'has a path other than /<db>: a database number, e.g. redis://host:6379/0' };
     return { mode: 'standalone', url };
   }
   const [, scheme, userinfo, hostList = '', path] = multi; // the host list always takes part in a match

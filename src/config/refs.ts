@@ -11,7 +11,8 @@ export function isReservedName(name: string): boolean {
   return name === '__proto__' || name === 'prototype' || name in Object.prototype;
 }
 
-const RESERVED = (name: string) => `"${name}" cannot be a name: it is a property of every JavaScript object; rename it`;
+export const RESERVED = (name: string): string =>
+  `"${name}" cannot be a name: it is a property of every JavaScript object; rename it`;
 
 const known = (names: readonly string[]): string =>
   names.length === 0 ? 'none defined' : `known: ${names.join(', ')}`;

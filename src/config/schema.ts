@@ -328,7 +328,7 @@ const actuation = strict({
     });
 });
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const configSchema = strict({
   api: api.optional(),

@@ -34,6 +34,11 @@ export interface SecretsInput {
   readonly apiCredentials?: boolean;
 }
 
+/** The variables a `${VAR}` / `${VAR:-default}` source text names. */
+function variablesOf(source: string): string[] {
+  return [...source.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g)].map((m) => m[1] ?? '');
+}
+
 /** Credentials of the default key when baseUrl is embedded and none are given: the fixtures' demo key. */
 export const DEMO_KEY: ResolvedKey = { keyId: '', keySecret: '' };
 
@@ -70,9 +75,10 @@ export function resolveSecrets({
           message: `a secret must not be written in the config file: use ${valueKey}: \${ENV_VAR} or ${fileKey}: /path/to/file`,
         });
       } else if (value === '') {
+        const source = interpolated.get(formatPath(valuePath)) ?? '';
         issues.push({
           path: valuePath,
-          message: `is empty (${interpolated.get(formatPath(valuePath))} resolved to nothing)`,
+          message: `is empty: ${variablesOf(source).join(', ') || 'the variable'} is not set or empty (${source} resolved to nothing)`,
         });
       } else {
         secret = value;
@@ -109,12 +115,18 @@ export function resolveSecrets({
     if (badType) return;
     const hasSecret = keySecret !== undefined || keySecretFile !== undefined;
     if (keyId === undefined && !hasSecret) {
+      // members given as `${VAR:-}` with VAR unset were dropped by the loader: name the variables
+      const unset = ['keyId', 'keySecret', 'keySecretFile'].flatMap((m) =>
+        variablesOf(interpolated.get(formatPath([...path, m])) ?? ''),
+      );
       if (!optional) {
         issues.push({
           path,
           message: embedded
             ? 'needs keyId and keySecret (or keySecretFile)'
-            : 'baseUrl is not embedded: give keyId: ${PIPESCALER_KEY_ID} and keySecret: ${PIPESCALER_KEY_SECRET} (or keySecretFile)',
+            : unset.length > 0
+              ? `baseUrl is not embedded and the key's environment variable${unset.length > 1 ? 's' : ''} ${unset.join(', ')} ${unset.length > 1 ? 'are' : 'is'} not set: export ${unset.length > 1 ? 'them' : 'it'} (or use keySecretFile)`
+              : 'baseUrl is not embedded: give keyId: ${PIPESCALER_KEY_ID} and keySecret: ${PIPESCALER_KEY_SECRET} (or keySecretFile)',
         });
       }
       return;

@@ -62,7 +62,12 @@ describe('the shipped config/pipescaler.yaml', () => {
       error = err as ConfigError;
     }
     expect(error?.issues).toEqual([
-      expect.objectContaining({ path: 'api', message: expect.stringMatching(/^baseUrl is not embedded: give keyId/) }),
+      expect.objectContaining({
+        path: 'api',
+        message: expect.stringMatching(
+          /^baseUrl is not embedded and the key's environment variables PIPESCALER_KEY_ID, PIPESCALER_KEY_SECRET are not set/,
+        ),
+      }),
     ]);
   });
 

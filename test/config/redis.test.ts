@@ -76,6 +76,16 @@ describe('parseRedisUrl', () => {
       error: expect.stringContaining('needs the master group name'),
     });
   });
+
+  it('refuses a database that is not a number (ioredis would SELECT NaN on connect and die)', () => {
+    for (const url of ['redis://:hunter22@127.0.0.1:6379/abc', 'rediss://h:6380/0/1', 'redis://h/1x']) {
+      expect(parseRedisUrl(url), url).toEqual({
+        error: 'has a path other than /<db>: a database number, e.g. redis://host:6379/0',
+      });
+    }
+    for (const url of ['redis://h:6379', 'redis://h:6379/', 'redis://h:6379/15'])
+      expect(parseRedisUrl(url), url).toMatchObject({ mode: 'standalone' });
+  });
 });
 
 describe('hash tags', () => {
@@ -143,6 +153,16 @@ describe('redis: in the config', () => {
     ]);
     expect(issues('  url: ${REDIS_URL}\n  prefix: "{}ps"\n', { REDIS_URL: 'redis+cluster://n1:7000' })).toEqual([
       { line: 21, path: 'redis.prefix', message: expect.stringContaining('hash-tagged prefix') },
+    ]);
+  });
+
+  it('names a database that is not a number on the url line, for validate', () => {
+    expect(issues('  url: redis://:pw-never-shown@h:6379/abc\n')).toEqual([
+      {
+        line: 20,
+        path: 'redis.url',
+        message: 'has a path other than /<db>: a database number, e.g. redis://host:6379/0',
+      },
     ]);
   });
 
