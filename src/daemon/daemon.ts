@@ -182,11 +182,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const prefix = options.prefix ?? current.redis.prefix;
   let redisReady = false;
   let stopping = false;
-  const onRedisStatus = (ready: boolean) => {
+  const onRedisStatus = (ready: boolean, cause?: string) => {
     redisReady = ready;
     if (stopping) return; // our own quit, not an outage
     if (ready) guard.reconnected();
-    emitter.emit('redis:status', { ready });
+    emitter.emit('redis:status', { ready, ...(cause !== undefined ? { cause } : {}) });
   };
   const ownRedis = !options.redis;
   const target = { ...current.redis, url: options.redisUrl ?? current.redis.url };

@@ -76,7 +76,8 @@ export interface DaemonEvents {
   parked: { pipe: string; code: ApiErrorCode; message: string };
   /** A reload: on success what it changed (names only), on failure why it was refused. */
   'config:reload': { result: 'success' | 'failure'; errors?: readonly string[]; changes?: ConfigChanges };
-  'redis:status': { ready: boolean };
+  /** cause: why the connection failed, when it says more than an outage (a TLS mismatch). */
+  'redis:status': { ready: boolean; cause?: string };
   /** Redis lost the daemon's state, or may (an eviction policy): scaling is held while lost. */
   'redis:state': { lost: boolean; cause?: 'data_lost' | 'eviction_policy' };
   /** This replica queried Prometheus for a metric policy's tick (one per policy per tick, fleet-wide). */

@@ -8,6 +8,7 @@
 //   once. A write answered READONLY (a demoted master still connected) reconnects and is resent.
 // - Cluster: ioredis follows MOVED/ASK and refreshes the slots; every key of ours and BullMQ's is
 //   under one hash-tagged prefix, so each script and MULTI lands on one node.
+import { connect } from 'node:net';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from '../config/index.js';
 import type { RedisSettings } from '../policy/index.js';
@@ -20,7 +21,25 @@ export type RedisClient = Redis | Cluster;
 /** Where to connect: the config's redis settings without the prefix, or a bare URL. */
 export type RedisTarget = string | Omit<RedisSettings, 'prefix'>;
 
-export type RedisStatusListener = (ready: boolean) => void;
+/** cause: a connection that failed for a reason of the settings rather than an outage (redisProblem). */
+export type RedisStatusListener = (ready: boolean, cause?: string) => void;
+
+/**
+ * What a connection error says about the settings, or null for an ordinary outage. A `rediss://`
+ * URL against a server without TLS fails each attempt with a reset during the handshake, which
+ * would otherwise read as a Redis that is down.
+ */
+export function redisProblem(err: Error): string | null {
+  if (/TLS|SSL|EPROTO|wrong version number|certificate/i.test(err.message)) {
+    return `TLS handshake failed (${err.message}): a rediss:// URL needs a server with TLS; use redis:// for one without`;
+  }
+  if (/NOAUTH|WRONGPASS|invalid password|invalid username/i.test(err.message)) {
+    return `authentication refused (${err.message.split('\n')[0] ?? ''}): check the Redis username and password`;
+  }
+  return null;
+}
+
+const REDIS_PORT = 6379;
 
 const backoff = (times: number) => Math.min(50 * 2 ** Math.min(times, 10), RECONNECT_CAP_MS);
 
@@ -122,27 +141,75 @@ export function connectRedis(
   if (onStatus) watchStatus(redis, onStatus);
   // ioredis emits 'error' on every failed reconnect; without a listener Node would throw it.
   redis.on('error', () => {});
+  diagnoseTls(redis, endpointOf(target));
   return redis;
+}
+
+/**
+ * A `rediss://` URL against a server without TLS: the server waits for a line that never comes,
+ * so each attempt ends in a connect timeout that reads like an outage. After the first failed
+ * attempt a PING in clear text asks once; a Redis that answers it gets said as the cause.
+ */
+function diagnoseTls(redis: RedisClient, e: RedisEndpoint): void {
+  if (e.mode !== 'standalone' || !e.url.startsWith('rediss:')) return;
+  const { hostname, port, host } = new URL(e.url);
+  let asked = false;
+  redis.on('error', () => {
+    if (asked || redis.status === 'ready') return;
+    asked = true;
+    void answersWithoutTls(hostname.replace(/^\[(.*)\]$/, '$1'), Number(port || REDIS_PORT)).then((plain) => {
+      if (plain) redis.emit('error', new Error(`${host} answers without TLS`));
+    });
+  });
+}
+
+/** Whether a Redis without TLS answers at host:port: a PING in clear text gets +PONG or -NOAUTH. */
+export function answersWithoutTls(host: string, port: number, timeoutMs = 2_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (answered: boolean) => {
+      socket.destroy();
+      resolve(answered);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(/^[+-]/.test(data.toString('latin1'))));
+  });
 }
 
 /** Report each change of readiness of a connection (ours or one the caller passed in). */
 export function watchStatus(redis: RedisClient, onStatus: RedisStatusListener): () => void {
   let last: boolean | null = redis.status === 'ready' ? true : null;
+  let cause: string | null = null;
   const report = (ready: boolean) => {
     if (ready !== last) {
       last = ready;
-      onStatus(ready);
+      if (ready || cause === null) onStatus(ready);
+      else onStatus(ready, cause);
     }
   };
-  const up = () => report(true);
+  const up = () => {
+    cause = null;
+    report(true);
+  };
   const down = () => report(false);
+  const failed = (err: Error) => {
+    // a problem of the settings stays the cause until a connection is made; said once more if new
+    const problem = redisProblem(err);
+    if (problem === null || problem === cause) return;
+    cause = problem;
+    if (last === false) onStatus(false, cause);
+  };
   redis.on('ready', up);
   redis.on('close', down);
   redis.on('end', down);
+  redis.on('error', failed);
   return () => {
     redis.off('ready', up);
     redis.off('close', down);
     redis.off('end', down);
+    redis.off('error', failed);
   };
 }
 

@@ -81,7 +81,9 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         );
       else logger.error({ result, errors }, 'config reload failed; the previous config stays in force');
     },
-    'redis:status': ({ ready }) => {
+    'redis:status': ({ ready, cause }) => {
+      // a mistake of the settings (TLS, password) is said as one, whatever the state was
+      if (!ready && cause !== undefined) logger.error({ redis: 'down', cause }, `redis connection failed: ${cause}`);
       if (ready === redisReady) return;
       // a connection never made was not lost: the first attempt failed (Redis not up yet, a wrong url)
       const never = redisReady === undefined;
