@@ -9,8 +9,11 @@ import { registerRecommendCommand } from './commands/recommend.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { registerHistoryCommands } from './commands/history.js';
 import { runCli } from './run-cli.js';
+import { guardOutput } from './output-guard.js';
 import { VERSION } from '../version.js';
 import { deprecatedEnvLines, withCurrentNames } from '../config/index.js';
+
+guardOutput();
 
 const program = new Command('pipescaler')
   .description('Schedule- and policy-driven autoscaler for data pipes')

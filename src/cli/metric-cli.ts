@@ -1,6 +1,7 @@
 // The metric side of `validate`, `plan` and `simulate`: live readings from the configured
 // Prometheus (one query per metric policy), the query check, recorded series, and their output.
 import { readFileSync } from 'node:fs';
+import { safeUrl } from '../api/internal.js';
 import {
   hasMetric,
   indexSamples,
@@ -117,7 +118,9 @@ export async function validateQueries(config: Config): Promise<{ text: string; f
         if (problem !== null) failed = true;
         lines.push(`  policy ${policy.name}: query ${problem === null ? 'parses' : `does not parse: ${problem}`}`);
       } catch (err) {
-        lines.push(`  Prometheus at ${cfg.url} did not answer (${(err as Error).message}): queries not checked`);
+        lines.push(
+          `  Prometheus at ${safeUrl(cfg.url)} did not answer (${(err as Error).message}): queries not checked`,
+        );
         break;
       }
     }

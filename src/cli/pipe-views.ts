@@ -10,6 +10,7 @@ import {
   pipeKind,
   type ScalingValues,
 } from '../api/index.js';
+import { safeUrl } from '../api/internal.js';
 import { FixturesError, loadFixtures, type ParsedFixtures } from '../cloud/index.js';
 import {
   assumedKind,
@@ -112,7 +113,7 @@ export async function readPipeViews(config: Config, opts: ReadOptions = {}): Pro
   }
   const n = config.pipes.length;
   (opts.say ?? ((line) => process.stderr.write(`${line}\n`)))(
-    `reading ${count(n, 'pipe')} from ${config.api.baseUrl}: each read is an empty scaling PATCH (the platform has no GET ` +
+    `reading ${count(n, 'pipe')} from ${safeUrl(config.api.baseUrl)}: each read is an empty scaling PATCH (the platform has no GET ` +
       "for a pipe; it changes nothing and counts against the key's rate limit); --offline reads nothing",
   );
   return withAssumed(config, await viewsFromApi(config));

@@ -11,6 +11,7 @@ import {
   type PipeConfig,
   type PipeView,
 } from '../policy/index.js';
+import { safeUrl } from '../api/internal.js';
 import type { PipeViews } from './pipe-views.js';
 import { formatMoves, formatValues } from './scaling-text.js';
 
@@ -32,7 +33,7 @@ export function formatValidate(file: string, config: Config): string {
   });
   const header =
     `ok: ${file}: ${count(config.pipes.length, 'pipe')}, ` +
-    `${count(Object.keys(config.policies).length, 'policy', 'policies')}, api ${config.api.baseUrl}${config.dryRun ? ', dryRun' : ''}`;
+    `${count(Object.keys(config.policies).length, 'policy', 'policies')}, api ${safeUrl(config.api.baseUrl)}${config.dryRun ? ', dryRun' : ''}`;
   return [header, ...(pipes.length > 0 ? rows(pipes) : [])].join('\n');
 }
 
