@@ -48,3 +48,17 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   for await (const chunk of stream) text += chunk as string;
   return text;
 }
+
+/** Where a command reads its config when none is named. */
+export const DEFAULT_CONFIG = 'config/pipescaler.yaml';
+
+/**
+ * The config file of a command that takes it either way, `pipescaler plan FILE` or
+ * `pipescaler plan -c FILE` (as pause, resume and status): both is fine when they agree.
+ */
+export function configFile(positional: string | undefined, option: string | undefined): string {
+  if (positional !== undefined && option !== undefined && positional !== option) {
+    throw new UserError(`two config files given (${positional} and -c ${option}): give one`);
+  }
+  return positional ?? option ?? DEFAULT_CONFIG;
+}

@@ -91,13 +91,15 @@ const wide = (now: number): readonly Column<PipeStatus>[] => [
 ];
 
 export const NO_DAEMON = `no daemon alive (no heartbeat in the last ${HEARTBEAT_TTL_MS / 1000} s): nothing is scaling these pipes`;
+/** What to do about it (status also exits 3). */
+export const START_DAEMON = '  start one: pipescaler run -c <config> (the demo on the embedded cloud: npm start)';
 
 /** The line (or lines, with wide) saying which daemon replicas are alive. */
 export function formatReplicas(replicas: readonly ReplicaBeat[], now: number, wide: boolean): string[] {
   const seconds = (at: number) => formatAge(Math.max(0, Math.round((now - at) / 1000)));
   const [newest] = replicas;
   if (newest === undefined) {
-    return [NO_DAEMON];
+    return [NO_DAEMON, START_DAEMON];
   }
   const head = `daemons: ${count(replicas.length, 'replica')} alive, last heartbeat ${seconds(newest.at)} ago`;
   if (!wide) return [head];

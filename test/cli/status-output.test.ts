@@ -64,6 +64,7 @@ describe('status text', () => {
   it('names the live replicas, or says none is alive', () => {
     expect(formatReplicas([], NOW, false)).toEqual([
       'no daemon alive (no heartbeat in the last 30 s): nothing is scaling these pipes',
+      '  start one: pipescaler run -c <config> (the demo on the embedded cloud: npm start)',
     ]);
     expect(formatReplicas([beat('b', 3_000), beat('a', 8_000)], NOW, false)).toEqual([
       'daemons: 2 replicas alive, last heartbeat 3s ago',
@@ -161,5 +162,25 @@ describe('status text', () => {
       { wide: true, width: 100, now: NOW },
     );
     expect(refused).toMatch(/error API_BAD_REQUEST: replicas must be between 1 and 10$/m);
+  });
+});
+
+describe('texts from Redis and the platform', () => {
+  it('are printed without terminal control: a pause reason, an error text, a decision reason', () => {
+    const hostile = '\u001b[2J\u001b[1;1Hall good\u001b]0;pwned\u0007\nforged line\u009b31m';
+    const rows = [
+      row({ pipe: 'a', paused: { reason: hostile, scope: 'pipe' } }),
+      row({ pipe: 'b', lastError: { at: NOW, code: 'API_SERVER_ERROR', message: hostile } }),
+      row({ pipe: 'c', reason: hostile }),
+    ];
+    for (const wide of [false, true]) {
+      const text = formatStatusText(rows, [], [], { wide, width: 300, now: NOW });
+      // eslint-disable-next-line no-control-regex -- what must not be there
+      expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+      expect(text).toContain('all good');
+      // the newline did not start a line of its own
+      expect(text).toContain('forged line');
+      expect(text).not.toMatch(/^forged line/m);
+    }
   });
 });

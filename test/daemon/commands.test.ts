@@ -50,7 +50,7 @@ describe('pipescaler pause, resume, status', () => {
 
       await store.write('orders-events', { kind: 'stream', state: 'Running', applied: { replicas: 2 } });
       const status = await cli('status', '--json');
-      expect(status.code).toBe(0);
+      expect(status.code).toBe(3); // no daemon alive
       const rows = JSON.parse(status.stdout) as { pipe: string; paused: unknown; applied: unknown }[];
       expect(rows.find((r) => r.pipe === 'orders-events')).toMatchObject({
         applied: { replicas: 2 },
@@ -116,10 +116,11 @@ describe('pipescaler pause, resume, status', () => {
       });
 
       const none = await cli('status');
-      expect(none.code).toBe(0);
-      expect(none.stdout.split('\n')[0]).toBe(
+      expect(none.code).toBe(3);
+      expect(none.stdout.split('\n').slice(0, 2)).toEqual([
         'no daemon alive (no heartbeat in the last 30 s): nothing is scaling these pipes',
-      );
+        '  start one: pipescaler run -c <config> (the demo on the embedded cloud: npm start)',
+      ]);
       expect(none.stdout).toMatch(
         /^legacy-events\s+Stopped\s+1x125m\/0\.5GB\s+-\s+business-hours\s+\d+s\s+pipe_state\s+ok$/m,
       );
@@ -153,7 +154,8 @@ describe('pipescaler pause, resume, status', () => {
         await beat.stop();
       }
       expect((await cli('status', '--json')).stderr).toBe(
-        'warning: no daemon alive (no heartbeat in the last 30 s): nothing is scaling these pipes\n',
+        'warning: no daemon alive (no heartbeat in the last 30 s): nothing is scaling these pipes\n' +
+          '  start one: pipescaler run -c <config> (the demo on the embedded cloud: npm start)\n',
       );
     },
     SLOW,
@@ -184,7 +186,7 @@ describe('pipescaler pause, resume, status', () => {
         expect(validate).toMatch(/pipescaler-secret/);
         // the levers can
         const status = await cliWith(file, 'status');
-        expect(status).toMatchObject({ code: 0, stderr: '' });
+        expect(status).toMatchObject({ code: 3, stderr: '' }); // it read Redis; no daemon is alive
         expect(status.stdout).toMatch(/^orders-events\s/m);
         expect(await cliWith(file, 'pause', 'clickstream', '--reason', 'x')).toMatchObject({
           code: 0,

@@ -1,6 +1,6 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
-import { parseRedisUrl, loadConfig } from '../../config/index.js';
+import { parseRedisUrl, loadConfig, LOG_LEVELS } from '../../config/index.js';
 import {
   ConfigFiles,
   createDaemon,
@@ -27,10 +27,45 @@ import {
 } from '../../telemetry/index.js';
 import type { Command } from 'commander';
 import { UserError } from '../run-cli.js';
-import { formatStatusText, NO_DAEMON } from '../status-output.js';
+import { configFile, DEFAULT_CONFIG } from '../cli-input.js';
+import { guardConfig } from '../output-guard.js';
+import { printable } from '../../api/internal.js';
+import { formatStatusText, NO_DAEMON, START_DAEMON } from '../status-output.js';
 
-const DEFAULT_CONFIG = 'config/pipescaler.yaml';
 const STOP_TIMEOUT_MS = 15_000;
+/** The longest `pause --for`: longer is a pause until resumed (no --for), not a date. */
+const MAX_PAUSE_MS = 366 * 24 * 3_600_000;
+/** A pause reason is a line in status and logs, not a document. */
+const MAX_REASON = 500;
+/** `status` when no daemon replica is alive: nothing scales the pipes (as `systemctl status`: 3). */
+const NO_DAEMON_EXIT = 3;
+const LOG_FORMATS = ['json', 'pretty'] as const;
+
+/** A pause checked before anything is written: its end a real instant, its reason one short line. */
+function pauseFlag(opts: { for?: string; reason: string }, now: number): { reason: string; until?: number } {
+  const reason = opts.reason.trim();
+  if (reason === '') throw new UserError('--reason: give a reason (it is shown in status and logs)');
+  if (reason.length > MAX_REASON) {
+    throw new UserError(`--reason: ${reason.length} characters, at most ${MAX_REASON} (a line of status)`);
+  }
+  if (printable(reason) !== reason) throw new UserError('--reason: control characters are not allowed');
+  if (opts.for === undefined) return { reason };
+  const ms = parseDuration(opts.for);
+  if (ms === null || ms <= 0) throw new UserError(`--for: "${opts.for}" is not a duration (e.g. 30m, 2h)`);
+  if (ms > MAX_PAUSE_MS) {
+    throw new UserError(`--for: "${opts.for}" is longer than 366d; without --for the pause lasts until resumed`);
+  }
+  return { reason, until: now + ms };
+}
+
+/** One of a fixed list of words, or a clear error naming the flag. */
+function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UserError(`${flag}: "${value}" is not one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
 
 /**
  * The config's Redis with the environment's overrides (a test or a second instance uses its own
@@ -60,8 +95,24 @@ export function registerDaemonCommands(program: Command): void {
   program
     .command('run')
     .description('run the autoscaling daemon (default config: config/pipescaler.yaml)')
-    .argument('[config]', 'config file', DEFAULT_CONFIG)
-    .action(async (path: string) => run(path));
+    .argument('[config]', `config file (default ${DEFAULT_CONFIG})`)
+    .option('-c, --config <path>', 'config file (instead of the argument)')
+    .option('--dry-run', 'decide and log, never call the scaling endpoint (as dryRun: true, kept across reloads)')
+    .option('--log-level <level>', `${LOG_LEVELS.join(' | ')} (instead of telemetry.logLevel, kept across reloads)`)
+    .option('--log-format <format>', 'json | pretty (default: pretty at a terminal, json otherwise)')
+    .action(
+      async (
+        arg: string | undefined,
+        opts: { config?: string; dryRun?: boolean; logLevel?: string; logFormat?: string },
+      ) => {
+        const level = oneOf('--log-level', opts.logLevel, LOG_LEVELS);
+        const format = oneOf('--log-format', opts.logFormat, LOG_FORMATS);
+        // Through the environment, so a reload of the file keeps them (the loader reads both).
+        if (opts.dryRun) process.env.PIPESCALER_DRY_RUN = 'true';
+        if (level !== undefined) process.env.PIPESCALER_LOG_LEVEL = level;
+        await run(configFile(arg, opts.config), format);
+      },
+    );
 
   program
     .command('pause')
@@ -72,18 +123,14 @@ export function registerDaemonCommands(program: Command): void {
     .option('--reason <text>', 'why, shown in status and logs', 'paused by operator')
     .option('-c, --config <path>', 'config file (for the Redis url and prefix)', DEFAULT_CONFIG)
     .action(async (pipe: string | undefined, opts: { all?: boolean; for?: string; reason: string; config: string }) => {
+      // every argument checked before Redis is touched: a refused command changes nothing
+      const flag = pauseFlag(opts, Date.now());
       await withStore(opts.config, async (store, config) => {
         const target = pickTarget(config, pipe, opts.all);
-        let until: number | undefined;
-        if (opts.for !== undefined) {
-          const ms = parseDuration(opts.for);
-          if (ms === null || ms <= 0) throw new UserError(`--for: "${opts.for}" is not a duration (e.g. 30m, 2h)`);
-          until = Date.now() + ms;
-        }
-        await store.setPause(target, { reason: opts.reason, ...(until !== undefined ? { until } : {}) });
+        await store.setPause(target, flag);
         const what = target ?? 'all pipes';
         process.stdout.write(
-          `paused ${what}${until ? ` until ${new Date(until).toISOString()}` : ''}: ${opts.reason}\n`,
+          `paused ${what}${flag.until !== undefined ? ` until ${new Date(flag.until).toISOString()}` : ''}: ${flag.reason}\n`,
         );
       });
     });
@@ -117,9 +164,10 @@ export function registerDaemonCommands(program: Command): void {
         const now = Date.now();
         const statuses = await readPipeStatuses(store, config, now);
         const replicas = await readReplicas(store.redis, store.keys);
+        if (replicas.length === 0) process.exitCode = NO_DAEMON_EXIT;
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
-          if (replicas.length === 0) process.stderr.write(`warning: ${NO_DAEMON}\n`);
+          if (replicas.length === 0) process.stderr.write(`warning: ${NO_DAEMON}\n${START_DAEMON}\n`);
           return;
         }
         const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
@@ -155,7 +203,9 @@ function describeResume(
     return `resumed all pipes (lifted ${lifted.join(' and ')})${stays}`;
   }
   const fleet =
-    left?.scope === 'all' ? `; all pipes are still paused (pause --all: ${left.reason}): resume --all lifts that` : '';
+    left?.scope === 'all'
+      ? `; all pipes are still paused (pause --all: ${printable(left.reason)}): resume --all lifts that`
+      : '';
   if (cleared.pipes.length === 0) {
     if (stays !== '' || fleet !== '') return `${target} has no pause of its own${stays}${fleet}`;
     return `${target} is not paused: nothing to resume`;
@@ -180,6 +230,7 @@ export async function withStore(
 ): Promise<void> {
   // Redis only: the API's settings and credentials need not be there
   const config = loadConfig(path, process.env, 'redis');
+  guardConfig(config);
   const target = redisTarget(config, path);
   const redis = connectRedisOnce(target);
   try {
@@ -194,17 +245,22 @@ export async function withStore(
   }
 }
 
-async function run(path: string): Promise<void> {
+async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefined): Promise<void> {
   // What this load reads (the file, its secret files and calendars) is what the daemon watches.
   const files = new ConfigFiles();
   let config = files.load((readFile) => loadConfig(path, process.env, 'all', readFile));
+  guardConfig(config);
   const target = redisTarget(config, path);
   const { url, prefix } = target;
   // Every secret the daemon holds (asked again per line: a reload may add keys), and the password
   // of a Redis URL given through the environment.
   const extra = url === config.redis.url ? [] : redisPassword(url);
   const secrets = () => (extra.length === 0 ? configSecrets(config) : [...configSecrets(config), ...extra]);
-  const logger = createLogger({ level: config.telemetry.logLevel, secrets });
+  const logger = createLogger({
+    level: config.telemetry.logLevel,
+    secrets,
+    ...(format !== undefined ? { pretty: format === 'pretty' } : {}),
+  });
   const emitter = new DaemonEmitter();
   emitter.on('config:reload', (r) => {
     if (r.result !== 'success') return;

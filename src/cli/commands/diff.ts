@@ -7,12 +7,29 @@ import { diffConfigs, plan, simulate, type DiffSide, type Config } from '../../p
 import { capacityLine, capacityRows, diffJson, formatDiff } from '../diff-output.js';
 import { diffReport, renderReport, skipReasons } from '../html-report.js';
 import { readPipeViews } from '../pipe-views.js';
-import { knownViews, load, period, writeReport } from './policy.js';
+import { knownViews, load, onlyPipes, period, writeReport } from './policy.js';
 
-async function side(config: Config, from: number, to: number, step: number, offline: boolean): Promise<DiffSide> {
+/** BASE and HEAD narrowed to the pipes of --pipe: a name in either config counts (added, removed). */
+function narrow(base: Config, head: Config, names: readonly string[] | undefined): [Config, Config] {
+  if (names === undefined) return [base, head];
+  // a name in neither config is refused, with a guess at the one meant
+  onlyPipes({ ...base, pipes: [...base.pipes, ...head.pipes] }, names);
+  const keep = (c: Config): Config => ({ ...c, pipes: c.pipes.filter((p) => names.includes(p.name)) });
+  return [keep(base), keep(head)];
+}
+
+/** One config simulated; `fleet` is the whole file, whose lead plans stay the same under --pipe. */
+async function side(
+  config: Config,
+  fleet: Config,
+  from: number,
+  to: number,
+  step: number,
+  offline: boolean,
+): Promise<DiffSide> {
   const read = await readPipeViews(config, { offline });
   const views = knownViews(read, true);
-  return { config, views, changes: simulate(config, views, from, to, step) };
+  return { config, views, changes: simulate(config, views, from, to, step, { fleet }) };
 }
 
 export function registerDiffCommand(program: Command): void {
@@ -27,22 +44,32 @@ export function registerDiffCommand(program: Command): void {
     .requiredOption('--to <time>', 'ISO 8601 end (exclusive)')
     .option('--step <duration>', 'evaluation interval', '1m')
     .option('--json', 'one JSON object: totals and an entry per pipe')
+    .option('--pipe <name...>', 'only these pipes (by name, in either config)')
     .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
     .option('--html <file>', 'also write a self-contained HTML report: base and head overlaid per pipe and field')
     .action(
       async (
         baseFile: string,
         headFile: string,
-        opts: { from: string; to: string; step: string; json?: boolean; html?: string; offline?: boolean },
+        opts: {
+          from: string;
+          to: string;
+          step: string;
+          json?: boolean;
+          html?: string;
+          offline?: boolean;
+          pipe?: string[];
+        },
       ) => {
+        const { from, to, step } = period(opts);
         // An edited copy is often written elsewhere (head.yaml at the root, base.yaml from git show):
         // a relative calendar or fixtures file not next to one config is the other's.
-        const base = load(baseFile, [dirname(headFile)]);
-        const head = load(headFile, [dirname(baseFile)]);
-        const { from, to, step } = period(opts);
+        const baseFleet = load(baseFile, [dirname(headFile)]);
+        const headFleet = load(headFile, [dirname(baseFile)]);
+        const [base, head] = narrow(baseFleet, headFleet, opts.pipe);
         const offline = opts.offline ?? false;
-        const baseSide = await side(base, from, to, step, offline);
-        const headSide = await side(head, from, to, step, offline);
+        const baseSide = await side(base, baseFleet, from, to, step, offline);
+        const headSide = await side(head, headFleet, from, to, step, offline);
         const diff = diffConfigs(baseSide, headSide, from, to);
         if (opts.html !== undefined) {
           const subtitle = `${baseFile} -> ${headFile}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}`;

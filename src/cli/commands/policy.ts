@@ -19,6 +19,8 @@ import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson 
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
 import { UserError } from '../run-cli.js';
+import { configFile, DEFAULT_CONFIG } from '../cli-input.js';
+import { guardConfig } from '../output-guard.js';
 import {
   formatBands,
   formatMetricPlan,
@@ -29,7 +31,6 @@ import {
   withReadings,
 } from '../metric-cli.js';
 
-const DEFAULT_CONFIG = 'config/pipescaler.yaml';
 /**
  * Ticks a simulation may span before it is refused as too long for its step: a year at 15 s.
  * simulate() skips quiet ticks, but a metric policy is decided at every one.
@@ -39,7 +40,9 @@ const MAX_TICKS = 2_200_000;
 /** `alsoIn`: folders where a relative file the config names is looked for when not next to it. */
 export function load(file: string, alsoIn: readonly string[] = []): Config {
   try {
-    return loadConfig(file, process.env, 'all', undefined, alsoIn);
+    const config = loadConfig(file, process.env, 'all', undefined, alsoIn);
+    guardConfig(config);
+    return config;
   } catch (err) {
     if (!isConfigError(err)) throw err;
     const n = err.issues.length;
@@ -120,9 +123,11 @@ export function registerPolicyCommands(program: Command): void {
   program
     .command('validate')
     .description('check a config: "ok" and its pipes, or every problem with its line')
-    .argument('[config]', 'config file', DEFAULT_CONFIG)
+    .argument('[config]', `config file (default ${DEFAULT_CONFIG})`)
+    .option('-c, --config <path>', 'config file (instead of the argument)')
     .option('--allow-empty', 'accept a config without pipes')
-    .action(async (file: string, opts: { allowEmpty?: boolean }) => {
+    .action(async (arg: string | undefined, opts: { allowEmpty?: boolean; config?: string }) => {
+      const file = configFile(arg, opts.config);
       const config = load(file);
       if (config.pipes.length === 0 && !opts.allowEmpty) {
         throw new UserError(
@@ -141,35 +146,42 @@ export function registerPolicyCommands(program: Command): void {
   program
     .command('plan')
     .description('what the policies decide for every pipe at one instant, and why')
-    .argument('[config]', 'config file', DEFAULT_CONFIG)
+    .argument('[config]', `config file (default ${DEFAULT_CONFIG})`)
+    .option('-c, --config <path>', 'config file (instead of the argument)')
     .option('--at <time>', 'ISO 8601 instant (default: now)')
     .option('--json', 'one JSON array, an object per pipe')
     .option('--pipe <name...>', 'only these pipes')
     .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
-    .action(async (file: string, opts: { at?: string; json?: boolean; pipe?: string[]; offline?: boolean }) => {
-      const fleet = load(file);
-      const config = onlyPipes(fleet, opts.pipe);
-      const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
-      const views = await readPipeViews(config, { offline: opts.offline ?? false });
-      const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
-      // the keys' lead plans are the whole fleet's, whatever --pipe shows
-      const entries = plan(config, withReadings(knownViews(views), readings), at, fleet);
-      process.stdout.write(
-        opts.json
-          ? `${JSON.stringify(
-              planJson(at, entries, views, (e) => metricJson(config, e)),
-              null,
-              2,
-            )}\n`
-          : `${formatPlan(at, entries, views)}${formatMetricPlan(config, entries)}\n`,
-      );
-      failIfUnread(views);
-    });
+    .action(
+      async (
+        arg: string | undefined,
+        opts: { at?: string; json?: boolean; pipe?: string[]; offline?: boolean; config?: string },
+      ) => {
+        const fleet = load(configFile(arg, opts.config));
+        const config = onlyPipes(fleet, opts.pipe);
+        const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
+        const views = await readPipeViews(config, { offline: opts.offline ?? false });
+        const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
+        // the keys' lead plans are the whole fleet's, whatever --pipe shows
+        const entries = plan(config, withReadings(knownViews(views), readings), at, fleet);
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify(
+                planJson(at, entries, views, (e) => metricJson(config, e)),
+                null,
+                2,
+              )}\n`
+            : `${formatPlan(at, entries, views)}${formatMetricPlan(config, entries)}\n`,
+        );
+        failIfUnread(views);
+      },
+    );
 
   program
     .command('simulate')
     .description('the scaling changes the daemon would make over a period, with its behavior rules')
-    .argument('[config]', 'config file', DEFAULT_CONFIG)
+    .argument('[config]', `config file (default ${DEFAULT_CONFIG})`)
+    .option('-c, --config <path>', 'config file (instead of the argument)')
     .requiredOption('--from <time>', 'ISO 8601 start (inclusive)')
     .requiredOption('--to <time>', 'ISO 8601 end (exclusive)')
     .option('--step <duration>', 'evaluation interval', '1m')
@@ -183,8 +195,9 @@ export function registerPolicyCommands(program: Command): void {
     )
     .action(
       async (
-        file: string,
+        arg: string | undefined,
         opts: {
+          config?: string;
           from: string;
           to: string;
           step: string;
@@ -195,6 +208,7 @@ export function registerPolicyCommands(program: Command): void {
           metrics?: string[];
         },
       ) => {
+        const file = configFile(arg, opts.config);
         const fleet = load(file);
         const config = onlyPipes(fleet, opts.pipe);
         const { from, to, step } = period(opts);
