@@ -3,6 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { safeUrl } from '../api/internal.js';
 import {
+  FORECAST_STEP_MS,
+  forecastLookup,
+  makeForecasts,
+  type ForecastOutcome,
+  type ForecastSet,
+  type MetricPolicy,
   hasMetric,
   indexSamples,
   matchKey,
@@ -50,23 +56,47 @@ export async function liveReadings(config: Config, at: number): Promise<Record<s
       }
       const names = Object.keys(spec.match).sort();
       const index = samples ? indexSamples(samples, names) : new Map<string, Sample[]>();
+      const forecast = spec.forecast ? forecastLookup(await liveForecast(client, policy, at), spec.match) : null;
       for (const pipe of config.pipes.filter((p) => p.policy === policy.name)) {
         if (!samples || samples.length === 0) {
           out[pipe.name] = { error };
           continue;
         }
         const wanted = resolveMatch(spec.match, pipe);
-        out[pipe.name] = selectSample(
+        const reading = selectSample(
           names.length === 0 ? samples : (index.get(matchKey(names, wanted)) ?? []),
           wanted,
           at,
         );
+        out[pipe.name] = forecast && 'value' in reading ? { ...reading, forecast: forecast(wanted) } : reading;
       }
     }
   } finally {
     await client.close();
   }
   return out;
+}
+
+/** A forecast policy's forecast at `at`, as the daemon makes it: one range query over its history. */
+async function liveForecast(client: PrometheusClient, policy: MetricPolicy, at: number): Promise<ForecastSet> {
+  const spec = policy.metric.forecast;
+  if (!spec) return { at, error: 'the policy has no forecast' };
+  try {
+    const history = await client.queryRange(policy.metric.query, at - spec.historyMs, at, FORECAST_STEP_MS);
+    return makeForecasts(history, at, spec);
+  } catch (err) {
+    return { at, error: `range query failed: ${(err as Error).message}` };
+  }
+}
+
+/** How a decision's forecast reads in `plan`: its peak, what it would set, its score. */
+export function forecastText(o: ForecastOutcome): string {
+  if ('error' in o) return `forecast (${o.mode}): none (${o.error})`;
+  const score =
+    o.peakError === undefined ? '' : `, hourly-peak error ${(o.peakError * 100).toFixed(1)} % over the last week`;
+  const effect =
+    o.mode === 'scale' ? (o.raised ? ': raised the target' : ': the reactive value is as high') : ': not applied';
+  return `forecast (${o.mode}): peak ${Math.round(o.value * 100) / 100} -> ${o.recommended}${effect}${score}`;
 }
 
 export function withReadings(
@@ -93,7 +123,8 @@ export function formatMetricPlan(config: Config, entries: readonly PlanEntry[]):
           ? `value ${m.value} -> ${m.field} ${m.recommended}`
           : `unavailable (${m.error}) -> ${m.field} ${m.recommended}`;
     const bounds = m ? `, bounds ${m.bounds.min}..${m.bounds.max}` : '';
-    lines.push(`  ${pipe.name}: ${spec.query}\n    ${value}${bounds}`);
+    const forecast = m?.forecast ? `\n    ${forecastText(m.forecast)}` : '';
+    lines.push(`  ${pipe.name}: ${spec.query}\n    ${value}${bounds}${forecast}`);
   }
   return lines.length === 0 ? '' : `\nmetrics:\n${lines.join('\n')}`;
 }

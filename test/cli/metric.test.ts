@@ -1,11 +1,13 @@
 // validate, plan and simulate on metric policies, with a real Prometheus scraping a gauge exporter.
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
-import { startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { openMetricsGauge, startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { seasonalTrace } from '../policy/seasonal-trace.js';
+import { DAY_MS } from '../../src/policy/forecast.js';
 
 const BIN = 'dist/cli/main.js';
 let prom: PrometheusServer;
@@ -144,4 +146,56 @@ describe('metric policies in the CLI', () => {
       'orders-lag  from Tue 2026-11-24 19:00 +00:00 (2026-11-24T19:00Z)  replicas 1..4  (baseline)',
     );
   });
+});
+
+describe('plan with a forecast', () => {
+  // a real Prometheus holding two weeks of the lag, backfilled up to now; the example config with
+  // metric.forecast added to its metric policy (written beside a copy of its relative files)
+  let history: PrometheusServer;
+  let config: string;
+  let dir: string;
+  const now = Math.floor(Date.now() / 60_000) * 60_000;
+  beforeAll(async () => {
+    const from = now - 14 * DAY_MS;
+    history = await startPrometheus({
+      targets: [],
+      retention: '30d',
+      backfill: openMetricsGauge('kafka_consumergroup_lag', [
+        {
+          labels: { consumergroup: 'pipescaler-orders-lag' },
+          points: seasonalTrace({ from, to: now + 1, stepMs: 60_000, floor: 20_000, peak: 300_000 }),
+        },
+      ]),
+    });
+    await history.waitFor('count(kafka_consumergroup_lag)', (r) => r[0]?.value === 1, 30_000);
+    dir = mkdtempSync(join(tmpdir(), 'pipescaler-forecast-'));
+    cpSync('config', dir, { recursive: true });
+    config = join(dir, 'pipescaler.yaml');
+    const text = readFileSync(config, 'utf8').replace(
+      '      staleAfter: 2m\n',
+      '      staleAfter: 30m\n      forecast: { history: 14d, horizon: 2h, mode: forecastOnly }\n',
+    );
+    writeFileSync(config, text);
+  }, 120_000);
+  afterAll(async () => {
+    await history?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the forecast, what it would set and its score; forecastOnly changes nothing', async () => {
+    const at = new Date(now).toISOString();
+    const r = await run(['plan', config, '--pipe', 'orders-lag', '--at', at], { PROMETHEUS_URL: history.url });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(
+      /\n {4}forecast \(forecastOnly\): peak [\d.]+ -> \d+: not applied, hourly-peak error \d+\.\d % over the last week/,
+    );
+    const error = Number(/hourly-peak error (\d+\.\d) %/.exec(r.stdout)?.[1]);
+    expect(error).toBeLessThanOrEqual(15);
+    const j = await run(['plan', config, '--pipe', 'orders-lag', '--at', at, '--json'], {
+      PROMETHEUS_URL: history.url,
+    });
+    const metric = (JSON.parse(j.stdout) as { metric: { recommended: number; value: number; forecast: object } }[])[0]!
+      .metric;
+    expect(metric.forecast).toMatchObject({ mode: 'forecastOnly', raised: false, recommended: expect.any(Number) });
+  }, 60_000);
 });
