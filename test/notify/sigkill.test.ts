@@ -74,12 +74,13 @@ notify:
       type: webhook
       url: ${receiver.url}
       secret: \${PS_HOOK_SECRET}
+      events: [applied]
       timeout: 60s
       backoff: 100ms
 `,
     );
     const env = { ...process.env, PS_TEST_SECRET: DEMO.keySecret, PS_HOOK_SECRET: HOOK_SECRET };
-    // met before, so the child's first turn is the change, and its outcome the notification
+    // met before (the lifecycle reads it once more: the record names no ids); the sink wants the change
     await new StateStore(redis, prefix).write('orders-events', {
       kind: 'stream',
       state: 'Running',
@@ -101,13 +102,14 @@ notify:
 
       // what the killed replica wrote to the history is there for every other one
       const history = await new HistoryStore(redis, prefix).read('orders-events');
-      expect(history.entries).toEqual([
+      expect(history.entries).toContainEqual(
         expect.objectContaining({
           outcome: 'applied',
           reason: 'baseline',
           after: expect.objectContaining({ replicas: 4 }),
         }),
-      ]);
+      );
+      const applied = history.entries.find((e) => e.outcome === 'applied');
 
       const rescuer = createDaemon({
         config: loadConfig(path, env),
@@ -134,7 +136,7 @@ notify:
         id: held!.headers[EVENT_ID_HEADER],
         type: 'applied',
         pipe: 'orders-events',
-        requestId: history.entries[0]!.requestId,
+        requestId: applied?.requestId,
       });
       for (const r of receiver.received) {
         const ts = String(r.headers[TIMESTAMP_HEADER]);
