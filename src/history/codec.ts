@@ -4,6 +4,7 @@
 // a requestId, where JSON took about 330). Its identity (everything but times, count and
 // requestId) comes first, so the append script collapses a repeat by comparing a prefix.
 import { SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
+import { printable } from '../api/internal.js';
 import type { Outcome } from './outcomes.js';
 
 /** The unit separator: text fields never hold it (control characters are stripped). */
@@ -39,10 +40,10 @@ export interface HistoryEntry {
   readonly message?: string;
 }
 
-/** Control characters out (they would break the separator and a terminal), cut to `max`. */
+/** Escape sequences and control characters out (they would break the separator and a terminal;
+ *  printable(), as status and logs), cut to `max`. */
 export function cleanText(s: string, max: number): string {
-  // eslint-disable-next-line no-control-regex -- stripping them is the point
-  const clean = s.replace(/[\x00-\x1f\x7f-\x9f]/g, ' ');
+  const clean = printable(s);
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }
 
