@@ -15,6 +15,15 @@ export interface ChartPipe {
   readonly base?: PipeTimeline;
   /** Why the daemon skips the pipe (reason code and text), drawn across its charts. */
   readonly skipped?: string;
+  /** simulate --metrics: the recorded load and its forecast, in units of the field (value / target). */
+  readonly load?: MetricLines;
+}
+
+/** A metric pipe's load and forecast over the period as (epoch ms, units of `field`) points. */
+export interface MetricLines {
+  readonly field: ScalingField;
+  readonly actual: readonly (readonly [number, number])[];
+  readonly forecast: readonly (readonly [number, number])[];
 }
 
 export const W = 960;
@@ -135,6 +144,18 @@ export function chart(
       `<rect class="metric-band" x="${x0.toFixed(1)}" y="${(height === 2 ? top - 1 : top).toFixed(1)}" width="${Math.max(1, x(span.to) - x0).toFixed(1)}" height="${height.toFixed(1)}" ` +
         `data-min="${span.min}" data-max="${span.max}"><title>${escapeHtml(title)}</title></rect>`,
     );
+  }
+  // simulate --metrics: the load (what it needs at target) and the forecast over the capacity line
+  const line = (points: readonly (readonly [number, number])[], cls: string): void => {
+    if (points.length < 2) return;
+    const clampY = (v: number): string => y(Math.min(limits.max, Math.max(limits.min, v))).toFixed(1);
+    parts.push(
+      `<path class="${cls}" d="${points.map(([t, v], i) => `${i === 0 ? 'M' : 'L'}${x(t).toFixed(1)},${clampY(v)}`).join(' ')}"/>`,
+    );
+  };
+  if (pipe.load?.field === field) {
+    line(pipe.load.actual, 'load-actual');
+    line(pipe.load.forecast, 'load-forecast');
   }
   const hline = (v: number, cls: string, label: string): void => {
     parts.push(

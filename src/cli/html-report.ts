@@ -4,7 +4,7 @@
 // bounds, and a skipped pipe's reason are written on it; a hover adds a change's instant and
 // reasons. For diff, the base is drawn dashed under the head, under the capacity each config runs
 // (the table the text output starts with) and each pipe's capacity line.
-import type { ScalingField } from '../api/index.js';
+import { KIND_FIELDS, type ScalingField } from '../api/index.js';
 import {
   pipeTimeline,
   count,
@@ -15,8 +15,12 @@ import {
   type PipeView,
   type PipeTimeline,
   type PlanEntry,
+  type MetricAt,
+  type PipeConfig,
+  peakBetween,
+  metricField,
 } from '../policy/index.js';
-import { chart, escapeHtml, skippedFigure, type ChartPipe } from './html-chart.js';
+import { chart, escapeHtml, skippedFigure, type ChartPipe, type MetricLines } from './html-chart.js';
 
 export { escapeHtml };
 
@@ -66,6 +70,7 @@ svg{background:#fafbfc;border:1px solid #e3e6ea}
 .range{stroke:#9aa3ad;stroke-dasharray:2 3}.range-label{font-size:10px;fill:#7b838d}
 .bound{stroke:#d9822b;stroke-dasharray:6 3}.bound-label{font-size:10px;fill:#b5671c}
 .metric-band{fill:#2e9d5b;opacity:.18}
+path.load-actual{fill:none;stroke:#2e9d5b;stroke-width:1}path.load-forecast{fill:none;stroke:#8e44ad;stroke-width:1.5;stroke-dasharray:4 3}
 .tick{font-size:10px;fill:#5a6270}.grid{stroke:#e6e9ee}.axis-zone{font-size:10px;fill:#394150;font-style:italic}
 .skipped{fill:#c9ced6;opacity:.45}.skipped-label{font-size:13px;fill:#394150;font-weight:600}
 table.capacity{border-collapse:collapse;margin:8px 0 4px}table.capacity td,table.capacity th{padding:2px 10px;text-align:right;font-variant-numeric:tabular-nums}
@@ -103,6 +108,8 @@ export function renderReport(report: Report): string {
     ? '<p class="legend"><span><i class="swatch" style="background:#8a8f98"></i>base</span><span><i class="swatch" style="background:#1565c0"></i>head</span>'
     : '<p class="legend"><span><i class="swatch" style="background:#1565c0"></i>scaling</span>';
   const banded = report.pipes.some((p) => (p.head ?? p.base)?.metricBand !== undefined);
+  const loaded = report.pipes.some((p) => p.load !== undefined);
+  const forecast = report.pipes.some((p) => (p.load?.forecast.length ?? 0) > 0);
   const body: string[] = [];
   for (const pipe of report.pipes) {
     const timeline = pipe.head ?? pipe.base;
@@ -122,7 +129,9 @@ export function renderReport(report: Report): string {
     `<style>${STYLE}</style></head><body><h1>${escapeHtml(report.title)}</h1><p class="sub">${escapeHtml(report.subtitle)}</p>` +
     `${legend}<span><i class="swatch" style="background:#dbe9ff;height:10px"></i>active window</span>` +
     `<span><i class="swatch" style="background:#d9822b"></i>pipe bounds</span><span><i class="swatch" style="background:#9aa3ad"></i>platform range</span>` +
-    `${banded ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>' : ''}</p>` +
+    `${banded ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>' : ''}` +
+    `${loaded ? '<span><i class="swatch" style="background:#2e9d5b;height:1px"></i>load / target (what it needs)</span>' : ''}` +
+    `${forecast ? '<span><i class="swatch" style="background:#8e44ad"></i>forecast / target</span>' : ''}</p>` +
     `${report.capacity ? capacityTable(report.capacity) : ''}${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`
   );
 }
@@ -137,6 +146,7 @@ export function simulationReport(
   to: number,
   subtitle: string,
   skips: Readonly<Record<string, string>> = {},
+  metricAt?: MetricAt,
 ): Report {
   return {
     title: 'pipescaler simulate',
@@ -151,9 +161,41 @@ export function simulationReport(
         ...(view ? { head: pipeTimeline(config, pipe, view, changes, from, to) } : {}),
         ...(note !== undefined || !view ? { note: note ?? 'pipe unknown: not simulated' } : {}),
         ...(skips[pipe.name] !== undefined ? { skipped: skips[pipe.name] } : {}),
+        ...(metricAt && view ? loadLines(config, pipe, view, metricAt, from, to) : {}),
       };
     }),
   };
+}
+
+/** Most points a load or forecast line has: a chart is 960 px wide. */
+const LINE_POINTS = 600;
+
+/** A metric pipe's recorded load and the forecast the daemon would have had, in units of its field. */
+function loadLines(
+  config: Config,
+  pipe: PipeConfig,
+  view: PipeView,
+  metricAt: MetricAt,
+  from: number,
+  to: number,
+): { load: MetricLines } | Record<string, never> {
+  const policy = config.policies[pipe.policy];
+  const spec = policy?.metric;
+  const field = spec && view.kind !== null ? metricField(spec, KIND_FIELDS[view.kind]) : null;
+  const per = field === null ? undefined : spec?.targetPer[field];
+  if (!policy || field === null || per === undefined) return {};
+  const actual: [number, number][] = [];
+  const forecast: [number, number][] = [];
+  const step = Math.max(60_000, Math.ceil((to - from) / LINE_POINTS / 60_000) * 60_000);
+  for (let t = from; t < to; t += step) {
+    const r = metricAt(pipe, policy, t);
+    if (r === undefined || 'error' in r) continue;
+    actual.push([t, r.value / per]);
+    const f = r.forecast;
+    const predicted = f && !('error' in f) ? peakBetween(f.points, t, t) : null;
+    if (predicted !== null) forecast.push([t, predicted / per]);
+  }
+  return { load: { field, actual, forecast } };
 }
 
 /** The report of a diff: every pipe of either side, base dashed under head. */

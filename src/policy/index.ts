@@ -2,7 +2,7 @@
 export * from './types.js';
 export { parseDuration } from './durations.js';
 export { policyOf, keyOf } from './config-lookup.js';
-export { hasMetric, type MetricPolicy } from './metric.js';
+export { hasMetric, metricField, type MetricPolicy } from './metric.js';
 export { activeWindows, nextBoundary, occurrenceAt, describeWindow, formatDuration } from './windows.js';
 export type { Occurrence } from './windows.js';
 export { combineTargets, resolveFieldTarget, resolveTarget, describeTarget, describeFieldTarget } from './target.js';

@@ -198,4 +198,48 @@ describe('plan with a forecast', () => {
       .metric;
     expect(metric.forecast).toMatchObject({ mode: 'forecastOnly', raised: false, recommended: expect.any(Number) });
   }, 60_000);
+
+  it('simulate --metrics --html overlays the load, the replayed forecast and the capacity', async () => {
+    const from = Date.parse('2026-11-02T00:00:00Z');
+    const points = seasonalTrace({ from, to: from + 15 * DAY_MS, stepMs: 60_000, floor: 20_000, peak: 300_000 });
+    const file = join(dir, 'lag.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        status: 'success',
+        data: {
+          resultType: 'matrix',
+          result: [
+            {
+              metric: { consumergroup: 'pipescaler-orders-lag' },
+              values: points.map(([t, v]) => [t / 1000, String(Math.round(v))]),
+            },
+          ],
+        },
+      }),
+    );
+    const html = join(dir, 'report.html');
+    const day = new Date(from + 14 * DAY_MS).toISOString();
+    const end = new Date(from + 15 * DAY_MS).toISOString();
+    const r = await run([
+      'simulate',
+      config,
+      '--pipe',
+      'orders-lag',
+      '--from',
+      day,
+      '--to',
+      end,
+      '--metrics',
+      file,
+      '--html',
+      html,
+    ]);
+    expect(r.code).toBe(0);
+    const page = readFileSync(html, 'utf8');
+    expect(page).toMatch(/<path class="load-actual" d="M[\d.]+,[\d.]+ L/);
+    expect(page).toMatch(/<path class="load-forecast" d="M[\d.]+,[\d.]+ L/);
+    expect(page).toContain('<path class="head"');
+    expect(page).toContain('forecast / target</span>');
+  }, 60_000);
 });

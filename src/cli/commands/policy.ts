@@ -237,6 +237,7 @@ export function registerPolicyCommands(program: Command): void {
                 to,
                 subtitle,
                 skipReasons(atStart, changes),
+                metricAt,
               ),
             ),
           );
