@@ -129,8 +129,12 @@ export function renderReport(report: Report): string {
     `<style>${STYLE}</style></head><body><h1>${escapeHtml(report.title)}</h1><p class="sub">${escapeHtml(report.subtitle)}</p>` +
     `${legend}<span><i class="swatch" style="background:#dbe9ff;height:10px"></i>active window</span>` +
     `<span><i class="swatch" style="background:#d9822b"></i>pipe bounds</span><span><i class="swatch" style="background:#9aa3ad"></i>platform range</span>` +
-    `${banded ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>' : ''}` +
-    `${loaded ? '<span><i class="swatch" style="background:#2e9d5b;height:1px"></i>load / target (what it needs)</span>' : ''}` +
+    (banded
+      ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>'
+      : '') +
+    (loaded
+      ? '<span><i class="swatch" style="background:#2e9d5b;height:1px"></i>load / target (what it needs)</span>'
+      : '') +
     `${forecast ? '<span><i class="swatch" style="background:#8e44ad"></i>forecast / target</span>' : ''}</p>` +
     `${report.capacity ? capacityTable(report.capacity) : ''}${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`
   );
