@@ -59,10 +59,12 @@ describe('-c/--config', () => {
     }
   }, 60_000);
 
-  it('both given and different is an error naming both', async () => {
+  it('both given and different is an error naming both (recommend too)', async () => {
     const r = await cli('validate', CONFIG, '-c', 'other.yaml');
     expect(r).toMatchObject({ code: 1, stdout: '' });
     expect(r.stderr).toBe(`error: two config files given (${CONFIG} and -c other.yaml): give one\n`);
+    const recommend = await cli('recommend', CONFIG, '-c', 'other.yaml', '--metrics', 'm.json', ...PERIOD);
+    expect(recommend).toMatchObject({ code: 1, stderr: r.stderr });
   }, 30_000);
 });
 

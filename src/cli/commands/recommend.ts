@@ -24,8 +24,7 @@ import {
 import { formatTable } from '../table.js';
 import { UserError } from '../run-cli.js';
 import { load, period } from './policy.js';
-
-const DEFAULT_CONFIG = 'config/pipescaler.yaml';
+import { configFile, DEFAULT_CONFIG } from '../cli-input.js';
 
 function durationFlag(flag: string, text: string): number {
   const ms = parseDuration(text);
@@ -123,7 +122,8 @@ export function registerRecommendCommand(program: Command): void {
     .description(
       'the cheapest settings of a metric policy that keep its SLO on recorded load (replayed through decide())',
     )
-    .argument('[config]', 'config file', DEFAULT_CONFIG)
+    .argument('[config]', `config file (default ${DEFAULT_CONFIG})`)
+    .option('-c, --config <path>', 'config file (instead of the argument)')
     .requiredOption('--metrics <file...>', 'recorded series of the policy (Prometheus range-query answers)')
     .requiredOption('--from <time>', 'ISO 8601 start (inclusive)')
     .requiredOption('--to <time>', 'ISO 8601 end (exclusive)')
@@ -134,8 +134,9 @@ export function registerRecommendCommand(program: Command): void {
     .option('--json', 'the recommendation as JSON')
     .action(
       (
-        file: string,
+        arg: string | undefined,
         opts: {
+          config?: string;
           metrics: string[];
           from: string;
           to: string;
@@ -146,6 +147,7 @@ export function registerRecommendCommand(program: Command): void {
           json?: boolean;
         },
       ) => {
+        const file = configFile(arg, opts.config);
         const config = load(file);
         const { from, to, step } = period(opts);
         const policy = pickPolicy(config, opts.policy);
