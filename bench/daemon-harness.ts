@@ -3,7 +3,8 @@
 // prefix with a clock the bench sets, and a way to wait for N events of a kind.
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon, type Daemon, type DaemonEvents } from '../src/daemon/index.js';
-import type { Config, PipeConfig, Policy } from '../src/policy/types.js';
+import type { PipeConfig, Policy } from '../src/policy/types.js';
+import type { Config } from '../src/config/types.js';
 import { cloudProcess, type CloudProcess } from './child.js';
 import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
 

@@ -4,7 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import { loadFixtures, seqUuid, type ParsedFixtures } from '../src/cloud/index.js';
 import { loadConfig } from '../src/config/index.js';
-import type { Config, PipeConfig } from '../src/policy/types.js';
+import type { PipeConfig } from '../src/policy/types.js';
+import type { Config } from '../src/config/types.js';
 
 const CONFIG = fileURLToPath(new URL('../config/pipescaler.yaml', import.meta.url));
 const COPY_BASE = 0xd3000000;

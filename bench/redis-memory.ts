@@ -6,7 +6,8 @@
 import { Redis } from 'ioredis';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon } from '../src/daemon/index.js';
-import type { Config, PipeConfig, Policy } from '../src/policy/types.js';
+import type { PipeConfig, Policy } from '../src/policy/types.js';
+import type { Config } from '../src/config/types.js';
 import { startRedisServer } from '../test/redis-servers.js';
 import { cloudProcess, inFreshProcess } from './child.js';
 import { NO_BEHAVIOR } from './daemon-harness.js';

@@ -11,7 +11,6 @@ import {
   type ConfigDiff,
   type DiffSide,
   type SimulatedChange,
-  type Config,
   type PipeView,
   type PipeTimeline,
   type PlanEntry,
@@ -20,6 +19,7 @@ import {
   peakBetween,
   metricField,
 } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import { chart, escapeHtml, skippedFigure, type ChartPipe, type MetricLines } from './html-chart.js';
 
 export { escapeHtml };

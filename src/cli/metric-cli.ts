@@ -23,10 +23,10 @@ import {
   type RecordedSeries,
   type PlanEntry,
   type MetricAt,
-  type Config,
   type MetricReading,
   type PipeView,
 } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import { UserError } from './run-cli.js';
 import { formatInstant } from './policy-output.js';

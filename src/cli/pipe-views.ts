@@ -19,10 +19,10 @@ import {
   count,
   keyOf,
   policyOf,
-  type Config,
   type PipeConfig,
   type PipeView,
 } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import { sayRateLimitWaits } from './api-connection.js';
 import { apiErrorText, UserError } from './run-cli.js';
 

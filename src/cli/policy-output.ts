@@ -6,7 +6,6 @@ import {
   count,
   type PlanEntry,
   type SimulatedChange,
-  type Config,
   type LeadOutcome,
   type PipeConfig,
   type PipeView,

@@ -18,15 +18,8 @@ import { cutConnections } from './redis-only.js';
 import { interpolateDocument, type Env } from './interpolate.js';
 import { metricMatchIssues } from './metric-refs.js';
 import { envOverrides, type EnvOverrides } from './env-overrides.js';
-import {
-  ACTUATION_DEFAULTS,
-  assignPools,
-  type ActuationSettings,
-  type ApiKeyConfig,
-  type Config,
-  type PrometheusConfig,
-  type RedisSettings,
-} from '../policy/index.js';
+import { ACTUATION_DEFAULTS, assignPools, type ActuationSettings } from '../policy/index.js';
+import type { ApiKeyConfig, Config, PrometheusConfig, RedisSettings } from './types.js';
 import { locate } from './yaml-locate.js';
 import { aliasBombIssue, nodeIssues, withoutRefused } from './yaml-nodes.js';
 

@@ -2,7 +2,8 @@
 // `policies.*.metric` (what to query and how a value becomes a recommendation).
 import { z } from 'zod';
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { ForecastSpec, MetricFallback, MetricSpec, PrometheusConfig } from '../policy/index.js';
+import type { ForecastSpec, MetricFallback, MetricSpec } from '../policy/index.js';
+import type { PrometheusConfig } from './types.js';
 import { field, nonEmptyString, positiveDurationMs, scalingValue } from './fields.js';
 
 // A function, not an import of config-schema's strict(): that module imports this one.

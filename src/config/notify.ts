@@ -3,7 +3,7 @@
 // credential) comes from the environment or a file and is resolved by secrets.ts with the others.
 import { z } from 'zod';
 import { OUTCOMES, SEVERITIES, type OutcomeName, type Severity } from '../history/index.js';
-import type { HistorySettings, NotifySettings, NotifySink } from '../policy/index.js';
+import type { HistorySettings, NotifySettings, NotifySink } from './types.js';
 import { didYouMean } from './did-you-mean.js';
 import { durationMs, field, lowerName, nonEmptyString, positiveDurationMs } from './fields.js';
 import type { Strict } from './metric.js';

@@ -3,7 +3,8 @@
 // the daemon, so each file holds one piece of the flow.
 import type { Queue } from 'bullmq';
 import type { ApiClient } from '../api/index.js';
-import type { Config, Direction, PipeConfig } from '../policy/index.js';
+import type { Direction, PipeConfig } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import type { KeyBudget } from './budget.js';
 import type { DaemonEmitter } from './events.js';
 import type { MetricSource } from './metric-source.js';

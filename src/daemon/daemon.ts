@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { MetricsTime, Queue, Worker, type WorkerOptions } from 'bullmq';
 import type { ApiClient } from '../api/index.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import {
   DEFAULT_MAX_ENTRIES,
   DEFAULT_RETENTION_MS,
@@ -13,14 +13,7 @@ import {
   type Outcome,
 } from '../history/index.js';
 import { Notifier } from '../notify/index.js';
-import {
-  describeKeyPlan,
-  readShareOf,
-  type Config,
-  type Direction,
-  type PipeConfig,
-  type Policy,
-} from '../policy/index.js';
+import { describeKeyPlan, readShareOf, type Direction, type PipeConfig, type Policy } from '../policy/index.js';
 import { createApplyProcessor } from './apply.js';
 import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
 import { ConfigFiles } from './config-watch.js';

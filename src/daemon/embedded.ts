@@ -2,7 +2,7 @@
 // and, when the config names no key, uses the fixtures' demo key. The cloud (fastify, ajv) is
 // imported here, on first use, so a daemon against the platform never loads it.
 import { PLATFORM_RATE_LIMIT } from '../api/index.js';
-import type { ApiKeyConfig, Config } from '../policy/index.js';
+import type { ApiKeyConfig, Config } from '../config/index.js';
 
 export interface EmbeddedCloud {
   readonly url: string;

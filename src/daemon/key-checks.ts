@@ -13,7 +13,7 @@
 // answer that proves the key works.
 import { isApiError, type ApiClient } from '../api/index.js';
 import { describeRefusal, isRejection, writeKeyRefusal, type KeyRefusal } from './key-auth.js';
-import type { Config } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import type { DaemonContext, KeyLane } from './context.js';
 
 export const DEFAULT_CHECK_EVERY_MS = 60_000;

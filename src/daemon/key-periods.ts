@@ -8,9 +8,9 @@ import {
   tickIntervalMs,
   type KeyPlan,
   type LeadPlan,
-  type Config,
   type PipeConfig,
 } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 
 const cache = new WeakMap<Config, ReadonlyMap<string, KeyPlan>>();
 

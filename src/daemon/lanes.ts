@@ -3,7 +3,7 @@
 import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
 import type { RedisClient } from './redis-connection.js';
 import { ApiClient } from '../api/index.js';
-import type { ApiKeyConfig, Config } from '../policy/index.js';
+import type { ApiKeyConfig, Config } from '../config/index.js';
 import { KeyBudget } from './budget.js';
 import type { KeyLane } from './context.js';
 import { redisKeys } from './redis-keys.js';

@@ -13,15 +13,14 @@ import {
   resolveMatch,
   selectSample,
   type Sample,
-  type Config,
   type MetricReading,
   type MetricPolicy,
   type MetricSpec,
   hasMetric,
   type PipeConfig,
   type Policy,
-  type PrometheusConfig,
 } from '../policy/index.js';
+import type { Config, PrometheusConfig } from '../config/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { ForecastSource } from './forecast-source.js';

@@ -3,7 +3,7 @@
 // new kind of outcome is one more emit of it (from the code that knows) rather than a new
 // listener in each reporter. Events that are outcomes already (`outcome` itself) pass untouched.
 import type { Outcome } from '../history/index.js';
-import type { Config } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import { pipeByName } from './context.js';
 import type { DaemonEmitter, DaemonEvents } from './events.js';
 

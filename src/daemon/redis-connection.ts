@@ -10,8 +10,13 @@
 //   under one hash-tagged prefix, so each script and MULTI lands on one node.
 import { connect } from 'node:net';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { clusterPrefixProblem, parseRedisUrl, type HostPort, type RedisEndpoint } from '../config/index.js';
-import type { RedisSettings } from '../policy/index.js';
+import {
+  clusterPrefixProblem,
+  parseRedisUrl,
+  type HostPort,
+  type RedisEndpoint,
+  type RedisSettings,
+} from '../config/index.js';
 
 export const RECONNECT_CAP_MS = 2_000;
 

@@ -1,7 +1,7 @@
 // What a reload changed, for its `config reloaded` log line: pipes added, removed and changed,
 // policies and API keys added, removed and changed, and the other settings that changed. Names
 // only: never a value of a key (its secret) or of a setting.
-import type { Config } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 
 export interface ConfigChanges {
   readonly pipesAdded: readonly string[];

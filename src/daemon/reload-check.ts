@@ -2,7 +2,7 @@
 // reload before anything is swapped, so a refused reload leaves the running config untouched.
 // (A truncated file reloaded as all defaults once reached Lanes.sync with an empty key id and
 // crashed the process with "keyId is required".)
-import type { Config } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import { describeRedis } from './redis-connection.js';
 
 /** Settings the running daemon took at its start: a change of them takes a restart. */

@@ -1,6 +1,7 @@
 // What `pipescaler status` and daemon.status() show per pipe, read from the shared Redis state.
 import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
-import { SKIP_REASON_CODES, type Config, type Reason } from '../policy/index.js';
+import { SKIP_REASON_CODES, type Reason } from '../policy/index.js';
+import type { Config } from '../config/index.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError } from './state-store.js';
 import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ScalingValues } from '../api/index.js';
 import { cleanText, severityOf, type Outcome, type Severity } from '../history/index.js';
-import type { NotifySink } from '../policy/index.js';
+import type { NotifySink } from '../config/index.js';
 
 export interface NotifyEvent {
   readonly id: string;

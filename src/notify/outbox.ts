@@ -10,7 +10,7 @@
 import { Queue, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Cluster, Redis, Result } from 'ioredis';
 import type { Outcome } from '../history/index.js';
-import type { NotifySettings, NotifySink } from '../policy/index.js';
+import type { NotifySettings, NotifySink } from '../config/index.js';
 import { sinkWants, toEvent, type NotifyEvent } from './event.js';
 import { messagesFor } from './payloads.js';
 import { send } from './send.js';

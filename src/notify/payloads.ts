@@ -4,7 +4,7 @@
 // every retry and every replica sends it under the same id.
 import { createHash } from 'node:crypto';
 import type { ScalingValues } from '../api/index.js';
-import type { NotifySink } from '../policy/index.js';
+import type { NotifySink } from '../config/index.js';
 import type { NotifyEvent } from './event.js';
 
 export interface Message {

@@ -2,7 +2,7 @@
 // or a refused connection is a failure the outbox retries. An error names the status or the
 // network code only: a Slack sink's URL is its credential and is never part of a message.
 import { request } from 'undici';
-import type { NotifySink } from '../policy/index.js';
+import type { NotifySink } from '../config/index.js';
 import type { Message } from './payloads.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature } from './sign.js';
 

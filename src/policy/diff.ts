@@ -5,10 +5,10 @@
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import { addCapacity, capacityOver, NO_CAPACITY, subtractCapacity, type Capacity } from './capacity.js';
 import type { SimulatedChange } from './simulate.js';
-import type { Config, PipeConfig, PipeView } from './types.js';
+import type { ScalingConfig, PipeConfig, PipeView } from './types.js';
 
 export interface DiffSide {
-  readonly config: Config;
+  readonly config: ScalingConfig;
   /** The views the simulation started from; a pipe without one was not simulated. */
   readonly views: Readonly<Record<string, PipeView | undefined>>;
   readonly changes: readonly SimulatedChange[];

@@ -4,7 +4,7 @@
 import { poolsOf } from './key-pool.js';
 import { autoLeadMs, expectedActuationMs, tickIntervalMs } from './lead-plan.js';
 import { count } from './words.js';
-import type { Config, PipeConfig } from './types.js';
+import type { ScalingConfig, PipeConfig } from './types.js';
 
 export const DEFAULT_READ_SHARE = 0.25;
 
@@ -13,7 +13,7 @@ export interface KeyRate {
   readonly perMs: number;
 }
 
-export function readShareOf(config: Pick<Config, 'evaluate'>): number {
+export function readShareOf(config: Pick<ScalingConfig, 'evaluate'>): number {
   return config.evaluate.readShare ?? DEFAULT_READ_SHARE;
 }
 
@@ -54,7 +54,7 @@ export interface KeyPlan {
 }
 
 /** Per API key of the config: its pipes (after pool assignment, `keyOf`), period and bounds. */
-export function keyPlans(config: Config, keyOf: (p: PipeConfig) => string = (p) => p.key): KeyPlan[] {
+export function keyPlans(config: ScalingConfig, keyOf: (p: PipeConfig) => string = (p) => p.key): KeyPlan[] {
   const share = readShareOf(config);
   const counts = new Map<string, number>();
   for (const p of config.pipes) counts.set(keyOf(p), (counts.get(keyOf(p)) ?? 0) + 1);

@@ -6,16 +6,16 @@
 // pipes (all of them to the new key), removing one moves only that key's pipes. A key's weight is
 // its rate (requests per ms): a key with twice the limit serves about twice the pipes.
 import { createHash } from 'node:crypto';
-import type { ApiKeyConfig, Config, PipeConfig } from './types.js';
+import type { KeyLimits, ScalingConfig, PipeConfig } from './types.js';
 
 export interface PoolMember {
   readonly key: string;
-  readonly rateLimit: ApiKeyConfig['rateLimit'];
+  readonly rateLimit: KeyLimits['rateLimit'];
 }
 
 /** pool name -> its keys, in config order. */
 export function poolsOf(
-  keys: Readonly<Record<string, Pick<ApiKeyConfig, 'rateLimit' | 'pool'>>>,
+  keys: Readonly<Record<string, Pick<KeyLimits, 'rateLimit' | 'pool'>>>,
 ): Map<string, PoolMember[]> {
   const pools = new Map<string, PoolMember[]>();
   for (const [key, k] of Object.entries(keys)) {
@@ -54,7 +54,7 @@ export function rendezvousKey(pipe: string, members: readonly PoolMember[]): str
 
 /** The config with every pipe that names a pool given one key of it (`key`) and its `pool`. A pipe
  *  that names a key, or a pool without keys (the loader refuses it), stays as it is. */
-export function assignPools<C extends Pick<Config, 'api' | 'pipes'>>(config: C): C {
+export function assignPools<C extends Pick<ScalingConfig, 'api' | 'pipes'>>(config: C): C {
   const pools = poolsOf(config.api.keys);
   if (pools.size === 0) return config;
   const pipes = config.pipes.map((p): PipeConfig => {

@@ -16,7 +16,7 @@ import {
   MAX_LEAD_MS,
   type ActuationSettings,
   type Bounds,
-  type Config,
+  type ScalingConfig,
   type PipeConfig,
   type Policy,
   type Window,
@@ -39,7 +39,7 @@ export const ACTUATION_DEFAULTS: ActuationSettings = { expectedMs: 0, maxMs: 600
  * `measured` (the caller's p95 for the pipe, or its kind's, once it has enough samples) when
  * given, else the configured expectation; never more than the configured cap.
  */
-export function expectedActuationMs(config: Config, measured?: number): number {
+export function expectedActuationMs(config: ScalingConfig, measured?: number): number {
   const a = config.evaluate.actuation ?? ACTUATION_DEFAULTS;
   const ms = measured !== undefined && Number.isFinite(measured) ? measured : a.expectedMs;
   return Math.min(Math.max(0, ms), a.maxMs);
@@ -159,7 +159,7 @@ export interface LeadPlanOptions {
 }
 
 /** The lead plan of every key for the boundaries in (from, to]. */
-export function leadPlan(config: Config, from: number, to: number, opts: LeadPlanOptions = {}): LeadPlan {
+export function leadPlan(config: ScalingConfig, from: number, to: number, opts: LeadPlanOptions = {}): LeadPlan {
   const keyOf = opts.keyOf ?? ((p: PipeConfig) => p.key);
   const tickMs = tickIntervalMs(config.evaluate.cron);
   const boundaries = new Map<string, number[]>();

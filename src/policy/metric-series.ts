@@ -3,7 +3,7 @@
 import { indexSamples, matchKey, parseSampleValue, resolveMatch } from './metric-match.js';
 import { metricBounds, metricField } from './metric.js';
 import { resolveTarget } from './target.js';
-import type { Config, MetricField, MetricReading, PipeConfig, Policy } from './types.js';
+import type { ScalingConfig, MetricField, MetricReading, PipeConfig, Policy } from './types.js';
 import { KIND_FIELDS } from '../api/index.js';
 import { activeWindows, nextBoundary } from './windows.js';
 
@@ -137,7 +137,7 @@ export function metricBandSpans(
 
 /** For each metric pipe, the bounds the metric would move within, as segments over [from, to). */
 export function metricBands(
-  config: Config,
+  config: ScalingConfig,
   kinds: Readonly<Record<string, keyof typeof KIND_FIELDS | null>>,
   from: number,
   to: number,

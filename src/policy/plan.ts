@@ -4,7 +4,7 @@ import { policyOf } from './config-lookup.js';
 import { decide } from './decide.js';
 import { leadPlan, leadPlanSpan, leadUntil, nextSlot, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
-import type { Config, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
+import type { ScalingConfig, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
 
 export interface PlanEntry {
   readonly pipe: PipeConfig;
@@ -35,10 +35,10 @@ export function unknownView(pipe: PipeConfig): PipeView {
 /** `fleet`: the whole config the keys' lead plans are made of, when `config` holds only some of its
  *  pipes; `lead.actuationMs`: the pipes' measured actuation, when the caller has it (lead-plan.ts). */
 export function plan(
-  config: Config,
+  config: ScalingConfig,
   views: Readonly<Record<string, PipeView | undefined>>,
   at: number,
-  fleet: Config = config,
+  fleet: ScalingConfig = config,
   lead: Pick<LeadPlanOptions, 'actuationMs'> = {},
 ): PlanEntry[] {
   // The keys' lead plans as the daemon makes them at this instant (leadTime auto).

@@ -16,7 +16,7 @@ import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
 import {
   MAX_LEAD_MS,
-  type Config,
+  type ScalingConfig,
   type Direction,
   type LeadOutcome,
   type MetricReading,
@@ -55,7 +55,7 @@ export interface SimulateOptions {
   /** Called after each distinct timeline with the pipes done so far and in all. */
   readonly onProgress?: (done: number, total: number) => void;
   /** The whole config the keys' lead plans are made of, when `config` holds only some of its pipes. */
-  readonly fleet?: Config;
+  readonly fleet?: ScalingConfig;
   /** A pipe's measured actuation (lead-plan.ts LeadPlanOptions.actuationMs); default: the config's expectation. */
   readonly actuationMs?: LeadPlanOptions['actuationMs'];
 }
@@ -65,7 +65,7 @@ export interface SimulateOptions {
  * (not read) are left out: the daemon would skip them too. Sorted by time, then config order.
  */
 export function simulate(
-  config: Config,
+  config: ScalingConfig,
   views: Readonly<Record<string, PipeView | undefined>>,
   from: number,
   to: number,

@@ -6,7 +6,7 @@ import { policyOf } from './config-lookup.js';
 import { metricField } from './metric.js';
 import { metricBandSpans, type BandSpan } from './metric-series.js';
 import type { SimulatedChange } from './simulate.js';
-import type { Config, MetricField, PipeConfig, PipeView, Window } from './types.js';
+import type { ScalingConfig, MetricField, PipeConfig, PipeView, Window } from './types.js';
 import { activeWindows, nextBoundary } from './windows.js';
 
 export interface StepPoint {
@@ -52,7 +52,7 @@ export function windowSpans(windows: readonly Window[], from: number, to: number
 }
 
 export function pipeTimeline(
-  config: Config,
+  config: ScalingConfig,
   pipe: PipeConfig,
   view: PipeView,
   changes: readonly SimulatedChange[],

@@ -279,19 +279,8 @@ export interface PipeConfig {
   readonly paused?: string;
 }
 
-/** `metrics.prometheus`: where metric policies query. Secrets stay in their files (read per request). */
-export interface PrometheusConfig {
-  readonly url: string;
-  readonly timeoutMs: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly bearerTokenFile?: string;
-  readonly basicAuth?: { readonly username: string; readonly passwordFile: string };
-}
-
-export interface ApiKeyConfig {
-  readonly keyId: string;
-  /** Resolved from the environment or `keySecretFile`; never logged. */
-  readonly keySecret: string;
+/** What the policy engine reads of an API key: its limit, and the pool it serves. */
+export interface KeyLimits {
   /** The platform's limit for this key (default 10 per 10 s). */
   readonly rateLimit: { readonly requests: number; readonly perMs: number };
   /** The pool this key serves (`api.keys.<name>.pool`): pipes that name the pool are spread over its keys. */
@@ -299,88 +288,23 @@ export interface ApiKeyConfig {
 }
 
 /**
- * Where the daemon's Redis is (src/config/redis.ts). `url` names the servers in every mode: redis://,
- * rediss://, redis+sentinel://host:port,.../<master name>, redis+cluster://host:port,...; the list
- * forms of the config (redis.sentinels, redis.cluster) are turned into such a URL.
+ * The part of the loaded config the policy engine reads: pipes, policies, the evaluation cadence
+ * and each key's limits. The operational config (src/config's Config: secrets, Redis, telemetry)
+ * is a superset, passed where this is asked for.
  */
-export interface RedisSettings {
-  readonly url: string;
-  /** Of every key (BullMQ's and ours); a cluster needs a hash tag: "{pipescaler}". */
-  readonly prefix: string;
-  readonly username?: string;
-  /** The data nodes' password, from the environment or a file; never logged. */
-  readonly password?: string;
-  /** The sentinels' own password (Sentinel only), from the environment or a file; never logged. */
-  readonly sentinelPassword?: string;
-}
-
-/** How long the scaling history keeps a pipe's outcomes (src/history). */
-export interface HistorySettings {
-  readonly retentionMs: number;
-  /** Entries kept per pipe at most (identical repeats collapse into one). */
-  readonly maxEntries: number;
-}
-
-/** One notification sink (src/notify). */
-export interface NotifySink {
-  readonly name: string;
-  readonly type: 'webhook' | 'slack' | 'cloudevents';
-  /** A Slack URL is a credential (resolved from the environment or a file); never logged. */
-  readonly url: string;
-  /** The webhook's HMAC-SHA256 key; never logged. */
-  readonly secret?: string;
-  /** Outcome names sent (null: all). */
-  readonly events: readonly string[] | null;
-  /** Pipe names or globs ("orders-*") sent (null: all). */
-  readonly pipes: readonly string[] | null;
-  /** The least severity sent. */
-  readonly severity: 'info' | 'warning' | 'error';
-  readonly timeoutMs: number;
-  readonly attempts: number;
-  readonly backoffMs: number;
-}
-
-export interface NotifySettings {
-  /** Outcomes of one sink within this long go out as one message (a summary when several). */
-  readonly coalesceMs: number;
-  readonly sinks: readonly NotifySink[];
-}
-
-/** The loaded, validated, normalized config (config/pipescaler.yaml). */
-export interface Config {
-  readonly api: {
-    /** 'embedded' runs the embedded cloud in-process from `fixtures`. */
-    readonly baseUrl: string;
-    readonly fixtures: string;
-    readonly timeoutMs: number;
-    /** Answers larger than this (bytes) fail API_BAD_RESPONSE unread; default 4 MiB. */
-    readonly maxResponseBytes?: number;
-    /** A key without a 2xx for this long checks in with a services list (key-checks.ts); 0: never. Default 1 min. */
-    readonly checkEveryMs?: number;
-    /** `default` plus every entry of `api.keys`. */
-    readonly keys: Readonly<Record<string, ApiKeyConfig>>;
-  };
-  readonly redis: RedisSettings;
+export interface ScalingConfig {
+  readonly api: { readonly keys: Readonly<Record<string, KeyLimits>> };
   readonly evaluate: {
     readonly cron: string;
     readonly reconcileMs: number;
-    readonly concurrency: number;
     /** Share of each key's request budget reconcile reads may take (default 0.25, key-budget.ts). */
     readonly readShare?: number;
     /** What leadTime auto counts on between sending a scale-up and seeing it at target
      *  (lead-plan.ts); absent: ACTUATION_DEFAULTS. */
     readonly actuation?: ActuationSettings;
   };
-  readonly telemetry: { readonly listen: string; readonly logLevel: string };
-  readonly dryRun: boolean;
   readonly pipes: readonly PipeConfig[];
   readonly policies: Readonly<Record<string, Policy>>;
-  /** null: no metric source configured (no policy may have a metric then). */
-  readonly metrics?: { readonly prometheus: PrometheusConfig } | null;
-  /** Absent: the defaults (config/notify.ts HISTORY_DEFAULTS). */
-  readonly history?: HistorySettings;
-  /** Absent: no sinks. */
-  readonly notify?: NotifySettings;
 }
 
 /** `evaluate.actuation`: how long a scale-up takes from sent to confirmed at target. */

@@ -3,7 +3,8 @@
 // at each request (a rotated token is picked up) and never appear in an error message.
 import { readFile } from 'node:fs/promises';
 import { Pool } from 'undici';
-import { parseSampleValue, type Sample, type PrometheusConfig } from '../policy/index.js';
+import { parseSampleValue, type Sample } from '../policy/index.js';
+import type { PrometheusConfig } from '../config/index.js';
 import { pairKey, PART_LABEL, withSampleTimes } from './sample-time.js';
 
 /** One series of a range query's answer. */

@@ -15,7 +15,7 @@ import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-poli
 import { bindNotifyEvents, createNotifyMetrics } from './notify-metrics.js';
 import { checkContactWindowMs, createReadiness } from './readiness.js';
 
-/** The parts of the loaded config telemetry reads (src/policy/types.ts Config fits). */
+/** The parts of the loaded config telemetry reads (src/config/types.ts Config fits). */
 export interface TelemetryConfigView {
   readonly pipes: readonly { readonly name: string }[];
   readonly evaluate: { readonly reconcileMs: number };

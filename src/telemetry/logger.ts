@@ -69,7 +69,7 @@ export function secretForms(secret: string, keyId?: string): string[] {
   return [...new Set(forms)].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
-/** The parts of the loaded config that hold secrets (src/policy/types.ts Config fits). */
+/** The parts of the loaded config that hold secrets (src/config/types.ts Config fits). */
 export interface SecretBearingConfig {
   readonly api: { readonly keys: Readonly<Record<string, { readonly keyId: string; readonly keySecret: string }>> };
   readonly redis: { readonly url: string; readonly password?: string; readonly sentinelPassword?: string };

@@ -9,7 +9,8 @@ import type { ApplyJob } from '../../src/daemon/queues.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { describeKeyPlan, keyPlans } from '../../src/policy/key-budget.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import {
   FAST_WORKERS,
   REDIS_URL,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { ConfigFiles, type WatchTimers } from '../../src/daemon/config-watch.js';
-import type { Config } from '../../src/policy/index.js';
+import type { Config } from '../../src/config/index.js';
 import { BASE } from '../config/config-fixture.js';
 import { holidayCalendar as ical, writeVolume } from './kubelet-volume.js';
 

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadFixtures, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import type { ApplyJob } from '../../src/daemon/queues.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import {
   DEMO,
   FAST_WORKERS,

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { ScalingValues } from '../../src/api/index.js';
 import type { Daemon, DaemonEmitter, DaemonEvents } from '../../src/daemon/index.js';
-import type { ApiKeyConfig, Behavior, Config, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
+import type { Behavior, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
+import type { ApiKeyConfig, Config } from '../../src/config/types.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 

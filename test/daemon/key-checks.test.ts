@@ -22,7 +22,7 @@ import { redisKeys } from '../../src/daemon/redis-keys.js';
 import { StateStore } from '../../src/daemon/state-store.js';
 import { bindClientEvents } from '../../src/telemetry/bind-client-events.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import {
   cleanupPrefix,
   collect,

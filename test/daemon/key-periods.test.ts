@@ -2,7 +2,8 @@
 // every pipe of the key within its reconcile period, continuously for a key the share stretched.
 import { describe, expect, it } from 'vitest';
 import { readDueAfterMs } from '../../src/daemon/key-periods.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 
 const pipe = (i: number, key = 'default'): PipeConfig => ({
   name: `p-${i}`,

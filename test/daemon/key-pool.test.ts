@@ -9,7 +9,8 @@ import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index
 import { applyQueueName, type ApplyJob } from '../../src/daemon/queues.js';
 import { keyPlans } from '../../src/policy/key-budget.js';
 import { assignPools } from '../../src/policy/key-pool.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { Registry, bindDaemonEvents, createMetrics } from '../../src/telemetry/index.js';
 import { parseScrape, sampleValue } from '../telemetry/exposition-parse.js';
 import {

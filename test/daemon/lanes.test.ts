@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { Lanes } from '../../src/daemon/lanes.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import {
   FAST_WORKERS,
   REDIS_URL,

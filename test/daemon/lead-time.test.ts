@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { FAST_WORKERS, REDIS_URL, cleanupPrefix, oneOff, policy, testConfig, uniquePrefix, until } from './helpers.js';
 
 const N = 40;

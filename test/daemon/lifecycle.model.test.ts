@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PipeState, SCALABLE_PIPE_STATES, clampToLimit, type ScalingField } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import {
   DEMO,
   FAST_WORKERS,

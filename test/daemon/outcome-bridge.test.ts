@@ -8,7 +8,7 @@ import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { bridgeOutcomes } from '../../src/daemon/outcome-bridge.js';
 import { HistoryStore, type Outcome } from '../../src/history/index.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import {
   DEMO,
   FAST_WORKERS,

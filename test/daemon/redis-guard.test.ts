@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { createReadiness, failedChecks } from '../../src/telemetry/readiness.js';
 import { Registry, bindDaemonEvents, createMetrics } from '../../src/telemetry/index.js';
 import { StateStore } from '../../src/daemon/state-store.js';

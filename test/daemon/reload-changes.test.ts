@@ -1,7 +1,7 @@
 // configChanges() and describeChanges(): what a reload changed, by name, for its log line.
 import { describe, expect, it } from 'vitest';
 import { configChanges, describeChanges } from '../../src/daemon/reload-changes.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { demoPipe, oneOff, policy, testConfig } from './helpers.js';
 
 const base = testConfig({

@@ -5,7 +5,7 @@ import { StateStore } from '../../src/daemon/state-store.js';
 import { pipeByName } from '../../src/daemon/context.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { cleanupPrefix, REDIS_URL, uniquePrefix } from './helpers.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 
 const prefix = uniquePrefix('state-store');
 let redis: Redis;

@@ -12,7 +12,7 @@ import {
   verifySignature,
   type NotifyEvent,
 } from '../../src/notify/index.js';
-import type { NotifySettings, NotifySink } from '../../src/policy/types.js';
+import type { NotifySettings, NotifySink } from '../../src/config/types.js';
 import { FAST_WORKERS, REDIS_URL, cleanupPrefix, uniquePrefix, until } from '../daemon/helpers.js';
 import { startReceiver, type Received } from './receiver.js';
 

@@ -7,7 +7,8 @@ import { SCALING_FIELDS } from '../../src/api/index.js';
 import { capacityOver, type Capacity } from '../../src/policy/capacity.js';
 import { diffConfigs, type ChangeDiff, type ConfigDiff } from '../../src/policy/diff.js';
 import { simulate, type SimulatedChange } from '../../src/policy/simulate.js';
-import type { Config, PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
+import type { PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { instant, pipeView, policy } from './arbitraries.js';
 
 const NAMES = ['a', 'b', 'c', 'd', 'e'] as const;

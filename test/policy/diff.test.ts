@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { diffChanges, diffConfigs } from '../../src/policy/diff.js';
 import type { SimulatedChange } from '../../src/policy/simulate.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { at, view } from './build.js';
 
 const change = (iso: string, replicas: number, pipe = 'p'): SimulatedChange => ({

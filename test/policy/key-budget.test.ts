@@ -8,7 +8,8 @@ import {
   reconcilePeriodMs,
   scaleDownBoundMs,
 } from '../../src/policy/key-budget.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 
 const RATE = { requests: 10, perMs: 10_000 };
 

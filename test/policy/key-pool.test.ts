@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { assignPools, poolsOf, rendezvousKey, type PoolMember } from '../../src/policy/key-pool.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { ORG, SERVICE } from '../config/config-fixture.js';
 
 const RATE = { requests: 10, perMs: 10_000 };

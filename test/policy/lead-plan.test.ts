@@ -14,7 +14,8 @@ import {
   nextSlot,
   tickIntervalMs,
 } from '../../src/policy/lead-plan.js';
-import type { Config, LeadTime, PipeConfig, Policy, Target } from '../../src/policy/types.js';
+import type { LeadTime, PipeConfig, Policy, Target } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { at, NO_BEHAVIOR, oneOff, policy, recurring } from './build.js';
 
 const RATE = { requests: 10, perMs: 10_000 };

@@ -6,7 +6,8 @@ import { metricBands, metricBandSpans } from '../../src/policy/metric-series.js'
 import { metricBounds } from '../../src/policy/metric.js';
 import { resolveTarget } from '../../src/policy/target.js';
 import { activeWindows } from '../../src/policy/windows.js';
-import type { Config, MetricSpec, Policy } from '../../src/policy/types.js';
+import type { MetricSpec, Policy } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { at, oneOff, policy, recurring } from './build.js';
 
 const spec: MetricSpec = {

@@ -8,7 +8,8 @@ import { MAX_LEAD_MS } from '../../src/policy/types.js';
 import { leadPlan, leadUntil, type LeadPlan } from '../../src/policy/lead-plan.js';
 import { recommendationsAfter } from '../../src/policy/recommendations.js';
 import { simulate, type SimulatedChange } from '../../src/policy/simulate.js';
-import type { Config, MetricReading, PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
+import type { MetricReading, PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { recordedReading } from '../../src/policy/metric-series.js';
 import { DAY, instant, pipeView, policy } from './arbitraries.js';
 

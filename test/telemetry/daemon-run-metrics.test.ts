@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
 import { configSecrets, createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
 import {
   DEMO,

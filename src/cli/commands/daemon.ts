@@ -1,6 +1,6 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
-import { parseRedisUrl, loadConfig, LOG_LEVELS } from '../../config/index.js';
+import { parseRedisUrl, loadConfig, LOG_LEVELS, type Config } from '../../config/index.js';
 import {
   ConfigFiles,
   createDaemon,
@@ -16,7 +16,7 @@ import {
   prefixProblem,
   type PauseFlag,
 } from '../../daemon/index.js';
-import { describeKeyPlan, keyPlans, count, parseDuration, type Config } from '../../policy/index.js';
+import { describeKeyPlan, keyPlans, count, parseDuration } from '../../policy/index.js';
 import { HistoryStore, historyRoute } from '../../history/index.js';
 import {
   configSecrets,

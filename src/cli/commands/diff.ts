@@ -3,7 +3,8 @@
 // (as `terraform plan -detailed-exitcode`), so CI can comment on a pull request.
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { diffConfigs, plan, simulate, type DiffSide, type Config } from '../../policy/index.js';
+import { diffConfigs, plan, simulate, type DiffSide } from '../../policy/index.js';
+import type { Config } from '../../config/index.js';
 import { capacityLine, capacityRows, diffJson, formatDiff } from '../diff-output.js';
 import { diffReport, renderReport, skipReasons } from '../html-report.js';
 import { readPipeViews } from '../pipe-views.js';

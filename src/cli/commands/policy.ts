@@ -3,17 +3,8 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
-import { isConfigError, didYouMean, loadConfig } from '../../config/index.js';
-import {
-  plan,
-  simulate,
-  describeKeyPlan,
-  keyPlans,
-  count,
-  parseDuration,
-  type Config,
-  type PipeView,
-} from '../../policy/index.js';
+import { isConfigError, didYouMean, loadConfig, type Config } from '../../config/index.js';
+import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type PipeView } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';

@@ -10,10 +10,10 @@ import {
   parseDuration,
   parseRangeQuery,
   pickSeries,
-  type Config,
   type MetricPolicy,
   type RecordedSeries,
 } from '../../policy/index.js';
+import type { Config } from '../../config/index.js';
 import {
   recommend,
   settingsDiff,
