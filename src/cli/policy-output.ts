@@ -11,6 +11,7 @@ import {
   type PipeView,
 } from '../policy/index.js';
 import { safeUrl } from '../api/internal.js';
+import type { Config } from '../config/index.js';
 import type { PipeViews } from './pipe-views.js';
 import { formatMoves, formatValues } from './scaling-text.js';
 

@@ -15,3 +15,4 @@ export type {
   NotifySettings,
   NotifySink,
 } from './types.js';
+export { loadEffectiveConfig, withEnvOverrides, ENV_OVERRIDES } from './effective.js';

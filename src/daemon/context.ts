@@ -36,17 +36,17 @@ export interface DaemonContext {
   readonly emitter: DaemonEmitter;
   readonly logger: DaemonLogger;
   /** Metric values for policies with a metric (one query per policy per tick, fleet-wide). */
-  readonly metrics?: MetricSource;
+  readonly metrics: MetricSource;
   now(): number;
   /** Why Redis' state is not to be trusted (it lost our state, redis-guard.ts): no change goes out. */
-  stateLost?(): string | null;
+  stateLost(): string | null;
   /** Auth failures (401/403) in a row after which a pipe is parked until the next reload. */
   readonly parkAfter: number;
   laneFor(pipe: PipeConfig): KeyLane | undefined;
   /** The pipe's effective reconcile period: evaluate.reconcile stretched to its key's read share. */
   reconcileMsFor(pipe: PipeConfig): number;
   /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (key-periods.ts). */
-  leadUntilFor?(pipe: PipeConfig, at: number): number | undefined;
+  leadUntilFor(pipe: PipeConfig, at: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
   /** A turn on the pipe's key queue at the read priority: a read is due (first contact, reconcile,
    *  an endpoint). The turn decides again when it runs, so it changes the pipe if that is due then. */

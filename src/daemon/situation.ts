@@ -21,7 +21,7 @@ export async function situationOf(
   asker: Situation['asker'],
 ): Promise<Situation> {
   const config = ctx.config();
-  const until = ctx.leadUntilFor?.(pipe, at);
+  const until = ctx.leadUntilFor(pipe, at);
   const sit: Situation = {
     pipe,
     policy,
@@ -33,10 +33,10 @@ export async function situationOf(
     reconcileMs: ctx.reconcileMsFor(pipe),
     readDueAfterMs: readDueAfterMs(config, pipe),
     ...(until !== undefined ? { leadUntil: until } : {}),
-    stateLost: ctx.stateLost?.() ?? null,
+    stateLost: ctx.stateLost(),
     asker,
   };
   // The metric's value is fetched here so decide() stays pure, and only for a pipe that decides.
-  if (!policy.metric || !ctx.metrics || !decides(stageOf(snap.rec, sit, at))) return sit;
+  if (!policy.metric || !decides(stageOf(snap.rec, sit, at))) return sit;
   return { ...sit, metric: await ctx.metrics.reading(policy, pipe, metricTick) };
 }

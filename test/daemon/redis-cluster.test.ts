@@ -126,7 +126,7 @@ describe('Redis Cluster', () => {
     const badUrl = await cli({ PIPESCALER_REDIS_URL: 'redis+sentinel://:pw-not-shown@127.0.0.1:1' }, 'status');
     expect(badUrl).toMatchObject({
       code: 1,
-      stderr: expect.stringMatching(/^error: PIPESCALER_REDIS_URL needs the master group name/),
+      stderr: expect.stringMatching(/^error: PIPESCALER_REDIS_URL: needs the master group name/),
     });
     expect(badUrl.stderr).not.toContain('pw-not-shown');
   }, 30_000);

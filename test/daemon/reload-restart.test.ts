@@ -97,7 +97,7 @@ describe('a reload that needs a restart', () => {
       schedule: false,
       watch: false,
       workerOptions: FAST_WORKERS,
-      telemetryFromConfig: true,
+      servesTelemetry: true,
     });
     const reloads = collect(emitter, 'config:reload');
     const replicas = () => cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas;

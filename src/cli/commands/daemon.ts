@@ -1,6 +1,6 @@
 // `pipescaler run | pause | resume | status`: the daemon and the operator's levers on it. The
 // levers talk to Redis only (shared by every replica), so they work while the daemon runs.
-import { parseRedisUrl, loadConfig, LOG_LEVELS, type Config } from '../../config/index.js';
+import { loadEffectiveConfig, LOG_LEVELS, type Config } from '../../config/index.js';
 import {
   ConfigFiles,
   createDaemon,
@@ -11,20 +11,12 @@ import {
   StateStore,
   connectRedisOnce,
   describeRedis,
-  endpointOf,
   isUnreachable,
-  prefixProblem,
   type PauseFlag,
 } from '../../daemon/index.js';
 import { describeKeyPlan, keyPlans, count, parseDuration } from '../../policy/index.js';
 import { HistoryStore, historyRoute } from '../../history/index.js';
-import {
-  configSecrets,
-  createLogger,
-  secretForms,
-  startDaemonTelemetry,
-  type JsonRoute,
-} from '../../telemetry/index.js';
+import { configSecrets, createLogger, startDaemonTelemetry, type JsonRoute } from '../../telemetry/index.js';
 import type { Command } from 'commander';
 import { UserError } from '../run-cli.js';
 import { configFile, DEFAULT_CONFIG } from '../cli-input.js';
@@ -65,30 +57,6 @@ function oneOf<T extends string>(flag: string, value: string | undefined, allowe
     throw new UserError(`${flag}: "${value}" is not one of ${allowed.join(', ')}`);
   }
   return value as T;
-}
-
-/**
- * The config's Redis with the environment's overrides (a test or a second instance uses its own
- * keys; a deployment names its servers). Checked here, so a mistake is one line naming where it is:
- * a URL that is not one, or a cluster without a hash-tagged prefix.
- */
-function redisTarget(config: Config, path: string): Config['redis'] {
-  const envUrl = process.env.PIPESCALER_REDIS_URL;
-  const envPrefix = process.env.PIPESCALER_REDIS_PREFIX;
-  if (envUrl !== undefined) {
-    const parsed = parseRedisUrl(envUrl);
-    if ('error' in parsed) throw new UserError(`PIPESCALER_REDIS_URL ${parsed.error}`);
-  }
-  const target = {
-    ...config.redis,
-    ...(envUrl !== undefined ? { url: envUrl } : {}),
-    ...(envPrefix !== undefined ? { prefix: envPrefix } : {}),
-  };
-  const problem = prefixProblem(target, target.prefix);
-  if (problem !== null) {
-    throw new UserError(`${envPrefix !== undefined ? 'PIPESCALER_REDIS_PREFIX' : `${path}: redis.prefix`}: ${problem}`);
-  }
-  return target;
 }
 
 export function registerDaemonCommands(program: Command): void {
@@ -229,9 +197,9 @@ export async function withStore(
   fn: (store: StateStore, config: Config, prefix: string) => Promise<void>,
 ): Promise<void> {
   // Redis only: the API's settings and credentials need not be there
-  const config = loadConfig(path, process.env, 'redis');
+  const config = loadEffectiveConfig(path, process.env, 'redis');
   guardConfig(config);
-  const target = redisTarget(config, path);
+  const target = config.redis;
   const redis = connectRedisOnce(target);
   try {
     await fn(new StateStore(redis, target.prefix), config, target.prefix);
@@ -246,19 +214,16 @@ export async function withStore(
 }
 
 async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefined): Promise<void> {
-  // What this load reads (the file, its secret files and calendars) is what the daemon watches.
+  // What this load reads (the file, its secret files and calendars) is what the daemon watches. With
+  // the environment's overrides: the daemon reloads it the same way (loadEffectiveConfig).
   const files = new ConfigFiles();
-  let config = files.load((readFile) => loadConfig(path, process.env, 'all', readFile));
+  let config = files.load((readFile) => loadEffectiveConfig(path, process.env, 'all', readFile));
   guardConfig(config);
-  const target = redisTarget(config, path);
-  const { url, prefix } = target;
-  // Every secret the daemon holds (asked again per line: a reload may add keys), and the password
-  // of a Redis URL given through the environment.
-  const extra = url === config.redis.url ? [] : redisPassword(url);
-  const secrets = () => (extra.length === 0 ? configSecrets(config) : [...configSecrets(config), ...extra]);
+  // Every secret the daemon holds, the password of a Redis URL from the environment included
+  // (asked again per line: a reload may add keys).
   const logger = createLogger({
     level: config.telemetry.logLevel,
-    secrets,
+    secrets: () => configSecrets(config),
     ...(format !== undefined ? { pretty: format === 'pretty' } : {}),
   });
   const emitter = new DaemonEmitter();
@@ -277,22 +242,22 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
     routes: {
       '/history': (query) => (history ? history(query) : Promise.resolve({ status: 503, body: { error: 'starting' } })),
     },
-    ...(process.env.PIPESCALER_TELEMETRY_LISTEN ? { listen: process.env.PIPESCALER_TELEMETRY_LISTEN } : {}),
   });
-  // Only what the environment overrides is given: the file's redis.url, redis.prefix and
-  // telemetry.listen stay the daemon's to check, so a reload that changes them is refused.
+  // A reload that changes redis.url, redis.prefix or telemetry.listen is refused (a restart takes
+  // them); one the environment overrides stays the same at every reload, so its file value may change.
   const daemon = createDaemon({
     config,
     configPath: path,
     configFiles: files,
+    env: process.env,
     emitter,
     logger,
-    ...(process.env.PIPESCALER_REDIS_URL !== undefined ? { redisUrl: url } : {}),
-    ...(process.env.PIPESCALER_REDIS_PREFIX !== undefined ? { prefix } : {}),
-    telemetryFromConfig: !process.env.PIPESCALER_TELEMETRY_LISTEN,
+    servesTelemetry: true,
     onClient: (client, keyName) => telemetry.bindClient(client.events, keyName),
   });
-  history = historyRoute(new HistoryStore(daemon.store.redis, prefix), () => config.pipes.map((p) => p.name));
+  history = historyRoute(new HistoryStore(daemon.store.redis, config.redis.prefix), () =>
+    config.pipes.map((p) => p.name),
+  );
   try {
     await daemon.start();
   } catch (err) {
@@ -313,15 +278,4 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
       },
     });
   });
-}
-
-/** A password in the Redis URL is a secret too. */
-function redisPassword(url: string): string[] {
-  try {
-    const e = endpointOf(url);
-    const password = e.mode === 'standalone' ? decodeURIComponent(new URL(e.url).password) : (e.password ?? '');
-    return password ? secretForms(password) : [];
-  } catch {
-    return [];
-  }
 }

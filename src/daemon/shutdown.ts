@@ -1,0 +1,180 @@
+// stop(): an ordered list of named steps. Intake stops first (config watch, key checks, cron);
+// in-flight turns get the grace period to finish (the graceful path); past it the forceful path
+// cuts them (their jobs go back to the queue as retries for another replica or the next start),
+// and every later step fits in STOP_AFTER_GRACE_MS, so a pod with a 30 s grace period is never
+// SIGKILLed. Each close step has its own limit; one that overruns is named in the stop line.
+import type { Queue, Worker } from 'bullmq';
+import type { DaemonLogger } from './context.js';
+import type { EmbeddedCloud } from './embedded.js';
+import type { Heartbeat } from './heartbeat.js';
+import type { KeyChecks } from './key-checks.js';
+import type { Lanes } from './lanes.js';
+import type { MetricSource } from './metric-source.js';
+import type { Outcomes } from './outcomes.js';
+import type { RedisClient } from './redis-connection.js';
+import type { Scheduler } from './scheduler.js';
+import { settleWithin } from './settle.js';
+
+/** stop() ends within its grace period plus this. */
+export const STOP_AFTER_GRACE_MS = 1_000;
+
+export interface ShutdownStep {
+  readonly name: string;
+  /** The step's limit after a graceful drain, and within the forceful path's last second. */
+  readonly gracefulMs: number;
+  readonly forcedMs: number;
+  run(): Promise<unknown>;
+  /** When the step did not finish within its limit. */
+  onLate?(): void;
+  /** After the step, finished in time or not. */
+  after?(): void;
+}
+
+export interface ShutdownPlan {
+  /** Stop taking work: quick and local, each awaited in turn. */
+  readonly intake: readonly { readonly name: string; run(): unknown }[];
+  /** The grace period, asked after the intake stopped (shorter without Redis: nothing can finish). */
+  graceMs(): number;
+  /** Waits for the work in flight. */
+  drain(): Promise<unknown>;
+  /** The forceful path, in order, once the grace has passed; the rest is skipped once drained. */
+  readonly force: readonly ShutdownStep[];
+  /** Then, in order, on either path. */
+  readonly close: readonly ShutdownStep[];
+  /** Called once when the grace has passed with work still in flight. */
+  onOverrun(graceMs: number): void;
+}
+
+export interface ShutdownResult {
+  readonly graceful: boolean;
+  /** The steps that did not finish within their limit. */
+  readonly late: readonly string[];
+}
+
+export async function runShutdown(plan: ShutdownPlan): Promise<ShutdownResult> {
+  for (const step of plan.intake) await step.run();
+  const graceMs = plan.graceMs();
+  const deadline = Date.now() + graceMs + STOP_AFTER_GRACE_MS;
+  const left = (ms: number) => Math.max(0, Math.min(ms, deadline - Date.now()));
+  const late: string[] = [];
+  const within = async (step: ShutdownStep, ms: number) => {
+    if (
+      await settleWithin(
+        Promise.resolve().then(() => step.run()),
+        ms,
+      )
+    )
+      return;
+    late.push(step.name);
+    step.onLate?.();
+  };
+  const drain = { done: false };
+  const draining = plan.drain().finally(() => {
+    drain.done = true;
+  });
+  const graceful = await settleWithin(draining, graceMs);
+  if (!graceful) {
+    plan.onOverrun(graceMs);
+    for (const step of plan.force) {
+      if (drain.done) break;
+      await within(step, left(step.forcedMs));
+    }
+  }
+  for (const step of plan.close) await within(step, graceful ? step.gracefulMs : left(step.forcedMs));
+  return { graceful, late };
+}
+
+/** What a daemon has running at stop(); null for what it never started. */
+export interface DaemonParts {
+  readonly unwatchConfig: (() => void) | null;
+  readonly checks: KeyChecks;
+  readonly scheduler: Scheduler | null;
+  readonly lanes: Lanes | null;
+  readonly evaluateQueue: Queue | null;
+  readonly evaluateWorker: Worker | null;
+  /** The outcomes' history and notification outbox: written out, then unbound from the emitter. */
+  readonly outcomes: Outcomes;
+  readonly metrics: MetricSource;
+  readonly embedded: EmbeddedCloud | null;
+  readonly heartbeat: Heartbeat;
+  readonly unwatchRedis: () => void;
+  /** The daemon's own connection (closed here), or null for one the caller passed in (kept). */
+  readonly ownRedis: RedisClient | null;
+  redisReady(): boolean;
+  readonly logger: DaemonLogger;
+}
+
+/** The daemon's stop, step by step. */
+export function daemonShutdown(p: DaemonParts, timeoutMs: number): ShutdownPlan {
+  const workers = [
+    ...(p.lanes?.workers() ?? []),
+    ...(p.evaluateWorker ? [p.evaluateWorker] : []),
+    ...p.outcomes.workers(),
+  ];
+  const queues = [...(p.lanes?.queues() ?? []), ...(p.evaluateQueue ? [p.evaluateQueue] : []), ...p.outcomes.queues()];
+  const none = () => Promise.resolve();
+  return {
+    intake: [
+      { name: 'unwatch-config', run: () => p.unwatchConfig?.() },
+      { name: 'stop-key-checks', run: () => p.checks.stop() },
+      { name: 'stop-cron', run: () => p.scheduler?.stop() },
+    ],
+    // worker.close() waits for active jobs with no limit of its own. Without Redis no job can
+    // finish anyway (nor would close() return), so there is no point waiting the full grace.
+    graceMs: () => (p.redisReady() ? timeoutMs : Math.min(timeoutMs, 1_000)),
+    drain: () => Promise.all(workers.map((w) => w.close())),
+    onOverrun: (graceMs) =>
+      p.logger.warn(
+        { timeoutMs: graceMs, redisReady: p.redisReady() },
+        'in-flight jobs did not finish in time; ending their requests and closing workers by force',
+      ),
+    force: [
+      // Each lane's Pool is its own: destroying it fails the requests in flight at once, and their
+      // jobs go back to the queue (a retry) for the next replica or start to finish.
+      {
+        name: 'end-requests',
+        gracefulMs: 0,
+        forcedMs: 200,
+        run: () => p.lanes?.closeClients({ force: true }) ?? none(),
+      },
+      // The drain itself (close() already asked): the workers end once their requests failed.
+      { name: 'await-workers', gracefulMs: 0, forcedMs: 400, run: () => Promise.all(workers.map((w) => w.close())) },
+      {
+        name: 'close-workers-by-force',
+        gracefulMs: 0,
+        forcedMs: 200,
+        run: () => Promise.all(workers.map((w) => w.close(true))),
+      },
+    ],
+    close: [
+      // What the work emitted is in Redis before the connection goes; then nothing more is taken.
+      {
+        name: 'flush-outcomes',
+        gracefulMs: 2_000,
+        forcedMs: 200,
+        run: () => p.outcomes.flush(),
+        after: () => p.outcomes.unbind(),
+      },
+      { name: 'close-queues', gracefulMs: 2_000, forcedMs: 200, run: () => Promise.all(queues.map((q) => q.close())) },
+      { name: 'close-api-clients', gracefulMs: 2_000, forcedMs: 100, run: () => p.lanes?.closeClients() ?? none() },
+      { name: 'close-metric-source', gracefulMs: 2_000, forcedMs: 100, run: () => p.metrics.close() },
+      { name: 'close-embedded-cloud', gracefulMs: 5_000, forcedMs: 100, run: () => p.embedded?.close() ?? none() },
+      {
+        name: 'stop-heartbeat',
+        gracefulMs: 1_000,
+        forcedMs: 100,
+        run: () => p.heartbeat.stop().catch(() => undefined),
+      },
+      {
+        name: 'close-redis',
+        gracefulMs: 1_000,
+        forcedMs: 100,
+        run: async () => {
+          p.unwatchRedis();
+          await p.ownRedis?.quit();
+        },
+        onLate: () => p.ownRedis?.disconnect(),
+      },
+    ],
+  };
+}
