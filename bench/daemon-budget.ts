@@ -19,6 +19,8 @@ import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
 export interface BudgetOptions {
   pipes: number;
   steadyMs: number;
+  /** Only the two cold starts (first deploy, restart with Redis intact): about 6 minutes at 1,200 pipes. */
+  coldOnly?: boolean;
   /** Print the key's queue and the evaluation lag every 10 s of the steady phase (stderr). */
   trace?: boolean;
 }
@@ -37,6 +39,12 @@ export interface BudgetRun {
   cold429: number;
   /** Seconds of the cold start in which no request was answered (the budget's pacing, a stall). */
   coldIdleSeconds: number;
+  /** Restart with Redis intact: the daemon stopped, the config changed every pipe's target, a new
+   *  daemon on the same Redis; its time to all at target, and what it sent. */
+  restartMs: number;
+  restartChanges: number;
+  restartReadsBeforeChange: number;
+  restart429: number;
   steadyMs: number;
   steadyReads: number;
   steady429: number;
@@ -72,11 +80,18 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const cloud = await cloudProcess(fixtures, { requests: RATE.requests, perMs: RATE.perMs });
   // The daemon talks to the cloud through a pass-through proxy that tells a read (an empty PATCH)
   // from a change: the cloud's stats count both as scalePipe.
-  let cold = true;
+  let phase: 'cold' | 'restart' | null = 'cold';
   const changedIds = new Set<string>();
   const coldCounts = { changes: 0, contactReads: 0, reconcileReads: 0 };
+  const restartCounts = { changes: 0, readsBeforeChange: 0 };
   const proxy = await countingProxy(cloud.url, (pipeId, read) => {
-    if (!cold) return;
+    if (phase === 'restart') {
+      if (!read) restartCounts.changes += 1;
+      else if (!changedIds.has(pipeId)) restartCounts.readsBeforeChange += 1;
+      if (!read) changedIds.add(pipeId);
+      return;
+    }
+    if (phase !== 'cold') return;
     if (!read) {
       coldCounts.changes += 1;
       changedIds.add(pipeId);
@@ -109,23 +124,43 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     policies: { up, down },
   };
   const redis = connect();
-  const daemon = createDaemon({ config, prefix, redis, now: () => Date.now(), schedule: false, watch: false });
+  const start = (c: Config) =>
+    createDaemon({ config: c, prefix, redis, now: () => Date.now(), schedule: false, watch: false });
+  let daemon = start(config);
   // Every answer about a pipe (a change's or a read's), with its time: what it runs and when we learnt it.
   const answers = new Map<string, { at: number; replicas: number }[]>();
-  daemon.emitter.on('applied', (e) => {
-    const list = answers.get(e.pipe) ?? [];
-    list.push({ at: Date.now(), replicas: e.values.replicas ?? 0 });
-    answers.set(e.pipe, list);
-  });
+  const listen = (d: typeof daemon) =>
+    d.emitter.on('applied', (e) => {
+      const list = answers.get(e.pipe) ?? [];
+      list.push({ at: Date.now(), replicas: e.values.replicas ?? 0 });
+      answers.set(e.pipe, list);
+    });
+  listen(daemon);
   const now = (p: string) => answers.get(p)?.at(-1)?.replicas;
   await daemon.start();
-  const stopTicking = new AbortController();
-  const ticker = (async () => {
-    while (!stopTicking.signal.aborted) {
+  let stopTicking = new AbortController();
+  const tick = async () => {
+    const stop = stopTicking.signal;
+    while (!stop.aborted) {
       await daemon.tick(Math.floor(Date.now() / 1000) * 1000).catch(() => undefined);
       await sleep(TICK_MS - (Date.now() % TICK_MS));
     }
-  })();
+  };
+  let ticker = tick();
+  // The reads of a key whose reads go round never stop; waiting for the changes' turns is enough.
+  const drainedQueues = async () => {
+    for (let i = 0; i < 600; i++) {
+      const counts = await Promise.all(
+        daemon
+          .queues()
+          .filter((q) => q.name !== 'evaluate')
+          .map((q) => q.getJobCounts('waiting', 'prioritized', 'active', 'delayed')),
+      );
+      const busy = counts.reduce((n, c) => n + Object.values(c).reduce((a, b) => a + b, 0), 0);
+      if (busy === 0) return;
+      await sleep(100);
+    }
+  };
   const total = async () => {
     const s = await cloud.stats();
     const count = (op: string) => Object.values(s.requests[op] ?? {}).reduce((a, b) => a + b, 0);
@@ -144,12 +179,59 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     const c0 = Date.now();
     await waitFor(() => pipes.every((p) => now(p.name) === 2), 20 * (o.pipes / RATE.requests) * 1000);
     const coldMs = Date.now() - c0;
-    cold = false;
+    phase = null;
     const coldTotal = await total();
     const seconds = new Set<number>();
     for (const list of answers.values()) for (const a of list) seconds.add(Math.floor((a.at - c0) / 1000));
     const coldIdleSeconds = Math.ceil(coldMs / 1000) - seconds.size;
+
+    // Restart with Redis intact: the daemon stops; while it is down the config raises every pipe's
+    // target to 3; a new daemon starts on the same Redis and knows every pipe: no read before a change.
+    const restarted = async (c: Config) => {
+      stopTicking.abort();
+      await ticker;
+      await daemon.stop({ timeoutMs: 10_000 });
+      daemon = start(c);
+      listen(daemon);
+      await daemon.start();
+      stopTicking = new AbortController();
+      ticker = tick();
+    };
+    const three = (x: Policy): Policy => ({ ...x, baseline: { replicas: { value: 3 } } });
+    await drainedQueues();
     await cloud.resetStats();
+    changedIds.clear();
+    phase = 'restart';
+    const r0 = Date.now();
+    await restarted({ ...config, policies: { up: three(up), down: three(down) } });
+    await waitFor(() => pipes.every((p) => now(p.name) === 3), 20 * (o.pipes / RATE.requests) * 1000);
+    const restartMs = Date.now() - r0;
+    phase = null;
+    const restartTotal = await total();
+    // Back to 2 for the steady phase, by a reload (not measured).
+    await daemon.reload(config);
+    await waitFor(() => pipes.every((p) => now(p.name) === 2), 20 * (o.pipes / RATE.requests) * 1000);
+    await drainedQueues();
+    await cloud.resetStats();
+    const restart = {
+      restartMs,
+      restartChanges: restartCounts.changes,
+      restartReadsBeforeChange: restartCounts.readsBeforeChange,
+      restart429: restartTotal.limited,
+    };
+    if (o.coldOnly)
+      return {
+        ...emptyRun(),
+        coldMs,
+        coldRequests: coldTotal.requests,
+        coldListReads: coldTotal.lists,
+        cold429: coldTotal.limited,
+        coldIdleSeconds,
+        coldChanges: coldCounts.changes,
+        coldContactReads: coldCounts.contactReads,
+        coldReconcileReads: coldCounts.reconcileReads,
+        ...restart,
+      };
 
     // Steady: nothing to change, so every request at the cloud is a reconcile read. Each pipe's
     // reads are the values its lastReadAt (the answer's instant) takes, polled every second.
@@ -245,6 +327,7 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
       coldChanges: coldCounts.changes,
       coldContactReads: coldCounts.contactReads,
       coldReconcileReads: coldCounts.reconcileReads,
+      ...restart,
       steadyMs: s1 - s0,
       steadyReads: steady.requests,
       steady429: steady.limited,
@@ -269,4 +352,36 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     await cloud.close();
     await deletePrefix(redis, prefix).finally(() => redis.quit());
   }
+}
+
+function emptyRun(): BudgetRun {
+  return {
+    coldMs: 0,
+    coldRequests: 0,
+    coldChanges: 0,
+    coldContactReads: 0,
+    coldReconcileReads: 0,
+    coldListReads: 0,
+    cold429: 0,
+    coldIdleSeconds: 0,
+    restartMs: 0,
+    restartChanges: 0,
+    restartReadsBeforeChange: 0,
+    restart429: 0,
+    steadyMs: 0,
+    steadyReads: 0,
+    steady429: 0,
+    steadyMaxGapMs: 0,
+    steadyFirstReadMs: 0,
+    steadyPeriodMs: 0,
+    steadyMinReads: 0,
+    planLeadMs: 0,
+    firstUpBeforeTMs: 0,
+    upsAtT: 0,
+    upsDoneMs: 0,
+    downsBeforeT: 0,
+    downsDoneMs: 0,
+    boundary429: 0,
+    boundaryRequests: 0,
+  };
 }

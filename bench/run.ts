@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|actuation> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -188,19 +188,33 @@ if (wanted('history')) {
   }
 }
 
+// Only on request (--only budget-cold): the budget scenario's two cold starts alone (first deploy
+// with an empty Redis, restart with Redis intact), about 6 minutes at 1,200 pipes.
+if (only.includes('budget-cold')) {
+  const pipes = quick ? 300 : 1_200;
+  const { budget } = await import('./budget.js');
+  figures.push(
+    ...(await scenario(
+      'budget',
+      () => budget({ pipes, steadyMs: 0, coldOnly: true }),
+      notRun('budget', 'first deploy: time to all at target / (N / rate)', pipes, '<= 2.1', ''),
+    )),
+  );
+}
+
 // Only on request (--only budget): it runs for about 40 minutes (30 of them the steady phase, 30
 // compressed minutes: about four reconcile periods of 1,200 pipes), the platform's ratio kept.
 if (only.includes('budget')) {
   const pipes = quick ? 300 : 1_200;
   if (daemonMissing)
-    figures.push(notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', daemonMissing));
+    figures.push(notRun('budget', 'first deploy: time to all at target / (N / rate)', pipes, '<= 2.1', daemonMissing));
   else {
     const { budget } = await import('./budget.js');
     figures.push(
       ...(await scenario(
         'budget',
         () => budget({ pipes, steadyMs: quick ? 300_000 : 1_800_000 }),
-        notRun('budget', 'cold start: time to all at target / (N / rate)', pipes, '<= 1.1', ''),
+        notRun('budget', 'first deploy: time to all at target / (N / rate)', pipes, '<= 2.1', ''),
       )),
     );
   }
@@ -224,6 +238,13 @@ const out = fileURLToPath(new URL('./results.json', import.meta.url));
 const measuredAt = new Date().toISOString();
 const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
 const ran = new Set(fresh.map((f) => f.scenario));
+// --only budget-cold measures part of the budget scenario: its other figures are kept (the cold
+// start's old names, from before a pipe never seen was read first, are dropped).
+const partial = only.includes('budget-cold') && !only.includes('budget');
+const replaced = (f: Figure) =>
+  partial && f.scenario === 'budget'
+    ? fresh.some((x) => x.scenario === f.scenario && x.metric === f.metric) || f.metric.startsWith('cold start:')
+    : ran.has(f.scenario);
 const ORDER = [
   'client overhead',
   'api economy',
@@ -237,7 +258,7 @@ const ORDER = [
   'budget',
   'actuation',
 ];
-const merged = [...(only.length > 0 ? readResults(out).filter((f) => !ran.has(f.scenario)) : []), ...fresh].sort(
+const merged = [...(only.length > 0 ? readResults(out).filter((f) => !replaced(f)) : []), ...fresh].sort(
   (a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario),
 );
 console.log(table(merged, m));
