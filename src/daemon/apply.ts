@@ -4,8 +4,8 @@
 // since the evaluation (its window ended, a reload narrowed the bounds, the pipe was paused) is
 // never sent; what its answer makes of the record comes from lifecycle-answers.ts.
 import { randomUUID } from 'node:crypto';
-import type { Job } from 'bullmq';
-import { pipeKind, type Pipe, type ScalingValues } from '../api/index.js';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { isApiError, pipeKind, type ApiError, type Pipe, type ScalingValues } from '../api/index.js';
 import { changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure, type ApplyOutcome } from './apply-failure.js';
@@ -107,6 +107,16 @@ function answerOf(p: Pipe): PipeAnswer {
 async function carryOut(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   await ctx.store.write(pipe.name, t.write);
+  if (t.landed) {
+    ctx.emitter.emit('outcome', {
+      pipe: pipe.name,
+      outcome: 'landed_late',
+      at: ctx.now(),
+      reason: 'landed_late',
+      after: t.landed.sent,
+      message: `a change sent ${Math.round((ctx.now() - t.landed.at) / 1000)} s ago, whose outcome was unknown, shows in a read`,
+    });
+  }
   if (t.drift) {
     await ctx.store.increment(pipe.name, 'drifts');
     ctx.emitter.emit('drift', { pipe: pipe.name, expected: t.drift.expected, actual: t.drift.actual });
@@ -166,16 +176,49 @@ async function change(turn: Turn, body: ScalingValues): Promise<JobResult> {
     await carryOut(turn, t);
     return { done: 'change', direction: moves.up ? 'up' : 'down' };
   } catch (err) {
+    if (isApiError(err) && unknownOutcome(err)) return unsettle(turn, body, err);
     return handleApiFailure(ctx, job, pipe, lane, err, outcome);
   }
+}
+
+/**
+ * Whether a change's failure leaves its outcome unknown: the request may have been carried out
+ * and nothing says what became of it (a timeout after it was sent, a reset or cut connection), or
+ * the platform took it and its answer could not be read (a 2xx whose body does not parse). A 5xx
+ * is an answer: it is retried with the same Idempotency-Key, as before.
+ */
+function unknownOutcome(err: ApiError): boolean {
+  return err.reached === 'yes' || (err.reached === 'maybe' && err.status === undefined);
+}
+
+/** No other change goes to the pipe until a read settles what the platform holds (lifecycle.ts
+ *  stage unsettled); the change is not retried: a second request could land out of order. */
+async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise<never> {
+  const { ctx, job, pipe, lane, rec } = turn;
+  const at = ctx.now();
+  await ctx.store.write(pipe.name, { unsettled: { sent, at, code: err.code } });
+  ctx.emitter.emit('outcome', {
+    pipe: pipe.name,
+    outcome: 'unconfirmed',
+    at,
+    reason: err.code,
+    before: rec.applied,
+    after: { ...rec.applied, ...sent },
+    key: lane.keyName,
+    ...(err.requestId ? { requestId: err.requestId } : {}),
+    message: 'the change may have been carried out; a read settles it before any other change',
+  });
+  await ctx.enqueueRead(pipe, job.data.tickAt);
+  throw new UnrecoverableError(`${err.code}: outcome unknown, read next`);
 }
 
 async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
   const { ctx, pipe, lane, rec } = turn;
   try {
-    // A reconcile read draws on the key's read share; a first contact is what every change waits for.
+    // A reconcile read draws on the key's read share; a first contact or a read that settles a
+    // change of unknown outcome is what the pipe's next change waits for: the full budget.
     const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), {}, { retry: false }), {
-      read: why !== 'first_contact',
+      read: why === 'reconcile',
     });
     ctx.emitter.emit('api:contact', { at: ctx.now() });
     if (res.envelopeIssue)

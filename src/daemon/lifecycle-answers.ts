@@ -35,7 +35,14 @@ export interface Transition {
   readonly next: Then;
   /** Fields that differ from what pipescaler last applied: changed behind its back. */
   readonly drift: { readonly expected: ScalingValues; readonly actual: ScalingValues } | null;
+  /** A change whose outcome was unknown shows in the answer: it landed (late), it is not drift. */
+  readonly landed?: { readonly sent: ScalingValues; readonly at: number };
 }
+
+/** How long a change whose outcome is unknown may still land: a read that finds its values later
+ *  than this calls them drift. The platform carries out a request it received within seconds to
+ *  minutes; a request a client gave up on was seen landing up to 6-9 minutes later. */
+export const UNSETTLED_MS = 15 * 60_000;
 
 const NOTHING: Then = { then: 'nothing' };
 
@@ -57,7 +64,11 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     if (status !== undefined) endpoints[id] = status;
   }
   const applied = mergeReported(rec.applied, answer.scaling);
-  const drift = !contact && answer.kind && rec.lastApplied ? driftOf(answer.kind, rec.lastApplied, applied) : null;
+  // A change whose outcome was unknown: its values, found now, are that change landing (late).
+  const u = rec.unsettled;
+  const landed = u !== null && Object.entries(u.sent).every(([f, v]) => applied[f as keyof ScalingValues] === v);
+  const expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
+  const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
   const moved = !contact && !sameValues(applied, rec.applied);
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
@@ -73,13 +84,27 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     // The platform has other values than the stored desire was decided against: decide again from
     // what it has, so the correction follows maxStep, cooldowns and each direction's rules.
     ...(moved ? { desired: null } : {}),
+    ...(landed
+      ? {
+          lastApplied: expected,
+          lastChange: afterChange(rec.applied, rec.lastChange, u.sent, u.at, applied).lastChange,
+          unsettled: null,
+        }
+      : u !== null && now - u.at > UNSETTLED_MS
+        ? { unsettled: null }
+        : {}),
   };
   let next: Then;
   if (answer.endpointIds.length > 0) next = { then: 'read' };
   else if (contact || moved) next = { then: 'evaluate' };
   else
     next = pending(answer.kind, rec.desired, applied, ctx.dryRun) ?? (ctx.continuousReads ? { then: 'read' } : NOTHING);
-  return { write, next, drift: drift ? { expected: rec.lastApplied ?? {}, actual: applied } : null };
+  return {
+    write,
+    next,
+    drift: drift ? { expected: expected ?? {}, actual: applied } : null,
+    ...(landed ? { landed: { sent: u.sent, at: u.at } } : {}),
+  };
 }
 
 /** A change's answer: the pipe with what was sent (or still its old values: applied later). */
@@ -111,6 +136,7 @@ export function afterSentChange(
     lastReadAt: now,
     readDue: false,
     wantedSince: null,
+    unsettled: null,
     ref,
   };
   return {

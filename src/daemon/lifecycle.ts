@@ -24,18 +24,20 @@ import { refOf, toView, type PauseFlag, type PipeRecord, type StoredService } fr
  * - unseen: never read (or forgotten: a lost Redis, ids changed). Its state is unknown, so its
  *   next step is a read, never a change.
  * - moved: the record is of other ids than the config's pipe (a reload changed them): forget it.
+ * - unsettled: a change's outcome is unknown (timed out, cut, an unreadable 2xx): a read settles
+ *   it before anything else; no other change meanwhile.
  * - parked: 401/403 again and again; nothing until a reload.
  * - refused: a 400/404/424 answered; its changes wait for its next reconcile read.
  * - endpoints: read, and the reverse private endpoints it uses are still to read (one per turn).
  * - seen: read, its state takes scaling: decide() says whether to change it.
  * - unscalable: read, its state takes no scaling (Stopped, Failed...): skipped, read at reconcile.
  */
-export const STAGES = ['unseen', 'moved', 'parked', 'refused', 'endpoints', 'seen', 'unscalable'] as const;
+export const STAGES = ['unseen', 'moved', 'unsettled', 'parked', 'refused', 'endpoints', 'seen', 'unscalable'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** Why a read is made: a first contact is what every change waits for (the full budget); the
  *  others take the key's read share. */
-export type ReadWhy = 'first_contact' | 'reconcile';
+export type ReadWhy = 'first_contact' | 'settle' | 'reconcile';
 
 /** Why a turn sends nothing although the pipe may be scaled. */
 export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost';
@@ -104,8 +106,14 @@ export function refused(rec: PipeRecord, now: number, reconcileMs: number): bool
   return err !== null && REFUSALS.has(err.code) && now - err.at < reconcileMs;
 }
 
+/** A change's outcome is unknown and no read has come since it was sent. */
+export function unsettled(rec: PipeRecord): boolean {
+  return rec.unsettled !== null && (rec.lastReadAt === null || rec.lastReadAt < rec.unsettled.at);
+}
+
 export function stageOf(rec: PipeRecord, sit: Situation, now: number): Stage {
   if (rec.ref !== null && rec.ref !== refOf(sit.pipe)) return 'moved';
+  if (unsettled(rec)) return 'unsettled';
   if (rec.parked) return 'parked';
   if (refused(rec, now, sit.reconcileMs)) return 'refused';
   if (rec.lastReadAt === null || rec.kind === null) return 'unseen';
@@ -140,6 +148,8 @@ export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
   switch (stage) {
     case 'moved':
       return only({ do: 'forget' });
+    case 'unsettled':
+      return only({ do: 'read', why: 'settle' });
     case 'parked':
       return only({ do: 'skip', reason: 'parked' });
     case 'unseen':

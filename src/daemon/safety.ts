@@ -18,6 +18,8 @@ export type SafetyViolation =
   | 'unseen'
   /** The record is of other ids than the config's pipe. */
   | 'ids_changed'
+  /** The outcome of the last change is unknown: a read must settle it first. */
+  | 'unsettled'
   /** The last seen state takes no scaling (Stopped, Failed, Completed, Paused, InternalError...). */
   | 'pipe_state'
   | 'paused'
@@ -48,6 +50,7 @@ export function unsafeChange(
 ): SafetyViolation | null {
   if (rec.lastReadAt === null || rec.kind === null) return 'unseen';
   if (rec.ref !== refOf(sit.pipe)) return 'ids_changed';
+  if (rec.unsettled !== null && (rec.lastReadAt === null || rec.lastReadAt < rec.unsettled.at)) return 'unsettled';
   if (!takesScaling(rec)) return 'pipe_state';
   const pause = sit.pause;
   if (pause && (pause.until === undefined || now < pause.until)) return 'paused';

@@ -68,6 +68,10 @@ export interface PipeRecord {
   readonly decidedAt: number | null;
   /** The first decision instant that wanted the pending change (the apply-wait metric starts here). */
   readonly wantedSince: number | null;
+  /** A change whose outcome is unknown (timed out, cut, or a 2xx whose answer could not be read):
+   *  what was sent and when. No other change goes out until a read has settled it, and a read that
+   *  finds these values is the change landing late, not drift. */
+  readonly unsettled: { readonly sent: ScalingValues; readonly at: number; readonly code: string } | null;
 }
 
 /** A field's value as stored: every text in it bounded (a 3 MB error page is kept as its first
@@ -105,6 +109,7 @@ const EMPTY: PipeRecord = {
   ref: null,
   decidedAt: null,
   wantedSince: null,
+  unsettled: null,
 };
 
 export interface PauseFlag {

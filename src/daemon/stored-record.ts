@@ -61,6 +61,7 @@ export const RECORD_FIELDS = {
   ref: z.string().nullable(),
   decidedAt: epochMs.nullable(),
   wantedSince: epochMs.nullable(),
+  unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string() }).nullable(),
 } as const;
 
 export type RecordField = keyof typeof RECORD_FIELDS;

@@ -4,7 +4,9 @@
 // between. A proxy in front of the cloud watches every request and holds the invariants:
 // - no change reaches a pipe pipescaler never saw (since its state was last lost), nor one whose
 //   last seen state takes no scaling;
-// - no value outside the current config's bounds or the platform's ranges is ever sent.
+// - no value outside the current config's bounds or the platform's ranges is ever sent;
+// - after a change whose answer could not be read (its outcome unknown), the pipe's next request
+//   is a read.
 // `npm test` runs a short fixed-seed run; PIPESCALER_MODEL_RUNS=200 (npm run model) a long one.
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -76,8 +78,11 @@ interface Real {
   config: Config;
   /** The state of each pipe (by id) in the newest answer pipescaler got since its state was lost. */
   seen: Map<string, string>;
-  /** Statuses the proxy answers the next PATCHes with instead of the cloud. */
+  /** Statuses the proxy answers the next PATCHes with instead of the cloud (0: the cloud's 200,
+   *  made unreadable). */
   faults: number[];
+  /** Pipes whose last change got an unreadable answer, until a read of them answers. */
+  unsettled: Set<string>;
   violations: string[];
 }
 
@@ -93,6 +98,8 @@ function watch(real: Real): void {
     const values = Object.entries(body).filter(([, v]) => v !== null && v !== undefined) as [ScalingField, number][];
     if (values.length > 0) {
       changesSent += 1;
+      if (real.unsettled.has(id))
+        real.violations.push(`change to ${id} before a read settled the last one: ${req.body}`);
       const state = real.seen.get(id);
       if (state === undefined) real.violations.push(`change to ${id} never seen: ${req.body}`);
       else if (!SCALABLE_PIPE_STATES.has(state as PipeState))
@@ -105,8 +112,13 @@ function watch(real: Real): void {
       }
     }
     const status = real.faults.shift();
-    if (status !== undefined) return fault(status);
+    if (status !== undefined && status !== 0) return fault(status);
     const answer = await upstream();
+    if (status === 0 && answer.status === 200) {
+      if (values.length > 0) real.unsettled.add(id);
+      return { ...answer, text: '{"status":200,"result":' };
+    }
+    if (answer.status === 200 && values.length === 0) real.unsettled.delete(id);
     if (answer.status === 200) {
       const state = (JSON.parse(answer.text) as { result?: { state?: string } }).result?.state;
       if (state !== undefined) real.seen.set(id, state);
@@ -214,6 +226,7 @@ class LoseRedis implements Cmd {
       if (keys.length > 0) await redis.del(...keys);
     } while (cursor !== '0');
     real.seen.clear();
+    real.unsettled.clear();
   }
   toString = () => 'loseRedis';
 }
@@ -250,7 +263,7 @@ const commands = [
   tick,
   fc.tuple(ids, fc.constantFrom(...STATES)).map(([id, s]) => new SetState(id, s)),
   fc.tuple(ids, fc.integer({ min: 1, max: 9 })).map(([id, v]) => new ByHand(id, v)),
-  fc.array(fc.constantFrom(400, 404, 424, 429, 500, 503), { minLength: 1, maxLength: 3 }).map((s) => new Faults(s)),
+  fc.array(fc.constantFrom(0, 400, 404, 424, 429, 500, 503), { minLength: 1, maxLength: 3 }).map((s) => new Faults(s)),
   fc.constant(new LoseRedis()),
   fc.constantFrom(null, 3, 5, 10).map((m) => new Reload(m)),
   fc.constant(new Restart()),
@@ -278,6 +291,7 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
           config: configOf(proxy.url, prefix, null),
           seen: new Map(),
           faults: [],
+          unsettled: new Set(),
           violations: [],
           daemon: undefined as unknown as Daemon,
         };

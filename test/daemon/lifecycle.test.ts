@@ -64,6 +64,22 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       'unseen',
       { do: 'read', why: 'first_contact' },
     ],
+    [
+      "a change's outcome unknown: read to settle it, no other change",
+      seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' } }),
+      {},
+      IN_WINDOW,
+      'unsettled',
+      { do: 'read', why: 'settle' },
+    ],
+    [
+      'settled by a read since: decided as usual',
+      seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' }, lastReadAt: T0 + MIN }),
+      {},
+      IN_WINDOW,
+      'seen',
+      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+    ],
     ['ids changed by a reload: forget', seen({ ref: 'other/ids/here' }), {}, T0, 'moved', { do: 'forget' }],
     ['parked', seen({ parked: error('API_UNAUTHORIZED') }), {}, T0, 'parked', { do: 'skip', reason: 'parked' }],
     [
@@ -226,6 +242,13 @@ describe('the safety invariants before a PATCH', () => {
     ['a pipe seen Stopped', seen({ state: 'Stopped' }), {}, body, 'pipe_state'],
     ['a pipe seen Paused', seen({ state: 'Paused' }), {}, body, 'pipe_state'],
     ['a pipe whose record is of other ids', seen({ ref: 'x/y/z' }), {}, body, 'ids_changed'],
+    [
+      'a pipe whose last change has an unknown outcome',
+      seen({ unsettled: { sent: body, at: T0, code: 'API_TIMEOUT' } }),
+      {},
+      body,
+      'unsettled',
+    ],
     ['a paused pipe', seen(), { pause: { reason: 'r' } }, body, 'paused'],
     ['a pause that has expired', seen(), { pause: { reason: 'r', until: T0 - 1 } }, body, null],
     ['an endpoint not Ready', seen({ endpoints: { e: 'Provisioning' } }), {}, body, 'endpoint_not_ready'],
@@ -292,6 +315,31 @@ describe('what an answer makes of the record', () => {
     expect(t.write).toMatchObject({ applied: { ...STREAMS, replicas: 6, replicaMemoryGb: 4 }, lastChange: { up: T0 } });
     expect(t.drift).toEqual({ expected: { replicaCpuMillicores: 500, replicaMemoryGb: 2 }, actual: t.write.applied });
     expect(t.next).toEqual({ then: 'evaluate' });
+  });
+
+  it('a change of unknown outcome found by a read: it landed late, not drift', () => {
+    const rec = seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' } });
+    const t = afterRead(rec, running({ ...STREAMS, replicas: 6 }), T0 + MIN, ctx);
+    expect(t.drift).toBeNull();
+    expect(t.landed).toEqual({ sent: { replicas: 6 }, at: T0 });
+    expect(t.write).toMatchObject({
+      unsettled: null,
+      lastApplied: { ...STREAMS, replicas: 6 },
+      lastChange: { up: T0 },
+    });
+  });
+
+  it('not there yet: still unsettled for a while, and found later it is still no drift', () => {
+    const rec = seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' } });
+    const first = afterRead(rec, running(STREAMS), T0 + MIN, ctx);
+    expect(first.drift).toBeNull();
+    expect(first.write.unsettled).toBeUndefined();
+    const later = afterRead({ ...rec, lastReadAt: T0 + MIN }, running({ ...STREAMS, replicas: 6 }), T0 + 5 * MIN, ctx);
+    expect(later.drift).toBeNull();
+    expect(later.landed).toBeDefined();
+    // Past the time a request may still land, the values are someone else's: drift.
+    const stale = afterRead({ ...rec, lastReadAt: T0 + MIN }, running(STREAMS), T0 + 16 * MIN, ctx);
+    expect(stale.write.unsettled).toBeNull();
   });
 
   it("an endpoint's status: the next one, then a decision", () => {

@@ -153,6 +153,34 @@ describe('an answer that fits the pipe but not the envelope', () => {
   });
 });
 
+describe('a change whose outcome is unknown', () => {
+  it('a 200 whose body does not parse is sent once; a read settles it as landed, not drift, and nothing is sent again', async () => {
+    proxy.tamper = async (req, upstream) => {
+      const a = await upstream();
+      // The change to 8 is taken by the platform, but its answer cannot be read.
+      if (req.method === 'PATCH' && req.body.includes('"replicas":8')) return { ...a, text: '{"status":200,"result":' };
+      return a;
+    };
+    const windowed = policy('streams', STREAMS, [oneOff('burst', T0 + 2 * MIN, T0 + 60 * MIN, { replicas: 8 })]);
+    await startDaemon(config([orders], { streams: windowed }));
+    const outcomes = collect(emitter, 'outcome');
+    const drifts = collect(emitter, 'drift');
+    await tickAt(T0);
+    await tickAt(T0 + 2 * MIN);
+    await tickAt(T0 + 3 * MIN);
+    await tickAt(T0 + 4 * MIN);
+    const bodies = proxy.seen.filter((r) => r.method === 'PATCH').map((r) => r.body);
+    expect(bodies.filter((b) => b.includes('"replicas":8'))).toHaveLength(1);
+    // The request after the unreadable answer is a read.
+    expect(bodies[bodies.findIndex((b) => b.includes('"replicas":8')) + 1]).toBe('{}');
+    expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(8);
+    expect(drifts).toEqual([]);
+    expect(outcomes.map((o) => o.outcome)).toEqual(expect.arrayContaining(['unconfirmed', 'landed_late']));
+    const status = await daemon.status();
+    expect(status.pipes[0]!.applied.replicas).toBe(8);
+  });
+});
+
 describe('the re-check right before a PATCH', () => {
   it('a pipe found Stopped by a read is not sent the stored change', async () => {
     await startDaemon(config([orders], { streams: policy('streams', STREAMS) }));
