@@ -50,7 +50,7 @@ export function unsafeChange(
 ): SafetyViolation | null {
   if (rec.lastReadAt === null || rec.kind === null) return 'unseen';
   if (rec.ref !== refOf(sit.pipe)) return 'ids_changed';
-  if (rec.unsettled !== null && (rec.lastReadAt === null || rec.lastReadAt < rec.unsettled.at)) return 'unsettled';
+  if (rec.unsettled !== null && rec.lastReadAt < rec.unsettled.at) return 'unsettled';
   if (!takesScaling(rec)) return 'pipe_state';
   const pause = sit.pause;
   if (pause && (pause.until === undefined || now < pause.until)) return 'paused';
