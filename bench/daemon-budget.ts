@@ -191,6 +191,8 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
       stopTicking.abort();
       await ticker;
       await daemon.stop({ timeoutMs: 10_000 });
+      // Counted from here: the stopped daemon's last reads (its reads go round) are not the new one's.
+      phase = 'restart';
       daemon = start(c);
       listen(daemon);
       await daemon.start();
@@ -201,7 +203,6 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     await drainedQueues();
     await cloud.resetStats();
     changedIds.clear();
-    phase = 'restart';
     const r0 = Date.now();
     await restarted({ ...config, policies: { up: three(up), down: three(down) } });
     await waitFor(() => pipes.every((p) => now(p.name) === 3), 20 * (o.pipes / RATE.requests) * 1000);
