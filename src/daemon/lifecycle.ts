@@ -21,8 +21,8 @@ import { refOf, toView, type PauseFlag, type PipeRecord, type StoredService } fr
 
 /**
  * Where a pipe is, read off its stored record (the table in docs/architecture.md):
- * - unseen: never read (or forgotten: a lost Redis, ids changed). Its state is unknown, so its
- *   next step is a read, never a change.
+ * - unseen: never read (or forgotten: a lost Redis, ids changed; or a record that names no ids).
+ *   Its state is unknown, so its next step is a read, never a change.
  * - moved: the record is of other ids than the config's pipe (a reload changed them): forget it.
  * - unsettled: a change's outcome is unknown (timed out, cut, an unreadable 2xx): a read settles
  *   it before anything else; no other change meanwhile.
@@ -116,7 +116,8 @@ export function stageOf(rec: PipeRecord, sit: Situation, now: number): Stage {
   if (unsettled(rec)) return 'unsettled';
   if (rec.parked) return 'parked';
   if (refused(rec, now, sit.reconcileMs)) return 'refused';
-  if (rec.lastReadAt === null || rec.kind === null) return 'unseen';
+  // A record that names no ids was never seen as this pipe (written by hand, or partly).
+  if (rec.lastReadAt === null || rec.kind === null || rec.ref === null) return 'unseen';
   if (rec.endpointsDue.length > 0) return 'endpoints';
   return takesScaling(rec) ? 'seen' : 'unscalable';
 }
@@ -160,7 +161,8 @@ export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
     case 'endpoints':
       return only({ do: 'read_endpoint', endpointId: rec.endpointsDue[0] ?? '' });
     case 'refused':
-      if (rec.lastReadAt === null || rec.kind === null) return only({ do: 'wait', reason: 'refused' });
+      if (rec.lastReadAt === null || rec.kind === null || rec.ref === null)
+        return only({ do: 'wait', reason: 'refused' });
   }
   const serviceState = trustedState(sit.service, now, sit.serviceTrustMs);
   const view = {

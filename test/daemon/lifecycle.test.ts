@@ -80,6 +80,14 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       'seen',
       { do: 'change', body: { replicas: 6 }, direction: 'up' },
     ],
+    [
+      'a record that names no ids: read first',
+      seen({ ref: null }),
+      {},
+      IN_WINDOW,
+      'unseen',
+      { do: 'read', why: 'first_contact' },
+    ],
     ['ids changed by a reload: forget', seen({ ref: 'other/ids/here' }), {}, T0, 'moved', { do: 'forget' }],
     ['parked', seen({ parked: error('API_UNAUTHORIZED') }), {}, T0, 'parked', { do: 'skip', reason: 'parked' }],
     [
