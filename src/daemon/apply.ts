@@ -10,6 +10,7 @@ import { changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure, type ApplyOutcome } from './apply-failure.js';
 import type { AuditDirection } from './events.js';
+import { reasonLabel } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
 import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transition } from './lifecycle-answers.js';
 import { nextStep, turnInstant, type ReadWhy } from './lifecycle.js';
@@ -164,13 +165,13 @@ async function change(turn: Turn, body: ScalingValues): Promise<JobResult> {
       ...outcome,
       result: 'applied',
       after: applied,
-      // A scale-up sent ahead of its window says so (lead time).
-      reason:
-        moves.up && outcome.reasons.some((r) => r.code === 'lead_time')
-          ? 'lead_time'
-          : outcome.windows.length > 0
-            ? 'window'
-            : 'baseline',
+      // A scale-up sent ahead of its window says so (lead time), or raised by a forecast.
+      reason: reasonLabel({
+        action: 'change',
+        direction: moves.up ? 'up' : 'down',
+        reasons: outcome.reasons,
+        windows: outcome.windows,
+      }),
       requestId: res.requestId,
     });
     await carryOut(turn, t);

@@ -153,7 +153,8 @@ function emitOutcome(
 export function reasonLabel(d: Pick<Decision, 'action' | 'direction' | 'reasons' | 'windows'>): string {
   if (d.action === 'skip') return skipCode(d);
   if (d.reasons.some((r) => r.code === 'metric_unavailable')) return 'metric_unavailable';
-  // A scale-up sent ahead of its window (lead time).
+  // A scale-up sent ahead of its window (lead time), or raised by a forecast.
   if (d.direction === 'up' && d.reasons.some((r) => r.code === 'lead_time')) return 'lead_time';
+  if (d.direction === 'up' && d.reasons.some((r) => r.code === 'forecast')) return 'forecast';
   return d.windows.length > 0 ? 'window' : 'baseline';
 }

@@ -19,3 +19,4 @@ export { readReplicas, HEARTBEAT_TTL_MS, type ReplicaBeat } from './heartbeat.js
 export { describeChanges } from './reload-changes.js';
 export { describeRedis, endpointOf, isUnreachable, prefixProblem } from './redis-connection.js';
 export { DEFAULT_CHECK_EVERY_MS, KeyChecks, checkPollMs, type CheckResult } from './key-checks.js';
+export { SAFETY_VIOLATIONS } from './safety.js';

@@ -12,6 +12,20 @@ import type { Situation } from './lifecycle.js';
 import { trustedState, refuses } from './service-lists.js';
 import { refOf, type PipeRecord } from './state-store.js';
 
+/** Every SafetyViolation: the reason label of a change the safety check refused. */
+export const SAFETY_VIOLATIONS = [
+  'unseen',
+  'ids_changed',
+  'unsettled',
+  'pipe_state',
+  'paused',
+  'endpoint_not_ready',
+  'service_not_running',
+  'field_of_other_kind',
+  'out_of_bounds',
+  'superseded',
+] as const satisfies readonly SafetyViolation[];
+
 /** Why a change must not be sent: each names the invariant it would break. */
 export type SafetyViolation =
   /** The pipe's state was never seen: it may be Stopped, Completed, another kind. */

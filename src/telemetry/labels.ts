@@ -1,12 +1,13 @@
 // Label values are kept to closed or config-derived sets: a label never carries an id, a URL or
 // free text, so a careless event payload can neither blow up cardinality nor leak a secret.
 import { API_ERROR_CODES, OPERATIONS, SCALING_FIELDS } from '../api/index.js';
+import { SAFETY_VIOLATIONS } from '../daemon/index.js';
 import { REASON_CODES } from '../policy/index.js';
 
 /** What the `reason` label of a decision may be: a decide() reason code (window, baseline,
- *  lead_time, a skip code...) or the API error code of a failed call
- *  (docs/decisions.md#the-reason-label-of-the-decisions-metric). */
-const REASONS: ReadonlySet<string> = new Set<string>([...REASON_CODES, ...API_ERROR_CODES]);
+ *  lead_time, a skip code...), the API error code of a failed call, or the safety rule that
+ *  refused a change (docs/decisions.md#the-reason-label-of-the-decisions-metric). */
+const REASONS: ReadonlySet<string> = new Set<string>([...REASON_CODES, ...API_ERROR_CODES, ...SAFETY_VIOLATIONS]);
 const OPERATION_SET: ReadonlySet<string> = new Set<string>(OPERATIONS);
 const CODE_SET: ReadonlySet<string> = new Set<string>(API_ERROR_CODES);
 const FIELD_SET: ReadonlySet<string> = new Set<string>(SCALING_FIELDS);
