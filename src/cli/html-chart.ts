@@ -82,9 +82,11 @@ function tipOf(side: string, field: ScalingField, c: SimulatedChange, value: num
   const ahead = c.lead
     ? `, ahead of ${c.lead.windows.length > 0 ? c.lead.windows.join(' + ') : 'the baseline'} at ${instantText(c.lead.boundary, zone)}`
     : '';
+  const held = c.held ? `, held by freeze ${c.held.freezes.join(' + ')} since ${instantText(c.held.since, zone)}` : '';
+  const override = c.override ? `, override: ${c.override.reason}` : '';
   return (
     `${side}${instantText(c.at, zone)} | ${c.direction} ${field} ${was === undefined ? '?' : fmt(was)} -> ${fmt(value)} ` +
-    `[${windows}${ahead}]${reasons ? ` | ${reasons}` : ''}`
+    `[${windows}${ahead}${held}${override}]${reasons ? ` | ${reasons}` : ''}`
   );
 }
 
@@ -132,6 +134,13 @@ export function chart(
       parts.push(
         `<text class="window-name" x="${(x0 + 3).toFixed(1)}" y="${M.top + 11}">${escapeHtml(span.names[0] ?? '')}</text>`,
       );
+  }
+  // Freezes: shaded, named in their title (what they held shows on the change they let out).
+  for (const span of timeline.freezes) {
+    const x0 = x(span.from);
+    parts.push(
+      `<rect class="freeze" x="${x0.toFixed(1)}" y="${M.top}" width="${Math.max(1, x(span.to) - x0).toFixed(1)}" height="${PLOT_H}"><title>freeze ${escapeHtml(span.names.join(' + '))}</title></rect>`,
+    );
   }
   // A metric policy's band: the window's or baseline's bounds its metric moves this field within.
   const band = timeline.metricBand?.field === field ? timeline.metricBand.spans : [];

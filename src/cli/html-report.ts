@@ -69,7 +69,7 @@ svg{background:#fafbfc;border:1px solid #e3e6ea}
 .window{fill:#dbe9ff;opacity:.7}.window-name{font-size:10px;fill:#2f5da8}
 .range{stroke:#9aa3ad;stroke-dasharray:2 3}.range-label{font-size:10px;fill:#7b838d}
 .bound{stroke:#d9822b;stroke-dasharray:6 3}.bound-label{font-size:10px;fill:#b5671c}
-.metric-band{fill:#2e9d5b;opacity:.18}
+.metric-band{fill:#2e9d5b;opacity:.18}.freeze{fill:#c0392b;opacity:.12}
 path.load-actual{fill:none;stroke:#2e9d5b;stroke-width:1}path.load-forecast{fill:none;stroke:#8e44ad;stroke-width:1.5;stroke-dasharray:4 3}
 .tick{font-size:10px;fill:#5a6270}.grid{stroke:#e6e9ee}.axis-zone{font-size:10px;fill:#394150;font-style:italic}
 .skipped{fill:#c9ced6;opacity:.45}.skipped-label{font-size:13px;fill:#394150;font-weight:600}

@@ -8,6 +8,7 @@ import { registerPolicyCommands } from './commands/policy.js';
 import { registerRecommendCommand } from './commands/recommend.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { registerHistoryCommands } from './commands/history.js';
+import { registerOverrideCommand } from './commands/override.js';
 import { runCli } from './run-cli.js';
 import { guardOutput } from './output-guard.js';
 import { VERSION } from '../version.js';
@@ -27,6 +28,7 @@ registerRecommendCommand(program);
 registerDiffCommand(program);
 registerDaemonCommands(program);
 registerHistoryCommands(program);
+registerOverrideCommand(program);
 
 // Old environment names still work, said once per run on stderr (never with their values).
 for (const line of deprecatedEnvLines(process.env)) process.stderr.write(`${line}\n`);

@@ -1,6 +1,8 @@
 // Text of `validate`, `plan` and `simulate`: what an operator reads before deploying a policy.
 import { DateTime } from 'luxon';
 import {
+  activeFreezes,
+  describeFreeze,
   describeWindow,
   formatDuration,
   count,
@@ -67,6 +69,24 @@ function describeLeadOutcome(lead: LeadOutcome): string {
   return `${lead.windows.length > 0 ? lead.windows.join('+') : 'the baseline'} at ${clockZ(lead.boundary)}`;
 }
 
+/** The policy's freezes in force at `at` and what they hold; an override in force. */
+function freezeRows(at: number, entry: PlanEntry): (readonly [string, string])[] {
+  const { decision } = entry;
+  const active = activeFreezes(entry.policy.freezes ?? [], at);
+  const rowsOut: (readonly [string, string])[] = [];
+  if (active.length > 0) {
+    const held = decision.freeze
+      ? `; holds ${formatValues(decision.freeze.held)} until ${formatInstant(decision.freeze.until)}`
+      : '';
+    rowsOut.push(['freezes', `${active.map((a) => describeFreeze(a.freeze)).join('; ')}${held}`]);
+  }
+  if (decision.override) {
+    const why = decision.reasons.find((r) => r.code === 'override')?.message ?? '';
+    rowsOut.push(['override', why]);
+  }
+  return rowsOut;
+}
+
 function describeView(view: PipeView | null): string {
   if (view === null) return 'unknown';
   const applied = formatValues(view.applied);
@@ -99,6 +119,7 @@ export function formatPlan(at: number, entries: readonly PlanEntry[], views: Pip
         ...(note ? [['note', note] as const] : []),
         ['windows', windows],
         ...(lead ? [['lead', lead] as const] : []),
+        ...freezeRows(at, entry),
         ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
         ['send', send],
         ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),
@@ -155,11 +176,18 @@ export function changeLine(c: SimulatedChange): string {
 }
 
 /** "business-hours", "baseline", or for a scale-up sent early (lead time) "baseline, ahead of
- *  business-hours at 07:00:00Z"; with an expected actuation ", at target by 06:58:30Z". */
+ *  business-hours at 07:00:00Z"; with an expected actuation ", at target by 06:58:30Z"; an
+ *  override's or a freeze's part in the change too. */
 function changeWindows(c: SimulatedChange): string {
-  const windows = c.windows.length > 0 ? c.windows.join('+') : 'baseline';
-  const ahead = c.lead ? `${windows}, ahead of ${describeLeadOutcome(c.lead)}` : windows;
-  return c.expectedAt !== undefined ? `${ahead}, at target by ${clockZ(c.expectedAt)}` : ahead;
+  const windows = c.override
+    ? `override until ${clockZ(c.override.until)}: ${c.override.reason}`
+    : c.windows.length > 0
+      ? c.windows.join('+')
+      : 'baseline';
+  const lead = c.lead ? `, ahead of ${describeLeadOutcome(c.lead)}` : '';
+  const held = c.held ? `, held by freeze ${c.held.freezes.join('+')} since ${clockZ(c.held.since)}` : '';
+  const by = c.expectedAt !== undefined ? `, at target by ${clockZ(c.expectedAt)}` : '';
+  return `${windows}${lead}${held}${by}`;
 }
 
 /** A line per API key whose changes would exceed its rate limit in some window. Scale-ups sent
@@ -225,6 +253,12 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews): object {
     ...(decision.lead
       ? { lead: { boundary: new Date(decision.lead.boundary).toISOString(), windows: decision.lead.windows } }
       : {}),
+    ...(decision.freeze
+      ? { freeze: { ...decision.freeze, until: new Date(decision.freeze.until).toISOString() } }
+      : {}),
+    ...(decision.override
+      ? { override: { ...decision.override, until: new Date(decision.override.until).toISOString() } }
+      : {}),
     ...(leadSlot
       ? {
           nextLeadSlot: {
@@ -251,5 +285,7 @@ export function simulationJson(changes: readonly SimulatedChange[], views: PipeV
     reasons: c.reasons.map((r) => `${r.code}: ${r.message}`),
     ...(c.lead ? { lead: { boundary: new Date(c.lead.boundary).toISOString(), windows: c.lead.windows } } : {}),
     ...(c.expectedAt !== undefined ? { expectedAt: new Date(c.expectedAt).toISOString() } : {}),
+    ...(c.held ? { heldByFreeze: { since: new Date(c.held.since).toISOString(), freezes: c.held.freezes } } : {}),
+    ...(c.override ? { override: { reason: c.override.reason, until: new Date(c.override.until).toISOString() } } : {}),
   }));
 }

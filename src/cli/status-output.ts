@@ -1,9 +1,16 @@
 // `pipescaler status` as text: whether a daemon is alive, then a row per pipe that fits the
 // terminal (100 columns when stdout is not one), or everything at full length with --wide.
-import { HEARTBEAT_TTL_MS, describeRefusal, isRejection, type PipeStatus, type ReplicaBeat } from '../daemon/index.js';
+import {
+  HEARTBEAT_TTL_MS,
+  describeRefusal,
+  isRejection,
+  type PipeStatus,
+  type ReplicaBeat,
+  type StoredOverrideValue,
+} from '../daemon/index.js';
 import { count } from '../policy/index.js';
 import { keyLabel } from './policy-output.js';
-import { compactScaling, rawScaling } from './scaling-text.js';
+import { compactScaling, formatValues, rawScaling } from './scaling-text.js';
 import { formatTable, wrap, type Column } from './table.js';
 
 export interface StatusTextOptions {
@@ -45,12 +52,25 @@ function statusText(s: PipeStatus, wide: boolean, now: number): string {
     const what = parts.filter((x) => x !== '').join(', ');
     return `paused${what ? ` (${what})` : ''}: ${reason}`;
   }
+  if (s.override && s.override.until > now && s.override.setAt <= now) return overrideText(s.override, wide, now);
   // the platform's text starts with its reason (BAD_REQUEST: ...), which the code says already
   if (s.lastError)
     return wide
       ? `error ${s.lastError.code}: ${s.lastError.message.replace(/^[A-Z][A-Z_]+: /, '')}`
       : `error ${s.lastError.code}`;
   return 'ok';
+}
+
+/** "override replicas 8 (1h59m left): incident 4711"; a manual one (onDrift) says so. */
+function overrideText(o: StoredOverrideValue, wide: boolean, now: number): string {
+  const what = o.source === 'manual' ? (o.mode === 'floor' ? 'floor (by hand)' : 'held (by hand)') : 'override';
+  const shown = wide ? rawScaling(o.values) : formatValues(o.values);
+  const values = o.mode === 'floor' ? `>= ${shown}` : shown;
+  const ramp = o.ramp ? `, ramp ${rawScaling(o.ramp.step)} every ${formatAge(Math.round(o.ramp.everyMs / 1000))}` : '';
+  const left = wide
+    ? ` until ${new Date(o.until).toISOString()}${ramp}`
+    : ` (${formatAge(Math.max(0, Math.round((o.until - now) / 1000)))} left)`;
+  return `${what} ${values}${left}: ${o.reason}`;
 }
 
 const age = (s: PipeStatus): string => (s.ageSeconds === null ? 'never' : formatAge(s.ageSeconds));

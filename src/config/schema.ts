@@ -14,7 +14,6 @@ import {
   ACTUATION_DEFAULTS,
   formatDuration,
   MAX_LEAD_MS,
-  WEEKDAYS,
   type Behavior,
   type Bounds,
   type FieldTarget,
@@ -26,24 +25,22 @@ import {
 import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
 import { historySchema, notifySchema } from './notify.js';
 import { redisSchema } from './redis.js';
+import { freezesSchema, onDriftSchema, overridesAllowed } from './freeze.js';
+import { timingOf, timingShape } from './window-timing.js';
 import { didYouMean } from './did-you-mean.js';
 import {
   cronExpression,
   durationMs,
   field,
-  instant,
   leadTime,
   listenAddress,
   localDate,
-  localTime,
   lowerName,
   nonEmptyString,
   positiveDurationMs,
   scalingValue,
   stepValue,
-  timeZone,
   uuid,
-  weekdays,
 } from './fields.js';
 
 /** A strict object whose unknown-key issue carries one message per key, in the order of `keys`. */
@@ -121,22 +118,10 @@ const baselineField = (f: ScalingField) =>
   });
 const baseline = perField(baselineField).transform((t): Target => compact(t));
 
-const WINDOW_KEYS_RECURRING = ['days', 'start', 'end', 'duration', 'timezone', 'exclude'] as const;
-const WEEK_MS = 7 * 86_400_000;
-
 const window = strict({
   name: lowerName('window name').optional(),
   priority: z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).optional(),
-  // recurring
-  days: weekdays.optional(),
-  start: localTime.optional(),
-  end: localTime.optional(),
-  duration: durationMs().optional(),
-  timezone: timeZone.optional(),
-  exclude: z.array(localDate).optional(),
-  // one-off
-  from: instant.optional(),
-  to: instant.optional(),
+  ...timingShape,
   // target
   set: fixedValues.optional(),
   bounds: targetBounds.optional(),
@@ -152,43 +137,7 @@ const window = strict({
     issue('set', 'a window needs set (fixed values) or bounds (min/max)');
   else if (Object.keys(target).length === 0) issue('set', 'the window sets no field');
   // an unnamed window is named after its position by the policy below
-  const base = { name: w.name ?? '', priority: w.priority ?? 0, target: target as Target };
-
-  if (w.from !== undefined || w.to !== undefined) {
-    for (const k of WINDOW_KEYS_RECURRING) {
-      if (w[k] !== undefined) issue(k, `"${k}" belongs to recurring windows; a one-off window has only from and to`);
-    }
-    if (w.from === undefined) issue('from', 'a one-off window needs from (it has to)');
-    if (w.to === undefined) issue('to', 'a one-off window needs to (it has from)');
-    if (w.from !== undefined && w.to !== undefined && w.from >= w.to) {
-      issue(
-        'to',
-        `the window is empty: to (${new Date(w.to).toISOString()}) is not after from (${new Date(w.from).toISOString()})`,
-      );
-    }
-    return { ...base, kind: 'oneOff', from: w.from ?? 0, to: w.to ?? 0 };
-  }
-  if (w.start === undefined)
-    issue('start', 'a recurring window needs start ("HH:MM"); a one-off window needs from and to');
-  if (w.timezone === undefined) issue('timezone', 'a recurring window needs timezone (e.g. Europe/Berlin or UTC)');
-  if (w.end === undefined && w.duration === undefined)
-    issue('end', 'a recurring window needs end ("HH:MM") or duration (e.g. 12h)');
-  if (w.end !== undefined && w.duration !== undefined) issue('duration', 'give end or duration, not both');
-  if (w.start && w.end?.hour === w.start.hour && w.end.minute === w.start.minute) {
-    issue('end', 'the window is empty: end equals start (for a whole day use duration: 24h)');
-  }
-  if (w.duration === 0) issue('duration', 'the window is empty: duration is 0');
-  if (w.duration !== undefined && w.duration > WEEK_MS) issue('duration', 'a recurring window lasts at most 7d');
-  return {
-    ...base,
-    kind: 'recurring',
-    days: w.days ?? [...WEEKDAYS],
-    start: w.start ?? { hour: 0, minute: 0 },
-    ...(w.end ? { end: w.end } : {}),
-    ...(w.duration !== undefined ? { durationMs: w.duration } : {}),
-    timezone: w.timezone ?? 'UTC',
-    exclude: w.exclude ?? [],
-  };
+  return { name: w.name ?? '', priority: w.priority ?? 0, target, ...timingOf(w, ctx, 'window') };
 });
 
 const direction = {
@@ -200,6 +149,8 @@ const direction = {
 const behavior = strict({
   scaleUp: strict({ ...direction, leadTime: leadTime.optional() }).optional(),
   scaleDown: strict({ ...direction, stabilization: durationMs().optional() }).optional(),
+  onDrift: onDriftSchema(strict).optional(),
+  overrides: overridesAllowed.optional(),
 }).transform((b): Behavior => ({
   scaleUp: {
     maxStep: b.scaleUp?.maxStep ?? {},
@@ -211,6 +162,8 @@ const behavior = strict({
     cooldownMs: b.scaleDown?.cooldown ?? 0,
     stabilizationMs: b.scaleDown?.stabilization ?? 0,
   },
+  ...(b.onDrift !== undefined ? { onDrift: b.onDrift } : {}),
+  ...(b.overrides !== undefined ? { overrides: b.overrides } : {}),
 }));
 
 const policy = strict({
@@ -219,6 +172,7 @@ const policy = strict({
   exclude: z.array(localDate).optional(),
   behavior: behavior.optional(),
   metric: metricSchema(strict).optional(),
+  freezes: freezesSchema(strict).optional(),
 });
 
 const policies = z.record(z.string(), policy).transform((rec): Record<string, Policy> => {
@@ -238,6 +192,7 @@ const policies = z.record(z.string(), policy).transform((rec): Record<string, Po
         scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 },
       },
       ...(p.metric ? { metric: p.metric } : {}),
+      ...(p.freezes && p.freezes.length > 0 ? { freezes: p.freezes } : {}),
     };
   }
   return out;

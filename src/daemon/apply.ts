@@ -19,6 +19,7 @@ import type { ApplyJob } from './queues.js';
 import { sameValues } from './scaling-values.js';
 import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
+import { handleDrift } from './operator-events.js';
 import { spend } from './spend.js';
 import { refOf, type PipeRecord } from './state-store.js';
 
@@ -118,10 +119,9 @@ async function carryOut(turn: Turn, t: Transition): Promise<void> {
       message: `a change sent ${Math.round((ctx.now() - t.landed.at) / 1000)} s ago, whose outcome was unknown, shows in a read`,
     });
   }
-  if (t.drift) {
-    await ctx.store.increment(pipe.name, 'drifts');
-    ctx.emitter.emit('drift', { pipe: pipe.name, expected: t.drift.expected, actual: t.drift.actual });
-  }
+  // counted, emitted, and kept as a `manual` override when the policy's onDrift says so
+  if (t.drift) await handleDrift(ctx, pipe, t.drift.expected, t.drift.actual);
+
   const next = t.next;
   if (next.then === 'read') await ctx.enqueueRead(pipe, job.data.tickAt);
   else if (next.then === 'change') await ctx.enqueueChange(pipe, next.up ? 'up' : 'down', job.data.tickAt);

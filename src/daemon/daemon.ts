@@ -241,6 +241,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
     // marker exists before it is first checked.
     guardStarted = guard
       .start()
+      // pauses an older version stored by pipe name move to the pipe's identity (operator-state.ts)
+      .then(() => migratePauses(store, current, logger))
       .catch((err: unknown) =>
         logger.warn({ err: (err as Error).message }, 'could not check the Redis state at start'),
       );
@@ -327,4 +329,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     workers: () => [...(evaluateWorker ? [evaluateWorker] : []), ...(lanes?.workers() ?? [])],
     ready: () => redisReady,
   };
+}
+
+async function migratePauses(store: StateStore, config: Config, logger: DaemonLogger): Promise<void> {
+  const moved = await store.operator.migrateNamedPauses(config.pipes);
+  if (moved.length > 0) logger.info({ pipes: moved }, "pauses stored by pipe name now follow the pipe's ids");
 }

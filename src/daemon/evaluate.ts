@@ -7,6 +7,7 @@ import type { Decision } from '../policy/index.js';
 import { pipeByName, type DaemonContext } from './context.js';
 import { dropped, type JobResult } from './job-results.js';
 import { nextStep, skipCode, type Next } from './lifecycle.js';
+import { noteFreeze, noteOverride } from './operator-events.js';
 import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
 import { situationOf } from './situation.js';
 import { refOf, type PipeRecord, type StoredDecision } from './state-store.js';
@@ -43,6 +44,8 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       });
     }
 
+    await noteOverride(ctx, name, rec, snap.override, tickAt);
+
     const { decision } = next;
     if (decision) {
       const sends = step.do === 'change' || step.do === 'list_services';
@@ -60,6 +63,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       // A newer tick's decision is stored already: this late evaluation changes nothing.
       if (!stored) return dropped('superseded');
       report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
+      await noteFreeze(ctx, name, rec, decision);
     }
 
     switch (step.do) {

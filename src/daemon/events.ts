@@ -58,7 +58,21 @@ export interface DaemonEvents {
   'rate-limit:reset-invalid': { key: string; value: string; usedMs: number };
   /** A scaling answer was applied although its envelope did not fit (a requestId not a uuid). */
   'api:envelope-issue': { pipe: string; key: string; issue: string };
-  drift: { pipe: string; expected: ScalingValues; actual: ScalingValues };
+  /** A change made by hand; onDrift: what the policy's `behavior.onDrift` made of it (drift.ts). */
+  drift: { pipe: string; expected: ScalingValues; actual: ScalingValues; onDrift?: 'revert' | 'hold' | 'adoptAsFloor' };
+  /** An override came into force (set, or superseded an older one) or went out of it (expired,
+   *  cancelled), as the evaluations see it; `source` manual: onDrift's. One per change, fleet-wide. */
+  override: {
+    pipe: string;
+    action: 'set' | 'superseded' | 'expired' | 'cancelled';
+    id: string;
+    source: 'operator' | 'manual';
+    values: ScalingValues;
+    until: number;
+    reason: string;
+  };
+  /** A freeze held a change back at this evaluation: the freezes, what they held, until when. */
+  'freeze:held': { pipe: string; freezes: readonly string[]; held: ScalingValues; until: number };
   /** What a key's request budget affords under the config in force (at start and each reload). */
   'budget:plan': {
     key: string;

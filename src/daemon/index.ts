@@ -1,14 +1,8 @@
 export { createDaemon, type Daemon, type DaemonOptions, type DaemonStatus } from './daemon.js';
 export { DaemonEmitter, type DaemonEvents, type DecisionResult } from './events.js';
 export { silentLogger, type DaemonLogger } from './context.js';
-export {
-  StateStore,
-  refOf,
-  type PipeRecord,
-  type PauseFlag,
-  type StoredDecision,
-  type StoredError,
-} from './state-store.js';
+export { StateStore, type PipeRecord, type PauseFlag, type StoredDecision, type StoredError } from './state-store.js';
+export { OVERRIDE_KEPT_MS, refOf, type Orphan, type PipeIdentity, type StoredOverrideValue } from './operator-state.js';
 export { readPipeStatuses, type PipeStatus } from './status.js';
 export { describeRefusal, isRejection, type KeyRefusal } from './key-auth.js';
 export { handleSignals } from './signals.js';

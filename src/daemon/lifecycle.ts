@@ -17,6 +17,7 @@ import {
 import { takesScaling, unsafeChange, type SafetyViolation } from './safety.js';
 import { changesFor, isEmpty } from './scaling-values.js';
 import { trustedState } from './service-lists.js';
+import type { StoredOverrideValue } from './operator-state.js';
 import { refOf, toView, type PauseFlag, type PipeRecord, type StoredService } from './state-store.js';
 
 /**
@@ -75,6 +76,8 @@ export interface Situation {
   readonly leadUntil?: number;
   /** Why Redis' state is not to be trusted (redis-guard.ts), or null: no change goes out then. */
   readonly stateLost: string | null;
+  /** The pipe's override (operator-state.ts), ended or not: decide() applies it while in force. */
+  readonly override?: StoredOverrideValue | null;
   /**
    * Who asks: the tick's evaluation finds a reconcile read due by time (and marks it in the
    * record); a turn on the apply queue reads only what an evaluation marked, so a key whose reads
@@ -166,7 +169,7 @@ export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
   }
   const serviceState = trustedState(sit.service, now, sit.serviceTrustMs);
   const view = {
-    ...toView(rec, sit.pipe.bounds, sit.pause, serviceState ?? undefined),
+    ...toView(rec, sit.pipe.bounds, sit.pause, serviceState ?? undefined, sit.override),
     ...(sit.metric ? { metric: sit.metric } : {}),
     ...(sit.leadUntil !== undefined ? { leadUntil: sit.leadUntil } : {}),
   };

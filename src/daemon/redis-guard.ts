@@ -159,8 +159,8 @@ export class RedisGuard {
     if (cause === 'data_lost') {
       this.logger.error(
         { cause, pipes },
-        "Redis lost the daemon's state (its marker key is gone: restarted empty?): pauses kept only in Redis and the cooldown history are gone; " +
-          'scaling is held until every pipe has been read again. Declare lasting pauses in the config (pipes[].paused) and re-apply others with `pipescaler pause`',
+        "Redis lost the daemon's state (its marker key is gone: restarted empty?): pauses and overrides kept only in Redis and the cooldown history are gone; " +
+          'scaling is held until every pipe has been read again. Declare lasting pauses in the config (pipes[].paused) and re-apply others with `pipescaler pause` and `pipescaler override`',
       );
     } else if (cause === 'eviction_policy') {
       this.logger.error(

@@ -10,8 +10,15 @@ export function redisKeys(prefix: string) {
   return {
     /** Hash: the state of one pipe (see state-store.ts). */
     pipe: (name: string) => `${base}:pipe:${name}`,
-    /** String (JSON {reason, until?}), expiring at `until`: the pause flag of one pipe. */
-    pause: (name: string) => `${base}:pause:${name}`,
+    /** String (JSON {reason, until?, pipe}), expiring at `until`: the pause flag of one pipe, by
+     *  its identity (refOf: "<org>/<service>/<pipe>"), so a rename keeps it (operator-state.ts). */
+    pause: (ref: string) => `${base}:pause-of:${ref}`,
+    /** String (JSON, a policy Override plus the pipe's name then): the override of one pipe, by identity. */
+    override: (ref: string) => `${base}:override:${ref}`,
+    /** Set: the identities that have a pause or an override, to list orphans without a SCAN. */
+    operatorIndex: `${base}:operator`,
+    /** Where versions before identity-keyed pauses kept a pipe's pause: by name (migrated at start). */
+    legacyPause: (name: string) => `${base}:pause:${name}`,
     /** Hash: service id (lower case) -> JSON {state, at}, the services of one organization as last read. */
     services: (organizationId: string) => `${base}:services:${organizationId.toLowerCase()}`,
     /** Hash {end, left}: one API key's request budget, the platform's window as its answers report it (budget.ts). */

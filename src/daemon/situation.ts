@@ -29,6 +29,7 @@ export async function situationOf(
     // A pause declared in the config holds whatever Redis holds (or lost).
     pause: pipe.paused ? { reason: pipe.paused, scope: 'config' } : snap.pause,
     service: snap.service,
+    override: snap.override,
     serviceTrustMs: config.evaluate.reconcileMs,
     reconcileMs: ctx.reconcileMsFor(pipe),
     readDueAfterMs: readDueAfterMs(config, pipe),

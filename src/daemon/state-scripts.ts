@@ -4,7 +4,7 @@ import type { Result } from 'ioredis';
 
 // Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
 const SNAPSHOT_SCRIPT =
-  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1])}";
+  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1]), redis.call('GET', KEYS[5])}";
 
 const WRITE_DECISION_SCRIPT = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'decidedAt') or '')
@@ -15,20 +15,22 @@ return 1
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash; the service id. */
+    /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash, its
+     *  override; the service id. */
     pipescalerSnapshot(
       pipe: string,
       pause: string,
       pauseAll: string,
       services: string,
+      override: string,
       serviceId: string,
-    ): Result<[string[], string | null, string | null, string | null], Context>;
+    ): Result<[string[], string | null, string | null, string | null, string | null], Context>;
     /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, then field, value pairs. 1 written, 0 refused. */
     pipescalerWriteDecision(pipe: string, tickAt: string, ...fieldsAndValues: string[]): Result<number, Context>;
   }
 }
 
 export const STORE_COMMANDS = [
-  { name: 'pipescalerSnapshot', numberOfKeys: 4, lua: SNAPSHOT_SCRIPT },
+  { name: 'pipescalerSnapshot', numberOfKeys: 5, lua: SNAPSHOT_SCRIPT },
   { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
 ] as const;

@@ -3,19 +3,28 @@
 // its decision, the applier what the platform answered) without read-modify-write races.
 import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
-import { boundedTexts, MAX_TEXT } from '../api/internal.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
-import type { Decision, Direction, PipeView, Reason } from '../policy/index.js';
+import type { Decision, Direction, Override, PipeView, Reason } from '../policy/index.js';
 import { redisKeys } from './redis-keys.js';
 import { STORE_COMMANDS } from './state-scripts.js';
 import {
   parseField,
   parseStored,
   RECORD_FIELDS,
-  StoredPause,
+  storedText,
   StoredServiceSchema,
   type RecordField,
 } from './stored-record.js';
+import {
+  OperatorStore,
+  parseOverride,
+  parsePause,
+  refOf,
+  type PauseFlag,
+  type StoredOverrideValue,
+} from './operator-state.js';
+
+export { refOf, type PauseFlag, type PipeIdentity } from './operator-state.js';
 
 export interface StoredDecision {
   readonly at: number;
@@ -72,19 +81,16 @@ export interface PipeRecord {
    *  what was sent and when. No other change goes out until a read has settled it, and a read that
    *  finds these values is the change landing late, not drift. */
   readonly unsettled: { readonly sent: ScalingValues; readonly at: number; readonly code: string } | null;
+  /** The override the last evaluation found in force, to emit 'override' on each change only. */
+  readonly overrideSeen: OverrideSeen | null;
 }
 
-/** A field's value as stored: every text in it bounded (a 3 MB error page is kept as its first
- *  MAX_TEXT characters), so a record stays small to read back on every evaluation and status. */
-function stored(value: unknown): string {
-  const text = JSON.stringify(value);
-  // no text inside can be longer than the whole: the common case walks nothing
-  return text.length <= MAX_TEXT ? text : JSON.stringify(boundedTexts(value));
-}
-
-/** The ids a pipe's record is about. */
-export function refOf(p: { organizationId: string; serviceId: string; pipeId: string }): string {
-  return `${p.organizationId}/${p.serviceId}/${p.pipeId}`.toLowerCase();
+export interface OverrideSeen {
+  readonly id: string;
+  readonly until: number;
+  readonly source: 'operator' | 'manual';
+  readonly values: ScalingValues;
+  readonly reason: string;
 }
 
 const EMPTY: PipeRecord = {
@@ -110,18 +116,14 @@ const EMPTY: PipeRecord = {
   decidedAt: null,
   wantedSince: null,
   unsettled: null,
+  overrideSeen: null,
 };
 
-export interface PauseFlag {
-  readonly reason: string;
-  readonly until?: number;
-  /** 'all' when it comes from `pause --all`. */
-  readonly scope?: 'pipe' | 'all' | 'config';
-}
-
+/** The ids a snapshot reads by: the service's for its state, the pipe's for its operator state. */
 export interface ServiceIds {
   readonly organizationId: string;
   readonly serviceId: string;
+  readonly pipeId?: string;
 }
 
 /** A service's state as last read; null when the platform did not say (or did not list it). */
@@ -133,11 +135,15 @@ export interface StoredService {
 export interface Snapshot {
   readonly rec: PipeRecord;
   readonly pause: PauseFlag | null;
+  /** The pipe's override, ended or not (decide() ignores an ended one). */
+  readonly override: StoredOverrideValue | null;
   readonly service: StoredService | null;
 }
 
 export class StateStore {
   readonly keys: ReturnType<typeof redisKeys>;
+  /** Pauses and overrides, by the pipe's identity. */
+  readonly operator: OperatorStore;
 
   /**
    * @param onInvalid called with the fields of a pipe's record that did not parse (dropped, and
@@ -149,6 +155,7 @@ export class StateStore {
     private readonly onInvalid: (pipe: string, fields: readonly string[]) => void = () => {},
   ) {
     this.keys = redisKeys(prefix);
+    this.operator = new OperatorStore(redis, this.keys);
     defineLua(redis, STORE_COMMANDS);
   }
 
@@ -162,16 +169,19 @@ export class StateStore {
     return rec;
   }
 
-  /** The record, the pause that applies and (given the pipe's ids) its service's last known
-   *  state: what every evaluation and apply starts from, in one command (a short script) rather
-   *  than three. Each command costs this process ~25 µs of CPU, which a steady tick of 10,000
-   *  pipes is bound by (bench/steady-tick.ts). */
+  /** The record, the pause and override that apply (by the pipe's identity, given its ids) and
+   *  its service's last known state: what every evaluation and apply starts from, in one command
+   *  (a short script) rather than four. Each command costs this process ~25 µs of CPU, which a
+   *  steady tick of 10,000 pipes is bound by (bench/steady-tick.ts). */
   async snapshot(pipe: string, ids?: ServiceIds): Promise<Snapshot> {
-    const [raw, own, all, service] = await this.redis.pipescalerSnapshot(
+    const ref = ids?.pipeId === undefined ? null : refOf({ ...ids, pipeId: ids.pipeId });
+    const [raw, own, all, service, override] = await this.redis.pipescalerSnapshot(
       this.keys.pipe(pipe),
-      this.keys.pause(pipe),
+      // without a pipe id: a key nothing writes (the pipe hash's own name under another prefix)
+      ref === null ? `${this.keys.pipe(pipe)}:none` : this.keys.pause(ref),
       this.keys.pauseAll,
       this.keys.services(ids?.organizationId ?? ''),
+      ref === null ? `${this.keys.pipe(pipe)}:none` : this.keys.override(ref),
       ids?.serviceId.toLowerCase() ?? '',
     );
     const fields: Record<string, string> = {};
@@ -183,6 +193,7 @@ export class StateStore {
     return {
       rec: this.parse(pipe, fields),
       pause: parsePause(own, all),
+      override: parseOverride(override),
       service: parseStored(StoredServiceSchema, service),
     };
   }
@@ -211,7 +222,7 @@ export class StateStore {
   async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
     const entries = Object.entries<unknown>(fields).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return;
-    await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, stored(v)])));
+    await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, storedText(v)])));
   }
 
   /**
@@ -221,7 +232,7 @@ export class StateStore {
    */
   async writeDecision(pipe: string, tickAt: number, fields: Partial<PipeRecord>): Promise<boolean> {
     const entries = Object.entries<unknown>({ ...fields, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
-    const args = entries.flatMap(([k, v]) => [k, stored(v)]);
+    const args = entries.flatMap(([k, v]) => [k, storedText(v)]);
     return (await this.redis.pipescalerWriteDecision(this.keys.pipe(pipe), String(tickAt), ...args)) === 1;
   }
 
@@ -233,32 +244,6 @@ export class StateStore {
   /** Atomic counter fields (authFailures, drifts) so concurrent replicas don't lose a count. */
   async increment(pipe: string, field: 'authFailures' | 'drifts'): Promise<number> {
     return this.redis.hincrby(this.keys.pipe(pipe), field, 1);
-  }
-
-  /** The pause that applies to a pipe: its own, or the fleet-wide one. */
-  async pause(pipe: string): Promise<PauseFlag | null> {
-    const [own, all] = await this.redis.mget(this.keys.pause(pipe), this.keys.pauseAll);
-    return parsePause(own ?? null, all ?? null);
-  }
-
-  /** Pause one pipe (or all with pipe null); Redis expires the flag at `until`. */
-  async setPause(pipe: string | null, flag: { reason: string; until?: number }): Promise<void> {
-    const key = pipe === null ? this.keys.pauseAll : this.keys.pause(pipe);
-    const value = stored(flag);
-    if (flag.until !== undefined) await this.redis.set(key, value, 'PXAT', flag.until);
-    else await this.redis.set(key, value);
-  }
-
-  /** Resume one pipe, or with null every pipe (the fleet flag and every pipe's own). Says what
-   *  was paused: the fleet flag, and the pipes whose own flag was there. */
-  async clearPause(pipe: string | null, pipes: readonly string[] = []): Promise<{ all: boolean; pipes: string[] }> {
-    const names = pipe === null ? pipes : [pipe];
-    const multi = this.redis.multi();
-    if (pipe === null) multi.del(this.keys.pauseAll);
-    for (const name of names) multi.del(this.keys.pause(name));
-    const deleted = ((await multi.exec()) ?? []).map(([err, n]) => (err ? 0 : Number(n)));
-    const own = pipe === null ? deleted.slice(1) : deleted;
-    return { all: pipe === null && deleted[0] === 1, pipes: names.filter((_, i) => own[i] === 1) };
   }
 
   /** Parking is cleared on reload: the operator may have fixed the key. */
@@ -290,18 +275,6 @@ export function parseRecord(raw: Record<string, string>): { rec: PipeRecord; inv
   return { rec: out as unknown as PipeRecord, invalid };
 }
 
-/** The pause that applies: the pipe's own, else the fleet's. An unreadable flag still pauses
- *  (with that as its reason): a pause must never be lost to a bad value. */
-function parsePause(own: string | null, all: string | null): PauseFlag | null {
-  const flag = (text: string, scope: 'pipe' | 'all'): PauseFlag => ({
-    ...(parseStored(StoredPause, text) ?? { reason: 'unreadable pause flag in Redis' }),
-    scope,
-  });
-  if (own) return flag(own, 'pipe');
-  if (all) return flag(all, 'all');
-  return null;
-}
-
 /** The view decide() takes, from the stored record plus the config's bounds, the pause flag and
  *  the service's state when it was read recently enough to trust. */
 export function toView(
@@ -309,6 +282,7 @@ export function toView(
   bounds: PipeView['bounds'],
   pause: PauseFlag | null,
   serviceState?: ServiceState,
+  override?: StoredOverrideValue | null,
 ): PipeView {
   return {
     kind: rec.kind,
@@ -322,5 +296,12 @@ export function toView(
       ? { paused: { reason: pause.reason, ...(pause.until !== undefined ? { until: pause.until } : {}) } }
       : {}),
     ...(serviceState !== undefined ? { serviceState } : {}),
+    ...(override ? { override: withoutName(override) } : {}),
   };
+}
+
+/** The policy's Override from a stored one (the name it was set under is for people only). */
+function withoutName(stored: StoredOverrideValue): Override {
+  const { pipe: _name, ...override } = stored;
+  return override;
 }

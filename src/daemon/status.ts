@@ -2,6 +2,7 @@
 import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
 import { SKIP_REASON_CODES, type Reason } from '../policy/index.js';
 import type { Config } from '../config/index.js';
+import type { StoredOverrideValue } from './operator-state.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError } from './state-store.js';
 import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
 
@@ -24,6 +25,8 @@ export interface PipeStatus {
   readonly lastError: StoredError | null;
   /** The pause in force: the pipe's own, the fleet's (`pause --all`) or the config's (pipes[].paused). */
   readonly paused: PauseFlag | null;
+  /** The pipe's override: in force, or ended (until in the past) while its key is kept. */
+  readonly override: StoredOverrideValue | null;
   readonly parked: StoredError | null;
   readonly drifts: number;
   /** The platform refused the pipe's key on its last check (401: the key; 403: the services list). */
@@ -50,7 +53,7 @@ export async function readPipeStatuses(
   const refusals = await readKeyRefusals(store.redis, store.keys, [...new Set(config.pipes.map((p) => p.key))]);
   return Promise.all(
     config.pipes.map(async (p) => {
-      const { rec, pause } = await store.snapshot(p.name, p);
+      const { rec, pause, override } = await store.snapshot(p.name, p);
       // a pause declared in the config holds whatever Redis holds, as the evaluation sees it
       const paused: PauseFlag | null = p.paused ? { reason: p.paused, scope: 'config' } : pause;
       const last = rec.lastDecision;
@@ -69,6 +72,7 @@ export async function readPipeStatuses(
         ageSeconds: last ? Math.max(0, Math.round((now - last.at) / 1000)) : null,
         lastError: rec.lastError,
         paused,
+        override,
         parked: rec.parked,
         drifts: rec.drifts,
         keyRefused: refusals.get(p.key) ?? null,

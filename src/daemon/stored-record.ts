@@ -12,6 +12,7 @@ import {
   type ScalingField,
 } from '../api/index.js';
 import { REASON_CODES } from '../policy/index.js';
+import { boundedTexts, MAX_TEXT } from '../api/internal.js';
 
 const epochMs = z.number();
 const scalingValues = z.strictObject(
@@ -62,6 +63,15 @@ export const RECORD_FIELDS = {
   decidedAt: epochMs.nullable(),
   wantedSince: epochMs.nullable(),
   unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string() }).nullable(),
+  overrideSeen: z
+    .object({
+      id: z.string(),
+      until: epochMs,
+      source: z.enum(['operator', 'manual']),
+      values: scalingValues,
+      reason: z.string(),
+    })
+    .nullable(),
 } as const;
 
 export type RecordField = keyof typeof RECORD_FIELDS;
@@ -111,8 +121,29 @@ function deepFreeze(v: unknown): void {
   for (const x of Object.values(v)) deepFreeze(x);
 }
 
-export const StoredPause = z.object({ reason: z.string(), until: epochMs.optional() });
+/** A pause flag; `pipe`: the pipe's name when it was set (identity-keyed flags, operator-state.ts). */
+export const StoredPause = z.object({ reason: z.string(), until: epochMs.optional(), pipe: z.string().optional() });
+/** An override (policy/override.ts) and the pipe's name when it was set. */
+export const StoredOverride = z.object({
+  id: z.string(),
+  pipe: z.string(),
+  values: scalingValues,
+  setAt: epochMs,
+  until: epochMs,
+  reason: z.string(),
+  source: z.enum(['operator', 'manual']),
+  mode: z.enum(['set', 'floor']),
+  ramp: z.object({ step: scalingValues, everyMs: z.number().positive(), start: scalingValues }).optional(),
+});
 export const StoredServiceSchema = z.object({ state: ServiceState.nullable(), at: epochMs });
+
+/** A value as stored: every text in it bounded (a 3 MB error page is kept as its first MAX_TEXT
+ *  characters), so a record or flag stays small to read back on every evaluation and status. */
+export function storedText(value: unknown): string {
+  const text = JSON.stringify(value);
+  // no text inside can be longer than the whole: the common case walks nothing
+  return text.length <= MAX_TEXT ? text : JSON.stringify(boundedTexts(value));
+}
 
 /** A stored JSON value checked by `schema`, or null when absent or not what it should be. */
 export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undefined): T | null {

@@ -19,6 +19,8 @@ import {
   type ScalingValues,
 } from '../api/index.js';
 import { applyBehavior } from './behavior.js';
+import { applyFreezes } from './freeze.js';
+import { overrideTarget } from './override.js';
 import { leadHorizon, statesAhead, withLead } from './lead.js';
 import { applyMetric } from './metric.js';
 import { resolveTarget } from './target.js';
@@ -137,20 +139,28 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
   reasons.push(...metric.reasons);
 
   const recommendation: ScalingValues = {};
+  // The override's values, for the fields it takes (not part of the recommendation: stabilization
+  // remembers the policy's targets, so the policy is back as it was when the override ends).
+  const overridden = overrideTarget(view.override, policy.behavior.overrides ?? 'any', now, metric.values, fields);
   for (const field of fields) {
     const value = metric.values[field];
     if (value !== undefined) recommendation[field] = clampHard(field, value, view.bounds, reasons, '');
   }
 
   const behavior = applyBehavior(policy.behavior, now, view, recommendation, fields);
-  reasons.push(...behavior.reasons);
+  reasons.push(...behavior.reasons.filter((r) => r.field === undefined || !overridden.fields.includes(r.field)));
 
   const desired: ScalingValues = {};
   for (const field of fields) {
-    const value = behavior.desired[field];
-    if (value !== undefined)
-      desired[field] = clampHard(field, value, view.bounds, reasons, ' (limits outrank behavior)');
+    const own = overridden.fields.includes(field) ? overridden.values[field] : undefined;
+    const value = own ?? behavior.desired[field];
+    const note = own !== undefined ? ' (limits outrank an override)' : ' (limits outrank behavior)';
+    if (value !== undefined) desired[field] = clampHard(field, value, view.bounds, reasons, note);
   }
+  reasons.push(...overridden.reasons);
+  const frozen = applyFreezes(policy.freezes, now, view.applied, desired, fields, overridden.fields);
+  Object.assign(desired, frozen.desired);
+  reasons.push(...frozen.reasons);
 
   const ignored = SCALING_FIELDS.filter((f) => resolved.values[f] !== undefined && !fields.includes(f));
   if (ignored.length > 0) {
@@ -186,5 +196,9 @@ export function decide(policy: Policy, now: number, view: PipeView): Decision {
     reasons,
     ...(metric.outcome ? { metric: metric.outcome } : {}),
     ...(resolved.lead ? { lead: resolved.lead } : {}),
+    ...(frozen.outcome ? { freeze: frozen.outcome } : {}),
+    ...(view.override && overridden.fields.length > 0
+      ? { override: { id: view.override.id, until: view.override.until, fields: overridden.fields } }
+      : {}),
   };
 }

@@ -83,3 +83,14 @@ export {
   type RecordedPipe,
   type Recommendation,
 } from './recommend.js';
+export {
+  overrideValuesAt,
+  overrideTarget,
+  describeValues,
+  type Override,
+  type OverrideRamp,
+  type OverridesAllowed,
+} from './override.js';
+export { activeFreezes, applyFreezes, describeFreeze, nextFreezeBoundary } from './freeze.js';
+export type { Freeze, FreezeOutcome, FreezeScope } from './freeze.js';
+export { onDriftAction, type DriftAction, type OnDrift } from './drift.js';

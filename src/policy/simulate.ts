@@ -25,6 +25,7 @@ import {
   type Policy,
   type Reason,
 } from './types.js';
+import { nextFreezeBoundary } from './freeze.js';
 import { nextBoundary } from './windows.js';
 
 export interface SimulatedChange {
@@ -44,6 +45,10 @@ export interface SimulatedChange {
   /** A scale-up: when it is expected at target (`at` plus the expected actuation); only when an
    *  actuation is expected (evaluate.actuation, or SimulateOptions.actuationMs). */
   readonly expectedAt?: number;
+  /** A change a freeze held back: since when, and which freezes (it goes out when they end). */
+  readonly held?: { readonly since: number; readonly freezes: readonly string[] };
+  /** A change an override made: its reason, and until when it holds. */
+  readonly override?: { readonly reason: string; readonly until: number };
 }
 
 /** The metric reading of a pipe at a simulated instant (recorded series), for metric policies. */
@@ -141,6 +146,8 @@ export function pipeTimeline(
   // policy holds (its onError choice) and changes only where a schedule would.
   const everyTick = policy.metric !== undefined && metric !== undefined;
   let view = start;
+  /** Since when a freeze holds a change back (null: nothing held). */
+  let held: SimulatedChange['held'] | null = null;
   /** The recommendation of the last tick decided, when the ticks skipped after it repeat it. */
   let repeated: { at: number; values: ScalingValues } | null = null;
   for (let now = from; now < to;) {
@@ -167,6 +174,9 @@ export function pipeTimeline(
       continue;
     }
     view = { ...view, recommendations };
+    const freeze = decision.freeze;
+    if (freeze && !held) held = { since: now, freezes: freeze.freezes };
+    else if (!freeze && decision.action !== 'change') held = null;
     if (decision.action === 'change') {
       const previous: ScalingValues = {};
       for (const f of Object.keys(decision.changes) as (keyof ScalingValues)[]) {
@@ -182,7 +192,12 @@ export function pipeTimeline(
         previous,
         reasons: decision.reasons,
         ...(decision.lead && decision.direction === 'up' ? { lead: decision.lead } : {}),
+        ...(held && !freeze ? { held } : {}),
+        ...(decision.override && view.override
+          ? { override: { reason: view.override.reason, until: decision.override.until } }
+          : {}),
       });
+      if (!freeze) held = null;
       now += stepMs;
       continue;
     }
@@ -222,6 +237,17 @@ export function nextEvent(
   const consider = (t: number): void => {
     if (t > now && t < next) next = t;
   };
+  // A freeze starting or ending (what it held goes out), an override starting, stepping or ending.
+  const freeze = nextFreezeBoundary(policy.freezes ?? [], now, to);
+  if (freeze !== null) consider(freeze);
+  const o = view.override;
+  if (o !== undefined) {
+    consider(o.setAt);
+    consider(o.until);
+    if (o.ramp !== undefined && now >= o.setAt) {
+      consider(o.setAt + (Math.floor((now - o.setAt) / o.ramp.everyMs) + 1) * o.ramp.everyMs);
+    }
+  }
   // Lead time: a fixed lead sees a boundary that long before it; auto, from each slot's start.
   const lead = policy.behavior.scaleUp.leadTime ?? 'auto';
   if (lead !== 'auto' && lead > 0) {

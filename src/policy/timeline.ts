@@ -28,6 +28,8 @@ export interface PipeTimeline {
   /** The fields the pipe's kind takes, each from the starting value through every change. */
   readonly series: Readonly<Partial<Record<ScalingField, readonly StepPoint[]>>>;
   readonly windows: readonly WindowSpan[];
+  /** The spans in which the policy's freezes hold (names: the freezes in force). */
+  readonly freezes: readonly WindowSpan[];
   /** The time zone the policy's windows are written in (the first window's), or UTC. */
   readonly zone: string;
   /** A metric policy's field and the bounds (window's or baseline's) its metric moves it within. */
@@ -78,6 +80,11 @@ export function pipeTimeline(
     pipe,
     series,
     windows: windowSpans(policy.windows, from, to),
+    freezes: windowSpans(
+      (policy.freezes ?? []).map((f) => f.window),
+      from,
+      to,
+    ).filter((s) => s.names.length > 0),
     zone: first?.kind === 'recurring' ? first.timezone : 'UTC',
     ...(field !== null ? { metricBand: { field, spans: metricBandSpans(policy, field, from, to) } } : {}),
   };

@@ -10,6 +10,9 @@ import type {
   ScalingValues,
   ServiceState,
 } from '../api/index.js';
+import type { OnDrift } from './drift.js';
+import type { Freeze, FreezeOutcome } from './freeze.js';
+import type { Override, OverridesAllowed } from './override.js';
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 /** The days in calendar order, Monday first. */
@@ -75,6 +78,10 @@ export interface Behavior {
     /** A scale-down goes no lower than the highest recommendation of this trailing window. */
     readonly stabilizationMs: number;
   };
+  /** A change made by hand: revert it (default), hold it a while, or adopt it as a floor (drift.ts). */
+  readonly onDrift?: OnDrift;
+  /** What an override may do: any value (default), or only raise the policy's target (override.ts). */
+  readonly overrides?: OverridesAllowed;
 }
 
 /** The field a metric drives: replicas (stream pipes) or concurrency (object-storage pipes). */
@@ -159,6 +166,8 @@ export interface Policy {
   readonly windows: readonly Window[];
   readonly behavior: Behavior;
   readonly metric?: MetricSpec;
+  /** When this policy sends no scale-downs, or no changes (freeze.ts). */
+  readonly freezes?: readonly Freeze[];
 }
 
 /** What the daemon knows of one pipe (Redis), and what plan/simulate assume. */
@@ -177,6 +186,8 @@ export interface PipeView {
   /** Status of each reverse private endpoint the pipe's Kafka source uses. */
   readonly endpoints: Readonly<Record<string, ReversePrivateEndpointStatus>>;
   readonly paused?: { readonly reason: string; readonly until?: number };
+  /** An operator's (or onDrift's) values standing in for the policy's target until they expire. */
+  readonly override?: Override;
   /** The state of the pipe's service when known (the daemon reads it before a change). */
   readonly serviceState?: ServiceState;
   /** The pipe's metric value at this instant, for a policy with a metric (absent: not fetched). */
@@ -219,6 +230,8 @@ export const REASON_CODES = [
   'tolerance',
   'lead_time',
   'forecast',
+  'override',
+  'freeze',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -248,6 +261,10 @@ export interface Decision {
   readonly metric?: MetricOutcome;
   /** Present when lead time raised the target ahead of a boundary: the first such boundary and its winning windows. */
   readonly lead?: LeadOutcome;
+  /** Present when a freeze held a change back: which freezes, what they held, until when. */
+  readonly freeze?: FreezeOutcome;
+  /** Present when an override set some fields of the target. */
+  readonly override?: { readonly id: string; readonly until: number; readonly fields: readonly ScalingField[] };
 }
 
 export interface LeadOutcome {

@@ -71,8 +71,20 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         { pipe, fields },
         "pipe's record in Redis had unreadable fields: they were dropped and the pipe is read again",
       ),
-    drift: ({ pipe, expected, actual }) =>
-      logger.warn({ pipe, expected, actual }, 'pipe scaling drifted from what was applied'),
+    drift: ({ pipe, expected, actual, onDrift }) =>
+      logger.warn(
+        { pipe, expected, actual, onDrift: onDrift ?? 'revert' },
+        onDrift === 'hold' || onDrift === 'adoptAsFloor'
+          ? `pipe scaling changed by hand: kept (onDrift ${onDrift}) as an override with reason manual`
+          : 'pipe scaling drifted from what was applied',
+      ),
+    override: ({ pipe, action, id, source, values, until, reason }) =>
+      logger.info(
+        { pipe, action, id, source, values, until: new Date(until).toISOString(), reason },
+        `override ${action}`,
+      ),
+    'freeze:held': ({ pipe, freezes, held, until }) =>
+      logger.debug({ pipe, freezes, held, until: new Date(until).toISOString() }, 'change held by a freeze'),
     'config:reload': ({ result, errors, changes }) => {
       if (result === 'success')
         logger.info(

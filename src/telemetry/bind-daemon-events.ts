@@ -144,7 +144,12 @@ export function bindDaemonEvents(
     'rate-limit:reset-invalid': ({ key }) => metrics.rateLimitResetInvalid.inc({ key: configName(key) }),
     'api:envelope-issue': ({ key }) => metrics.envelopeIssues.inc({ key: configName(key) }),
     'read:recovered': ({ pipe }) => metrics.pipeFailing.set({ pipe: configName(pipe) }, 0),
-    drift: ({ pipe }) => metrics.drift.inc({ pipe: configName(pipe) }),
+    drift: ({ pipe, onDrift }) => {
+      metrics.drift.inc({ pipe: configName(pipe) });
+      metrics.driftActions.inc({ pipe: configName(pipe), action: onDrift ?? 'revert' });
+    },
+    override: ({ pipe, action, source }) => metrics.overrides.inc({ pipe: configName(pipe), action, source }),
+    'freeze:held': ({ pipe }) => metrics.freezeHeld.inc({ pipe: configName(pipe) }),
     'state:invalid': () => metrics.stateInvalid.inc(),
     'config:reload': ({ result }) => {
       metrics.configReloads.inc({ result });

@@ -178,6 +178,24 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['pipe'] as const,
       registers,
     }),
+    driftActions: new Counter({
+      name: 'pipescaler_drift_actions_total',
+      help: "What the policy's behavior.onDrift made of a change made by hand: revert, hold, adoptAsFloor",
+      labelNames: ['pipe', 'action'] as const,
+      registers,
+    }),
+    overrides: new Counter({
+      name: 'pipescaler_overrides_total',
+      help: 'Overrides coming into force (set, superseded) or leaving it (expired, cancelled), by source (operator, manual)',
+      labelNames: ['pipe', 'action', 'source'] as const,
+      registers,
+    }),
+    freezeHeld: new Counter({
+      name: 'pipescaler_freeze_held_total',
+      help: 'Evaluations whose change a freeze window held back',
+      labelNames: ['pipe'] as const,
+      registers,
+    }),
     configReloads: new Counter({
       name: 'pipescaler_config_reloads_total',
       help: 'Config reloads by result',

@@ -28,6 +28,7 @@ function row(over: Partial<PipeStatus>): PipeStatus {
     reason: null,
     ageSeconds: 12,
     lastError: null,
+    override: null,
     paused: null,
     parked: null,
     drifts: 0,

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StateStore } from '../../src/daemon/index.js';
+import { refOf, StateStore } from '../../src/daemon/index.js';
+import { loadConfig } from '../../src/config/index.js';
 import { Heartbeat } from '../../src/daemon/heartbeat.js';
 import { REDIS_URL, cleanupPrefix, runCli, uniquePrefix, type CliResult } from './helpers.js';
 
@@ -17,6 +18,9 @@ const SLOW = 120_000;
 const prefix = uniquePrefix('commands');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 const store = new StateStore(redis, prefix);
+const shipped = loadConfig('config/pipescaler.yaml', process.env, 'redis');
+/** A pipe of the shipped config: pauses and overrides are stored under its ids. */
+const pipe = (name: string) => shipped.pipes.find((p) => p.name === name)!;
 
 afterAll(async () => {
   await cleanupPrefix(redis, prefix);
@@ -40,13 +44,13 @@ describe('pipescaler pause, resume, status', () => {
       const paused = await cli('pause', 'orders-events', '--for', '2h', '--reason', 'load test');
       expect(paused).toMatchObject({ code: 0, stderr: '' });
       expect(paused.stdout).toMatch(/^paused orders-events until .*: load test\n$/);
-      const flag = await store.pause('orders-events');
+      const flag = await store.operator.pause(pipe('orders-events'));
       expect(flag).toMatchObject({ reason: 'load test', scope: 'pipe' });
       expect(flag!.until).toBeGreaterThanOrEqual(before + 2 * 3_600_000);
-      expect(await redis.pttl(store.keys.pause('orders-events'))).toBeGreaterThan(3_600_000);
+      expect(await redis.pttl(store.keys.pause(refOf(pipe('orders-events'))))).toBeGreaterThan(3_600_000);
 
       expect((await cli('pause', '--all', '--reason', 'freeze')).code).toBe(0);
-      expect(await store.pause('clickstream')).toMatchObject({ reason: 'freeze', scope: 'all' });
+      expect(await store.operator.pause(pipe('clickstream'))).toMatchObject({ reason: 'freeze', scope: 'all' });
 
       await store.write('orders-events', { kind: 'stream', state: 'Running', applied: { replicas: 2 } });
       const status = await cli('status', '--json');
@@ -68,8 +72,8 @@ describe('pipescaler pause, resume, status', () => {
         'resumed orders-events; all pipes are still paused (pause --all: freeze): resume --all lifts that\n',
       );
       expect((await cli('resume', '--all')).stdout).toBe('resumed all pipes (lifted the pause of all pipes)\n');
-      expect(await store.pause('orders-events')).toBeNull();
-      expect(await store.pause('clickstream')).toBeNull();
+      expect(await store.operator.pause(pipe('orders-events'))).toBeNull();
+      expect(await store.operator.pause(pipe('clickstream'))).toBeNull();
       // nothing paused: resume says so (and succeeds: the pipe runs, as asked)
       expect(await cli('resume', 'orders-events')).toMatchObject({
         code: 0,

@@ -20,6 +20,7 @@ import {
   testConfig,
   uniquePrefix,
   waitForEvent,
+  pipeOf,
 } from './helpers.js';
 
 const prefix = uniquePrefix('daemon');
@@ -152,14 +153,14 @@ describe('the daemon against the embedded cloud', () => {
   it('pause and resume take effect at the next tick', async () => {
     await startDaemon(baseConfig());
     await tickAt(T0);
-    await daemon.store.setPause('orders-events', { reason: 'maintenance' });
+    await daemon.store.operator.setPause(pipeOf(daemon, 'orders-events'), { reason: 'maintenance' });
     const decisions = collect(emitter, 'decision');
     const pauses = collect(emitter, 'paused');
     await tickAt(T0 + 10 * MIN);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(3);
     expect(decisions.find((d) => d.pipe === 'orders-events')).toMatchObject({ result: 'skipped', reason: 'paused' });
 
-    await daemon.store.clearPause('orders-events');
+    await daemon.store.operator.clearPause(pipeOf(daemon, 'orders-events'));
     await tickAt(T0 + 11 * MIN);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
     expect(pauses).toEqual([
@@ -169,7 +170,7 @@ describe('the daemon against the embedded cloud', () => {
 
     // The flag's key expires at `until` on Redis' clock, which is the real one: T0 + 60 min is in
     // the past once the real day passes it (this test broke at 11:00Z on 2026-11-23).
-    await daemon.store.setPause(null, { reason: 'freeze', until: Math.max(T0, Date.now()) + 60 * MIN });
+    await daemon.store.operator.setPause(null, { reason: 'freeze', until: Math.max(T0, Date.now()) + 60 * MIN });
     await tickAt(T0 + 20 * MIN);
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(6);
     expect((await daemon.status()).pipes[0]!.paused).toMatchObject({ reason: 'freeze', scope: 'all' });

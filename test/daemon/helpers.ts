@@ -106,6 +106,13 @@ export function testConfig(o: TestConfigOptions): Config {
   };
 }
 
+/** A pipe of the daemon's config by name: operator state (pauses, overrides) goes by its ids. */
+export function pipeOf(daemon: Daemon, name: string): PipeConfig {
+  const found = daemon.config().pipes.find((p) => p.name === name);
+  if (!found) throw new Error(`no pipe ${name} in the daemon's config`);
+  return found;
+}
+
 /** Test worker settings: a killed worker's job comes back in about a second, not thirty. */
 export const FAST_WORKERS = { stalledInterval: 1_000, lockDuration: 2_000, drainDelay: 1 } as const;
 

@@ -22,6 +22,7 @@ import {
   testConfig,
   uniquePrefix,
   until,
+  pipeOf,
 } from './helpers.js';
 
 const prefix = uniquePrefix('outcomes');
@@ -83,10 +84,10 @@ describe('outcomes and history', () => {
     });
     await daemon.start();
     await tickAt(T0);
-    await daemon.store.setPause('orders-events', { reason: 'maintenance' });
+    await daemon.store.operator.setPause(pipeOf(daemon, 'orders-events'), { reason: 'maintenance' });
     await tickAt(T0 + 10 * MIN);
     await tickAt(T0 + 10 * MIN + 30_000);
-    await daemon.store.clearPause('orders-events');
+    await daemon.store.operator.clearPause(pipeOf(daemon, 'orders-events'));
     await tickAt(T0 + 11 * MIN);
     // someone sizes its replicas by hand; the answer of the next change shows it
     cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicaCpuMillicores = 1000;

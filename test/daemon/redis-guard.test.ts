@@ -143,7 +143,10 @@ describe('Redis state loss', () => {
     const store = new StateStore(new Redis(server.url), c.redis.prefix);
     try {
       await daemon!.start();
-      await store.setPause('orders-events', { reason: 'incident 7' });
+      await store.operator.setPause(
+        c.pipes.find((p) => p.name === 'orders-events')!,
+        { reason: 'incident 7' },
+      );
       await tick(T0);
       expect(await sample('pipescaler_paused', 'pipe="orders-events"')).toBe(1);
       expect(await sample('pipescaler_redis_state_losses_total', 'cause="data_lost"')).toBe(0);

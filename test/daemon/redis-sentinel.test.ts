@@ -8,7 +8,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSentinelGroup, type SentinelGroup } from '../redis-topologies.js';
-import { collect, runCli, uniquePrefix } from './helpers.js';
+import { collect, pipeOf, runCli, uniquePrefix } from './helpers.js';
 import { startTopologyRun, type TopologyRun } from './topology-run.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -70,7 +70,10 @@ describe('Redis Sentinel', () => {
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([7, 3]);
     expect(states.filter((s) => s.lost)).toEqual([{ lost: true, cause: 'eviction_policy' }]);
     await configSet(newMaster, 'noeviction');
-    expect(await daemon.store.pause('clickstream')).toMatchObject({ reason: 'incident 42', scope: 'pipe' });
+    expect(await daemon.store.operator.pause(pipeOf(daemon, 'clickstream'))).toMatchObject({
+      reason: 'incident 42',
+      scope: 'pipe',
+    });
     expect((await daemon.store.read('orders-events')).applied).toMatchObject({ replicas: 7 });
 
     // The CLI finds the new master through the sentinels too.
@@ -107,7 +110,7 @@ describe('Redis Sentinel', () => {
     const decisions = collect(run.emitter, 'decision');
     await daemon.start();
     await tick(T0);
-    await daemon.store.setPause('clickstream', { reason: 'incident 43' });
+    await daemon.store.operator.setPause(pipeOf(daemon, 'clickstream'), { reason: 'incident 43' });
     await group.synced();
     const before = await group.masterPort();
     // Sentinel promotes the replica and turns the old master into its replica, killing its clients:
@@ -115,7 +118,7 @@ describe('Redis Sentinel', () => {
     expect(await group.failover()).not.toBe(before);
     await tick(T0 + 10 * MIN);
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([7, 3]);
-    await daemon.store.clearPause('clickstream');
+    await daemon.store.operator.clearPause(pipeOf(daemon, 'clickstream'));
     await tick(T0 + 11 * MIN);
     expect([replicas('orders-events'), replicas('clickstream')]).toEqual([7, 7]);
     const changes = (pipe: string) =>

@@ -1,7 +1,7 @@
 // The pipe record in Redis: snapshot() reads the record and the pause that applies in one command.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StateStore } from '../../src/daemon/state-store.js';
+import { refOf, StateStore, type PipeIdentity } from '../../src/daemon/state-store.js';
 import { pipeByName } from '../../src/daemon/context.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { cleanupPrefix, REDIS_URL, uniquePrefix } from './helpers.js';
@@ -113,29 +113,42 @@ describe('StateStore.snapshot', () => {
   });
 
   it('an unreadable pause flag still pauses, saying so', async () => {
-    await redis.set(store.keys.pause('p-pause'), '{"why":1}');
-    expect((await store.snapshot('p-pause')).pause).toEqual({
+    const p = ids('p-pause');
+    await redis.set(store.keys.pause(refOf(p)), '{"why":1}');
+    expect((await store.snapshot(p.name, p)).pause).toEqual({
       reason: 'unreadable pause flag in Redis',
       scope: 'pipe',
     });
-    await redis.del(store.keys.pause('p-pause'));
+    await redis.del(store.keys.pause(refOf(p)));
   });
 
   it("a pipe's own pause wins over the fleet-wide one, which applies otherwise", async () => {
-    await store.setPause(null, { reason: 'freeze' });
-    await store.setPause('p2', { reason: 'own', until: Date.now() + 60_000 });
-    expect((await store.snapshot('p2')).pause).toMatchObject({ reason: 'own', scope: 'pipe' });
-    expect((await store.snapshot('p3')).pause).toEqual({ reason: 'freeze', scope: 'all' });
-    expect(await store.pause('p3')).toEqual({ reason: 'freeze', scope: 'all' });
+    const [p2, p3] = [ids('p2'), ids('p3')];
+    await store.operator.setPause(null, { reason: 'freeze' });
+    await store.operator.setPause(p2, { reason: 'own', until: Date.now() + 60_000 });
+    expect((await store.snapshot(p2.name, p2)).pause).toMatchObject({ reason: 'own', scope: 'pipe' });
+    expect((await store.snapshot(p3.name, p3)).pause).toEqual({ reason: 'freeze', scope: 'all' });
+    expect(await store.operator.pause(p3)).toEqual({ reason: 'freeze', scope: 'all' });
     // says what it lifted: the fleet's pause and the pipes' own
-    expect(await store.clearPause(null, ['p2', 'p3'])).toEqual({ all: true, pipes: ['p2'] });
-    expect((await store.snapshot('p2')).pause).toBeNull();
-    expect(await store.clearPause(null, ['p2', 'p3'])).toEqual({ all: false, pipes: [] });
-    await store.setPause('p3', { reason: 'own' });
-    expect(await store.clearPause('p3')).toEqual({ all: false, pipes: ['p3'] });
-    expect(await store.clearPause('p3')).toEqual({ all: false, pipes: [] });
+    expect(await store.operator.clearPause(null, [p2, p3])).toEqual({ all: true, pipes: ['p2'] });
+    expect((await store.snapshot(p2.name, p2)).pause).toBeNull();
+    expect(await store.operator.clearPause(null, [p2, p3])).toEqual({ all: false, pipes: [] });
+    await store.operator.setPause(p3, { reason: 'own' });
+    expect(await store.operator.clearPause(p3)).toEqual({ all: false, pipes: ['p3'] });
+    expect(await store.operator.clearPause(p3)).toEqual({ all: false, pipes: [] });
   });
 });
+
+/** A pipe identity of its own per name (the ids are what operator state is keyed by). */
+function ids(name: string): PipeIdentity {
+  const n = Buffer.from(name).toString('hex').slice(-12).padStart(12, '0');
+  return {
+    name,
+    organizationId: '00000000-0000-4000-8000-000000000001',
+    serviceId: '00000000-0000-4000-8000-000000000002',
+    pipeId: `00000000-0000-4000-8000-${n}`,
+  };
+}
 
 describe('pipeByName', () => {
   it('finds a pipe by name in each config it is given, including one loaded after the first', () => {

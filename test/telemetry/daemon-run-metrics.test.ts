@@ -21,6 +21,7 @@ import {
   drained,
   uniquePrefix,
   waitForEvent,
+  pipeOf,
 } from '../daemon/helpers.js';
 import { parseScrape, sampleValue, scrape, type Scrape } from './exposition-parse.js';
 import { dashboardMetricNames, missing, ruleMetricNames, untilGcObserved } from './metric-coverage.js';
@@ -151,7 +152,7 @@ describe('a short real run against the embedded cloud', () => {
     await drained([daemon], 30_000);
 
     // A pause through the shared state, as `pipescaler pause` sets it.
-    await daemon.store.setPause('nightly-s3', { reason: 'maintenance' });
+    await daemon.store.operator.setPause(pipeOf(daemon, 'nightly-s3'), { reason: 'maintenance' });
     const paused = waitForEvent(emitter, 'paused', (p) => p.pipe === 'nightly-s3' && p.paused);
     await tick(T0 + 3 * MIN);
     await paused;

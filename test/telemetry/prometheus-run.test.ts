@@ -31,6 +31,7 @@ import {
   uniquePrefix,
   until,
   waitForEvent,
+  pipeOf,
 } from '../daemon/helpers.js';
 import {
   PROMETHEUS_BIN,
@@ -255,7 +256,7 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     cloud.store.pipe(DEMO.pipes['nightly-s3'])!.scaling.concurrency = 1;
     const drift = waitForEvent(emitter, 'drift', (d) => d.pipe === 'nightly-s3', 20_000);
     // And pauses one, as `pipescaler pause` does.
-    await daemon.store.setPause('clickstream', { reason: 'incident' });
+    await daemon.store.operator.setPause(pipeOf(daemon, 'clickstream'), { reason: 'incident' });
     const paused = waitForEvent(emitter, 'paused', (p) => p.pipe === 'clickstream' && p.paused, 20_000);
     await untilAlert('PipescalerApplyFailing', { pipe: GHOST });
     await untilAlert('PipescalerApiErrors', { key: 'default', code: 'API_NOT_FOUND' });

@@ -12,9 +12,18 @@ import {
   connectRedisOnce,
   describeRedis,
   isUnreachable,
+  prefixProblem,
+  type Orphan,
   type PauseFlag,
 } from '../../daemon/index.js';
-import { describeKeyPlan, keyPlans, count, parseDuration } from '../../policy/index.js';
+import {
+  describeKeyPlan,
+  describeValues,
+  keyPlans,
+  count,
+  parseDuration,
+  type PipeConfig,
+} from '../../policy/index.js';
 import { HistoryStore, historyRoute } from '../../history/index.js';
 import { configSecrets, createLogger, startDaemonTelemetry, type JsonRoute } from '../../telemetry/index.js';
 import type { Command } from 'commander';
@@ -95,8 +104,8 @@ export function registerDaemonCommands(program: Command): void {
       const flag = pauseFlag(opts, Date.now());
       await withStore(opts.config, async (store, config) => {
         const target = pickTarget(config, pipe, opts.all);
-        await store.setPause(target, flag);
-        const what = target ?? 'all pipes';
+        await store.operator.setPause(target, flag);
+        const what = target?.name ?? 'all pipes';
         process.stdout.write(
           `paused ${what}${flag.until !== undefined ? ` until ${new Date(flag.until).toISOString()}` : ''}: ${flag.reason}\n`,
         );
@@ -105,19 +114,29 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command('resume')
-    .description('resume scaling a paused pipe (or every pipe)')
+    .description(
+      'resume scaling a paused pipe (or every pipe); --orphaned lifts what is set on pipes no longer in the config',
+    )
     .argument('[pipe]', 'pipe name from the config')
     .option('--all', "every pipe (clears each pipe's own pause too)")
+    .option('--orphaned', 'lift the pauses and overrides of pipes no longer in the config (status lists them)')
     .option('-c, --config <path>', 'config file (for the Redis url and prefix)', DEFAULT_CONFIG)
-    .action(async (pipe: string | undefined, opts: { all?: boolean; config: string }) => {
+    .action(async (pipe: string | undefined, opts: { all?: boolean; orphaned?: boolean; config: string }) => {
       await withStore(opts.config, async (store, config) => {
+        if (opts.orphaned) {
+          if (pipe !== undefined || opts.all) throw new UserError('--orphaned takes no pipe name and no --all');
+          const lifted = await store.operator.clearOrphans(config.pipes);
+          process.stdout.write(
+            lifted.length === 0
+              ? 'nothing orphaned: every pause and override belongs to a pipe of the config\n'
+              : `lifted ${lifted.map(describeOrphan).join('; ')}\n`,
+          );
+          return;
+        }
         const target = pickTarget(config, pipe, opts.all);
-        const cleared = await store.clearPause(
-          target,
-          config.pipes.map((p) => p.name),
-        );
-        const fleet = target === null ? null : await store.pause(target);
-        process.stdout.write(`${describeResume(config, target, cleared, fleet)}\n`);
+        const cleared = await store.operator.clearPause(target, config.pipes);
+        const fleet = target === null ? null : await store.operator.pause(target);
+        process.stdout.write(`${describeResume(config, target?.name ?? null, cleared, fleet)}\n`);
       });
     });
 
@@ -132,10 +151,13 @@ export function registerDaemonCommands(program: Command): void {
         const now = Date.now();
         const statuses = await readPipeStatuses(store, config, now);
         const replicas = await readReplicas(store.redis, store.keys);
+        const orphans = (await store.operator.orphans(config.pipes)).map((o) => `orphaned: ${describeOrphan(o)}`);
+        if (orphans.length > 0) orphans.push(ORPHAN_HINT);
         if (replicas.length === 0) process.exitCode = NO_DAEMON_EXIT;
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
           if (replicas.length === 0) process.stderr.write(`warning: ${NO_DAEMON}\n${START_DAEMON}\n`);
+          for (const line of orphans) process.stderr.write(`warning: ${line}\n`);
           return;
         }
         const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
@@ -144,7 +166,7 @@ export function registerDaemonCommands(program: Command): void {
             wide: opts.wide ?? false,
             width,
             now,
-          }),
+          }) + orphans.map((l) => `${l}\n`).join(''),
         );
       });
     });
@@ -181,14 +203,33 @@ function describeResume(
   return `resumed ${target}${stays}${fleet}`;
 }
 
-function pickTarget(config: Config, pipe: string | undefined, all: boolean | undefined): string | null {
+function pickTarget(config: Config, pipe: string | undefined, all: boolean | undefined): PipeConfig | null {
   if (all && pipe) throw new UserError('give a pipe name or --all, not both');
   if (all) return null;
   if (!pipe) throw new UserError('give a pipe name or --all');
-  if (!config.pipes.some((p) => p.name === pipe)) {
-    throw new UserError(`unknown pipe "${pipe}" (pipes: ${config.pipes.map((p) => p.name).join(', ')})`);
-  }
-  return pipe;
+  return configPipe(config, pipe);
+}
+
+/** The config's pipe of that name, or a UserError listing the names. */
+export function configPipe(config: Config, name: string): PipeConfig {
+  const found = config.pipes.find((p) => p.name === name);
+  if (!found) throw new UserError(`unknown pipe "${name}" (pipes: ${config.pipes.map((p) => p.name).join(', ')})`);
+  return found;
+}
+
+const ORPHAN_HINT = '  (their pipe left the config or was given other ids; `pipescaler resume --orphaned` lifts them)';
+
+/** "<org>/<service>/<pipe> (was orders-events): paused: incident; override replicas 8 until ..." */
+function describeOrphan(o: Orphan): string {
+  const parts = [
+    o.pause
+      ? `paused${o.pause.until !== undefined ? ` until ${new Date(o.pause.until).toISOString()}` : ''}: ${o.pause.reason}`
+      : '',
+    o.override
+      ? `override ${describeValues(o.override.values)} until ${new Date(o.override.until).toISOString()}: ${o.override.reason}`
+      : '',
+  ].filter((x) => x !== '');
+  return `${o.ref}${o.name !== null ? ` (was ${o.name})` : ''}: ${parts.join('; ')}`;
 }
 
 /** Runs `fn` with the config's Redis (the environment's overrides applied) and its key prefix. */

@@ -6,6 +6,7 @@ import { DateTime } from 'luxon';
 import { isConfigError, didYouMean, loadConfig, type Config } from '../../config/index.js';
 import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type PipeView } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
+import { withSimulatedOverrides } from '../override-args.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
@@ -22,6 +23,8 @@ import {
   withReadings,
 } from '../metric-cli.js';
 
+const OVERRIDE_HELP =
+  'see an override before setting it: PIPE:FIELD=VALUE[,FIELD=VALUE]@FROM..TO (ISO 8601 instants), e.g. orders-events:replicas=8@2026-11-24T16:00:00Z..2026-11-24T18:00:00Z';
 /**
  * Ticks a simulation may span before it is refused as too long for its step: a year at 15 s.
  * simulate() skips quiet ticks, but a metric policy is decided at every one.
@@ -143,18 +146,28 @@ export function registerPolicyCommands(program: Command): void {
     .option('--json', 'one JSON array, an object per pipe')
     .option('--pipe <name...>', 'only these pipes')
     .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
+    .option('--override <spec...>', OVERRIDE_HELP)
     .action(
       async (
         arg: string | undefined,
-        opts: { at?: string; json?: boolean; pipe?: string[]; offline?: boolean; config?: string },
+        opts: {
+          at?: string;
+          json?: boolean;
+          pipe?: string[];
+          offline?: boolean;
+          config?: string;
+          override?: string[];
+        },
       ) => {
         const fleet = load(configFile(arg, opts.config));
         const config = onlyPipes(fleet, opts.pipe);
         const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
+        withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
         const views = await readPipeViews(config, { offline: opts.offline ?? false });
         const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
+        const known = withSimulatedOverrides(knownViews(views), opts.override, config.pipes);
         // the keys' lead plans are the whole fleet's, whatever --pipe shows
-        const entries = plan(config, withReadings(knownViews(views), readings), at, fleet);
+        const entries = plan(config, withReadings(known, readings), at, fleet);
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(
@@ -184,6 +197,7 @@ export function registerPolicyCommands(program: Command): void {
       '--metrics <file...>',
       'recorded metric series ([policy=]FILE, a Prometheus range-query answer) for metric policies',
     )
+    .option('--override <spec...>', OVERRIDE_HELP)
     .action(
       async (
         arg: string | undefined,
@@ -197,16 +211,19 @@ export function registerPolicyCommands(program: Command): void {
           pipe?: string[];
           offline?: boolean;
           metrics?: string[];
+          override?: string[];
         },
       ) => {
         const file = configFile(arg, opts.config);
         const fleet = load(file);
         const config = onlyPipes(fleet, opts.pipe);
         const { from, to, step } = period(opts);
+        withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
         const views = await readPipeViews(config, { offline: opts.offline ?? false });
         const metricAt = opts.metrics ? recordedMetrics(config, opts.metrics) : undefined;
         const bar = progress('simulate');
-        const changes = simulate(config, knownViews(views, true), from, to, step, {
+        const simulated = withSimulatedOverrides(knownViews(views, true), opts.override, config.pipes);
+        const changes = simulate(config, simulated, from, to, step, {
           ...(metricAt ? { metricAt } : {}),
           onProgress: (d, t) => bar.update(d, t),
           fleet,

@@ -1,0 +1,68 @@
+// The daemon's side of operator state: an override coming into force or leaving it is noticed by
+// the evaluations (the CLI only writes Redis) and emitted once, fleet-wide; a change made by hand
+// is judged by the policy's onDrift rule (policy/drift.ts) and, for hold and adoptAsFloor, kept
+// as an automatic override with reason `manual`.
+import { randomUUID } from 'node:crypto';
+import type { ScalingValues } from '../api/index.js';
+import { onDriftAction, overrideValuesAt, type PipeConfig, type Policy } from '../policy/index.js';
+import type { DaemonContext } from './context.js';
+import type { StoredOverrideValue } from './operator-state.js';
+import type { PipeRecord } from './state-store.js';
+
+/** Emit 'override' when the override in force at `at` is not the one the last evaluation saw. */
+export async function noteOverride(
+  ctx: DaemonContext,
+  pipe: string,
+  rec: PipeRecord,
+  override: StoredOverrideValue | null,
+  at: number,
+): Promise<void> {
+  const live = override !== null && overrideValuesAt(override, at) !== null ? override : null;
+  const seen = rec.overrideSeen;
+  if ((live?.id ?? null) === (seen?.id ?? null)) return;
+  await ctx.store.write(pipe, {
+    overrideSeen: live
+      ? { id: live.id, until: live.until, source: live.source, values: live.values, reason: live.reason }
+      : null,
+  });
+  if (seen && !live) {
+    ctx.emitter.emit('override', { pipe, action: at >= seen.until ? 'expired' : 'cancelled', ...seen });
+    return;
+  }
+  if (live) {
+    const { id, until, source, values, reason } = live;
+    ctx.emitter.emit('override', { pipe, action: seen ? 'superseded' : 'set', id, until, source, values, reason });
+  }
+}
+
+/**
+ * A drift was found (what pipescaler last applied vs what the platform reports): count it, emit
+ * it, and apply the policy's onDrift rule. With hold or adoptAsFloor the hand-made values become
+ * an override with reason `manual` and the new reference for drift, so the next read does not
+ * find the same drift again. An operator's override in force is kept: the hand change is reverted
+ * to it. Where the daemon finds a drift it calls this (apply.ts, both places).
+ */
+export async function handleDrift(
+  ctx: DaemonContext,
+  pipe: PipeConfig,
+  expected: ScalingValues,
+  actual: ScalingValues,
+): Promise<'revert' | 'hold' | 'adoptAsFloor'> {
+  await ctx.store.increment(pipe.name, 'drifts');
+  const policy: Policy | undefined = ctx.config().policies[pipe.policy];
+  const now = ctx.now();
+  const rule = policy?.behavior.onDrift?.kind ?? 'revert';
+  let result: 'revert' | 'hold' | 'adoptAsFloor' = 'revert';
+  if (policy && rule !== 'revert') {
+    const current = await ctx.store.operator.override(pipe);
+    const operatorInForce = current?.source === 'operator' && overrideValuesAt(current, now) !== null;
+    const action = onDriftAction(policy, now, expected, actual, randomUUID());
+    if (!operatorInForce && action.action === 'override') {
+      await ctx.store.operator.setOverride(pipe, action.override, now);
+      await ctx.store.write(pipe.name, { lastApplied: actual, desired: null });
+      result = rule;
+    }
+  }
+  ctx.emitter.emit('drift', { pipe: pipe.name, expected, actual, onDrift: result });
+  return result;
+}

@@ -1,0 +1,189 @@
+// Overrides and changes made by hand on a fleet: three daemon replicas on one Redis against the
+// embedded cloud over HTTP. An override is in force from the next tick on whichever replica
+// evaluates, a newer one supersedes it with no tick under neither, and it ends at the first tick at
+// or after its end; each change is one 'override' event fleet-wide. onDrift: hold keeps a change
+// made by hand for its duration, then the policy resumes.
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../src/daemon/index.js';
+import type { Override } from '../../src/policy/index.js';
+import type { Behavior, Config } from '../../src/policy/types.js';
+import {
+  DEMO,
+  FAST_WORKERS,
+  NO_BEHAVIOR,
+  REDIS_URL,
+  cleanupPrefix,
+  collect,
+  demoPipe,
+  drained,
+  policy,
+  testConfig,
+  uniquePrefix,
+} from './helpers.js';
+
+const T0 = Date.parse('2026-11-23T10:00:00Z');
+const MIN = 60_000;
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const prefixes: string[] = [];
+let cloud: EmbeddedCloud;
+let daemons: Daemon[] = [];
+let clock = T0;
+
+afterEach(async () => {
+  for (const d of daemons) await d.stop({ timeoutMs: 2_000 });
+  daemons = [];
+  await cloud.close();
+});
+
+afterAll(async () => {
+  for (const p of prefixes) await cleanupPrefix(redis, p);
+  redis.disconnect();
+});
+
+async function fleet(behavior: Behavior = NO_BEHAVIOR, reconcileMs = 24 * 60 * MIN) {
+  const prefix = uniquePrefix('operator-events');
+  prefixes.push(prefix);
+  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  clock = T0;
+  const config: Config = testConfig({
+    baseUrl: cloud.url,
+    prefix,
+    reconcileMs,
+    pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
+    policies: {
+      streams: policy('streams', { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [], behavior),
+    },
+  });
+  const emitters = [0, 1, 2].map(() => new DaemonEmitter());
+  daemons = emitters.map((emitter) =>
+    createDaemon({
+      config,
+      redis,
+      prefix,
+      now: () => clock,
+      emitter,
+      schedule: false,
+      watch: false,
+      workerOptions: FAST_WORKERS,
+    }),
+  );
+  for (const d of daemons) await d.start();
+  const on = <K extends keyof DaemonEvents>(event: K) =>
+    emitters.map((e, replica) => ({ replica, events: collect(e, event) }));
+  return { config, on };
+}
+
+async function tick(at: number): Promise<void> {
+  clock = at;
+  await Promise.all(daemons.map((d) => d.tick(at)));
+  await drained(daemons);
+}
+
+const replicas = (name: keyof typeof DEMO.pipes) => cloud.store.pipe(DEMO.pipes[name])!.scaling.replicas;
+
+function override(id: string, replicasValue: number, setAt: number, until: number): Override {
+  return {
+    id,
+    values: { replicas: replicasValue },
+    setAt,
+    until,
+    reason: `incident ${id}`,
+    source: 'operator',
+    mode: 'set',
+  };
+}
+
+describe('an override on three replicas', () => {
+  it('is in force from the next tick, superseded with no tick under neither, and ends at the first tick at its end', async () => {
+    const { config, on } = await fleet();
+    const evaluations = on('evaluation');
+    const events = on('override');
+    const orders = config.pipes[0]!;
+    await tick(T0);
+    expect(replicas('orders-events')).toBe(2);
+
+    // set between two ticks, as `pipescaler override orders-events --set replicas=8 --for 10m` does
+    clock = T0 + 30_000;
+    await daemons[1]!.store.operator.setOverride(orders, override('a', 8, clock, clock + 10 * MIN), clock);
+    await tick(T0 + MIN);
+    expect(replicas('orders-events')).toBe(8);
+    expect(replicas('clickstream')).toBe(2);
+    for (const m of [2, 3, 4, 5]) await tick(T0 + m * MIN);
+    // superseded at 5m30s by a lower one that lasts longer: one write, no instant without either
+    clock = T0 + 5 * MIN + 30_000;
+    const previous = await daemons[2]!.store.operator.setOverride(
+      orders,
+      override('b', 5, clock, T0 + 20 * MIN),
+      clock,
+    );
+    expect(previous?.id).toBe('a');
+    for (let m = 6; m <= 21; m++) {
+      await tick(T0 + m * MIN);
+      expect(replicas('orders-events'), `at ${m} min`).toBe(m < 20 ? 5 : 2);
+    }
+
+    // every evaluation of the pipe, on whichever replica ran it, saw the override in force (and which)
+    const seen = evaluations
+      .flatMap(({ replica, events: es }) => es.map((e) => ({ replica, ...e })))
+      .filter((e) => e.pipe === 'orders-events')
+      .sort((a, b) => a.tickAt - b.tickAt);
+    const byTick = new Map(seen.map((e) => [(e.tickAt - T0) / MIN, e.decision.override?.id ?? null]));
+    // (the first tick met the pipe: a contact, not an evaluation event)
+    expect([...byTick]).toEqual([
+      [1, 'a'],
+      [2, 'a'],
+      [3, 'a'],
+      [4, 'a'],
+      [5, 'a'],
+      ...[6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19].map((m) => [m, 'b']),
+      [20, null],
+      [21, null],
+    ]);
+    // one evaluation per tick fleet-wide, spread over the replicas
+    expect(seen.filter((e) => e.tickAt > T0)).toHaveLength(21);
+    // each change said once, fleet-wide
+    const said = events.flatMap(({ events: es }) => es).map((e) => `${e.pipe} ${e.action} ${e.id}`);
+    expect(said.sort()).toEqual(['orders-events expired b', 'orders-events set a', 'orders-events superseded b']);
+  });
+});
+
+describe('onDrift: hold on three replicas', () => {
+  it('keeps a change made by hand for its duration, then resumes the policy', async () => {
+    const behavior: Behavior = { ...NO_BEHAVIOR, onDrift: { kind: 'hold', durationMs: 10 * MIN } };
+    // a reconcile read every tick, so the hand change is found at the next one
+    const { config, on } = await fleet(behavior, MIN);
+    const drifts = on('drift');
+    const events = on('override');
+    await tick(T0);
+    expect(replicas('orders-events')).toBe(2);
+
+    // someone scales the pipe by hand on the platform
+    cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas = 7;
+    const atSeven: number[] = [];
+    for (let m = 1; m <= 12; m++) {
+      await tick(T0 + m * MIN);
+      const found = drifts.flatMap(({ events: es }) => es).find((d) => d.pipe === 'orders-events');
+      if (found === undefined) continue;
+      // from the drift on, the hand-made value stands until the hold ends, then the policy is back
+      const heldUntil = (await daemons[0]!.store.operator.override(config.pipes[0]!))?.until ?? 0;
+      expect(replicas('orders-events'), `at ${m} min`).toBe(T0 + m * MIN < heldUntil ? 7 : 2);
+      if (replicas('orders-events') === 7) atSeven.push(m);
+    }
+    // found at the first tick's read, held the ten minutes after it
+    expect(atSeven).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const drift = drifts.flatMap(({ events: es }) => es).filter((d) => d.pipe === 'orders-events');
+    expect(drift).toHaveLength(1);
+    expect(drift[0]).toMatchObject({ expected: { replicas: 2 }, actual: { replicas: 7 }, onDrift: 'hold' });
+    const said = events.flatMap(({ events: es }) => es);
+    expect(said.map((e) => `${e.action} ${e.source} ${e.reason} ${JSON.stringify(e.values)}`).sort()).toEqual([
+      'expired manual manual {"replicas":7}',
+      'set manual manual {"replicas":7}',
+    ]);
+    const stored = await daemons[0]!.store.operator.override(config.pipes[0]!);
+    expect(stored?.until).toBeLessThanOrEqual(T0 + 12 * MIN);
+    expect(replicas('orders-events')).toBe(2);
+    expect(replicas('clickstream')).toBe(2);
+  });
+});
