@@ -71,8 +71,11 @@ export interface DaemonEvents {
     until: number;
     reason: string;
   };
-  /** A freeze held a change back at this evaluation: the freezes, what they held, until when. */
-  'freeze:held': { pipe: string; freezes: readonly string[]; held: ScalingValues; until: number };
+  /** A freeze began holding a pipe's change back (held: the freezes, what they hold, until when)
+   *  or stopped (released: the freeze ended or the change is no longer wanted). Once per change. */
+  freeze:
+    | { pipe: string; action: 'held'; freezes: readonly string[]; held: ScalingValues; until: number }
+    | { pipe: string; action: 'released'; freezes: readonly string[] };
   /** What a key's request budget affords under the config in force (at start and each reload). */
   'budget:plan': {
     key: string;

@@ -1,10 +1,11 @@
-// The daemon's side of operator state: an override coming into force or leaving it is noticed by
-// the evaluations (the CLI only writes Redis) and emitted once, fleet-wide; a change made by hand
+// The daemon's side of operator state: an override coming into force or leaving it, and a freeze
+// starting or ending to hold a change, are noticed by the evaluations (the CLI only writes Redis)
+// and emitted once, fleet-wide (the pipe's record remembers what was seen); a change made by hand
 // is judged by the policy's onDrift rule (policy/drift.ts) and, for hold and adoptAsFloor, kept
 // as an automatic override with reason `manual`.
 import { randomUUID } from 'node:crypto';
 import type { ScalingValues } from '../api/index.js';
-import { onDriftAction, overrideValuesAt, type PipeConfig, type Policy } from '../policy/index.js';
+import { onDriftAction, overrideValuesAt, type Decision, type PipeConfig, type Policy } from '../policy/index.js';
 import type { DaemonContext } from './context.js';
 import type { StoredOverrideValue } from './operator-state.js';
 import type { PipeRecord } from './state-store.js';
@@ -33,6 +34,16 @@ export async function noteOverride(
     const { id, until, source, values, reason } = live;
     ctx.emitter.emit('override', { pipe, action: seen ? 'superseded' : 'set', id, until, source, values, reason });
   }
+}
+
+/** Emit 'freeze' when the freezes holding the pipe's change are not those the last evaluation saw. */
+export async function noteFreeze(ctx: DaemonContext, pipe: string, rec: PipeRecord, decision: Decision): Promise<void> {
+  const now = decision.freeze?.freezes ?? null;
+  const seen = rec.freezeSeen;
+  if ((now?.join('\u0000') ?? null) === (seen?.join('\u0000') ?? null)) return;
+  await ctx.store.write(pipe, { freezeSeen: now });
+  if (decision.freeze) ctx.emitter.emit('freeze', { pipe, action: 'held', ...decision.freeze });
+  else if (seen) ctx.emitter.emit('freeze', { pipe, action: 'released', freezes: seen });
 }
 
 /**

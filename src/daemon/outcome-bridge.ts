@@ -15,7 +15,7 @@ export interface BridgeOptions {
   readonly config: () => Config;
 }
 
-/** Emits `outcome` for each decision, pause, drift, parking and reload; returns the unsubscribe. */
+/** Emits `outcome` for each decision, pause, drift, override, freeze, parking and reload; returns the unsubscribe. */
 export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOptions): () => void {
   /** Pipes with a drift found and no change applied since: the next applied one corrects it. */
   const drifted = new Set<string>();
@@ -105,10 +105,45 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
       ...keyOf(pipe),
     });
   };
-  const onDrift = ({ pipe, expected, actual }: DaemonEvents['drift']): void => {
+  const onDrift = ({ pipe, expected, actual, onDrift }: DaemonEvents['drift']): void => {
     drifted.add(pipe);
-    emit({ pipe, at: now(), outcome: 'drift_found', reason: 'drift', before: expected, after: actual, ...keyOf(pipe) });
+    const kept = onDrift === 'hold' || onDrift === 'adoptAsFloor';
+    emit({
+      pipe,
+      at: now(),
+      outcome: 'drift_found',
+      reason: kept ? `drift_${onDrift}` : 'drift',
+      before: expected,
+      after: actual,
+      ...(kept ? { message: `changed by hand: kept (onDrift ${onDrift}) as an override with reason manual` } : {}),
+      ...keyOf(pipe),
+    });
   };
+  // an override set, superseded, expired or cancelled (once fleet-wide: operator-events.ts)
+  const onOverride = ({ pipe, action, values, until, reason, source }: DaemonEvents['override']): void =>
+    emit({
+      pipe,
+      at: now(),
+      outcome: 'override',
+      reason: action,
+      target: values,
+      message: `${source === 'manual' ? 'kept by hand' : 'override'} until ${new Date(until).toISOString()}: ${reason}`,
+      ...keyOf(pipe),
+    });
+  const onFreeze = (f: DaemonEvents['freeze']): void =>
+    emit({
+      pipe: f.pipe,
+      at: now(),
+      outcome: 'freeze',
+      reason: f.action,
+      ...(f.action === 'held'
+        ? {
+            target: f.held,
+            message: `freeze ${f.freezes.join(', ')} holds it until ${new Date(f.until).toISOString()}`,
+          }
+        : { message: `freeze ${f.freezes.join(', ')} no longer holds it` }),
+      ...keyOf(f.pipe),
+    });
   const onParked = ({ pipe, code, message }: DaemonEvents['parked']): void =>
     emit({ pipe, at: now(), outcome: 'parked', reason: code, message, ...keyOf(pipe) });
   const onReload = ({ result, changes }: DaemonEvents['config:reload']): void => {
@@ -131,6 +166,8 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
   emitter.on('evaluation', onEvaluation);
   emitter.on('paused', onPaused);
   emitter.on('drift', onDrift);
+  emitter.on('override', onOverride);
+  emitter.on('freeze', onFreeze);
   emitter.on('parked', onParked);
   emitter.on('config:reload', onReload);
   return () => {
@@ -138,6 +175,8 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
     emitter.off('evaluation', onEvaluation);
     emitter.off('paused', onPaused);
     emitter.off('drift', onDrift);
+    emitter.off('override', onOverride);
+    emitter.off('freeze', onFreeze);
     emitter.off('parked', onParked);
     emitter.off('config:reload', onReload);
   };

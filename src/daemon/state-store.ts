@@ -83,6 +83,8 @@ export interface PipeRecord {
   readonly unsettled: { readonly sent: ScalingValues; readonly at: number; readonly code: string } | null;
   /** The override the last evaluation found in force, to emit 'override' on each change only. */
   readonly overrideSeen: OverrideSeen | null;
+  /** The freezes the last evaluation found holding a change, to emit 'freeze' on each change only. */
+  readonly freezeSeen: readonly string[] | null;
 }
 
 export interface OverrideSeen {
@@ -117,6 +119,7 @@ const EMPTY: PipeRecord = {
   wantedSince: null,
   unsettled: null,
   overrideSeen: null,
+  freezeSeen: null,
 };
 
 /** The ids a snapshot reads by: the service's for its state, the pipe's for its operator state. */

@@ -63,6 +63,7 @@ export const RECORD_FIELDS = {
   decidedAt: epochMs.nullable(),
   wantedSince: epochMs.nullable(),
   unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string() }).nullable(),
+  freezeSeen: z.array(z.string()).nullable(),
   overrideSeen: z
     .object({
       id: z.string(),

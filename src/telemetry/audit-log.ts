@@ -83,8 +83,13 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         { pipe, action, id, source, values, until: new Date(until).toISOString(), reason },
         `override ${action}`,
       ),
-    'freeze:held': ({ pipe, freezes, held, until }) =>
-      logger.debug({ pipe, freezes, held, until: new Date(until).toISOString() }, 'change held by a freeze'),
+    freeze: (f) =>
+      f.action === 'held'
+        ? logger.info(
+            { pipe: f.pipe, freezes: f.freezes, held: f.held, until: new Date(f.until).toISOString() },
+            'change held by a freeze until it ends',
+          )
+        : logger.info({ pipe: f.pipe, freezes: f.freezes }, 'freeze no longer holds a change'),
     'config:reload': ({ result, errors, changes }) => {
       if (result === 'success')
         logger.info(

@@ -149,7 +149,9 @@ export function bindDaemonEvents(
       metrics.driftActions.inc({ pipe: configName(pipe), action: onDrift ?? 'revert' });
     },
     override: ({ pipe, action, source }) => metrics.overrides.inc({ pipe: configName(pipe), action, source }),
-    'freeze:held': ({ pipe }) => metrics.freezeHeld.inc({ pipe: configName(pipe) }),
+    freeze: (f) => {
+      if (f.action === 'held') metrics.freezeHeld.inc({ pipe: configName(f.pipe) });
+    },
     'state:invalid': () => metrics.stateInvalid.inc(),
     'config:reload': ({ result }) => {
       metrics.configReloads.inc({ result });

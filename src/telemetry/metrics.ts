@@ -192,7 +192,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     freezeHeld: new Counter({
       name: 'pipescaler_freeze_held_total',
-      help: 'Evaluations whose change a freeze window held back',
+      help: 'Times a freeze window began holding back a change of the pipe',
       labelNames: ['pipe'] as const,
       registers,
     }),

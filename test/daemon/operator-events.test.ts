@@ -100,6 +100,7 @@ describe('an override on three replicas', () => {
     const { config, on } = await fleet();
     const evaluations = on('evaluation');
     const events = on('override');
+    const outcomes = on('outcome');
     const orders = config.pipes[0]!;
     await tick(T0);
     expect(replicas('orders-events')).toBe(2);
@@ -146,6 +147,13 @@ describe('an override on three replicas', () => {
     // each change said once, fleet-wide
     const said = events.flatMap(({ events: es }) => es).map((e) => `${e.pipe} ${e.action} ${e.id}`);
     expect(said.sort()).toEqual(['orders-events expired b', 'orders-events set a', 'orders-events superseded b']);
+    // and for the history: one 'override' outcome each
+    const history = outcomes.flatMap(({ events: es }) => es).filter((o) => o.outcome === 'override');
+    expect(history.map((o) => `${o.reason} ${JSON.stringify(o.target)}`).sort()).toEqual([
+      'expired {"replicas":5}',
+      'set {"replicas":8}',
+      'superseded {"replicas":5}',
+    ]);
   });
 });
 
