@@ -4,7 +4,7 @@
 // one write: a refused command changes nothing.
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { describeValues, type Override, type OverrideRamp, type PipeConfig } from '../../policy/index.js';
+import { assumedKind, describeValues, type Override, type OverrideRamp, type PipeConfig } from '../../policy/index.js';
 import type { StateStore, StoredOverrideValue } from '../../daemon/index.js';
 import { parseOverrideFlags, type OverrideFlags } from '../override-args.js';
 import { UserError } from '../run-cli.js';
@@ -57,7 +57,10 @@ export function registerOverrideCommand(program: Command): void {
           return;
         }
         const rec = await store.read(pipe);
-        const request = parseOverrideFlags(opts, now, rec.kind ?? target.kind ?? null);
+        // the kind as read, else declared, else implied by the policy's fields
+        const policy = config.policies[target.policy];
+        const kind = rec.kind ?? target.kind ?? (policy ? (assumedKind(target, policy)?.kind ?? null) : null);
+        const request = parseOverrideFlags(opts, now, kind);
         const override: Override = {
           id: randomUUID(),
           values: request.values,
