@@ -194,6 +194,7 @@ describe('outcomes and history', () => {
           action,
           direction: 'up',
           windows: ['peak'],
+          recommendation: {},
           desired: { replicas: 4 },
           recommendation: { replicas: 4 },
           changes: {},
