@@ -5,12 +5,17 @@ import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StateStore } from '../../src/daemon/index.js';
+import { loadConfig } from '../../src/config/index.js';
 import { REDIS_URL, cleanupPrefix, runCli, uniquePrefix } from '../daemon/helpers.js';
 import { runUntil } from './run-until.js';
 
 const prefix = uniquePrefix('refused');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 const store = new StateStore(redis, prefix);
+/** clickstream of the shipped config: its pause is stored under its ids. */
+const clickstream = loadConfig('config/pipescaler.yaml', process.env, 'redis').pipes.find(
+  (p) => p.name === 'clickstream',
+)!;
 const env = { PIPESCALER_REDIS_PREFIX: prefix };
 
 afterAll(async () => {
@@ -38,7 +43,7 @@ describe('a refused command', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(message);
       expect(r.stdout).toBe('');
-      expect(await store.pause('clickstream')).toBeNull();
+      expect(await store.operator.pause(clickstream)).toBeNull();
       expect(await keys()).toEqual([]);
     },
     60_000,
@@ -61,6 +66,6 @@ describe('a refused command', () => {
     const r = await runCli(env, ['pause', 'clickstream', '--for', '366d', '--reason', 'freeze']);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(r.stdout).toMatch(/^paused clickstream until \d{4}-\d\d-\d\dT.*Z: freeze\n$/);
-    expect(await store.pause('clickstream')).toMatchObject({ reason: 'freeze' });
+    expect(await store.operator.pause(clickstream)).toMatchObject({ reason: 'freeze' });
   }, 60_000);
 });

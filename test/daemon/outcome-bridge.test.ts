@@ -194,7 +194,6 @@ describe('outcomes and history', () => {
           action,
           direction: 'up',
           windows: ['peak'],
-          recommendation: {},
           desired: { replicas: 4 },
           recommendation: { replicas: 4 },
           changes: {},

@@ -48,7 +48,13 @@ describe('stored texts', () => {
   });
 
   it('a pause reason is bounded', async () => {
-    await store.setPause('orders', { reason: 'r'.repeat(100_000) });
-    expect((await store.pause('orders'))!.reason.length).toBeLessThan(MAX_TEXT + 40);
+    const orders = {
+      name: 'orders',
+      organizationId: '00000000-0000-4000-8000-000000000001',
+      serviceId: '00000000-0000-4000-8000-000000000002',
+      pipeId: '00000000-0000-4000-8000-000000000003',
+    };
+    await store.operator.setPause(orders, { reason: 'r'.repeat(100_000) });
+    expect((await store.operator.pause(orders))!.reason.length).toBeLessThan(MAX_TEXT + 40);
   });
 });
