@@ -8,7 +8,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../src/daemon/index.js';
 import type { Override } from '../../src/policy/index.js';
-import type { Behavior, Config } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
+import type { Behavior } from '../../src/policy/types.js';
 import {
   DEMO,
   FAST_WORKERS,

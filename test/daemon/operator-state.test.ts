@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, refOf, type Daemon } from '../../src/daemon/index.js';
-import type { Config, PipeConfig } from '../../src/policy/types.js';
+import type { Config } from '../../src/config/types.js';
+import type { PipeConfig } from '../../src/policy/types.js';
 import {
   DEMO,
   FAST_WORKERS,
