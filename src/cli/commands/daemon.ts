@@ -12,7 +12,6 @@ import {
   connectRedisOnce,
   describeRedis,
   isUnreachable,
-  prefixProblem,
   type Orphan,
   type PauseFlag,
 } from '../../daemon/index.js';
