@@ -52,7 +52,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     const { rec } = snap;
     const at = turnInstant(rec, ctx.now());
     let sit = await situationOf(ctx, pipe, policy, snap, at, rec.decidedAt ?? job.data.tickAt, 'turn');
-    let { step } = nextStep(rec, sit, at);
+    let { step, decision } = nextStep(rec, sit, at);
     const turn: Turn = { ctx, job, token, pipe, lane, rec };
     if (step.do === 'list_services') {
       // The turn that read the list goes on to its change, with a unit of its own: without one it
@@ -60,7 +60,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
       // back of the queue made that change the last of a cold start's.
       const { state } = await services.read(pipe, lane);
       sit = { ...sit, service: { state, at: ctx.now() } };
-      step = nextStep(rec, sit, at).step;
+      ({ step, decision } = nextStep(rec, sit, at));
     }
     switch (step.do) {
       case 'forget':
@@ -71,7 +71,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
       case 'read_endpoint':
         return readEndpoint(turn, step.endpointId);
       case 'change':
-        return change(turn, step.body);
+        return change(turn, step.body, decision?.recommendation);
       case 'list_services':
         // Not after a list just stored (its state, even unknown, is fresh): nothing to send.
         return { done: 'nothing', step: 'wait', reason: 'service_unknown' };
@@ -128,7 +128,7 @@ async function carryOut(turn: Turn, t: Transition): Promise<void> {
   else if (next.then === 'evaluate') await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-answer');
 }
 
-async function change(turn: Turn, body: ScalingValues): Promise<JobResult> {
+async function change(turn: Turn, body: ScalingValues, target: ScalingValues | undefined): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
   let idempotencyKey = job.data.idempotencyKey;
   if (!job.data.sentBody || !sameValues(job.data.sentBody, body)) {
@@ -165,6 +165,7 @@ async function change(turn: Turn, body: ScalingValues): Promise<JobResult> {
       ...outcome,
       result: 'applied',
       after: applied,
+      ...(target ? { target } : {}),
       // A scale-up sent ahead of its window says so (lead time), or raised by a forecast.
       reason: reasonLabel({
         action: 'change',

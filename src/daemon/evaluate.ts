@@ -149,6 +149,7 @@ function emitOutcome(
     windows: d.windows,
     before: rec.applied,
     after,
+    target: d.recommendation,
     reasons: d.reasons,
   });
 }

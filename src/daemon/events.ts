@@ -28,6 +28,8 @@ export interface DaemonEvents {
     windows: readonly string[];
     before: ScalingValues;
     after: ScalingValues;
+    /** What the policy wants in the end (the recommendation, before behavior's steps), where known. */
+    target?: ScalingValues;
     reasons: readonly Reason[];
     requestId?: string;
   };

@@ -41,6 +41,7 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
       after: d.after,
       windows: d.windows,
       ...keyOf(d.pipe),
+      ...(d.target !== undefined ? { target: d.target } : {}),
       ...(d.requestId !== undefined ? { requestId: d.requestId } : {}),
     };
     if (d.result === 'applied') {

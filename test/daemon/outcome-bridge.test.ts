@@ -116,6 +116,8 @@ describe('outcomes and history', () => {
       count: 1,
       key: 'default',
       after: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+      // what the policy wanted in the end
+      target: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
     });
     expect(applied.every((e) => typeof e.requestId === 'string')).toBe(true);
     const window = entries.filter((e) => e.outcome === 'applied' && e.reason === 'window');
