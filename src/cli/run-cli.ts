@@ -2,10 +2,12 @@
 import { CommanderError, type Command } from 'commander';
 import { isApiError, type ApiError } from '../api/index.js';
 import { printable } from '../api/internal.js';
+import type { CliErrorCode } from '../config/index.js';
 
 /** A mistake of the user's (bad argument, bad file): printed as one line, exit 1. */
 export class UserError extends Error {
   override readonly name = 'UserError';
+  readonly code: CliErrorCode = 'CLI_USAGE';
   constructor(
     message: string,
     readonly exitCode = 1,
@@ -29,10 +31,8 @@ export function describeError(err: unknown): string {
     const id = err.requestId ? ` (requestId ${printable(err.requestId)})` : '';
     return `error: ${err.code}: ${printable(apiErrorText(err))}${id}`;
   }
-  if (err instanceof UserError) return `error: ${err.message}`;
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('CONFIG_')) {
-    return `error: ${err.message}`;
-  }
+  // Ours (CONFIG_*, CLI_USAGE: src/config/error-codes.ts) and anything else say what is wrong in
+  // their message; only the platform's words need its code in front.
   return `error: ${err instanceof Error ? err.message : String(err)}`;
 }
 

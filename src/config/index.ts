@@ -16,3 +16,4 @@ export type {
   NotifySink,
 } from './types.js';
 export { loadEffectiveConfig, withEnvOverrides, ENV_OVERRIDES } from './effective.js';
+export { ERROR_CODES, errorCodeOf, type ErrorCode, type CliErrorCode } from './error-codes.js';
