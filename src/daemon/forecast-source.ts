@@ -16,7 +16,7 @@ import {
 } from '../policy/index.js';
 import type { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
-import { metricVariant } from './metric-source.js';
+import { metricVariant } from './metric-variant.js';
 import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 import { parseStored } from './stored-record.js';

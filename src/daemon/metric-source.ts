@@ -4,7 +4,7 @@
 // another, reads that result. Within a replica, one read per policy and tick is shared by all its
 // evaluations (an indexed vector, so a pipe finds its sample with one lookup). A policy with a
 // forecast gets the pipe's predicted values on its reading too (forecast-source.ts).
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from './redis-connection.js';
 import {
@@ -15,7 +15,6 @@ import {
   type Sample,
   type MetricReading,
   type MetricPolicy,
-  type MetricSpec,
   hasMetric,
   type PipeConfig,
   type Policy,
@@ -24,6 +23,8 @@ import type { Config, PrometheusConfig } from '../config/index.js';
 import { PrometheusClient } from '../prometheus/index.js';
 import type { DaemonEmitter } from './events.js';
 import { ForecastSource } from './forecast-source.js';
+export { metricVariant } from './metric-variant.js';
+import { metricVariant } from './metric-variant.js';
 import { redisKeys } from './redis-keys.js';
 import { parseStored } from './stored-record.js';
 
@@ -51,14 +52,6 @@ interface TickVector {
   readonly samples: readonly Sample[];
   readonly index: Map<string, Sample[]>;
   readonly labelNames: readonly string[];
-}
-
-/** What names a policy's query in its shared Redis keys: the query and what it is judged by. */
-export function metricVariant(spec: MetricSpec): string {
-  return createHash('sha1')
-    .update(JSON.stringify([spec.query, spec.staleAfterMs]))
-    .digest('hex')
-    .slice(0, 12);
 }
 
 /** Long enough for every replica to read a tick's result; far shorter than a day of ticks. */

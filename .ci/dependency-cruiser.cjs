@@ -1,0 +1,48 @@
+// The layering `npm run lint` enforces (docs/architecture.md, Folders): no import cycles; src/api
+// imports nothing of ours; src/policy (pure) nothing of daemon, config or cli; one folder reaches
+// another only through its index.ts (src/api's non-public helpers through internal.ts).
+// A cycle is one of runtime imports: a type-only import back (safety.ts naming lifecycle.ts's
+// Situation) is erased at build and orders no module's start.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Modules of src import each other in a cycle.',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'api-imports-nothing-of-ours',
+      severity: 'error',
+      comment: 'src/api is the published client: it stands alone.',
+      from: { path: '^src/api/' },
+      to: { path: '^src/', pathNot: '^src/api/' },
+    },
+    {
+      name: 'policy-is-pure',
+      severity: 'error',
+      comment: 'src/policy is pure: it imports nothing of the daemon, the config loader or the CLI.',
+      from: { path: '^src/policy/' },
+      to: { path: '^src/(daemon|config|cli)/' },
+    },
+    {
+      name: 'folders-through-index',
+      severity: 'error',
+      comment: "Another folder is reached through its index.ts (src/api's helpers: internal.ts).",
+      from: { path: '^src/([^/]+)/' },
+      to: {
+        path: '^src/([^/]+)/',
+        pathNot: ['^src/$1/', '^src/[^/]+/index[.]ts$', '^src/api/internal[.]ts$'],
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
