@@ -84,6 +84,9 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     // The platform has other values than the stored desire was decided against: decide again from
     // what it has, so the correction follows maxStep, cooldowns and each direction's rules.
     ...(moved ? { desired: null } : {}),
+    // What a first contact finds is the reference for drift until pipescaler changes the pipe: a
+    // pipe already at target would otherwise never see a change made by hand called drift.
+    ...(contact ? { lastApplied: applied } : {}),
     ...(landed
       ? {
           lastApplied: expected,

@@ -283,7 +283,14 @@ describe('what an answer makes of the record', () => {
 
   it('a first read: the pipe is seen, and decided at once', () => {
     const t = afterRead(EMPTY, running(STREAMS), T0, ctx);
-    expect(t.write).toMatchObject({ kind: 'stream', state: 'Running', applied: STREAMS, lastReadAt: T0, ref: REF });
+    expect(t.write).toMatchObject({
+      kind: 'stream',
+      state: 'Running',
+      applied: STREAMS,
+      lastApplied: STREAMS,
+      lastReadAt: T0,
+      ref: REF,
+    });
     expect(t.next).toEqual({ then: 'evaluate' });
     expect(t.drift).toBeNull();
   });
