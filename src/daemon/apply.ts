@@ -4,7 +4,7 @@
 // since the evaluation (its window ended, a reload narrowed the bounds, the pipe was paused) is
 // never sent; what its answer makes of the record comes from lifecycle-answers.ts.
 import { randomUUID } from 'node:crypto';
-import { UnrecoverableError, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { isApiError, pipeKind, type ApiError, type Pipe, type ScalingValues } from '../api/index.js';
 import { changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
@@ -194,8 +194,9 @@ function unknownOutcome(err: ApiError): boolean {
 }
 
 /** No other change goes to the pipe until a read settles what the platform holds (lifecycle.ts
- *  stage unsettled); the change is not retried: a second request could land out of order. */
-async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise<never> {
+ *  stage unsettled); the change is not retried (a second request could land out of order): the
+ *  job ends, and the read is the pipe's next turn, on this replica or, at a shutdown, the next. */
+async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
   const at = ctx.now();
   await ctx.store.write(pipe.name, { unsettled: { sent, at, code: err.code } });
@@ -211,7 +212,7 @@ async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise
     message: 'the change may have been carried out; a read settles it before any other change',
   });
   await ctx.enqueueRead(pipe, job.data.tickAt);
-  throw new UnrecoverableError(`${err.code}: outcome unknown, read next`);
+  return { done: 'unsettled', code: err.code };
 }
 
 async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {

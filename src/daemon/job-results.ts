@@ -17,6 +17,8 @@ export type JobResult =
   | { readonly done: 'read'; readonly why: ReadWhy; readonly drift: boolean }
   | { readonly done: 'read_endpoint' }
   | { readonly done: 'change'; readonly direction: Direction }
+  /** A change whose outcome is unknown (timed out, cut, an unreadable 2xx): a read settles it next. */
+  | { readonly done: 'unsettled'; readonly code: string }
   /** Nothing sent: the pipe waits (at target, dry run, refused, state lost) or is skipped. */
   | { readonly done: 'nothing'; readonly step: 'wait' | 'skip'; readonly reason: string };
 

@@ -1,7 +1,8 @@
 // Issue 10 item 6: stop ends within its grace period plus one second whatever is in flight. A
 // request the platform holds 25 s (the cloud's fault injection) used to hold stop in pool.close()
-// for the whole request. Past the grace, the lanes' own Pools are destroyed, the request fails,
-// and its job goes back to the queue for the next start.
+// for the whole request. Past the grace, the lanes' own Pools are destroyed and the request is
+// cut: a change cut so may still be carried out by the platform, so it is not sent again blindly;
+// the pipe's next turn is a read that settles it, done at the next start.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 describe('stop under a request held by the platform', () => {
-  it('ends within grace + 1 s, and the unfinished job is back in the queue and done at the next start', async () => {
+  it("ends within grace + 1 s, and the pipe's unfinished turn is back in the queue and done at the next start", async () => {
     const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
     let clock = T0;
     const config = testConfig({
@@ -82,7 +83,8 @@ describe('stop under a request held by the platform', () => {
       expect(took).toBeLessThan(graceMs + STOP_AFTER_GRACE_MS);
       expect(STOP_AFTER_GRACE_MS).toBeLessThanOrEqual(1_000);
 
-      // the job is not lost nor stuck active: it waits for a worker (a retry, delayed by its backoff)
+      // nothing is lost nor stuck active: the pipe's next turn waits for a worker (the read that
+      // settles a cut change, or the retry of a cut read, delayed by its backoff)
       const counts = await queue.getJobCounts('active', 'delayed', 'wait', 'prioritized', 'failed');
       expect(counts.active).toBe(0);
       expect(counts.failed).toBe(0);
