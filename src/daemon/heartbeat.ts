@@ -33,14 +33,18 @@ type Keys = Pick<ReturnType<typeof redisKeys>, 'replica' | 'replicas'>;
 
 export class Heartbeat {
   private timer: NodeJS.Timeout | null = null;
-  private readonly startedAt = Date.now();
+  private readonly startedAt: number;
 
+  /** @param now the wall clock of the beats (status orders replicas by it); tests pass their own. */
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly id: string,
     private readonly info: () => { pipes: number; dryRun: boolean },
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.startedAt = now();
+  }
 
   /** Beat now and every HEARTBEAT_EVERY_MS; a beat that fails (Redis away) is simply missed. */
   start(): void {
@@ -57,7 +61,7 @@ export class Heartbeat {
       pid: process.pid,
       version: VERSION,
       startedAt: this.startedAt,
-      at: Date.now(),
+      at: this.now(),
       ...this.info(),
     };
     await this.redis

@@ -44,8 +44,22 @@ describe('Heartbeat', () => {
   });
 
   it('lists the live replicas newest beat first and forgets one whose key expired', async () => {
-    const a = new Heartbeat(redis, keys, 'a', () => ({ pipes: 1, dryRun: false }));
-    const b = new Heartbeat(redis, keys, 'b', () => ({ pipes: 1, dryRun: false }));
+    // b beats a millisecond after a (two beats in the same millisecond would tie)
+    const t = Date.now();
+    const a = new Heartbeat(
+      redis,
+      keys,
+      'a',
+      () => ({ pipes: 1, dryRun: false }),
+      () => t,
+    );
+    const b = new Heartbeat(
+      redis,
+      keys,
+      'b',
+      () => ({ pipes: 1, dryRun: false }),
+      () => t + 1,
+    );
     await a.beat();
     await b.beat();
     expect((await readReplicas(redis, keys)).map((r) => r.id)).toEqual(['b', 'a']);

@@ -10,7 +10,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
-import { applyQueueName, createDaemon, DaemonEmitter, StateStore } from '../../src/daemon/index.js';
+import { applyQueueName, createDaemon, DaemonEmitter, StateStore, refOf } from '../../src/daemon/index.js';
 import {
   DEMO,
   FAST_WORKERS,
@@ -78,6 +78,7 @@ policies:
       state: 'Running',
       applied: { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
       lastReadAt: Date.now(),
+      ref: refOf(config.pipes[0]!),
     });
     cloud.setFaults({ scalePipe: { latency: { probability: 1, minMs: 5_000, maxMs: 5_000 } } });
     const child = spawn(process.execPath, ['dist/cli/main.js', 'run', path], {
