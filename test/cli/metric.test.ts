@@ -154,7 +154,10 @@ describe('plan with a forecast', () => {
   let history: PrometheusServer;
   let config: string;
   let dir: string;
-  const now = Math.floor(Date.now() / 60_000) * 60_000;
+  // A fixed phase of the week, Monday 00:00 UTC of this week (1970-01-05 was a Monday): the seeded
+  // trace, and so the forecast's score, are the same at every run, whatever the time of day.
+  const MONDAY = 4 * DAY_MS;
+  const now = Math.floor((Date.now() - MONDAY) / (7 * DAY_MS)) * 7 * DAY_MS + MONDAY;
   beforeAll(async () => {
     const from = now - 14 * DAY_MS;
     history = await startPrometheus({
@@ -163,7 +166,12 @@ describe('plan with a forecast', () => {
       backfill: openMetricsGauge('kafka_consumergroup_lag', [
         {
           labels: { consumergroup: 'pipescaler-orders-lag' },
-          points: seasonalTrace({ from, to: now + 1, stepMs: 60_000, floor: 20_000, peak: 300_000 }),
+          // the fixed weeks up to `now`, then on to the present (a trace of its own, so the bursts
+          // before `now` do not move with the time of the run)
+          points: [
+            ...seasonalTrace({ from, to: now + 1, stepMs: 60_000, floor: 20_000, peak: 300_000 }),
+            ...seasonalTrace({ from: now + 60_000, to: Date.now() + 1, stepMs: 60_000, floor: 20_000, peak: 300_000 }),
+          ],
         },
       ]),
     });
