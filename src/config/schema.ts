@@ -271,7 +271,7 @@ const actuation = strict({
     .number({ error: 'must be an integer' })
     .int({ error: 'must be an integer' })
     .min(1, { error: 'must be at least 1' })
-    .max(10_000, { error: 'must be at most 10000' })
+    .max(50, { error: "must be at most 50 (a pipe's last 50 actuations are kept)" })
     .optional(),
 }).superRefine((a, ctx) => {
   const max = a.max ?? ACTUATION_DEFAULTS.maxMs;

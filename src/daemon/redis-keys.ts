@@ -50,6 +50,11 @@ export function redisKeys(prefix: string) {
     /** String, NX with a short expiry: the replica that makes that forecast. */
     forecastLock: (policy: string, slot: number, variant: string) =>
       `${base}:forecast-lock:${policy}:${slot}:${variant}`,
+    /** List, newest first: one pipe's last measured actuation latencies in ms, by its identity
+     *  (actuation-store.ts), expiring 30 days after its last write. */
+    actuation: (ref: string) => `${base}:actuation:${ref}`,
+    /** List, newest first: the last actuation latencies of every pipe of one kind. */
+    actuationKind: (kind: string) => `${base}:actuation-kind:${kind}`,
     /** Every key of ours, for cleanup and status. */
     pattern: `${base}:*`,
   } as const;

@@ -350,6 +350,17 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'more actuation samples than a pipe keeps',
+    text: `${BASE}evaluate:\n  actuation:\n    minSamples: 51\n`,
+    issues: [
+      {
+        line: 21,
+        path: 'evaluate.actuation.minSamples',
+        message: "must be at most 50 (a pipe's last 50 actuations are kept)",
+      },
+    ],
+  },
+  {
     name: 'bad log level',
     text: `${BASE}telemetry:\n  logLevel: warning\n`,
     issues: [

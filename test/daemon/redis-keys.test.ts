@@ -21,6 +21,8 @@ describe('redisKeys', () => {
           keys.pause(n),
           keys.services(n),
           keys.budget(n),
+          keys.actuation(n),
+          keys.actuationKind(n),
           keys.metricGood(n),
           keys.metricTick(n, 1_795_000_000_000, 'a1b2c3d4e5f6'),
           keys.metricLock(n, 1_795_000_000_000, 'a1b2c3d4e5f6'),

@@ -1,0 +1,175 @@
+// Measured actuation latency (a change sent to confirmed at target), in Redis so every replica and
+// the CLI share it and a restart keeps it: a list per pipe identity (refOf, so a rename keeps it)
+// of its last ACTUATION_SAMPLES_KEPT latencies, and one per pipe kind of its last
+// KIND_SAMPLES_KEPT; each list expires ACTUATION_KEPT_MS after its last write, as the history
+// does, so a pipe gone from the config leaves nothing behind. leadTime auto counts on a pipe's p95
+// once it has evaluate.actuation.minSamples of them, else its kind's p95 once the kind has as many,
+// else the configured expectation (lead-plan.ts expectedActuationMs caps either at `max`).
+import type { PipeKind } from '../api/index.js';
+import type { RedisClient } from './redis-connection.js';
+import type { redisKeys } from './redis-keys.js';
+import { refOf, type PipeIdentity } from './operator-state.js';
+
+/** The latencies kept per pipe: its p95 follows the last ones (evaluate.actuation.minSamples <= this). */
+export const ACTUATION_SAMPLES_KEPT = 50;
+/** The latencies kept per pipe kind: the fleet's last changes of that kind. */
+export const KIND_SAMPLES_KEPT = 500;
+/** A pipe's (or kind's) samples expire this long after its last one: 30 days. */
+export const ACTUATION_KEPT_MS = 30 * 86_400_000;
+
+type Keys = ReturnType<typeof redisKeys>;
+
+/** Who a measured change was of: its ids (the samples' key) and its kind, when known. */
+export type ActuationPipe = Omit<PipeIdentity, 'name'> & { readonly kind: PipeKind | null };
+
+/** Where a pipe's expected actuation comes from: its own p95, its kind's, or the config's. */
+export type ActuationSource = 'pipe' | 'kind' | 'configured';
+
+export interface ActuationEstimate {
+  /** The measured p95 (ms); undefined: the configured expectation (`source` 'configured'). */
+  readonly ms: number | undefined;
+  readonly source: ActuationSource;
+  /** The samples behind it (the pipe's, or its kind's; the pipe's own when configured). */
+  readonly samples: number;
+}
+
+/** The nearest-rank 95th percentile of the values; undefined when there are none. */
+export function p95(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.ceil(0.95 * sorted.length) - 1];
+}
+
+/** The latencies stored in a list, newest first; an entry that is not a non-negative number is skipped. */
+function samplesOf(texts: readonly string[] | null | undefined): number[] {
+  const out: number[] = [];
+  for (const t of texts ?? []) {
+    const ms = Number(t);
+    if (t !== '' && Number.isFinite(ms) && ms >= 0) out.push(ms);
+  }
+  return out;
+}
+
+/**
+ * Record one measured actuation (the confirm path: a change sent at `sentAt` seen at target at
+ * `confirmedAt`, actuationMs = their difference). Bounded per pipe and per kind, refreshed expiry.
+ * A latency that is not a finite non-negative number is ignored.
+ */
+export async function recordActuation(
+  redis: RedisClient,
+  keys: Keys,
+  pipe: ActuationPipe,
+  actuationMs: number,
+): Promise<void> {
+  if (!Number.isFinite(actuationMs) || actuationMs < 0) return;
+  const ms = String(Math.round(actuationMs));
+  const own = keys.actuation(refOf(pipe));
+  const multi = redis.multi();
+  multi
+    .lpush(own, ms)
+    .ltrim(own, 0, ACTUATION_SAMPLES_KEPT - 1)
+    .pexpire(own, ACTUATION_KEPT_MS);
+  if (pipe.kind) {
+    const kind = keys.actuationKind(pipe.kind);
+    multi
+      .lpush(kind, ms)
+      .ltrim(kind, 0, KIND_SAMPLES_KEPT - 1)
+      .pexpire(kind, ACTUATION_KEPT_MS);
+  }
+  await multi.exec();
+}
+
+/** Each pipe's expected actuation (by refOf) from the samples in Redis; one round trip. */
+export async function readActuation(
+  redis: RedisClient,
+  keys: Keys,
+  pipes: readonly ActuationPipe[],
+  minSamples: number,
+): Promise<Map<string, ActuationEstimate>> {
+  const out = new Map<string, ActuationEstimate>();
+  if (pipes.length === 0) return out;
+  const refs = [...new Set(pipes.map(refOf))];
+  const kinds = [...new Set(pipes.map((p) => p.kind).filter((k): k is PipeKind => k !== null))];
+  const multi = redis.multi();
+  for (const ref of refs) multi.lrange(keys.actuation(ref), 0, -1);
+  for (const kind of kinds) multi.lrange(keys.actuationKind(kind), 0, -1);
+  const answers = (await multi.exec()) ?? [];
+  const listAt = (i: number): number[] => {
+    const [err, value] = answers[i] ?? [null, null];
+    return err ? [] : samplesOf(value as string[] | null);
+  };
+  const own = new Map(refs.map((ref, i) => [ref, listAt(i)]));
+  const byKind = new Map(kinds.map((kind, i) => [kind, listAt(refs.length + i)]));
+  for (const pipe of pipes) {
+    const ref = refOf(pipe);
+    const mine = own.get(ref) ?? [];
+    const theirs = pipe.kind ? (byKind.get(pipe.kind) ?? []) : [];
+    out.set(ref, estimateOf(mine, theirs, minSamples));
+  }
+  return out;
+}
+
+/** The pipe's p95 once it has `minSamples`, else its kind's once that has as many, else configured. */
+export function estimateOf(own: readonly number[], kind: readonly number[], minSamples: number): ActuationEstimate {
+  if (own.length >= minSamples && own.length > 0) return { ms: p95(own), source: 'pipe', samples: own.length };
+  if (kind.length >= minSamples && kind.length > 0) return { ms: p95(kind), source: 'kind', samples: kind.length };
+  return { ms: undefined, source: 'configured', samples: own.length };
+}
+
+/** How often the daemon reads the samples again for its lead plans. */
+export const ACTUATION_REFRESH_MS = 60_000;
+
+/**
+ * The daemon's measured actuation, read from Redis at most every ACTUATION_REFRESH_MS and kept in
+ * memory, for the lead plan's synchronous `actuationMs` (lead-plan.ts LeadPlanOptions).
+ * `version` changes when the estimates do, so a cached plan is made again.
+ */
+export class ActuationEstimates {
+  private estimates = new Map<string, ActuationEstimate>();
+  private readAt = -Infinity;
+  private reading: Promise<void> | null = null;
+  /** Bumped when a refresh changed some estimate. */
+  version = 0;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {}
+
+  /** Read the samples again when the last read is ACTUATION_REFRESH_MS old (or `force`). Never throws:
+   *  Redis unreachable keeps the last estimates. */
+  async refresh(pipes: readonly ActuationPipe[], minSamples: number, now: number, force = false): Promise<void> {
+    if (this.reading) return this.reading;
+    if (!force && now - this.readAt < ACTUATION_REFRESH_MS) return;
+    this.readAt = now;
+    this.reading = (async () => {
+      try {
+        const next = await readActuation(this.redis, this.keys, pipes, minSamples);
+        if (!sameEstimates(this.estimates, next)) this.version++;
+        this.estimates = next;
+      } catch {
+        // kept: the next refresh tries again
+      } finally {
+        this.reading = null;
+      }
+    })();
+    return this.reading;
+  }
+
+  /** The pipe's estimate as last read; configured when nothing was read of it. */
+  get(pipe: Omit<PipeIdentity, 'name'>): ActuationEstimate {
+    return this.estimates.get(refOf(pipe)) ?? { ms: undefined, source: 'configured', samples: 0 };
+  }
+
+  /** The measured p95 the lead plan takes (undefined: the configured expectation). */
+  readonly actuationMs = (pipe: Omit<PipeIdentity, 'name'>): number | undefined => this.get(pipe).ms;
+}
+
+/** Whether two reads give every pipe the same measured value and source (configured ones aside). */
+function sameEstimates(a: ReadonlyMap<string, ActuationEstimate>, b: ReadonlyMap<string, ActuationEstimate>): boolean {
+  const measured = (m: ReadonlyMap<string, ActuationEstimate>) =>
+    [...m].filter(([, e]) => e.ms !== undefined).map(([ref, e]) => `${ref} ${e.source} ${e.ms}`);
+  const x = measured(a);
+  const y = new Set(measured(b));
+  return x.length === y.size && x.every((e) => y.has(e));
+}
