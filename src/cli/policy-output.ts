@@ -15,6 +15,7 @@ import {
 import { safeUrl } from '../api/internal.js';
 import type { Config } from '../config/index.js';
 import type { PipeViews } from './pipe-views.js';
+import { describePlanOverride, type PlanOverride } from './stored-overrides.js';
 import { formatMoves, formatValues } from './scaling-text.js';
 
 /** Two aligned columns. */
@@ -69,8 +70,8 @@ function describeLeadOutcome(lead: LeadOutcome): string {
   return `${lead.windows.length > 0 ? lead.windows.join('+') : 'the baseline'} at ${clockZ(lead.boundary)}`;
 }
 
-/** The policy's freezes in force at `at` and what they hold; an override in force. */
-function freezeRows(at: number, entry: PlanEntry): (readonly [string, string])[] {
+/** The policy's freezes in force at `at` and what they hold; the pipe's override (stored or what-if). */
+function freezeRows(at: number, entry: PlanEntry, shown: PlanOverride | undefined): (readonly [string, string])[] {
   const { decision } = entry;
   const active = activeFreezes(entry.policy.freezes ?? [], at);
   const rowsOut: (readonly [string, string])[] = [];
@@ -80,9 +81,9 @@ function freezeRows(at: number, entry: PlanEntry): (readonly [string, string])[]
       : '';
     rowsOut.push(['freezes', `${active.map((a) => describeFreeze(a.freeze)).join('; ')}${held}`]);
   }
-  if (decision.override) {
-    const why = decision.reasons.find((r) => r.code === 'override')?.message ?? '';
-    rowsOut.push(['override', why]);
+  if (shown) {
+    const scaleUpOnly = entry.policy.behavior.overrides === 'scaleUpOnly';
+    rowsOut.push(['override', describePlanOverride(at, shown, decision.override !== undefined, scaleUpOnly)]);
   }
   return rowsOut;
 }
@@ -94,7 +95,13 @@ function describeView(view: PipeView | null): string {
   return [view.kind ?? 'unknown kind', view.state ?? 'unknown state', applied, ...endpoints].join(', ');
 }
 
-export function formatPlan(at: number, entries: readonly PlanEntry[], views: PipeViews): string {
+/** `overrides`: each pipe's override, stored or what-if (stored-overrides.ts). */
+export function formatPlan(
+  at: number,
+  entries: readonly PlanEntry[],
+  views: PipeViews,
+  overrides: Readonly<Record<string, PlanOverride>> = {},
+): string {
   const out = [`plan at ${formatInstant(at)}`];
   for (const entry of entries) {
     const { pipe, view, active, decision } = entry;
@@ -119,7 +126,7 @@ export function formatPlan(at: number, entries: readonly PlanEntry[], views: Pip
         ...(note ? [['note', note] as const] : []),
         ['windows', windows],
         ...(lead ? [['lead', lead] as const] : []),
-        ...freezeRows(at, entry),
+        ...freezeRows(at, entry, overrides[pipe.name]),
         ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
         ['send', send],
         ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),

@@ -172,6 +172,90 @@ describe('pipescaler override', () => {
   );
 
   it(
+    'plan shows the stored overrides with their end and reason, a what-if on top supersedes one, and without Redis it says so in one line',
+    async () => {
+      expect(
+        (await cli('override', 'orders-events', '--set', 'replicas=8', '--for', '2h', '--reason', 'incident 4711'))
+          .code,
+      ).toBe(0);
+      // a change made by hand kept by onDrift: adoptAsFloor, as the daemon stores it
+      const now = Date.now();
+      await store.operator.setOverride(
+        pipe('clickstream'),
+        {
+          id: 'by-hand',
+          values: { replicas: 2 },
+          setAt: now,
+          until: now + 3_600_000,
+          reason: 'manual',
+          source: 'manual',
+          mode: 'floor',
+        },
+        now,
+      );
+      const stored = await store.operator.override(pipe('orders-events'));
+      const until = new Date(stored!.until).toISOString();
+      const plan = await cli('plan', '--pipe', 'orders-events', 'clickstream', 'nightly-s3');
+      expect(plan).toMatchObject({ code: 0, stderr: '' });
+      const block = (name: string) => plan.stdout.split('\n\n').find((b) => b.startsWith(`${name} `)) ?? '';
+      expect(block('orders-events')).toContain(
+        `\n  override  replicas 8 until ${until} (stored: pipescaler override): incident 4711\n`,
+      );
+      // the daemon would send it: the plan decides with it
+      expect(block('orders-events')).toMatch(/\n {2}send +replicas 8 \(up\)\n/);
+      expect(block('clickstream')).toMatch(
+        /\n {2}override +floor replicas 2 until \S+Z \(stored: a change made by hand, onDrift\): manual; the target is at or above it\n/,
+      );
+      expect(block('nightly-s3')).not.toContain('override');
+
+      const json = JSON.parse((await cli('plan', '--json', '--pipe', 'orders-events')).stdout) as {
+        pipeOverride?: { origin: string; values: object; until: string; reason: string };
+        override?: { fields: string[] };
+      }[];
+      expect(json[0]?.pipeOverride).toMatchObject({
+        origin: 'stored',
+        values: { replicas: 8 },
+        until,
+        reason: 'incident 4711',
+      });
+      expect(json[0]?.override?.fields).toEqual(['replicas']);
+
+      // a what-if for the same pipe stands in for the stored one, as a newer override does in the daemon
+      const from = new Date(now - 60_000).toISOString();
+      const to = new Date(now + 3_600_000).toISOString();
+      const whatIf = await cli(
+        'plan',
+        '--pipe',
+        'orders-events',
+        '--override',
+        `orders-events:replicas=5@${from}..${to}`,
+      );
+      expect(whatIf.code).toBe(0);
+      expect(whatIf.stdout).toContain(
+        `  override  replicas 5 until ${to} (what-if --override); supersedes the stored replicas 8 until ${until}: incident 4711\n`,
+      );
+      expect(whatIf.stdout).toMatch(/\n {2}send +replicas 5 \(up\)\n/);
+
+      // no Redis: the plan still comes, with one line saying what it could not read
+      const noRedis = await runCli({ PIPESCALER_REDIS_PREFIX: prefix, PIPESCALER_REDIS_URL: 'redis://127.0.0.1:1' }, [
+        'plan',
+        '--pipe',
+        'orders-events',
+      ]);
+      expect(noRedis.code).toBe(0);
+      expect(noRedis.stderr).toMatch(
+        /^warning: could not read stored overrides \(cannot reach Redis at 127\.0\.0\.1:1: [^\n]+\): the plan shows none\n$/,
+      );
+      expect(noRedis.stdout).toMatch(/^orders-events {2}policy /m);
+      expect(noRedis.stdout).not.toContain('override');
+
+      await cli('override', 'orders-events', '--cancel');
+      await store.operator.cancelOverride(pipe('clickstream'));
+    },
+    SLOW,
+  );
+
+  it(
     'simulate --override shows an override before it is set, and checks it first',
     async () => {
       const sim = await bin([

@@ -7,6 +7,7 @@ import { isConfigError, didYouMean, loadConfig, type Config } from '../../config
 import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type PipeView } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { withSimulatedOverrides } from '../override-args.js';
+import { planOverrideJson, readStoredOverrides, unreadableLine, withPlanOverrides } from '../stored-overrides.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
@@ -159,23 +160,31 @@ export function registerPolicyCommands(program: Command): void {
           override?: string[];
         },
       ) => {
-        const fleet = load(configFile(arg, opts.config));
+        const file = configFile(arg, opts.config);
+        const fleet = load(file);
         const config = onlyPipes(fleet, opts.pipe);
         const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
         withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
         const views = await readPipeViews(config, { offline: opts.offline ?? false });
         const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
-        const known = withSimulatedOverrides(knownViews(views), opts.override, config.pipes);
+        // what `pipescaler override` (or onDrift) stored, as the daemon decides with it; a what-if on top
+        const stored = await readStoredOverrides(config, file);
+        const unread = unreadableLine(stored);
+        if (unread !== null) process.stderr.write(`${unread}\n`);
+        const known = withPlanOverrides(knownViews(views), stored, opts.override, config.pipes);
         // the keys' lead plans are the whole fleet's, whatever --pipe shows
-        const entries = plan(config, withReadings(known, readings), at, fleet);
+        const entries = plan(config, withReadings(known.views, readings), at, fleet);
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(
-                planJson(at, entries, views, (e) => metricJson(config, e)),
+                planJson(at, entries, views, (e) => ({
+                  ...planOverrideJson(known.overrides[e.pipe.name]),
+                  ...metricJson(config, e),
+                })),
                 null,
                 2,
               )}\n`
-            : `${formatPlan(at, entries, views)}${formatMetricPlan(config, entries)}\n`,
+            : `${formatPlan(at, entries, views, known.overrides)}${formatMetricPlan(config, entries)}\n`,
         );
         failIfUnread(views);
       },

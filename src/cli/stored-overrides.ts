@@ -1,0 +1,141 @@
+// What `plan` shows of the overrides in Redis (set by `pipescaler override`, or kept by onDrift as
+// `manual`), read by the pipes' identities as `override --list` reads them, and how a what-if
+// `--override` lies on top: it supersedes the pipe's stored one, as a newer override does in the
+// daemon. Redis is optional here: a plan without it says so in one line and shows none.
+import { withCurrentNames, withEnvOverrides, type Config } from '../config/index.js';
+import {
+  connectRedisOnce,
+  describeRedis,
+  isUnreachable,
+  StateStore,
+  type StoredOverrideValue,
+} from '../daemon/index.js';
+import { overrideValuesAt, type Override, type PipeView } from '../policy/index.js';
+import { printable } from '../api/internal.js';
+import { withSimulatedOverrides } from './override-args.js';
+import { formatValues } from './scaling-text.js';
+
+/** The stored overrides by pipe name (ended ones too while their key is kept), or why none were read. */
+export type StoredOverrides =
+  { readonly byPipe: Readonly<Record<string, StoredOverrideValue>> } | { readonly unreadable: string };
+
+/** The override a plan decides a pipe with, and where it comes from. */
+export interface PlanOverride {
+  readonly override: Override;
+  readonly origin: 'stored' | 'what-if';
+  /** The stored override a what-if replaced. */
+  readonly superseded?: StoredOverrideValue;
+}
+
+/** Reads the stored overrides of `config`'s pipes from its Redis (the environment's overrides applied). */
+export async function readStoredOverrides(config: Config, file: string): Promise<StoredOverrides> {
+  let target: Config['redis'];
+  try {
+    target = withEnvOverrides(config, file, withCurrentNames(process.env)).redis;
+  } catch (err) {
+    return { unreadable: oneLine(err) };
+  }
+  const redis = connectRedisOnce(target);
+  try {
+    const list = await new StateStore(redis, target.prefix).operator.overrides(config.pipes);
+    return { byPipe: Object.fromEntries(list.map((o) => [o.pipe, o.override])) };
+  } catch (err) {
+    const where = isUnreachable(err) ? 'cannot reach Redis at' : 'Redis at';
+    return { unreadable: `${where} ${describeRedis(target)}: ${oneLine(err)}` };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function oneLine(err: unknown): string {
+  const first = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+  return printable(first.replace(/\.$/, ''));
+}
+
+/** What plan says on stderr when it could not read them (null: it could). */
+export function unreadableLine(stored: StoredOverrides): string | null {
+  return 'unreadable' in stored
+    ? `warning: could not read stored overrides (${stored.unreadable}): the plan shows none`
+    : null;
+}
+
+/**
+ * The views with each pipe's stored override, then each what-if `--override` on top (it replaces
+ * the stored one of its pipe), and per pipe which override it decides with.
+ */
+export function withPlanOverrides(
+  views: Readonly<Record<string, PipeView>>,
+  stored: StoredOverrides,
+  whatIf: readonly string[] | undefined,
+  pipes: Config['pipes'],
+): { views: Record<string, PipeView>; overrides: Record<string, PlanOverride> } {
+  const byPipe = 'byPipe' in stored ? stored.byPipe : {};
+  const withStored: Record<string, PipeView> = {};
+  for (const [name, view] of Object.entries(views)) {
+    const own = byPipe[name];
+    withStored[name] = own ? { ...view, override: own } : view;
+  }
+  const out = withSimulatedOverrides(withStored, whatIf, pipes);
+  const overrides: Record<string, PlanOverride> = {};
+  for (const [name, view] of Object.entries(out)) {
+    if (view.override === undefined) continue;
+    const own = byPipe[name];
+    overrides[name] =
+      view.override === own
+        ? { override: own, origin: 'stored' }
+        : { override: view.override, origin: 'what-if', ...(own ? { superseded: own } : {}) };
+  }
+  return { views: out, overrides };
+}
+
+const iso = (t: number): string => new Date(t).toISOString();
+
+/**
+ * plan's `override` row: the values, when it holds relative to the plan's instant, where it comes
+ * from and why, and (in force) whether it moved the target. `took`: the decision took a field of it.
+ */
+export function describePlanOverride(at: number, shown: PlanOverride, took: boolean, scaleUpOnly: boolean): string {
+  const o = shown.override;
+  const inForce = overrideValuesAt(o, at) !== null;
+  const floor = o.mode === 'floor' || scaleUpOnly;
+  const span =
+    at < o.setAt
+      ? `from ${iso(o.setAt)} until ${iso(o.until)} (not in force yet)`
+      : inForce
+        ? `until ${iso(o.until)}`
+        : `ended ${iso(o.until)}`;
+  const origin =
+    shown.origin === 'what-if'
+      ? 'what-if --override'
+      : o.source === 'manual'
+        ? 'stored: a change made by hand, onDrift'
+        : 'stored: pipescaler override';
+  const why = shown.origin === 'what-if' ? '' : `: ${printable(o.reason)}`;
+  const idle = inForce && !took ? (floor ? '; the target is at or above it' : '; sets no field this pipe takes') : '';
+  const s = shown.superseded;
+  const over = s
+    ? `; supersedes the stored ${formatValues(s.values)} until ${iso(s.until)}: ${printable(s.reason)}`
+    : '';
+  return `${floor ? 'floor ' : ''}${formatValues(o.values)} ${span} (${origin})${why}${idle}${over}`;
+}
+
+/** plan --json: the pipe's override and where it comes from (nothing without one). */
+export function planOverrideJson(shown: PlanOverride | undefined): object {
+  if (shown === undefined) return {};
+  const o = shown.override;
+  const s = shown.superseded;
+  return {
+    pipeOverride: {
+      origin: shown.origin,
+      id: o.id,
+      source: o.source,
+      mode: o.mode,
+      values: o.values,
+      setAt: iso(o.setAt),
+      until: iso(o.until),
+      reason: o.reason,
+      ...(o.ramp ? { ramp: o.ramp } : {}),
+      ...(s ? { supersedes: { id: s.id, values: s.values, until: iso(s.until), reason: s.reason } } : {}),
+    },
+  };
+}
