@@ -13,7 +13,9 @@ import type { AuditDirection } from './events.js';
 import { reasonLabel } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
 import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transition } from './lifecycle-answers.js';
-import { nextStep, turnInstant, type ReadWhy } from './lifecycle.js';
+import { nextStep, timingOf, turnInstant, type ReadWhy } from './lifecycle.js';
+import { expectedValues, type ConfirmTiming } from './confirmation.js';
+import { reportConfirmation } from './confirm-events.js';
 import { readDueAfterMs } from './key-periods.js';
 import type { ApplyJob } from './queues.js';
 import { sameValues } from './scaling-values.js';
@@ -44,7 +46,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     // A reload gave the pipe another key (its pool changed, or its key: did): the turn moves to
     // that key's queue, whose deduplication keeps the pipe's requests from overlapping there.
     if (job.queueName !== lane.queue.name) {
-      if (job.name === 'read') await ctx.enqueueRead(pipe, job.data.tickAt);
+      if (job.name !== 'apply') await ctx.enqueueRead(pipe, job.data.tickAt, job.name === 'confirm');
       else await ctx.enqueueChange(pipe, job.data.direction, job.data.tickAt);
       return { done: 'key_moved', key: lane.keyName };
     }
@@ -53,7 +55,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     const at = turnInstant(rec, ctx.now());
     let sit = await situationOf(ctx, pipe, policy, snap, at, rec.decidedAt ?? job.data.tickAt, 'turn');
     let { step, decision } = nextStep(rec, sit, at);
-    const turn: Turn = { ctx, job, token, pipe, lane, rec };
+    const turn: Turn = { ctx, job, token, pipe, lane, rec, timing: timingOf(sit) };
     if (step.do === 'list_services') {
       // The turn that read the list goes on to its change, with a unit of its own: without one it
       // goes back to the front of its priority (spend.ts), the state now stored. A new turn at the
@@ -89,6 +91,8 @@ interface Turn {
   readonly pipe: PipeConfig;
   readonly lane: KeyLane;
   readonly rec: PipeRecord;
+  /** When the pipe's confirmation reads go, and its limit. */
+  readonly timing: ConfirmTiming;
 }
 
 /** 'mixed' when one PATCH moves fields both ways (each field under its own direction's rules). */
@@ -109,6 +113,7 @@ function answerOf(p: Pipe): PipeAnswer {
 async function carryOut(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   await ctx.store.write(pipe.name, t.write);
+  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, t.write.kind ?? turn.rec.kind, t.confirmation);
   if (t.landed) {
     ctx.emitter.emit('outcome', {
       pipe: pipe.name,
@@ -135,7 +140,8 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     if (job.data.sentBody) idempotencyKey = randomUUID();
     await job.updateData({ ...job.data, idempotencyKey, sentBody: body });
   }
-  const moves = changeDirections(rec.applied, body);
+  // The pipe's values as decided against: a change still on its way counts as made.
+  const moves = changeDirections(expectedValues(rec.applied, rec.confirming), body);
   const last = rec.lastDecision;
   // `before` is what the platform last reported (a read, or the answer of the last request).
   const outcome: ApplyOutcome = {
@@ -147,7 +153,11 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     after: { ...rec.applied, ...body },
   };
   try {
-    const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false }));
+    let sentAt = ctx.now();
+    const res = await spend(lane, () => {
+      sentAt = ctx.now();
+      return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false });
+    });
     const now = ctx.now();
     ctx.emitter.emit('api:contact', { at: now });
     // From the first decision that wanted this change to its answer (not only the last queue wait).
@@ -158,7 +168,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     });
     if (res.envelopeIssue)
       ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
-    const t = afterSentChange(rec, answerOf(res.result), body, now, refOf(pipe));
+    const t = afterSentChange(rec, answerOf(res.result), body, now, { ref: refOf(pipe), sentAt, timing: turn.timing });
     const applied = t.write.applied ?? rec.applied;
     ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
     ctx.emitter.emit('decision', {
@@ -218,10 +228,10 @@ async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise
 async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
   const { ctx, pipe, lane, rec } = turn;
   try {
-    // A reconcile read draws on the key's read share; a first contact or a read that settles a
-    // change of unknown outcome is what the pipe's next change waits for: the full budget.
+    // A reconcile or confirmation read draws on the key's read share; a first contact or a read
+    // that settles a change of unknown outcome is what the pipe's next change waits for: the full budget.
     const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), {}, { retry: false }), {
-      read: why === 'reconcile',
+      read: why === 'reconcile' || why === 'confirm',
     });
     ctx.emitter.emit('api:contact', { at: ctx.now() });
     if (res.envelopeIssue)
@@ -231,6 +241,7 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
       ref: refOf(pipe),
       continuousReads: readDueAfterMs(config, pipe) === 0,
       dryRun: config.dryRun,
+      timing: turn.timing,
     });
     await carryOut(turn, t);
     if (rec.lastError !== null) ctx.emitter.emit('read:recovered', { pipe: pipe.name, code: rec.lastError.code });

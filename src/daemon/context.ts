@@ -45,12 +45,16 @@ export interface DaemonContext {
   laneFor(pipe: PipeConfig): KeyLane | undefined;
   /** The pipe's effective reconcile period: evaluate.reconcile stretched to its key's read share. */
   reconcileMsFor(pipe: PipeConfig): number;
+  /** The pipe's measured actuation latency (p95 of its own or its kind's samples) once there are
+   *  enough, else undefined: its confirmation read is due then (lifecycle.ts Situation). */
+  measuredActuationMs?(pipe: PipeConfig): number | undefined;
   /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (key-periods.ts). */
   leadUntilFor(pipe: PipeConfig, at: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
   /** A turn on the pipe's key queue at the read priority: a read is due (first contact, reconcile,
-   *  an endpoint). The turn decides again when it runs, so it changes the pipe if that is due then. */
-  enqueueRead(pipe: PipeConfig, tickAt: number): Promise<void>;
+   *  an endpoint; `confirm`: a change's confirmation read, at its own priority ahead of reconcile
+   *  reads). The turn decides again when it runs, so it changes the pipe if that is due then. */
+  enqueueRead(pipe: PipeConfig, tickAt: number, confirm?: boolean): Promise<void>;
   /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
   enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
 }

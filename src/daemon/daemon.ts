@@ -172,7 +172,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
     leadUntilFor: (pipe, at) => leadUntilFor(current, pipe, at),
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
-    enqueueRead: (pipe, tickAt) => enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, 'read'),
+    enqueueRead: (pipe, tickAt, confirm) =>
+      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, confirm ? 'confirm' : 'read'),
     enqueueChange: (pipe, direction, tickAt) =>
       enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'apply'),
   };

@@ -27,8 +27,9 @@ export async function enqueueTurn(
   const opts = applyJobOptions(name, pipe.name, direction);
   const job = await lane.queue.add(name, data, opts);
   // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
-  // scale-down's) priority, nor behind a read's delay. The turn does the newest desire anyway.
-  if (name === 'apply' && job.id !== undefined)
+  // scale-down's) priority, nor behind a read's delay, nor a confirmation read behind a reconcile
+  // read's. The turn does the newest desire anyway.
+  if (name !== 'read' && job.id !== undefined)
     await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
 }
 

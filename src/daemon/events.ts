@@ -2,7 +2,7 @@
 // docs/architecture.md#telemetry). The daemon emits these; metrics and logs subscribe. Nothing in the daemon
 // calls a metric or writes an audit line directly.
 import { EventEmitter } from 'node:events';
-import type { ApiErrorCode, ScalingValues } from '../api/index.js';
+import type { ApiErrorCode, PipeKind, ScalingValues } from '../api/index.js';
 import type { Outcome } from '../history/index.js';
 import type { Decision, Direction, Reason } from '../policy/index.js';
 import type { ConfigChanges } from './reload-changes.js';
@@ -47,6 +47,34 @@ export interface DaemonEvents {
   applied: { pipe: string; values: ScalingValues };
   window: { pipe: string; windows: readonly string[] };
   paused: { pipe: string; paused: boolean; reason?: string; until?: number };
+  /** A change was seen in force (a read, or its own answer, showed its target in a state that takes
+   *  scaling), once per confirmed change: actuationMs = confirmedAt - sentAt, from the first send
+   *  of this target to that answer (docs/architecture.md#every-change-is-confirmed). */
+  confirmed: {
+    pipe: string;
+    kind: PipeKind;
+    values: ScalingValues;
+    sentAt: number;
+    confirmedAt: number;
+    actuationMs: number;
+  };
+  /** A change went unconfirmed (reason limit: evaluate.actuation.max passed with its target not in
+   *  force), or stopped being so (confirmed after all, replaced by a new target, set aside by a
+   *  change made by hand, or a reload): once per change of state. */
+  unconfirmed: {
+    pipe: string;
+    kind: PipeKind | null;
+    unconfirmed: boolean;
+    reason: 'limit' | 'confirmed' | 'new_target' | 'drift' | 'reload';
+    target: ScalingValues;
+    sentAt: number;
+    at: number;
+    /** Re-sends made before it went unconfirmed (a first time: 0, and it is sent once more). */
+    resends?: number;
+  };
+  /** Whether the pipe's last change is unconfirmed, as each evaluation finds it in the shared state
+   *  (every replica's gauge follows the pipe, not only the replica that read it). */
+  'unconfirmed:seen': { pipe: string; unconfirmed: boolean };
   /** A change's PATCH was answered; queueWaitMs runs from the first decision that wanted the change
    *  (not only the last queue wait of a re-queued turn). */
   'apply:start': { pipe: string; key: string; queueWaitMs: number };

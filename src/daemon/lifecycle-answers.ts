@@ -10,6 +10,19 @@ import {
   type ScalingValues,
 } from '../api/index.js';
 import { afterChange, changeDirections } from '../policy/index.js';
+import {
+  afterSend,
+  expectedValues,
+  foreignValues,
+  MAX_RESENDS,
+  nextDueAt,
+  pastLimit,
+  showsInForce,
+  targetOfKind,
+  type Confirmed,
+  type Confirming,
+  type ConfirmTiming,
+} from './confirmation.js';
 import { REFUSALS } from './lifecycle.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
 import type { PipeRecord, StoredError } from './state-store.js';
@@ -37,7 +50,25 @@ export interface Transition {
   readonly drift: { readonly expected: ScalingValues; readonly actual: ScalingValues } | null;
   /** A change whose outcome was unknown shows in the answer: it landed (late), it is not drift. */
   readonly landed?: { readonly sent: ScalingValues; readonly at: number };
+  /** The change being confirmed is in force, went unconfirmed, or stopped being unconfirmed. */
+  readonly confirmation?: ConfirmationChange;
 }
+
+/** What an answer did to the change being confirmed (confirmation.ts). */
+export type ConfirmationChange =
+  /** A read (or the change's own answer) showed the target in force: actuation from its first send. */
+  | {
+      readonly is: 'confirmed';
+      readonly values: ScalingValues;
+      readonly sentAt: number;
+      readonly at: number;
+      /** It had gone unconfirmed before (the state clears). */
+      readonly wasUnconfirmed: boolean;
+    }
+  /** The limit passed with the target not in force. */
+  | { readonly is: 'unconfirmed'; readonly target: ScalingValues; readonly sentAt: number; readonly resends: number }
+  /** An unconfirmed change replaced by another target, or by a change made by hand. */
+  | { readonly is: 'dropped'; readonly target: ScalingValues; readonly reason: 'new_target' | 'drift' };
 
 /** How long a change whose outcome is unknown may still land: a read that finds its values later
  *  than this calls them drift. The platform carries out a request it received within seconds to
@@ -51,6 +82,8 @@ export interface ReadContext {
   /** The key's reads go round continuously (its period stretched to its read share). */
   readonly continuousReads: boolean;
   readonly dryRun: boolean;
+  /** When confirmation reads go and the limit (confirmation.ts confirmTiming). */
+  readonly timing: ConfirmTiming;
 }
 
 /** A read's answer: the pipe as the platform has it now. */
@@ -67,9 +100,16 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   // A change whose outcome was unknown: its values, found now, are that change landing (late).
   const u = rec.unsettled;
   const landed = u !== null && Object.entries(u.sent).every(([f, v]) => applied[f as keyof ScalingValues] === v);
-  const expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
+  let expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
+  // A change being confirmed: its target in force confirms it; its old values (or the transient
+  // 0/null) are "not yet", never drift; any other value of a sent field was set by someone else.
+  const c = contact ? null : rec.confirming;
+  const check = c ? confirmationRead(c, answer, applied, now, ctx.timing) : null;
+  if (c && check && !check.inForce && expected) expected = notYetExpected(expected, c, applied, check.foreign);
   const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
-  const moved = !contact && !sameValues(applied, rec.applied);
+  const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
+  const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
+  const confirmed = confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null);
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
     state: answer.state,
@@ -96,56 +136,187 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
       : u !== null && now - u.at > UNSETTLED_MS
         ? { unsettled: null }
         : {}),
+    ...(confirmed !== undefined ? { confirmed } : {}),
+    ...(check ? { confirming: check.next } : {}),
   };
   let next: Then;
   if (answer.endpointIds.length > 0) next = { then: 'read' };
   else if (contact || moved) next = { then: 'evaluate' };
+  else if (check?.resend) next = { then: 'change', up: changeDirections(applied, check.resend).up };
   else
-    next = pending(answer.kind, rec.desired, applied, ctx.dryRun) ?? (ctx.continuousReads ? { then: 'read' } : NOTHING);
+    next =
+      pending(answer.kind, rec.desired, expectedValues(applied, check ? check.next : c), ctx.dryRun) ??
+      (ctx.continuousReads ? { then: 'read' } : NOTHING);
   return {
     write,
     next,
     drift: drift ? { expected: expected ?? {}, actual: applied } : null,
     ...(landed ? { landed: { sent: u.sent, at: u.at } } : {}),
+    ...(check?.change ? { confirmation: check.change } : {}),
   };
 }
 
-/** A change's answer: the pipe with what was sent (or still its old values: applied later). */
+interface ConfirmationRead {
+  readonly inForce: boolean;
+  /** Sent fields at a value that is neither the target nor "not yet": someone else's. */
+  readonly foreign: ScalingValues | null;
+  /** The record's confirmation after this read (null: confirmed, or given up to a hand change). */
+  readonly next: Confirming | null;
+  readonly change?: ConfirmationChange;
+  /** The fields to send again: the limit passed and the re-send is not spent. */
+  readonly resend?: ScalingValues;
+}
+
+/** What a read makes of the change being confirmed. */
+function confirmationRead(
+  c: Confirming,
+  answer: PipeAnswer,
+  applied: ScalingValues,
+  now: number,
+  t: ConfirmTiming,
+): ConfirmationRead {
+  if (showsInForce(answer.state, answer.scaling, c.target)) {
+    return {
+      inForce: true,
+      foreign: null,
+      next: null,
+      change: {
+        is: 'confirmed',
+        values: c.target,
+        sentAt: c.sentAt,
+        at: now,
+        wasUnconfirmed: c.unconfirmedAt !== null,
+      },
+    };
+  }
+  const foreign = foreignValues(c, answer.scaling);
+  if (foreign) {
+    // changed by hand meanwhile: drift, and the change is no longer pipescaler's to confirm
+    const dropped = c.unconfirmedAt !== null ? { change: { is: 'dropped', target: c.target, reason: 'drift' } } : {};
+    return { inForce: false, foreign, next: null, ...(dropped as { change?: ConfirmationChange }) };
+  }
+  if (c.dueAt === null) return { inForce: false, foreign: null, next: c };
+  if (!pastLimit(c, now, t))
+    return { inForce: false, foreign: null, next: { ...c, reads: c.reads + 1, dueAt: nextDueAt(c, now, t) } };
+  const first = c.unconfirmedAt === null;
+  const next: Confirming = { ...c, reads: c.reads + 1, dueAt: null, unconfirmedAt: c.unconfirmedAt ?? now };
+  const resend = c.resends < MAX_RESENDS && answer.kind ? changesFor(answer.kind, c.target, applied) : {};
+  return {
+    inForce: false,
+    foreign: null,
+    next,
+    ...(first ? { change: { is: 'unconfirmed', target: c.target, sentAt: c.sentAt, resends: c.resends } } : {}),
+    ...(!isEmpty(resend) ? { resend } : {}),
+  };
+}
+
+/** The drift reference while a change is on its way: a sent field showing a "not yet" value is
+ *  compared with itself (no drift); one showing someone else's value with the target. */
+function notYetExpected(
+  expected: ScalingValues,
+  c: Confirming,
+  applied: ScalingValues,
+  foreign: ScalingValues | null,
+): ScalingValues {
+  const out: ScalingValues = { ...expected };
+  for (const f of Object.keys(c.target) as (keyof ScalingValues)[]) {
+    if (foreign && f in foreign) out[f] = c.target[f];
+    else if (applied[f] !== undefined) out[f] = applied[f];
+  }
+  return out;
+}
+
+/**
+ * The record's last confirmation after an answer (undefined: unchanged): the desired target (or
+ * the change just confirmed) when the answer shows it in force in a state that takes scaling; its
+ * instant is the first answer that showed these values, kept by later ones that show them again.
+ */
+function confirmationOf(
+  rec: PipeRecord,
+  answer: PipeAnswer,
+  applied: ScalingValues,
+  now: number,
+  confirming: Confirming | null,
+): Confirmed | undefined {
+  if (!answer.kind) return undefined;
+  const desired = rec.desired ? targetOfKind(answer.kind, rec.desired) : null;
+  const values =
+    desired && !isEmpty(desired) && showsInForce(answer.state, answer.scaling, desired)
+      ? desired
+      : confirming
+        ? targetOfKind(answer.kind, { ...applied, ...confirming.target })
+        : null;
+  if (values === null) return undefined;
+  return { values, at: rec.confirmed && sameValues(rec.confirmed.values, values) ? rec.confirmed.at : now };
+}
+
+/** When and against what a change was sent: its first instant and the confirmation's timing. */
+export interface SendContext {
+  readonly ref: string;
+  /** When the request went out (actuation latency counts from the first send of a target). */
+  readonly sentAt: number;
+  readonly timing: ConfirmTiming;
+}
+
+/** A change's answer: the pipe as the platform holds it now, which may still be its old values
+ *  (the change takes effect later): then the pipe is confirming until a read shows the target. */
 export function afterSentChange(
   rec: PipeRecord,
   answer: PipeAnswer,
   sent: ScalingValues,
   now: number,
-  ref: string,
+  send: SendContext,
 ): Transition {
   // The kind sent was known from a read; the answer's is the platform's word.
   const kind = answer.kind ?? rec.kind;
-  const applied = mergeReported(rec.applied, answer.scaling, sent);
+  // What the platform reports, not what was sent: a change in effect later shows its old values
+  // (or a transient null, which keeps what was known) until then.
+  const applied = mergeReported(rec.applied, answer.scaling);
+  const before = expectedValues(rec.applied, rec.confirming);
+  const sending = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing);
+  const inForce = showsInForce(answer.state, answer.scaling, sending.target);
   // The answer is the pipe's read: a field not sent that differs from what we last applied
   // drifted behind our back.
   const notSent = rec.lastApplied
-    ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in sent)))
+    ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in sending.target)))
     : null;
   const drift = kind && notSent ? driftOf(kind, notSent, applied) : null;
+  const prev = rec.confirming;
+  const change: ConfirmationChange | undefined = inForce
+    ? {
+        is: 'confirmed',
+        values: sending.target,
+        sentAt: sending.sentAt,
+        at: now,
+        wasUnconfirmed: prev !== null && prev.unconfirmedAt !== null,
+      }
+    : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null
+      ? { is: 'dropped', target: prev.target, reason: 'new_target' }
+      : undefined;
+  const confirmed = inForce ? confirmationOf(rec, answer, applied, now, sending) : undefined;
   const write: Partial<PipeRecord> = {
     applied,
-    lastApplied: applied,
+    // What pipescaler itself applied: the reference for drift once the change is in force.
+    lastApplied: { ...applied, ...sending.target },
     state: answer.state,
     kind,
     // Stamped by the evaluation step's rule (both directions when one PATCH moves fields both ways).
-    lastChange: afterChange(rec.applied, rec.lastChange, sent, now, applied).lastChange,
+    lastChange: afterChange(before, rec.lastChange, sent, now).lastChange,
     lastError: null,
     authFailures: 0,
     lastReadAt: now,
     readDue: false,
     wantedSince: null,
     unsettled: null,
-    ref,
+    confirming: inForce ? null : sending,
+    ...(confirmed !== undefined ? { confirmed } : {}),
+    ref: send.ref,
   };
   return {
     write,
     next: drift ? { then: 'evaluate' } : NOTHING,
     drift: drift ? { expected: notSent ?? {}, actual: applied } : null,
+    ...(change ? { confirmation: change } : {}),
   };
 }
 

@@ -6,14 +6,17 @@
 // the safety check before every PATCH (safety.ts), is here and nowhere else.
 import type { ScalingValues } from '../api/index.js';
 import {
+  ACTUATION_DEFAULTS,
   evaluateStep,
   SKIP_REASON_CODES,
   type Decision,
+  type ActuationSettings,
   type Direction,
   type MetricReading,
   type PipeConfig,
   type Policy,
 } from '../policy/index.js';
+import { confirmDue, confirmTiming, expectedValues, resendDue, type ConfirmTiming } from './confirmation.js';
 import { takesScaling, unsafeChange, type SafetyViolation } from './safety.js';
 import { changesFor, isEmpty } from './scaling-values.js';
 import { trustedState } from './service-lists.js';
@@ -30,18 +33,32 @@ import { refOf, toView, type PauseFlag, type PipeRecord, type StoredService } fr
  * - parked: 401/403 again and again; nothing until a reload.
  * - refused: a 400/404/424 answered; its changes wait for its next reconcile read.
  * - endpoints: read, and the reverse private endpoints it uses are still to read (one per turn).
+ * - confirming: a change was answered 200 and no read has shown its target in force yet: a
+ *   confirmation read at the expected propagation, then with back-off up to the limit; meanwhile
+ *   decide() decides against the target (the same change is never sent again), a new target goes
+ *   out at once, and the old values are not drift. Past the limit: unconfirmed, sent once more.
  * - seen: read, its state takes scaling: decide() says whether to change it.
  * - unscalable: read, its state takes no scaling (Stopped, Failed...): skipped, read at reconcile.
  */
-export const STAGES = ['unseen', 'moved', 'unsettled', 'parked', 'refused', 'endpoints', 'seen', 'unscalable'] as const;
+export const STAGES = [
+  'unseen',
+  'moved',
+  'unsettled',
+  'parked',
+  'refused',
+  'endpoints',
+  'confirming',
+  'seen',
+  'unscalable',
+] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** Why a read is made: a first contact is what every change waits for (the full budget); the
- *  others take the key's read share. */
-export type ReadWhy = 'first_contact' | 'settle' | 'reconcile';
+/** Why a read is made: a first contact is what every change waits for (the full budget), and so
+ *  is a settle; a confirmation read takes the key's read share ahead of reconcile reads. */
+export type ReadWhy = 'first_contact' | 'settle' | 'confirm' | 'reconcile';
 
 /** Why a turn sends nothing although the pipe may be scaled. */
-export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost';
+export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost' | 'confirming' | 'unconfirmed';
 
 /** Why the pipe must not be scaled now: decide()'s skip codes, parking, or a safety violation. */
 export type SkipReason = string;
@@ -84,6 +101,16 @@ export interface Situation {
    * go round continuously (due at once) reads each pipe once per round, not in a loop.
    */
   readonly asker: 'tick' | 'turn';
+  /** evaluate.actuation (default ACTUATION_DEFAULTS): the confirmation's expected time and limit. */
+  readonly actuation?: ActuationSettings;
+  /** The pipe's measured actuation (p95 of its own or its kind's samples), once there are enough:
+   *  its confirmation read is due then rather than at evaluate.actuation.expected. */
+  readonly measuredActuationMs?: number;
+}
+
+/** When the situation's confirmation reads go, and its limit. */
+export function timingOf(sit: Pick<Situation, 'actuation' | 'measuredActuationMs'>): ConfirmTiming {
+  return confirmTiming(sit.actuation ?? ACTUATION_DEFAULTS, sit.measuredActuationMs);
 }
 
 export interface Next {
@@ -122,12 +149,13 @@ export function stageOf(rec: PipeRecord, sit: Situation, now: number): Stage {
   // A record that names no ids was never seen as this pipe (written by hand, or partly).
   if (rec.lastReadAt === null || rec.kind === null || rec.ref === null) return 'unseen';
   if (rec.endpointsDue.length > 0) return 'endpoints';
+  if (rec.confirming !== null) return 'confirming';
   return takesScaling(rec) ? 'seen' : 'unscalable';
 }
 
 /** Whether the stage decides (the metric is fetched for these only). */
 export function decides(stage: Stage): boolean {
-  return stage === 'seen' || stage === 'unscalable' || stage === 'refused';
+  return stage === 'seen' || stage === 'unscalable' || stage === 'refused' || stage === 'confirming';
 }
 
 /**
@@ -168,17 +196,20 @@ export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
         return only({ do: 'wait', reason: 'refused' });
   }
   const serviceState = trustedState(sit.service, now, sit.serviceTrustMs);
+  // A change on its way is decided against as if in force: its old values are not yet.
+  const expecting = { ...rec, applied: expectedValues(rec.applied, rec.confirming) };
   const view = {
-    ...toView(rec, sit.pipe.bounds, sit.pause, serviceState ?? undefined, sit.override),
+    ...toView(expecting, sit.pipe.bounds, sit.pause, serviceState ?? undefined, sit.override),
     ...(sit.metric ? { metric: sit.metric } : {}),
     ...(sit.leadUntil !== undefined ? { leadUntil: sit.leadUntil } : {}),
   };
   const { decision, recommendations } = evaluateStep(sit.policy, now, view);
-  const step = changeStep(rec, sit, decision, now, due, stage, serviceState === undefined);
+  const step = changeStep(expecting, rec, sit, decision, now, due, stage, serviceState === undefined);
   return { stage, step, decision, recommendations, readDue: due };
 }
 
 function changeStep(
+  expecting: PipeRecord,
   rec: PipeRecord,
   sit: Situation,
   decision: Decision,
@@ -187,24 +218,58 @@ function changeStep(
   stage: Stage,
   serviceUnknown: boolean,
 ): NextStep {
-  const reconcile: NextStep = { do: 'read', why: 'reconcile' };
+  // A confirmation read comes before a reconcile read (and stands for it), after any change.
+  const read: NextStep | null = confirmDue(rec.confirming, now)
+    ? { do: 'read', why: 'confirm' }
+    : due
+      ? { do: 'read', why: 'reconcile' }
+      : null;
+  const idle: NextStep =
+    stage === 'confirming'
+      ? { do: 'wait', reason: rec.confirming && rec.confirming.unconfirmedAt !== null ? 'unconfirmed' : 'confirming' }
+      : { do: 'wait', reason: 'at_target' };
   if (decision.action !== 'change') {
-    if (due) return reconcile;
+    // The limit passed with the target not in force: sent once more, as decided then.
+    if (decision.action === 'none' && resendDue(rec.confirming) && rec.kind) {
+      const again = changesFor(rec.kind, rec.confirming?.target ?? {}, rec.applied);
+      const send = isEmpty(again) ? null : sendStep(rec, sit, again, decision, now, serviceUnknown);
+      if (send !== null && send.do !== 'skip') return send;
+    }
+    if (read) return read;
     if (decision.action === 'skip') return { do: 'skip', reason: skipCode(decision) };
-    return { do: 'wait', reason: 'at_target' };
+    return idle;
   }
   // rec.kind is known in every deciding stage (stageOf).
-  const body = rec.kind ? changesFor(rec.kind, decision.desired, rec.applied) : {};
-  if (isEmpty(body)) return due ? reconcile : { do: 'wait', reason: 'at_target' };
-  if (sit.dryRun) return due ? reconcile : { do: 'wait', reason: 'dry_run' };
-  if (sit.stateLost !== null) return due ? reconcile : { do: 'wait', reason: 'state_lost' };
-  if (stage === 'refused') return due ? reconcile : { do: 'wait', reason: 'refused' };
+  const body = rec.kind ? changesFor(rec.kind, decision.desired, expecting.applied) : {};
+  if (isEmpty(body)) return read ?? idle;
+  if (sit.dryRun) return read ?? { do: 'wait', reason: 'dry_run' };
+  if (sit.stateLost !== null) return read ?? { do: 'wait', reason: 'state_lost' };
+  if (stage === 'refused') return read ?? { do: 'wait', reason: 'refused' };
+  const send = sendStep(rec, sit, body, decision, now, serviceUnknown);
+  return send.do === 'skip' ? (read ?? send) : send;
+}
+
+/** A change of `body`, if the safety invariants allow it now; else the violation as a skip. */
+function sendStep(
+  rec: PipeRecord,
+  sit: Situation,
+  body: ScalingValues,
+  decision: Decision,
+  now: number,
+  serviceUnknown: boolean,
+): NextStep {
   // The safety invariants hold whatever decide() said and whatever an economy rule would like.
   const unsafe: SafetyViolation | null = unsafeChange(rec, sit, body, now);
-  if (unsafe !== null) return due ? reconcile : { do: 'skip', reason: unsafe };
+  if (unsafe !== null) return { do: 'skip', reason: unsafe };
   // A change to an idle or stopped service would be refused (424): its state is listed first.
   if (serviceUnknown) return { do: 'list_services', direction: decision.direction };
-  return { do: 'change', body, direction: decision.direction };
+  return { do: 'change', body, direction: directionOf(decision, rec, body) };
+}
+
+/** A re-send's direction (decide() said none): the way its fields move from what the pipe has. */
+function directionOf(decision: Decision, rec: PipeRecord, body: ScalingValues): Direction {
+  if (decision.action === 'change') return decision.direction;
+  return Object.entries(body).some(([f, v]) => v > (rec.applied[f as keyof ScalingValues] ?? 0)) ? 'up' : 'down';
 }
 
 /** The skip code of a skip decision: the first of its reasons that is a skip code. */

@@ -18,8 +18,9 @@ export interface EvaluateJob {
 }
 
 /** A turn on the key's queue for one pipe: it reads the pipe when a read is due (first contact,
- *  reconcile), else sends the pipe's newest stored desire. The name is for queue listings. */
-export type ApplyJobName = 'apply' | 'read';
+ *  reconcile; `confirm`: a change's confirmation read, ahead of reconcile reads), else sends the
+ *  pipe's newest stored desire. The name is for queue listings and the priority. */
+export type ApplyJobName = 'apply' | 'confirm' | 'read';
 
 export interface ApplyJob {
   readonly pipe: string;
@@ -79,11 +80,12 @@ export function tickEvaluationOptions(pipe: string, tickAt: number): JobsOptions
 
 // Lower number = earlier. Changes before reads (a change's answer is a read too); scale-ups first:
 // under a tight limit, capacity matters more than savings. A pipe has one pending turn, so the
-// scale-downs behind the scale-ups wait at most one change per pipe of the key.
-const PRIORITY: Record<Direction | 'read', number> = { up: 1, none: 2, down: 3, read: 4 };
+// scale-downs behind the scale-ups wait at most one change per pipe of the key. A change's
+// confirmation read goes before reconcile reads: both draw on the read share, never before a change.
+const PRIORITY: Record<Direction | 'confirm' | 'read', number> = { up: 1, none: 2, down: 3, confirm: 4, read: 5 };
 
 export function applyPriority(name: ApplyJobName, direction: Direction): number {
-  return PRIORITY[name === 'read' ? 'read' : direction];
+  return PRIORITY[name === 'apply' ? direction : name];
 }
 
 export const APPLY_ATTEMPTS = 6;

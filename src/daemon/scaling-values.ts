@@ -13,10 +13,11 @@ export function changesFor(kind: PipeKind, desired: ScalingValues, applied: Scal
 
 /**
  * What the pipe has after the platform answered. A field the platform reports as null (unknown, or
- * the transient null/0 right after a change) keeps what we just sent or, failing that, what we knew.
+ * the transient null/0 right after a change) keeps what we knew: never what we sent, which is in
+ * effect only once an answer shows it (confirmation.ts).
  */
-export function mergeReported(previous: ScalingValues, reported: PipeScaling, sent: ScalingValues = {}): ScalingValues {
-  const out: ScalingValues = { ...previous, ...sent };
+export function mergeReported(previous: ScalingValues, reported: PipeScaling): ScalingValues {
+  const out: ScalingValues = { ...previous };
   for (const f of SCALING_FIELDS) {
     const v = reported[f];
     if (typeof v === 'number') out[f] = v;

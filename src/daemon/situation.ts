@@ -22,6 +22,7 @@ export async function situationOf(
 ): Promise<Situation> {
   const config = ctx.config();
   const until = ctx.leadUntilFor(pipe, at);
+  const measured = ctx.measuredActuationMs?.(pipe);
   const sit: Situation = {
     pipe,
     policy,
@@ -36,6 +37,8 @@ export async function situationOf(
     ...(until !== undefined ? { leadUntil: until } : {}),
     stateLost: ctx.stateLost(),
     asker,
+    ...(config.evaluate.actuation ? { actuation: config.evaluate.actuation } : {}),
+    ...(measured !== undefined ? { measuredActuationMs: measured } : {}),
   };
   // The metric's value is fetched here so decide() stays pure, and only for a pipe that decides.
   if (!policy.metric || !decides(stageOf(snap.rec, sit, at))) return sit;

@@ -5,6 +5,7 @@ import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
 import type { Decision, Direction, Override, PipeView, Reason } from '../policy/index.js';
+import type { Confirmed, Confirming } from './confirmation.js';
 import { redisKeys } from './redis-keys.js';
 import { STORE_COMMANDS } from './state-scripts.js';
 import {
@@ -81,6 +82,13 @@ export interface PipeRecord {
    *  what was sent and when. No other change goes out until a read has settled it, and a read that
    *  finds these values is the change landing late, not drift. */
   readonly unsettled: { readonly sent: ScalingValues; readonly at: number; readonly code: string } | null;
+  /** A change answered 200 whose target no read has shown in force yet (confirmation.ts): the pipe
+   *  is `confirming` (docs/architecture.md#every-change-is-confirmed). */
+  readonly confirming: Confirming | null;
+  /** The pipe's last confirmation: the values of its desired target (or of the change confirmed)
+   *  and the first read (or change answer) that showed them in force in a state that takes
+   *  scaling; later reads that show the same values keep that instant. Null: never seen at target. */
+  readonly confirmed: Confirmed | null;
   /** The override the last evaluation found in force, to emit 'override' on each change only. */
   readonly overrideSeen: OverrideSeen | null;
   /** The freezes the last evaluation found holding a change, to emit 'freeze' on each change only. */
@@ -118,6 +126,8 @@ const EMPTY: PipeRecord = {
   decidedAt: null,
   wantedSince: null,
   unsettled: null,
+  confirming: null,
+  confirmed: null,
   overrideSeen: null,
   freezeSeen: null,
 };

@@ -63,6 +63,19 @@ export const RECORD_FIELDS = {
   decidedAt: epochMs.nullable(),
   wantedSince: epochMs.nullable(),
   unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string() }).nullable(),
+  confirming: z
+    .object({
+      target: scalingValues,
+      sentAt: epochMs,
+      lastSentAt: epochMs,
+      dueAt: epochMs.nullable(),
+      reads: z.number().int().nonnegative(),
+      resends: z.number().int().nonnegative(),
+      notYet: z.array(scalingValues),
+      unconfirmedAt: epochMs.nullable(),
+    })
+    .nullable(),
+  confirmed: z.object({ values: scalingValues, at: epochMs }).nullable(),
   freezeSeen: z.array(z.string()).nullable(),
   overrideSeen: z
     .object({

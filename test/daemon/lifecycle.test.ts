@@ -7,6 +7,7 @@ import { afterEndpoint, afterFailure, afterRead, afterSentChange } from '../../s
 import { nextStep, stageOf, turnInstant, type Situation } from '../../src/daemon/lifecycle.js';
 import { unsafeChange } from '../../src/daemon/safety.js';
 import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/state-store.js';
+import type { Confirming } from '../../src/daemon/confirmation.js';
 import { demoPipe, oneOff, policy } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -15,6 +16,8 @@ const pipe = demoPipe('orders-events', 'streams');
 const REF = refOf(pipe);
 const STREAMS = { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 };
 const EMPTY = parseRecord({}).rec;
+/** Confirmation reads from 1 min after a change, unconfirmed 10 min after it. */
+const TIMING = { expectedMs: MIN, limitMs: 10 * MIN };
 
 const sit = (over: Partial<Situation> = {}): Situation => ({
   pipe,
@@ -43,6 +46,30 @@ const seen = (over: Partial<PipeRecord> = {}): PipeRecord => ({
 });
 
 const error = (code: string, at = T0 - MIN) => ({ at, code, message: 'x' });
+
+const PEAK = { ...STREAMS, replicas: 6 };
+/** The window's change, answered 200 at T0 + 10 min and not in force yet. */
+const onItsWay = (over: Partial<Confirming> = {}): Confirming => ({
+  target: { replicas: 6 },
+  sentAt: T0 + 10 * MIN,
+  lastSentAt: T0 + 10 * MIN,
+  dueAt: T0 + 11 * MIN,
+  reads: 0,
+  resends: 0,
+  notYet: [STREAMS],
+  unconfirmedAt: null,
+  ...over,
+});
+/** A pipe whose window change was answered 200 at T0 + 10 min, the platform still at the baseline. */
+const sent = (over: Partial<Confirming> = {}, rec: Partial<PipeRecord> = {}): PipeRecord =>
+  seen({
+    confirming: onItsWay(over),
+    lastApplied: PEAK,
+    lastReadAt: T0 + 10 * MIN,
+    lastChange: { up: T0 + 10 * MIN },
+    desired: PEAK,
+    ...rec,
+  });
 
 describe('nextStep: the stage and the step of every kind of record', () => {
   const IN_WINDOW = T0 + 11 * MIN;
@@ -222,6 +249,78 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       { do: 'change', body: { replicas: 6 }, direction: 'up' },
     ],
     [
+      'a change on its way, its confirmation read not due: wait, never sent again',
+      sent({ dueAt: T0 + 12 * MIN }),
+      {},
+      IN_WINDOW,
+      'confirming',
+      { do: 'wait', reason: 'confirming' },
+    ],
+    [
+      'its confirmation read due: read (from the read share, ahead of reconcile reads)',
+      sent(),
+      {},
+      IN_WINDOW,
+      'confirming',
+      { do: 'read', why: 'confirm' },
+    ],
+    [
+      'its confirmation read due at a turn too (not marked by an evaluation)',
+      sent(),
+      { asker: 'turn' },
+      IN_WINDOW,
+      'confirming',
+      { do: 'read', why: 'confirm' },
+    ],
+    [
+      'a reconcile read due, no confirmation read: the reconcile read',
+      sent({ dueAt: T0 + 12 * MIN }, { readDue: true }),
+      {},
+      IN_WINDOW,
+      'confirming',
+      { do: 'read', why: 'reconcile' },
+    ],
+    [
+      'a new target while confirming: sent at once, before the due confirmation read',
+      sent({}, { lastChange: { up: T0 - 60 * MIN } }),
+      {},
+      T0 + 21 * MIN,
+      'confirming',
+      { do: 'change', body: { replicas: 3 }, direction: 'down' },
+    ],
+    [
+      'the limit passed with the target not in force: sent once more',
+      sent({ dueAt: null, reads: 5, unconfirmedAt: T0 + 20 * MIN - 1 }),
+      {},
+      T0 + 20 * MIN - 1,
+      'confirming',
+      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+    ],
+    [
+      'unconfirmed, paused meanwhile: no re-send',
+      sent({ dueAt: null, unconfirmedAt: T0 + 11 * MIN }),
+      { pause: { reason: 'incident' } },
+      IN_WINDOW,
+      'confirming',
+      { do: 'skip', reason: 'paused' },
+    ],
+    [
+      'unconfirmed, its re-send spent: wait, never sent a third time',
+      sent({ dueAt: null, resends: 1, unconfirmedAt: T0 + 11 * MIN }),
+      {},
+      IN_WINDOW,
+      'confirming',
+      { do: 'wait', reason: 'unconfirmed' },
+    ],
+    [
+      'unconfirmed, its re-send spent, reconcile due: read',
+      sent({ dueAt: null, resends: 1, unconfirmedAt: T0 + 11 * MIN }, { readDue: true }),
+      {},
+      IN_WINDOW,
+      'confirming',
+      { do: 'read', why: 'reconcile' },
+    ],
+    [
       'bounds narrowed by a reload below the window: the bound, never more',
       seen(),
       { pipe: { ...pipe, bounds: { replicas: { max: 4 } } } },
@@ -279,7 +378,7 @@ describe('what an answer makes of the record', () => {
     scaling: { concurrency: null, ...values } as PipeScaling,
     endpointIds,
   });
-  const ctx = { ref: REF, continuousReads: false, dryRun: false };
+  const ctx = { ref: REF, continuousReads: false, dryRun: false, timing: TIMING };
 
   it('a first read: the pipe is seen, and decided at once', () => {
     const t = afterRead(EMPTY, running(STREAMS), T0, ctx);
@@ -320,13 +419,11 @@ describe('what an answer makes of the record', () => {
   });
 
   it("a change's answer: applied, stamped, and a field not sent that moved is drift", () => {
-    const t = afterSentChange(
-      seen(),
-      running({ ...STREAMS, replicas: 6, replicaMemoryGb: 4 }),
-      { replicas: 6 },
-      T0,
-      REF,
-    );
+    const t = afterSentChange(seen(), running({ ...STREAMS, replicas: 6, replicaMemoryGb: 4 }), { replicas: 6 }, T0, {
+      ref: REF,
+      sentAt: T0,
+      timing: TIMING,
+    });
     expect(t.write).toMatchObject({ applied: { ...STREAMS, replicas: 6, replicaMemoryGb: 4 }, lastChange: { up: T0 } });
     expect(t.drift).toEqual({ expected: { replicaCpuMillicores: 500, replicaMemoryGb: 2 }, actual: t.write.applied });
     expect(t.next).toEqual({ then: 'evaluate' });
@@ -355,6 +452,159 @@ describe('what an answer makes of the record', () => {
     // Past the time a request may still land, the values are someone else's: drift.
     const stale = afterRead({ ...rec, lastReadAt: T0 + MIN }, running(STREAMS), T0 + 16 * MIN, ctx);
     expect(stale.write.unsettled).toBeNull();
+  });
+
+  describe('every change is confirmed', () => {
+    const SENT_AT = T0 + 10 * MIN;
+    const send = { ref: REF, sentAt: SENT_AT, timing: TIMING };
+    const before = seen({ desired: PEAK, lastReadAt: T0 + 9 * MIN });
+
+    it("a change's answer still showing the old values: confirming, a read due after the expected propagation, no drift, nothing sent again", () => {
+      const t = afterSentChange(before, running(STREAMS), { replicas: 6 }, SENT_AT + 200, send);
+      expect(t.write).toMatchObject({
+        applied: STREAMS,
+        lastApplied: PEAK,
+        lastChange: { up: SENT_AT + 200 },
+        confirming: onItsWay({ dueAt: SENT_AT + MIN }),
+      });
+      expect(t.drift).toBeNull();
+      expect(t.next).toEqual({ then: 'nothing' });
+      expect(t.confirmation).toBeUndefined();
+      // decided again meanwhile: at target, so nothing is sent
+      const rec = { ...before, ...t.write };
+      expect(nextStep(rec, sit(), SENT_AT + 30_000).step).toEqual({ do: 'wait', reason: 'confirming' });
+    });
+
+    it("a change's answer showing its target in force: confirmed at once (its actuation the answer's latency)", () => {
+      const t = afterSentChange(before, running(PEAK), { replicas: 6 }, SENT_AT + 200, send);
+      expect(t.write).toMatchObject({
+        applied: PEAK,
+        confirming: null,
+        confirmed: { values: PEAK, at: SENT_AT + 200 },
+      });
+      expect(t.confirmation).toEqual({
+        is: 'confirmed',
+        values: { replicas: 6 },
+        sentAt: SENT_AT,
+        at: SENT_AT + 200,
+        wasUnconfirmed: false,
+      });
+    });
+
+    it("the live API's transient 0/null in a change's answer is not the target in force, nor the old values", () => {
+      const t = afterSentChange(
+        before,
+        running({ replicas: 3, replicaCpuMillicores: null, replicaMemoryGb: null }),
+        { replicaCpuMillicores: 750 },
+        SENT_AT,
+        send,
+      );
+      expect(t.write.applied).toEqual(STREAMS);
+      expect(t.write.confirming).toMatchObject({ target: { replicaCpuMillicores: 750 } });
+    });
+
+    it('a read during propagation (old values, or the transient 0/null): not yet, never drift, no change; the next read backs off', () => {
+      const rec = sent();
+      for (const shown of [STREAMS, { replicas: 3, replicaCpuMillicores: null, replicaMemoryGb: null }]) {
+        const t = afterRead(rec, running(shown), T0 + 11 * MIN, ctx);
+        expect(t.drift).toBeNull();
+        expect(t.next).toEqual({ then: 'nothing' });
+        expect(t.write.applied).toEqual(STREAMS);
+        expect(t.write.desired).toBeUndefined();
+        expect(t.write.confirming).toEqual(onItsWay({ reads: 1, dueAt: T0 + 11 * MIN + 15_000 }));
+        expect(t.confirmation).toBeUndefined();
+      }
+      const later = afterRead(sent({ reads: 3 }), running(STREAMS), T0 + 15 * MIN, ctx);
+      expect(later.write.confirming?.dueAt).toBe(T0 + 17 * MIN);
+      // the last read at the limit, never past it
+      const last = afterRead(sent({ reads: 5 }), running(STREAMS), T0 + 18 * MIN, ctx);
+      expect(last.write.confirming?.dueAt).toBe(T0 + 20 * MIN);
+    });
+
+    it('a read showing the target in force: confirmed, actuation from the first send; the record keeps the first instant', () => {
+      const t = afterRead(sent(), running(PEAK), T0 + 13 * MIN, ctx);
+      expect(t.drift).toBeNull();
+      expect(t.write).toMatchObject({
+        applied: PEAK,
+        confirming: null,
+        confirmed: { values: PEAK, at: T0 + 13 * MIN },
+      });
+      expect(t.write.desired).toBeUndefined();
+      expect(t.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT, at: T0 + 13 * MIN });
+      const rec = { ...sent(), ...t.write };
+      const again = afterRead(rec, running(PEAK), T0 + 40 * MIN, ctx);
+      expect(again.write.confirmed).toEqual({ values: PEAK, at: T0 + 13 * MIN });
+      expect(again.confirmation).toBeUndefined();
+    });
+
+    it('the target shown in a state that takes no scaling: not yet', () => {
+      const t = afterRead(sent(), { ...running(PEAK), state: 'Stopped' }, T0 + 13 * MIN, ctx);
+      expect(t.write.confirming).not.toBeNull();
+      expect(t.confirmation).toBeUndefined();
+    });
+
+    it('a sent field at a value neither old nor target: changed by hand meanwhile, drift', () => {
+      const t = afterRead(sent(), running({ ...STREAMS, replicas: 9 }), T0 + 11 * MIN, ctx);
+      expect(t.drift).toEqual({ expected: PEAK, actual: { ...STREAMS, replicas: 9 } });
+      expect(t.write.confirming).toBeNull();
+    });
+
+    it('the limit passed: unconfirmed once, sent once more; after the re-send, no third send', () => {
+      const t = afterRead(sent({ reads: 6, dueAt: T0 + 20 * MIN }), running(STREAMS), T0 + 20 * MIN, ctx);
+      expect(t.confirmation).toEqual({ is: 'unconfirmed', target: { replicas: 6 }, sentAt: SENT_AT, resends: 0 });
+      expect(t.write.confirming).toMatchObject({ dueAt: null, unconfirmedAt: T0 + 20 * MIN });
+      expect(t.next).toEqual({ then: 'change', up: true });
+      expect(t.drift).toBeNull();
+      // the re-send keeps the first send, and its confirmation reads start again
+      const rec = { ...sent(), ...t.write };
+      const resent = afterSentChange(rec, running(STREAMS), { replicas: 6 }, T0 + 21 * MIN, {
+        ...send,
+        sentAt: T0 + 21 * MIN,
+      });
+      expect(resent.write.confirming).toMatchObject({
+        sentAt: SENT_AT,
+        lastSentAt: T0 + 21 * MIN,
+        resends: 1,
+        unconfirmedAt: T0 + 20 * MIN,
+        dueAt: T0 + 22 * MIN,
+      });
+      expect(resent.confirmation).toBeUndefined();
+      const rec2 = { ...rec, ...resent.write };
+      const end = afterRead(
+        { ...rec2, confirming: { ...rec2.confirming!, dueAt: T0 + 31 * MIN } },
+        running(STREAMS),
+        T0 + 31 * MIN,
+        ctx,
+      );
+      expect(end.confirmation).toBeUndefined();
+      expect(end.next).toEqual({ then: 'nothing' });
+      expect(end.write.confirming).toMatchObject({ dueAt: null, resends: 1 });
+      // seen at last, by a reconcile read: confirmed late, the unconfirmed state clears
+      const late = afterRead({ ...rec2, ...end.write }, running(PEAK), T0 + 60 * MIN, ctx);
+      expect(late.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT, wasUnconfirmed: true });
+    });
+
+    it('an unconfirmed change replaced by a new target: the state clears', () => {
+      const rec = sent({ dueAt: null, resends: 1, unconfirmedAt: T0 + 20 * MIN });
+      const t = afterSentChange(rec, running(STREAMS), { replicas: 4 }, T0 + 30 * MIN, {
+        ...send,
+        sentAt: T0 + 30 * MIN,
+      });
+      expect(t.confirmation).toEqual({ is: 'dropped', target: { replicas: 6 }, reason: 'new_target' });
+      expect(t.write.confirming).toMatchObject({
+        target: { replicas: 4 },
+        sentAt: T0 + 30 * MIN,
+        resends: 0,
+        unconfirmedAt: null,
+        notYet: [STREAMS, { replicas: 6 }, STREAMS],
+      });
+    });
+
+    it('a read showing the desired target (no change on its way): the last confirmation', () => {
+      const t = afterRead(seen({ desired: STREAMS }), running(STREAMS), T0, ctx);
+      expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0 });
+      expect(afterRead(seen({ desired: PEAK }), running(STREAMS), T0, ctx).write.confirmed).toBeUndefined();
+    });
   });
 
   it("an endpoint's status: the next one, then a decision", () => {

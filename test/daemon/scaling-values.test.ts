@@ -17,18 +17,18 @@ describe('scaling values', () => {
     expect(changesFor('database', { replicas: 3 }, {})).toEqual({});
   });
 
-  it('a transient 0 or null keeps what was sent or known, never reads as the real value', () => {
+  it('a transient 0 or null keeps what was known (never what was sent: not in effect yet), never reads as the real value', () => {
     const reported = PipeScaling.parse({
       replicas: 4,
       replicaCpuMillicores: '0',
       replicaMemoryGb: null,
       concurrency: null,
     });
-    expect(
-      mergeReported({ replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, reported, {
-        replicaCpuMillicores: 1000,
-      }),
-    ).toEqual({ replicas: 4, replicaCpuMillicores: 1000, replicaMemoryGb: 2 });
+    expect(mergeReported({ replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, reported)).toEqual({
+      replicas: 4,
+      replicaCpuMillicores: 500,
+      replicaMemoryGb: 2,
+    });
     expect(mergeReported({}, PipeScaling.parse({ replicaCpuMillicores: '750m', replicaMemoryGb: '512Mi' }))).toEqual({
       replicaCpuMillicores: 750,
       replicaMemoryGb: 0.5,
