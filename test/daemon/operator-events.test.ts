@@ -1,8 +1,10 @@
 // Overrides and changes made by hand on a fleet: three daemon replicas on one Redis against the
 // embedded cloud over HTTP. An override is in force from the next tick on whichever replica
 // evaluates, a newer one supersedes it with no tick under neither, and it ends at the first tick at
-// or after its end; each change is one 'override' event fleet-wide. onDrift: hold keeps a change
-// made by hand for its duration, then the policy resumes.
+// or after its end; each change is one 'override' event fleet-wide. The same again with each
+// replica evaluating alone (the other two's workers paused), so every one of them is shown to take
+// the override, its successor and its end within one tick. onDrift: hold keeps a change made by
+// hand for its duration, then the policy resumes.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
@@ -82,6 +84,20 @@ async function tick(at: number): Promise<void> {
   await drained(daemons);
 }
 
+/** Only replica `r` takes jobs: the others' workers pause (their blocking reads ended first). */
+async function only(r: number): Promise<void> {
+  for (const [i, d] of daemons.entries()) {
+    for (const w of d.workers()) await (i === r ? w.resume() : w.pause());
+  }
+}
+
+/** The tick at `at` enqueued and evaluated by replica `r` alone (after only(r)). */
+async function tickOn(r: number, at: number): Promise<void> {
+  clock = at;
+  await daemons[r]!.tick(at);
+  await drained(daemons);
+}
+
 const replicas = (name: keyof typeof DEMO.pipes) => cloud.store.pipe(DEMO.pipes[name])!.scaling.replicas;
 
 function override(id: string, replicasValue: number, setAt: number, until: number): Override {
@@ -155,6 +171,78 @@ describe('an override on three replicas', () => {
       'set {"replicas":8}',
       'superseded {"replicas":5}',
     ]);
+  });
+});
+
+describe('an override on each of three replicas evaluating alone', () => {
+  it('takes effect at the next tick, is superseded with no tick under neither, and ends at the first tick at or after its end', async () => {
+    const { config, on } = await fleet();
+    const evaluations = on('evaluation');
+    const decisions = on('decision');
+    const events = on('override');
+    const orders = config.pipes[0]!;
+    // per replica: the override's value, its successor's, and how far past a tick the successor ends
+    const runs = [
+      { first: 8, next: 5, endsAfterTickMs: 0 },
+      { first: 9, next: 6, endsAfterTickMs: 20_000 },
+      { first: 7, next: 4, endsAfterTickMs: 59_000 },
+    ];
+    for (const [r, run] of runs.entries()) {
+      await only(r);
+      const base = T0 + r * 30 * MIN;
+      const end = base + 5 * MIN + run.endsAfterTickMs;
+      await tickOn(r, base);
+      expect(replicas('orders-events')).toBe(2);
+      // set between two ticks, through another replica's store (it is only Redis, as the CLI writes it)
+      clock = base + 30_000;
+      await daemons[(r + 1) % 3]!.store.operator.setOverride(
+        orders,
+        override(`first-${r}`, run.first, clock, base + 10 * MIN),
+        clock,
+      );
+      await tickOn(r, base + MIN);
+      expect(replicas('orders-events'), `replica ${r} at 1 min`).toBe(run.first);
+      await tickOn(r, base + 2 * MIN);
+      clock = base + 2 * MIN + 30_000;
+      const previous = await daemons[(r + 2) % 3]!.store.operator.setOverride(
+        orders,
+        override(`next-${r}`, run.next, clock, end),
+        clock,
+      );
+      expect(previous?.id).toBe(`first-${r}`);
+      for (let m = 3; m <= 7; m++) {
+        await tickOn(r, base + m * MIN);
+        expect(replicas('orders-events'), `replica ${r} at ${m} min`).toBe(base + m * MIN >= end ? 2 : run.next);
+      }
+
+      const inRun = <E extends { replica: number }>(es: E[], at: (e: E) => number) =>
+        es.filter((e) => at(e) >= base && at(e) < base + 30 * MIN);
+      const seen = inRun(
+        evaluations.flatMap(({ replica, events: es }) => es.map((e) => ({ replica, ...e }))),
+        (e) => e.tickAt,
+      ).filter((e) => e.pipe === 'orders-events');
+      // replica r alone evaluated, once per tick, and saw at every tick the override in force
+      expect(new Set(seen.map((e) => e.replica))).toEqual(new Set([r]));
+      const expected = [null, `first-${r}`, `first-${r}`, `next-${r}`, `next-${r}`];
+      expected.push(run.endsAfterTickMs === 0 ? null : `next-${r}`, null, null);
+      expect(seen.map((e) => e.decision.override?.id ?? null)).toEqual(expected);
+      expect(seen.map((e) => (e.tickAt - base) / MIN)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      // and it alone sent the changes
+      const sent = decisions.flatMap(({ replica, events: es }) =>
+        es
+          .filter((e) => e.pipe === 'orders-events' && e.result === 'applied')
+          .map((e) => ({ replica, replicas: e.after.replicas })),
+      );
+      expect(sent.slice(-3)).toEqual([
+        { replica: r, replicas: run.first },
+        { replica: r, replicas: run.next },
+        { replica: r, replicas: 2 },
+      ]);
+      const said = events.flatMap(({ replica, events: es }) =>
+        es.filter((e) => e.id.endsWith(`-${r}`)).map((e) => `${replica} ${e.action} ${e.id}`),
+      );
+      expect(said).toEqual([`${r} set first-${r}`, `${r} superseded next-${r}`, `${r} expired next-${r}`]);
+    }
   });
 });
 
