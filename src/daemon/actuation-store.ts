@@ -6,6 +6,7 @@
 // once it has evaluate.actuation.minSamples of them, else its kind's p95 once the kind has as many,
 // else the configured expectation (lead-plan.ts expectedActuationMs caps either at `max`).
 import type { PipeKind } from '../api/index.js';
+import { ACTUATION_DEFAULTS, assumedKind, type ScalingConfig } from '../policy/index.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
 import { refOf, type PipeIdentity } from './operator-state.js';
@@ -116,6 +117,28 @@ export function estimateOf(own: readonly number[], kind: readonly number[], minS
   return { ms: undefined, source: 'configured', samples: own.length };
 }
 
+const pipesOf = new WeakMap<ScalingConfig, readonly ActuationPipe[]>();
+
+/** The config's pipes as the samples know them: their ids and the kind declared or implied by
+ *  their policy (a pipe of neither has no kind's estimate). Made once per config. */
+export function actuationPipes(config: ScalingConfig): readonly ActuationPipe[] {
+  let pipes = pipesOf.get(config);
+  if (!pipes) {
+    pipes = config.pipes.map((p) => {
+      const policy = config.policies[p.policy];
+      const kind = (policy ? assumedKind(p, policy)?.kind : undefined) ?? null;
+      return { organizationId: p.organizationId, serviceId: p.serviceId, pipeId: p.pipeId, kind };
+    });
+    pipesOf.set(config, pipes);
+  }
+  return pipes;
+}
+
+/** evaluate.actuation.minSamples, or its default. */
+export function minSamplesOf(config: ScalingConfig): number {
+  return (config.evaluate.actuation ?? ACTUATION_DEFAULTS).minSamples;
+}
+
 /** How often the daemon reads the samples again for its lead plans. */
 export const ACTUATION_REFRESH_MS = 60_000;
 
@@ -154,6 +177,11 @@ export class ActuationEstimates {
       }
     })();
     return this.reading;
+  }
+
+  /** refresh() for every pipe of the config, with its minSamples. */
+  refreshFor(config: ScalingConfig, now: number, force = false): Promise<void> {
+    return this.refresh(actuationPipes(config), minSamplesOf(config), now, force);
   }
 
   /** The pipe's estimate as last read; configured when nothing was read of it. */

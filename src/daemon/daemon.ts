@@ -13,6 +13,7 @@ import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js'
 import { enqueueEvaluation, enqueueTurn } from './enqueue.js';
 import { DaemonEmitter } from './events.js';
 import { KeyChecks } from './key-checks.js';
+import { ActuationEstimates } from './actuation-store.js';
 import { leadUntilFor, reconcileMsFor } from './key-periods.js';
 import type { Lanes } from './lanes.js';
 import { announcePlans, createReload, laneSettings } from './reload.js';
@@ -159,6 +160,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     workerOptions: options.workerOptions,
     config: () => current,
   });
+  // Measured actuation for the lead plans: read from Redis at most every minute, by whichever
+  // evaluation asks first (never awaited there: until read, the configured expectation).
+  const actuation = new ActuationEstimates(redis, store.keys);
   const ctx: DaemonContext = {
     config: () => current,
     store,
@@ -170,7 +174,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
     stateLost: () => guard.held(),
     laneFor: (pipe) => lanes?.get(pipe.key),
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
-    leadUntilFor: (pipe, at) => leadUntilFor(current, pipe, at),
+    leadUntilFor: (pipe, at) => {
+      void actuation.refreshFor(current, now());
+      return leadUntilFor(current, pipe, at, actuation);
+    },
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
     enqueueRead: (pipe, tickAt, confirm) =>
       enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, confirm ? 'confirm' : 'read'),

@@ -1,5 +1,6 @@
 // The effective reconcile period of each key's pipes under the current config (key-budget.ts),
-// computed once per loaded config, and the keys' lead plans (lead-plan.ts), once per config and hour.
+// computed once per loaded config, and the keys' lead plans (lead-plan.ts), once per config and hour
+// and each time the measured actuation changes (actuation-store.ts).
 import {
   keyPlans,
   leadPlan,
@@ -27,17 +28,34 @@ export function reconcileMsFor(config: Config, pipe: PipeConfig): number {
   return plansOf(config).get(pipe.key)?.reconcileMs ?? config.evaluate.reconcileMs;
 }
 
-const leads = new WeakMap<Config, LeadPlan>();
+/** The measured actuation the daemon feeds its lead plans (actuation-store.ts ActuationEstimates):
+ *  `version` changes when an estimate does, so the plan is made again. */
+export interface MeasuredActuation {
+  readonly version: number;
+  actuationMs(pipe: PipeConfig): number | undefined;
+}
+
+const leads = new WeakMap<Config, { plan: LeadPlan; version: number | undefined }>();
+
+/** The keys' lead plan the daemon follows at `at`: made once per config, hour and measured
+ *  estimates (without `measured`: the configured expectation). */
+export function leadPlanFor(config: Config, at: number, measured?: MeasuredActuation): LeadPlan {
+  const span = leadPlanSpan(at);
+  const cached = leads.get(config);
+  if (cached?.plan.from === span.from && cached.version === measured?.version) return cached.plan;
+  const plan = leadPlan(config, span.from, span.to, measured ? { actuationMs: (p) => measured.actuationMs(p) } : {});
+  leads.set(config, { plan, version: measured?.version });
+  return plan;
+}
 
 /** PipeView.leadUntil of the pipe at `at` under leadTime auto (undefined: no slot has started). */
-export function leadUntilFor(config: Config, pipe: PipeConfig, at: number): number | undefined {
-  const span = leadPlanSpan(at);
-  let plan = leads.get(config);
-  if (plan?.from !== span.from) {
-    plan = leadPlan(config, span.from, span.to);
-    leads.set(config, plan);
-  }
-  return leadUntil(plan, pipe.name, at);
+export function leadUntilFor(
+  config: Config,
+  pipe: PipeConfig,
+  at: number,
+  measured?: MeasuredActuation,
+): number | undefined {
+  return leadUntil(leadPlanFor(config, at, measured), pipe.name, at);
 }
 
 /**

@@ -1,7 +1,7 @@
 // When a pipe's next read is due (key-periods.ts): early enough that the key's read share reads
 // every pipe of the key within its reconcile period, continuously for a key the share stretched.
 import { describe, expect, it } from 'vitest';
-import { readDueAfterMs } from '../../src/daemon/key-periods.js';
+import { leadPlanFor, readDueAfterMs } from '../../src/daemon/key-periods.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';
 
@@ -36,5 +36,47 @@ describe('readDueAfterMs', () => {
   it("a key whose period the share stretched: always due, so its reads go round at the share's pace", () => {
     const c = config(1_200, 600_000);
     expect(readDueAfterMs(c, c.pipes[0]!)).toBe(0);
+  });
+});
+
+describe('leadPlanFor', () => {
+  const at = Date.UTC(2026, 10, 25, 8, 10);
+  const withWindow = (): Config => {
+    const c = config(4, 600_000);
+    return {
+      ...c,
+      policies: {
+        x: {
+          name: 'x',
+          baseline: { replicas: { value: 2 } },
+          windows: [
+            {
+              kind: 'oneOff',
+              name: 'peak',
+              priority: 0,
+              from: at + 1_800_000,
+              to: at + 3_600_000,
+              target: { replicas: { value: 4 } },
+            },
+          ],
+          behavior: { scaleUp: {}, scaleDown: {} },
+        },
+      },
+    } as unknown as Config;
+  };
+
+  it('makes the plan once per config and hour, and again when the measured actuation changes', () => {
+    const c = withWindow();
+    const measured = { version: 0, actuationMs: (): number | undefined => undefined };
+    const first = leadPlanFor(c, at, measured);
+    expect(leadPlanFor(c, at + 60_000, measured)).toBe(first);
+    expect(first.slots.get('p-0')![0]!.actuationMs).toBe(0);
+    measured.version = 1;
+    measured.actuationMs = () => 120_000;
+    const next = leadPlanFor(c, at + 60_000, measured);
+    expect(next).not.toBe(first);
+    const slot = next.slots.get('p-0')![0]!;
+    expect(slot.actuationMs).toBe(120_000);
+    expect(slot.start).toBe(first.slots.get('p-0')![0]!.start - 120_000);
   });
 });

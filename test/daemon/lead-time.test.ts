@@ -4,15 +4,13 @@
 // ratio compressed), the daemon's cron ticking every second and its clock the real one, injected.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
+import { DaemonEmitter } from '../../src/daemon/index.js';
 import { leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
 import type { PipeConfig } from '../../src/policy/types.js';
-import type { Config } from '../../src/config/types.js';
-import { FAST_WORKERS, REDIS_URL, cleanupPrefix, oneOff, policy, testConfig, uniquePrefix, until } from './helpers.js';
+import { REDIS_URL, cleanupPrefix, uniquePrefix, until } from './helpers.js';
+import { leadFleet, startLeadDaemon } from './lead-fleet.js';
 
 const N = 40;
-const RATE = { requests: 10, perMs: 1_000 };
 const prefix = uniquePrefix('lead');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 
@@ -23,62 +21,21 @@ afterAll(async () => {
 
 describe('leadTime auto', () => {
   it('lands every scale-up by the boundary, and no scale-down before it', async () => {
-    const fixtures = generateFixtures({ streamPipes: N, rateLimit: { requests: RATE.requests, per: '1s' } });
-    const cloud = await startCloud({ fixtures, port: 0 });
-    const { keyId, keySecret } = fixtures.apiKeys[0]!;
-    const pipes: PipeConfig[] = Array.from({ length: N }, (_, i) => ({
-      name: `stream-${i + 1}`,
-      ...generatedPipeIds(i + 1),
-      policy: i % 2 === 0 ? 'up' : 'down',
-      key: 'default',
-      bounds: {},
-    }));
-    const base = testConfig({
-      baseUrl: cloud.url,
-      prefix,
-      pipes,
-      keys: { default: { keyId, keySecret } },
-      rateLimit: RATE,
-      policies: { up: policy('up', { replicas: 2 }), down: policy('down', { replicas: 2 }) },
-    });
-    const config: Config = { ...base, evaluate: { ...base.evaluate, cron: '* * * * * *' } };
+    const fleet = await leadFleet(N, prefix);
+    const { cloud, ups, downs, boundary } = fleet;
     const emitter = new DaemonEmitter();
     const applied = new Map<string, { at: number; replicas: number }[]>();
     emitter.on('decision', (d) => {
       if (d.result !== 'applied') return;
       applied.set(d.pipe, [...(applied.get(d.pipe) ?? []), { at: Date.now(), replicas: d.after.replicas ?? 0 }]);
     });
-    const daemon = createDaemon({
-      config,
-      redis,
-      prefix,
-      emitter,
-      now: () => Date.now(),
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    });
+    const daemon = await startLeadDaemon(fleet, redis, prefix, emitter);
     try {
-      await daemon.start();
-      // first contact: every pipe from the 1 replica it runs to the baseline's 2
-      await until(
-        () => pipes.every((p) => cloud.store.pipe(p.pipeId)!.scaling.replicas === 2),
-        30_000,
-        'every pipe at the baseline',
-      );
-
       // The boundary: at T the up pipes go to 4, the down pipes to 1.
       const T = Math.ceil((Date.now() + 12_000) / 1_000) * 1_000;
-      const next: Config = {
-        ...config,
-        policies: {
-          up: policy('up', { replicas: 2 }, [oneOff('peak', T, T + 3_600_000, { replicas: 4 })]),
-          down: policy('down', { replicas: 2 }, [oneOff('quiet', T, T + 3_600_000, { replicas: 1 })]),
-        },
-      };
+      const next = boundary(T);
       const span = leadPlanSpan(Date.now());
       const plan = leadPlan(next, span.from, span.to);
-      const ups = pipes.filter((p) => p.policy === 'up');
-      const downs = pipes.filter((p) => p.policy === 'down');
       // 20 changes at 90 % of 10 per s, the last two 1 s ticks before T; only the scale-ups have
       // slots at T (the scale-downs have theirs when their window ends, back up to the baseline)
       expect(ups.every((p) => plan.slots.get(p.name)![0]!.boundary === T)).toBe(true);
