@@ -174,6 +174,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     stateLost: () => guard.held(),
     laneFor: (pipe) => lanes?.get(pipe.key),
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
+    measuredActuationMs: (pipe) => actuation.actuationMs(pipe),
     leadUntilFor: (pipe, at) => {
       void actuation.refreshFor(current, now());
       return leadUntilFor(current, pipe, at, actuation);
