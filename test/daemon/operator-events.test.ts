@@ -4,14 +4,19 @@
 // or after its end; each change is one 'override' event fleet-wide. The same again with each
 // replica evaluating alone (the other two's workers paused), so every one of them is shown to take
 // the override, its successor and its end within one tick. onDrift: hold keeps a change made by
-// hand for its duration, then the policy resumes.
+// hand for its duration, then the policy resumes; onDrift: adoptAsFloor keeps it as the pipe's
+// minimum until the window ends (logged, counted, in the history), then the policy resumes.
+import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../src/daemon/index.js';
 import type { Override } from '../../src/policy/index.js';
 import type { Config } from '../../src/config/types.js';
-import type { Behavior } from '../../src/policy/types.js';
+import type { Behavior, Window } from '../../src/policy/types.js';
+import { HistoryStore } from '../../src/history/index.js';
+import { Registry, bindAuditLog, bindDaemonEvents, createLogger, createMetrics } from '../../src/telemetry/index.js';
+import { parseScrape, sampleValue } from '../telemetry/exposition-parse.js';
 import {
   DEMO,
   FAST_WORKERS,
@@ -21,9 +26,11 @@ import {
   collect,
   demoPipe,
   drained,
+  oneOff,
   policy,
   testConfig,
   uniquePrefix,
+  until,
 } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -45,7 +52,12 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-async function fleet(behavior: Behavior = NO_BEHAVIOR, reconcileMs = 24 * 60 * MIN, baseline = 2) {
+async function fleet(
+  behavior: Behavior = NO_BEHAVIOR,
+  reconcileMs = 24 * 60 * MIN,
+  baseline = 2,
+  windows: Window[] = [],
+) {
   const prefix = uniquePrefix('operator-events');
   prefixes.push(prefix);
   cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
@@ -56,7 +68,12 @@ async function fleet(behavior: Behavior = NO_BEHAVIOR, reconcileMs = 24 * 60 * M
     reconcileMs,
     pipes: [demoPipe('orders-events', 'streams'), demoPipe('clickstream', 'streams')],
     policies: {
-      streams: policy('streams', { replicas: baseline, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [], behavior),
+      streams: policy(
+        'streams',
+        { replicas: baseline, replicaCpuMillicores: 500, replicaMemoryGb: 2 },
+        windows,
+        behavior,
+      ),
     },
   });
   const emitters = [0, 1, 2].map(() => new DaemonEmitter());
@@ -75,7 +92,7 @@ async function fleet(behavior: Behavior = NO_BEHAVIOR, reconcileMs = 24 * 60 * M
   for (const d of daemons) await d.start();
   const on = <K extends keyof DaemonEvents>(event: K) =>
     emitters.map((e, replica) => ({ replica, events: collect(e, event) }));
-  return { config, on };
+  return { config, on, emitters };
 }
 
 async function tick(at: number): Promise<void> {
@@ -284,5 +301,92 @@ describe('onDrift: hold on three replicas', () => {
     expect(stored?.until).toBeLessThanOrEqual(T0 + 12 * MIN);
     expect(replicas('orders-events')).toBe(3);
     expect(replicas('clickstream')).toBe(3);
+  });
+});
+
+describe('onDrift: adoptAsFloor on three replicas', () => {
+  it('keeps a change made by hand as a floor until the window ends (logged, counted, in the history), then resumes the policy', async () => {
+    const behavior: Behavior = { ...NO_BEHAVIOR, onDrift: { kind: 'adoptAsFloor' } };
+    const peakEnd = T0 + 10 * MIN;
+    // a reconcile read every tick, and a window that sets 5 from 2 min to 10 min
+    const { config, on, emitters } = await fleet(behavior, MIN, 3, [
+      oneOff('peak', T0 + 2 * MIN, peakEnd, { replicas: 5 }),
+    ]);
+    // what each replica logs and counts, as `pipescaler run` binds them
+    const lines: Record<string, unknown>[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n'))
+          if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+        done();
+      },
+    });
+    const registries = emitters.map((emitter) => {
+      const registry = new Registry();
+      bindDaemonEvents(emitter, createMetrics(registry, { defaultMetrics: false, startedAt: T0 }));
+      bindAuditLog(emitter, createLogger({ level: 'info', pretty: false, destination }));
+      return registry;
+    });
+    const drifts = on('drift');
+    const events = on('override');
+    for (let m = 0; m <= 2; m++) await tick(T0 + m * MIN);
+    expect(replicas('orders-events')).toBe(5);
+
+    // someone scales the pipe up by hand inside the window
+    cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas = 7;
+    for (let m = 3; m <= 13; m++) {
+      await tick(T0 + m * MIN);
+      // found at the first read, kept as the minimum while the window lasts (the window's 5 does
+      // not take it down), and the policy's baseline back at the first tick at the window's end
+      expect(replicas('orders-events'), `at ${m} min`).toBe(T0 + m * MIN < peakEnd ? 7 : 3);
+      if (m === 3) {
+        expect(await daemons[0]!.store.operator.override(config.pipes[0]!)).toMatchObject({
+          values: { replicas: 7 },
+          until: peakEnd,
+          reason: 'manual',
+          source: 'manual',
+          mode: 'floor',
+        });
+      }
+    }
+    expect(replicas('clickstream')).toBe(3);
+
+    const drift = drifts.flatMap(({ events: es }) => es).filter((d) => d.pipe === 'orders-events');
+    expect(drift).toHaveLength(1);
+    expect(drift[0]).toMatchObject({ expected: { replicas: 5 }, actual: { replicas: 7 }, onDrift: 'adoptAsFloor' });
+    const said = events.flatMap(({ events: es }) => es);
+    expect(said.map((e) => `${e.action} ${e.source} ${e.until - T0} ${JSON.stringify(e.values)}`).sort()).toEqual([
+      `expired manual ${10 * MIN} {"replicas":7}`,
+      `set manual ${10 * MIN} {"replicas":7}`,
+    ]);
+
+    // logged
+    const logged = lines
+      .filter((l) => l.pipe === 'orders-events')
+      .map((l) => `${String(l.msg)} ${String(l.source ?? l.onDrift)}`);
+    expect(logged).toEqual(
+      expect.arrayContaining([
+        'pipe scaling changed by hand: kept (onDrift adoptAsFloor) as an override with reason manual adoptAsFloor',
+        'override set manual',
+        'override expired manual',
+      ]),
+    );
+    // counted: summed over the replicas' registries, each counted once fleet-wide
+    const scrapes = await Promise.all(registries.map(async (r) => parseScrape(await r.metrics())));
+    const total = (name: string, labels: Record<string, string>) =>
+      scrapes.reduce((sum, sc) => sum + (sampleValue(sc, name, labels) ?? 0), 0);
+    expect(total('pipescaler_drift_actions_total', { pipe: 'orders-events', action: 'adoptAsFloor' })).toBe(1);
+    expect(total('pipescaler_drift_actions_total', { pipe: 'orders-events', action: 'revert' })).toBe(0);
+    expect(total('pipescaler_overrides_total', { pipe: 'orders-events', action: 'set', source: 'manual' })).toBe(1);
+    expect(total('pipescaler_overrides_total', { pipe: 'orders-events', action: 'expired', source: 'manual' })).toBe(1);
+    // kept in the history every replica reads
+    const history = new HistoryStore(redis, prefixes.at(-1)!);
+    const kept = async () =>
+      (await history.read('orders-events')).entries
+        .filter((e) => e.outcome === 'drift_found' || e.outcome === 'override')
+        .map((e) => `${e.outcome} ${e.reason}`)
+        .sort();
+    await until(async () => (await kept()).length >= 3, 20_000, 'the history entries');
+    expect(await kept()).toEqual(['drift_found drift_adoptAsFloor', 'override expired', 'override set']);
   });
 });
