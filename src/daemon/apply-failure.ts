@@ -1,6 +1,7 @@
 // How an API failure of an apply or read job turns into BullMQ's retry semantics:
 // 429 -> pause the key's queue until the platform's window resets, no attempt spent;
-// 5xx, timeout, network -> throw, BullMQ retries after the jittered exponential delay chosen (and logged) here;
+// 5xx, timeout, network -> throw, BullMQ retries after the pipe's backoff (exponential in its failures in a
+//   row, jittered, up to its reconcile period), chosen (and logged) here; no new turn is queued before it;
 // 400/401/403/404/424 -> UnrecoverableError at once, reason recorded; 400/404/424 wait for the next reconcile read (evaluate.ts), 401/403 come back next tick;
 // 424 -> the service's state is recorded, so every pipe of it waits (apply.ts reads it again later);
 // 401/403 N times in a row -> the pipe is parked until a reload.
@@ -10,7 +11,8 @@ import type { PipeConfig, Reason } from '../policy/index.js';
 import { boundedResetMs } from './budget.js';
 import type { DaemonContext, KeyLane } from './context.js';
 import type { AuditDirection } from './events.js';
-import { retryDelayMs, type ApplyJob } from './queues.js';
+import { afterCallFailure } from './backoff.js';
+import type { ApplyJob } from './queues.js';
 
 export interface ApplyOutcome {
   readonly pipe: string;
@@ -63,10 +65,23 @@ export async function handleApiFailure(
     await ctx.store.writeServices(pipe.organizationId, [{ id: pipe.serviceId, state: serviceState.data }], at);
 
   if (err.retriable) {
+    // The pipe backs off: its next attempt (this job's retry, or the next turn an evaluation
+    // queues) waits exponentially in its failures in a row, up to its reconcile period.
+    const failures = await ctx.store.increment(pipe.name, 'failures');
+    const backoff = afterCallFailure(failures, at, ctx.reconcileMsFor(pipe));
+    await ctx.store.write(pipe.name, backoff.write);
+    if (failures === 1)
+      ctx.emitter.emit('backoff', {
+        pipe: pipe.name,
+        backingOff: true,
+        code: err.code,
+        failures,
+        delayMs: backoff.delayMs,
+      });
     const attempt = job.attemptsMade + 1;
     const final = attempt >= (job.opts.attempts ?? 1);
     if (!final) {
-      const delayMs = retryDelayMs(attempt);
+      const delayMs = backoff.delayMs;
       // The Worker's backoff strategy (chosenBackoff) waits exactly this.
       Object.assign(err, { retryDelayMs: delayMs });
       ctx.emitter.emit('apply:retry', {

@@ -114,6 +114,9 @@ async function carryOut(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   await ctx.store.write(pipe.name, t.write);
   if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, t.write.kind ?? turn.rec.kind, t.confirmation);
+  // Answered: a pipe whose calls were failing is out of its backoff (lifecycle-answers.ts).
+  if (turn.rec.failures > 0)
+    ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });
   if (t.landed) {
     ctx.emitter.emit('outcome', {
       pipe: pipe.name,

@@ -81,6 +81,10 @@ export interface DaemonEvents {
   /** BullMQ will retry the job: the daemon's clients do not retry themselves (retry: false), so
    *  this is the daemon's API retry; operation is the API operation that failed. */
   'apply:retry': { pipe: string; code: ApiErrorCode; attempt: number; delayMs: number; operation?: string };
+  /** A pipe's calls began failing (backingOff: its next attempts wait exponentially longer, up to
+   *  its reconcile period, code: the first failure's) or one was answered again (backingOff false,
+   *  failures: how many failed in a row). Once per change of state. */
+  backoff: { pipe: string; backingOff: boolean; failures: number; code?: ApiErrorCode; delayMs?: number };
   /** The key's queue was paused for a 429 until the platform's window resets. */
   'rate-limited': { key: string; resetMs: number };
   /** A 429's X-RateLimit-Reset was missing, unparsable or beyond twice the key's window (60 s at

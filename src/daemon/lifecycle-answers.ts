@@ -120,6 +120,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     readDue: false,
     lastError: null,
     authFailures: 0,
+    ...SUCCEEDED,
     ref: ctx.ref,
     // The platform has other values than the stored desire was decided against: decide again from
     // what it has, so the correction follows maxStep, cooldowns and each direction's rules.
@@ -304,6 +305,7 @@ export function afterSentChange(
     lastChange: afterChange(before, rec.lastChange, sent, now).lastChange,
     lastError: null,
     authFailures: 0,
+    ...SUCCEEDED,
     lastReadAt: now,
     readDue: false,
     wantedSince: null,
@@ -324,11 +326,14 @@ export function afterSentChange(
 export function afterEndpoint(rec: PipeRecord, id: string, status: ReversePrivateEndpointStatus): Transition {
   const rest = rec.endpointsDue.filter((e) => e !== id);
   return {
-    write: { endpoints: { ...rec.endpoints, [id]: status }, endpointsDue: rest },
+    write: { endpoints: { ...rec.endpoints, [id]: status }, endpointsDue: rest, ...SUCCEEDED },
     next: rest.length > 0 ? { then: 'read' } : { then: 'evaluate' },
     drift: null,
   };
 }
+
+/** A call answered: the pipe's backoff ends. */
+const SUCCEEDED = { failures: 0, retryAt: null } as const satisfies Partial<PipeRecord>;
 
 /** What a failed request leaves in the record; `authFailures` counts 401/403 in a row (this one
  *  included), after `parkAfter` of which the pipe is parked until a reload. */

@@ -58,7 +58,7 @@ export type Stage = (typeof STAGES)[number];
 export type ReadWhy = 'first_contact' | 'settle' | 'confirm' | 'reconcile';
 
 /** Why a turn sends nothing although the pipe may be scaled. */
-export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost' | 'confirming' | 'unconfirmed';
+export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost' | 'confirming' | 'unconfirmed' | 'backoff';
 
 /** Why the pipe must not be scaled now: decide()'s skip codes, parking, or a safety violation. */
 export type SkipReason = string;
@@ -141,6 +141,15 @@ export function unsettled(rec: PipeRecord): boolean {
   return rec.unsettled !== null && (rec.lastReadAt === null || rec.lastReadAt < rec.unsettled.at);
 }
 
+/**
+ * The pipe's calls keep failing and its next attempt is not due (lifecycle-answers.ts
+ * afterCallFailure): an evaluation queues no turn for it until then, so a few failing pipes cannot
+ * spend their key's budget. A turn already queued is the retry the backoff scheduled: it goes ahead.
+ */
+export function backingOff(rec: PipeRecord, now: number): boolean {
+  return rec.failures > 0 && rec.retryAt !== null && now < rec.retryAt;
+}
+
 export function stageOf(rec: PipeRecord, sit: Situation, now: number): Stage {
   if (rec.ref !== null && rec.ref !== refOf(sit.pipe)) return 'moved';
   if (unsettled(rec)) return 'unsettled';
@@ -174,6 +183,15 @@ export function readDue(rec: PipeRecord, sit: Situation, now: number): boolean {
 
 /** What the pipe's next turn does at `now`. */
 export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
+  const next = stepOf(rec, sit, now);
+  const request = next.step.do !== 'forget' && next.step.do !== 'wait' && next.step.do !== 'skip';
+  // Decided all the same (the desire is stored, status shows it): only the request waits.
+  return request && sit.asker === 'tick' && backingOff(rec, now)
+    ? { ...next, step: { do: 'wait', reason: 'backoff' } }
+    : next;
+}
+
+function stepOf(rec: PipeRecord, sit: Situation, now: number): Next {
   const stage = stageOf(rec, sit, now);
   const due = readDue(rec, sit, now);
   const only = (step: NextStep): Next => ({ stage, step, readDue: due });

@@ -67,6 +67,11 @@ export interface PipeRecord {
   /** Reverse private endpoints still to read after a read of the pipe (one request per turn). */
   readonly endpointsDue: readonly string[];
   readonly authFailures: number;
+  /** Calls of the pipe that failed in a row (5xx, timeout, reset, network); a success sets it to 0. */
+  readonly failures: number;
+  /** While `failures` > 0: the instant before which no new turn is queued for the pipe (backoff,
+   *  lifecycle-answers.ts afterCallFailure); the retry the backoff scheduled runs then. */
+  readonly retryAt: number | null;
   readonly parked: StoredError | null;
   readonly drifts: number;
   /** Whether the last evaluation found the pipe paused, to emit 'paused' on each change only. */
@@ -119,6 +124,8 @@ const EMPTY: PipeRecord = {
   readDue: false,
   endpointsDue: [],
   authFailures: 0,
+  failures: 0,
+  retryAt: null,
   parked: null,
   drifts: 0,
   pausedSeen: false,
@@ -254,8 +261,8 @@ export class StateStore {
     await this.redis.del(this.keys.pipe(pipe));
   }
 
-  /** Atomic counter fields (authFailures, drifts) so concurrent replicas don't lose a count. */
-  async increment(pipe: string, field: 'authFailures' | 'drifts'): Promise<number> {
+  /** Atomic counter fields (authFailures, failures, drifts) so concurrent replicas don't lose a count. */
+  async increment(pipe: string, field: 'authFailures' | 'failures' | 'drifts'): Promise<number> {
     return this.redis.hincrby(this.keys.pipe(pipe), field, 1);
   }
 

@@ -56,6 +56,8 @@ export const RECORD_FIELDS = {
   readDue: z.boolean(),
   endpointsDue: z.array(z.string()),
   authFailures: z.number().int().nonnegative(),
+  failures: z.number().int().nonnegative(),
+  retryAt: epochMs.nullable(),
   parked: storedError.nullable(),
   drifts: z.number().int().nonnegative(),
   pausedSeen: z.boolean(),

@@ -55,6 +55,13 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         { pipe, code, error: message },
         'pipe parked: its API key keeps failing auth; fix the key and reload',
       ),
+    backoff: ({ pipe, backingOff, failures, code, delayMs }) =>
+      backingOff
+        ? logger.warn(
+            { pipe, code, delayMs },
+            "pipe's calls failing: its attempts back off, exponentially up to its reconcile period",
+          )
+        : logger.info({ pipe, failures }, "pipe's calls answered again after failing: backoff ended"),
     'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
     'rate-limited': ({ key, resetMs }) =>
       logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),

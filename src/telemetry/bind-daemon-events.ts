@@ -68,6 +68,7 @@ export function bindDaemonEvents(
     metrics.paused.remove({ pipe });
     metrics.parked.remove({ pipe });
     metrics.pipeFailing.remove({ pipe });
+    metrics.backoff.remove({ pipe });
     // Counters keep their history (pipescaler_decision_results_total, pipescaler_drift_total).
     for (const known of [gaugedPipes, parkedPipes, countedPipes]) known.delete(pipe);
     activeWindows.delete(pipe);
@@ -125,6 +126,10 @@ export function bindDaemonEvents(
       parkedPipes.add(p);
       gaugedPipes.add(p);
       metrics.parked.set({ pipe: p }, 1);
+    },
+    backoff: ({ pipe, backingOff }) => {
+      gaugedPipes.add(configName(pipe));
+      metrics.backoff.set({ pipe: configName(pipe) }, backingOff ? 1 : 0);
     },
     'apply:start': ({ key, queueWaitMs }) =>
       metrics.applyQueueWait.observe({ key: configName(key) }, Math.max(0, queueWaitMs) / 1000),

@@ -125,6 +125,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['pipe'] as const,
       registers,
     }),
+    backoff: new Gauge({
+      name: 'pipescaler_pipe_backoff',
+      help: "1 while the pipe's calls keep failing and its attempts back off (up to its reconcile period)",
+      labelNames: ['pipe'] as const,
+      registers,
+    }),
     paused: new Gauge({
       name: 'pipescaler_paused',
       help: '1 while scaling of the pipe is paused',

@@ -3,6 +3,7 @@
 // answer, what the record becomes and what comes next. The safety invariants are checked here too.
 import { describe, expect, it } from 'vitest';
 import type { PipeScaling } from '../../src/api/index.js';
+import { afterCallFailure } from '../../src/daemon/backoff.js';
 import { afterEndpoint, afterFailure, afterRead, afterSentChange } from '../../src/daemon/lifecycle-answers.js';
 import { nextStep, stageOf, turnInstant, type Situation } from '../../src/daemon/lifecycle.js';
 import { unsafeChange } from '../../src/daemon/safety.js';
@@ -321,6 +322,62 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       { do: 'read', why: 'reconcile' },
     ],
     [
+      'calls failing, the next attempt not due: wait (backoff), decided all the same',
+      seen({ failures: 3, retryAt: IN_WINDOW + 4_000 }),
+      {},
+      IN_WINDOW,
+      'seen',
+      { do: 'wait', reason: 'backoff' },
+    ],
+    [
+      'calls failing, the next attempt due: change',
+      seen({ failures: 3, retryAt: IN_WINDOW }),
+      {},
+      IN_WINDOW,
+      'seen',
+      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+    ],
+    [
+      'calls failing, at a turn (the retry the backoff scheduled): it goes ahead',
+      seen({ failures: 3, retryAt: IN_WINDOW + 4_000 }),
+      { asker: 'turn' },
+      IN_WINDOW,
+      'seen',
+      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+    ],
+    [
+      'calls failing, a reconcile read due: wait (backoff)',
+      seen({ failures: 1, retryAt: T0 + 1_000, lastReadAt: T0 - 31 * MIN }),
+      {},
+      T0,
+      'seen',
+      { do: 'wait', reason: 'backoff' },
+    ],
+    [
+      'never seen, its first reads failing: wait (backoff)',
+      { ...EMPTY, failures: 2, retryAt: T0 + 2_000 },
+      {},
+      T0,
+      'unseen',
+      { do: 'wait', reason: 'backoff' },
+    ],
+    [
+      'a change unsettled, its settle reads failing: wait (backoff), still no other change',
+      seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' }, failures: 4, retryAt: IN_WINDOW + 1 }),
+      {},
+      IN_WINDOW,
+      'unsettled',
+      { do: 'wait', reason: 'backoff' },
+    ],
+    [
+      'calls failing, at target: nothing to wait for',
+      seen({ failures: 2, retryAt: T0 + 2_000 }),
+      {},
+      T0,
+      'seen',
+      { do: 'wait', reason: 'at_target' },
+    ],
+    [
       'bounds narrowed by a reload below the window: the bound, never more',
       seen(),
       { pipe: { ...pipe, bounds: { replicas: { max: 4 } } } },
@@ -605,6 +662,32 @@ describe('what an answer makes of the record', () => {
       expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0 });
       expect(afterRead(seen({ desired: PEAK }), running(STREAMS), T0, ctx).write.confirmed).toBeUndefined();
     });
+  });
+
+  it('calls failing in a row: each next attempt waits twice as long (jittered), never past the reconcile period', () => {
+    const shortest = () => 0; // the jitter takes up to half off: 0 draws the shortest wait
+    const delays = [1, 2, 3, 4, 5, 8, 12, 40, 500].map((n) => afterCallFailure(n, T0, 10 * MIN, shortest).delayMs);
+    expect(delays).toEqual([500, 1_000, 2_000, 4_000, 8_000, 64_000, 600_000, 600_000, 600_000]);
+    const longest = afterCallFailure(4, T0, 10 * MIN, () => 0.999).delayMs;
+    expect(longest).toBeGreaterThan(7_900);
+    expect(longest).toBeLessThan(8_000);
+    expect(afterCallFailure(3, T0, 10 * MIN, shortest).write).toEqual({ failures: 3, retryAt: T0 + 2_000 });
+    // a short reconcile period caps it
+    expect(afterCallFailure(9, T0, 30_000, shortest).delayMs).toBe(30_000);
+  });
+
+  it('any answer ends the backoff: a read, a change, an endpoint', () => {
+    const failing = seen({ failures: 5, retryAt: T0 + MIN });
+    const ended = { failures: 0, retryAt: null };
+    expect(afterRead(failing, running(STREAMS), T0, ctx).write).toMatchObject(ended);
+    expect(
+      afterSentChange(failing, running({ ...STREAMS, replicas: 6 }), { replicas: 6 }, T0, {
+        ref: REF,
+        sentAt: T0,
+        timing: TIMING,
+      }).write,
+    ).toMatchObject(ended);
+    expect(afterEndpoint({ ...failing, endpointsDue: ['a'] }, 'a', 'Ready').write).toMatchObject(ended);
   });
 
   it("an endpoint's status: the next one, then a decision", () => {
