@@ -45,6 +45,11 @@ export function bindDaemonEvents(
       countedPipes.add(p);
       for (const result of DECISION_RESULTS) metrics.decisionResults.inc({ pipe: p, result }, 0);
       metrics.drift.inc({ pipe: p }, 0);
+      // one series each from the start, for the dashboard's operator panel: the first override,
+      // change made by hand or freeze of a pipe shows as a step from 0, not as a series appearing
+      metrics.driftActions.inc({ pipe: p, action: 'revert' }, 0);
+      metrics.overrides.inc({ pipe: p, action: 'set', source: 'operator' }, 0);
+      metrics.freezeHeld.inc({ pipe: p }, 0);
       gaugedPipes.add(p);
       metrics.pipeFailing.set({ pipe: p }, 0);
     }

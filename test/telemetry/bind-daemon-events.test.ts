@@ -137,6 +137,49 @@ describe('bindDaemonEvents', () => {
     expect(text).toContain('pipescaler_window_active{pipe="orders-events",window="business-hours"} 1');
   });
 
+  it('counts overrides, what onDrift made of a change made by hand and freezes, each from 0 for every pipe of the config', async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultMetrics: false });
+    const emitter = new DaemonEmitter();
+    bindDaemonEvents(emitter, metrics, { pipes: () => ['orders-events', 'nightly-s3'] });
+    let s = parseScrape(await registry.metrics());
+    for (const pipe of ['orders-events', 'nightly-s3']) {
+      expect(sampleValue(s, 'pipescaler_overrides_total', { pipe, action: 'set', source: 'operator' })).toBe(0);
+      expect(sampleValue(s, 'pipescaler_drift_actions_total', { pipe, action: 'revert' })).toBe(0);
+      expect(sampleValue(s, 'pipescaler_freeze_held_total', { pipe })).toBe(0);
+    }
+    const o = { id: 'a', values: { replicas: 8 }, until: 1_795_424_400_000, reason: 'incident' };
+    emitter.emit('override', { pipe: 'orders-events', action: 'set', source: 'operator', ...o });
+    emitter.emit('override', { pipe: 'orders-events', action: 'cancelled', source: 'operator', ...o });
+    emitter.emit('drift', {
+      pipe: 'nightly-s3',
+      expected: { concurrency: 2 },
+      actual: { concurrency: 4 },
+      onDrift: 'adoptAsFloor',
+    });
+    emitter.emit('override', { pipe: 'nightly-s3', action: 'set', source: 'manual', ...o, values: { concurrency: 4 } });
+    emitter.emit('freeze', {
+      pipe: 'orders-events',
+      action: 'held',
+      freezes: ['release'],
+      held: { replicas: 2 },
+      until: o.until,
+    });
+    emitter.emit('freeze', { pipe: 'orders-events', action: 'released', freezes: ['release'] });
+    s = parseScrape(await registry.metrics());
+    expect(
+      sampleValue(s, 'pipescaler_overrides_total', { pipe: 'orders-events', action: 'set', source: 'operator' }),
+    ).toBe(1);
+    expect(sampleValue(s, 'pipescaler_overrides_total', { pipe: 'orders-events', action: 'cancelled' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_overrides_total', { pipe: 'nightly-s3', action: 'set', source: 'manual' })).toBe(
+      1,
+    );
+    expect(sampleValue(s, 'pipescaler_drift_actions_total', { pipe: 'nightly-s3', action: 'adoptAsFloor' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_drift_actions_total', { pipe: 'nightly-s3', action: 'revert' })).toBe(0);
+    // a freeze counts when it begins holding, not when it lets go
+    expect(sampleValue(s, 'pipescaler_freeze_held_total', { pipe: 'orders-events' })).toBe(1);
+  });
+
   it('keeps a reconcile period per key in force: a key a reload took out of its pool loses its series', async () => {
     const { registry, metrics } = (() => {
       const r = new Registry();

@@ -1,6 +1,6 @@
 // A representative run fed through the bindings: ticks and evaluations, decisions of every result,
-// windows opening and closing, a pause, a parked pipe, retries, 429s, drift and both kinds of
-// reload, plus the API client's attempts (2xx, 4xx, 5xx, timeouts). `marker` goes wherever a
+// windows opening and closing, a pause, a parked pipe, retries, 429s, drift (reverted and held),
+// overrides, a freeze and both kinds of reload, plus the API client's attempts (2xx, 4xx, 5xx, timeouts). `marker` goes wherever a
 // careless implementation could leak it (error messages, reasons, config errors).
 import { EventEmitter } from 'node:events';
 import type { DaemonEmitter } from '../../src/daemon/events.js';
@@ -102,6 +102,28 @@ export function emitDaemonRun(
     reasons: [{ code: 'baseline', message: 'outside every window' }],
   });
   emitter.emit('drift', { pipe: 'orders-events', expected: { replicas: 6 }, actual: { replicas: 3 } });
+  // an operator's override, one kept by hand (onDrift: hold), and a freeze holding a scale-down
+  const override = { id: 'o-1', values: { replicas: 8 }, until: t0 + 7_200_000, reason: `incident; ${marker}` };
+  emitter.emit('override', { pipe: 'orders-events', action: 'set', source: 'operator', ...override });
+  emitter.emit('override', { pipe: 'orders-events', action: 'expired', source: 'operator', ...override });
+  emitter.emit('drift', { pipe: 'users-cdc', expected: { replicas: 2 }, actual: { replicas: 4 }, onDrift: 'hold' });
+  emitter.emit('override', {
+    pipe: 'users-cdc',
+    action: 'set',
+    source: 'manual',
+    id: 'm-1',
+    values: { replicas: 4 },
+    until: t0 + 3_600_000,
+    reason: 'manual',
+  });
+  emitter.emit('freeze', {
+    pipe: 'orders-events',
+    action: 'held',
+    freezes: ['release'],
+    held: { replicas: 2 },
+    until: t0 + 3_600_000,
+  });
+  emitter.emit('freeze', { pipe: 'orders-events', action: 'released', freezes: ['release'] });
   emitter.emit('paused', { pipe: 'nightly-s3', paused: true, reason: `operator; ${marker}`, until: t0 + 3_600_000 });
   emitter.emit('parked', {
     pipe: 'payments-msk',
