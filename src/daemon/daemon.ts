@@ -26,7 +26,7 @@ import type { EvaluateJob } from './queues.js';
 import { connectRedis, describeRedis, prefixProblem, watchStatus, type RedisClient } from './redis-connection.js';
 import { Heartbeat } from './heartbeat.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
-import { daemonShutdown, runShutdown } from './shutdown.js';
+import { daemonShutdown, runShutdown, stopGraceMs } from './shutdown.js';
 import { StateStore } from './state-store.js';
 import { readPipeStatuses, type PipeStatus } from './status.js';
 import { createTick } from './tick.js';
@@ -84,7 +84,8 @@ export interface Daemon {
   tick(at?: number): Promise<void>;
   /** Swap in a new config (or re-read the file); a broken one is refused and the old one stays. */
   reload(config?: Config): Promise<boolean>;
-  /** Stop ticking, let in-flight jobs finish within timeoutMs, then force; close everything. */
+  /** Stop ticking, let in-flight jobs finish within timeoutMs (default stopGraceMs: api.timeout and
+   *  a second), then force; close everything. */
   stop(opts?: { timeoutMs?: number }): Promise<void>;
   status(): Promise<DaemonStatus>;
   config(): Config;
@@ -292,7 +293,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     announcePlans(current, logger, emitter);
   }
 
-  async function stop({ timeoutMs = 10_000 } = {}): Promise<void> {
+  async function stop({ timeoutMs = stopGraceMs(current) }: { timeoutMs?: number } = {}): Promise<void> {
     if (stopping) return;
     stopping = true;
     const parts = {

@@ -1,8 +1,10 @@
 // stop(): an ordered list of named steps. Intake stops first (config watch, key checks, cron);
-// in-flight turns get the grace period to finish (the graceful path); past it the forceful path
-// cuts them (their jobs go back to the queue as retries for another replica or the next start),
-// and every later step fits in STOP_AFTER_GRACE_MS, so a pod with a 30 s grace period is never
-// SIGKILLed. Each close step has its own limit; one that overruns is named in the stop line.
+// in-flight turns get the grace period to finish (the graceful path; by default api.timeout and a
+// second, stopGraceMs, so every request in flight is answered or times out); past it the forceful
+// path cuts them (a cut change is recorded unsettled, a cut read goes back to the queue as a retry,
+// for another replica or the next start), and every later step fits in STOP_AFTER_GRACE_MS, so a
+// service manager that waits the grace and a few seconds more never SIGKILLs. Each close step has
+// its own limit; one that overruns is named in the stop line.
 import type { Queue, Worker } from 'bullmq';
 import type { DaemonLogger } from './context.js';
 import type { EmbeddedCloud } from './embedded.js';
@@ -17,6 +19,30 @@ import { settleWithin } from './settle.js';
 
 /** stop() ends within its grace period plus this. */
 export const STOP_AFTER_GRACE_MS = 1_000;
+
+/** After a request's own limit, time for a turn to write what its answer said to Redis. */
+export const ANSWER_WRITE_MS = 1_000;
+
+/**
+ * The stop's default grace: a request in flight ends within `api.timeout` (answered, or timed out
+ * and recorded unsettled, its outcome read at the next start), so in-flight turns get that long and
+ * a second more to write their answer; only a turn that starts a second request within the grace
+ * (a services list, then its change) is cut, and the cut change is recorded unsettled too. The
+ * service manager's stop timeout must leave room for it and STOP_AFTER_GRACE_MS (docs/deploy.md:
+ * systemd TimeoutStopSec, Kubernetes terminationGracePeriodSeconds, compose stop_grace_period).
+ */
+export function stopGraceMs(config: { readonly api: { readonly timeoutMs: number } }): number {
+  return config.api.timeoutMs + ANSWER_WRITE_MS;
+}
+
+/** After stop(), `pipescaler run` closes its telemetry server and exits (its own limit 2 s), with a second to spare. */
+export const EXIT_AFTER_STOP_MS = 3_000;
+
+/** The least stop timeout a service manager must give the daemon before it SIGKILLs (35 s at the
+ *  default api.timeout of 30 s; config/systemd, config/kubernetes and docker-compose.yml give 45 s). */
+export function stopTimeoutNeededMs(config: { readonly api: { readonly timeoutMs: number } }): number {
+  return stopGraceMs(config) + STOP_AFTER_GRACE_MS + EXIT_AFTER_STOP_MS;
+}
 
 export interface ShutdownStep {
   readonly name: string;

@@ -1,12 +1,15 @@
 // The signals the daemon handles, and why:
-// - SIGTERM: the service manager (systemd, Kubernetes) stops us: finish in-flight applies, exit 0.
+// - SIGTERM: the service manager (systemd, Kubernetes) stops us: finish in-flight requests (up to
+//   api.timeout, shutdown.ts stopGraceMs), exit 0.
 // - SIGINT: Ctrl-C in a terminal: the same graceful stop; a second one forces the exit.
 // - SIGHUP: the conventional "re-read your config".
 import type { DaemonLogger } from './context.js';
 import type { Daemon } from './daemon.js';
+import { stopGraceMs } from './shutdown.js';
 
 export interface SignalOptions {
-  readonly timeoutMs: number;
+  /** The stop's grace; default the daemon's (stopGraceMs: api.timeout and a second). */
+  readonly timeoutMs?: number;
   readonly logger: DaemonLogger;
   /** Called once the daemon has stopped (or a second signal forces it). */
   readonly exit: (code: number) => void;
@@ -21,8 +24,9 @@ export function handleSignals(daemon: Daemon, { timeoutMs, logger, exit }: Signa
       return;
     }
     stopping = true;
-    logger.info({ signal, timeoutMs }, 'stopping: finishing in-flight applies');
-    daemon.stop({ timeoutMs }).then(
+    const graceMs = timeoutMs ?? stopGraceMs(daemon.config());
+    logger.info({ signal, timeoutMs: graceMs }, 'stopping: finishing in-flight requests (up to api.timeout)');
+    daemon.stop({ timeoutMs: graceMs }).then(
       () => exit(0),
       (err: unknown) => {
         logger.error({ err: (err as Error).message }, 'stop failed');

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
+import { stopTimeoutNeededMs } from '../../src/daemon/shutdown.js';
 
 const UNIT = 'config/systemd/pipescaler.service';
 const text = readFileSync(UNIT, 'utf8');
@@ -60,8 +61,15 @@ describe('the systemd unit', () => {
   it('reloads on SIGHUP and gives the daemon its whole stop grace', () => {
     expect(values('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(values('ExecStart')[0]).toMatch(/\/dist\/cli\/main\.js run \/etc\/pipescaler\/pipescaler\.yaml$/);
-    // the daemon ends within 15 s of grace and one more second
-    expect(Number(/^(\d+)s$/.exec(values('TimeoutStopSec')[0]!)![1])).toBeGreaterThanOrEqual(17);
+    // in-flight requests get api.timeout (the shipped config's) and a second, then everything
+    // closes and the process exits: the unit waits at least that long before SIGKILL
+    const config = parseConfig(readFileSync('config/pipescaler.yaml', 'utf8'), {
+      file: 'config/pipescaler.yaml',
+      env: { PIPESCALER_KEY_ID: 'k', PIPESCALER_KEY_SECRET: 's' },
+    });
+    const stopSec = Number(/^(\d+)s$/.exec(values('TimeoutStopSec')[0]!)![1]);
+    expect(stopSec * 1000).toBeGreaterThanOrEqual(stopTimeoutNeededMs(config));
+    expect(stopTimeoutNeededMs(config)).toBeGreaterThan(config.api.timeoutMs);
   });
 
   it('hands the key secret over as a credential the config reads through $CREDENTIALS_DIRECTORY', () => {

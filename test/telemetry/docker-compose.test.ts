@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { stopTimeoutNeededMs } from '../../src/daemon/shutdown.js';
 import { freePort } from '../redis-servers.js';
 
 interface Service {
@@ -21,6 +22,7 @@ interface Service {
   ports?: string[];
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] };
+  stop_grace_period?: string;
 }
 
 const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
@@ -184,6 +186,10 @@ describe('docker-compose.yml', () => {
       const config = loadConfig('config/pipescaler.yaml', env);
       expect(config.api.baseUrl).toBe('http://cloud:8123');
       expect(config.api.keys.default).toMatchObject({ keyId: env.PIPESCALER_KEY_ID });
+      // `docker compose stop` waits for in-flight requests (api.timeout and a second) and the exit
+      const grace = /^(\d+)s$/.exec(services.pipescaler!.stop_grace_period ?? '');
+      expect(grace, 'stop_grace_period').not.toBeNull();
+      expect(Number(grace![1]) * 1000).toBeGreaterThanOrEqual(stopTimeoutNeededMs(config));
     },
   );
 

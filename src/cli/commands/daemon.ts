@@ -32,7 +32,6 @@ import { guardConfig } from '../output-guard.js';
 import { printable } from '../../api/internal.js';
 import { formatStatusText, NO_DAEMON, START_DAEMON } from '../status-output.js';
 
-const STOP_TIMEOUT_MS = 15_000;
 /** The longest `pause --for`: longer is a pause until resumed (no --for), not a date. */
 const MAX_PAUSE_MS = 366 * 24 * 3_600_000;
 /** A pause reason is a line in status and logs, not a document. */
@@ -305,8 +304,8 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
     throw err;
   }
   await new Promise<void>((resolve) => {
+    // The stop's grace follows api.timeout (stopGraceMs): every request in flight is answered or times out.
     handleSignals(daemon, {
-      timeoutMs: STOP_TIMEOUT_MS,
       logger,
       exit: (code) => {
         process.exitCode = code;
