@@ -6,6 +6,8 @@
 import type { Override } from '../policy/index.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
+import { z } from 'zod';
+import { keysStartingWith } from './redis-connection.js';
 import { parseStored, StoredOverride, StoredPause, storedText } from './stored-record.js';
 
 /** Who a pipe is: its config name (for messages) and the ids its operator state is keyed by. */
@@ -178,9 +180,35 @@ export class OperatorStore {
 
   /**
    * Pauses stored by an older version under the pipe's name move to its identity (their expiry
-   * kept). Run at start; a pause already under the identity wins.
+   * kept). Run at start; a pause already under the identity wins. A name the config no longer has
+   * moves to the identity its pipe's record last named (`ref`): a pipe renamed across the upgrade
+   * stays paused, and one that left the config is an orphan (status lists it, resume --orphaned
+   * lifts it). Without a record naming one (the pipe was never read) it stays where it was.
    */
   async migrateNamedPauses(pipes: readonly PipeIdentity[]): Promise<string[]> {
+    const moved = await this.migrateConfigNames(pipes);
+    const known = new Set(pipes.map((p) => p.name));
+    const legacy = this.keys.legacyPause('');
+    for (const key of await keysStartingWith(this.redis, legacy)) {
+      const name = key.slice(legacy.length);
+      if (known.has(name)) continue;
+      const ref = parseStored(z.string(), await this.redis.hget(this.keys.pipe(name), 'ref'));
+      const text = await this.redis.get(key);
+      const flag = parseStored(StoredPause, text);
+      if (ref === null || flag === null) continue;
+      // SET NX: an identity's own pause wins; the name goes with it, for the orphan's listing
+      const ttl = await this.redis.pttl(key);
+      const value = storedText({ ...flag, pipe: flag.pipe ?? name });
+      const multi = this.redis.multi();
+      if (ttl > 0) multi.set(this.keys.pause(ref), value, 'PX', ttl, 'NX');
+      else multi.set(this.keys.pause(ref), value, 'NX');
+      await multi.del(key).sadd(this.keys.operatorIndex, ref).exec();
+      moved.push(name);
+    }
+    return moved;
+  }
+
+  private async migrateConfigNames(pipes: readonly PipeIdentity[]): Promise<string[]> {
     const moved: string[] = [];
     for (const p of pipes) {
       const legacy = this.keys.legacyPause(p.name);

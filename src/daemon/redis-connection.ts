@@ -239,6 +239,22 @@ export function isUnreachable(err: unknown): boolean {
   );
 }
 
+/** The keys that start with `literal` (SCAN, so only where nothing keeps an index of them); on a
+ *  cluster from every master (a hash-tagged prefix puts ours on one, which may move). */
+export async function keysStartingWith(redis: RedisClient, literal: string): Promise<string[]> {
+  const match = `${literal.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+  const out: string[] = [];
+  for (const server of isCluster(redis) ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, found] = await server.scan(cursor, 'MATCH', match, 'COUNT', 1_000);
+      cursor = next;
+      out.push(...found);
+    } while (cursor !== '0');
+  }
+  return out;
+}
+
 /** Whether a connection is a Redis Cluster (its server commands go to each master). */
 export function isCluster(redis: RedisClient): redis is Cluster {
   return (redis as Partial<Cluster>).isCluster === true;

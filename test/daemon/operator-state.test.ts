@@ -174,4 +174,32 @@ describe('pauses by identity', () => {
     expect(await redis.pexpiretime(keys.pause(refOf(orders())))).toBe(until);
     expect(replicas()).toBe(was);
   });
+
+  it('a pause stored by a name the config no longer has follows the identity its record named: renamed, it still pauses; gone, it is an orphan', async () => {
+    const keys = (await import('../../src/daemon/redis-keys.js')).redisKeys(prefix);
+    const until = Date.now() + 3_600_000;
+    const ghost = {
+      organizationId: DEMO.org,
+      serviceId: DEMO.analytics,
+      pipeId: 'b1000000-0000-4000-8000-0000000000aa',
+    };
+    // as an older version left them: the pause under the name, the record naming its ids
+    await redis.set(keys.legacyPause('old-orders'), JSON.stringify({ reason: 'renamed since', until }), 'PXAT', until);
+    await redis.hset(keys.pipe('old-orders'), 'ref', JSON.stringify(refOf(orders())));
+    await redis.set(keys.legacyPause('gone-events'), JSON.stringify({ reason: 'left the config' }));
+    await redis.hset(keys.pipe('gone-events'), 'ref', JSON.stringify(refOf(ghost)));
+    // never read by the older version: no identity to give it
+    await redis.set(keys.legacyPause('never-read'), JSON.stringify({ reason: 'unknown ids' }));
+    const was = replicas();
+    await start(config([orders('orders-events-v2')]));
+    await tickAt(T0);
+    expect(await daemon.store.operator.pause(orders())).toEqual({ reason: 'renamed since', until, scope: 'pipe' });
+    expect(await redis.pexpiretime(keys.pause(refOf(orders())))).toBeGreaterThan(until - 5_000);
+    expect(replicas()).toBe(was); // still paused under its new name
+    expect(await daemon.store.operator.orphans(daemon.config().pipes)).toEqual([
+      { ref: refOf(ghost), name: 'gone-events', pause: { reason: 'left the config', scope: 'pipe' }, override: null },
+    ]);
+    expect(await redis.exists(keys.legacyPause('old-orders'), keys.legacyPause('gone-events'))).toBe(0);
+    expect(await redis.get(keys.legacyPause('never-read'))).not.toBeNull();
+  });
 });
