@@ -114,8 +114,9 @@ function slotMs(rate: { requests: number; perMs: number }): number {
   return rate.perMs / (rate.requests * LEAD_RATE_SHARE);
 }
 
-/** The lowest value of each field the schedule sets in a state, within the pipe's bounds and the platform's ranges. */
-function floors(
+/** The lowest value of each field the schedule sets in a state, within the pipe's bounds and the
+ *  platform's ranges (also the target a window start's verdict checks, verdict.ts). */
+export function floors(
   policy: Policy,
   winners: readonly Window[],
   bounds: Bounds,

@@ -1,0 +1,126 @@
+// Window verdicts: every start of a window gets, per pipe, the answer the product stands on: was
+// the pipe confirmed at the window's target by the boundary (met), after it (late, by how much),
+// or not within the limit (missed)? "At target" is each field of the target at or above the
+// lowest value the winning windows accept (within the pipe's bounds and the platform's ranges:
+// lead-plan.ts floors), and "confirmed" is a read that showed it in force, never a PATCH's 200.
+// A pipe the operator took out of the policy's hands at the start (paused, an override, a freeze
+// holding its change, a dry run) is `excluded`: its verdict says so and counts in no share.
+// Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
+import type { ScalingField, ScalingValues } from '../api/index.js';
+import { floors } from './lead-plan.js';
+import type { Bounds, Decision, Policy } from './types.js';
+import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
+
+export const VERDICTS = ['met', 'late', 'missed', 'excluded'] as const;
+export type VerdictName = (typeof VERDICTS)[number];
+
+/** Why a pipe had no say in a window start: what took it out of the policy's hands. */
+export const EXCLUSIONS = ['paused', 'override', 'freeze', 'dry_run'] as const;
+export type Exclusion = (typeof EXCLUSIONS)[number];
+
+/** Missed: not confirmed by the deadline (the limit, or the window's end), or by the next window start. */
+export const MISSES = ['not_confirmed', 'superseded'] as const;
+export type Miss = (typeof MISSES)[number];
+
+/** Without `evaluate.actuation`, a window start not confirmed within 10 minutes is missed
+ *  (ACTUATION_DEFAULTS.maxMs: the most a lead plan ever counts on for a change). */
+export const VERDICT_LIMIT_DEFAULT_MS = 600_000;
+
+/** A window starting at `boundary`, the windows that win from then on and the target they ask for. */
+export interface WindowStart {
+  readonly boundary: number;
+  readonly windows: readonly string[];
+  /** The lowest value of each field of the pipe's kind the winners accept. */
+  readonly target: ScalingValues;
+  /** When the first of the starting windows ends. */
+  readonly end: number;
+}
+
+/** A verdict to give: the window start and the instant after which an unconfirmed pipe has missed it. */
+export interface VerdictDue {
+  readonly boundary: number;
+  readonly windows: readonly string[];
+  readonly target: ScalingValues;
+  readonly deadline: number;
+}
+
+/** A read that showed these values in force at `at` (the record's `confirmed`). */
+export interface Confirmed {
+  readonly values: ScalingValues;
+  readonly at: number;
+}
+
+export type Judged =
+  | { readonly verdict: 'met' | 'late'; readonly lateMs: number; readonly confirmedAt: number }
+  | { readonly verdict: 'missed'; readonly reason: Miss };
+
+/**
+ * The window starts of a policy in (from, to] for a pipe with these bounds and fields: a boundary
+ * at which a window that was not active before wins (a window starting under a higher-priority one
+ * drives nothing, and an end is no start). Starts whose target sets no field of the kind are left out.
+ */
+export function windowStartsIn(
+  policy: Policy,
+  bounds: Bounds,
+  fields: readonly ScalingField[],
+  from: number,
+  to: number,
+): WindowStart[] {
+  const out: WindowStart[] = [];
+  for (let t = nextBoundary(policy.windows, from, to); t !== null; t = nextBoundary(policy.windows, t, to)) {
+    const before = new Set(activeWindows(policy.windows, t - 1).active);
+    const { winners } = activeWindows(policy.windows, t);
+    const starting = winners.filter((w) => !before.has(w));
+    if (starting.length === 0) continue;
+    const target = floors(policy, winners, bounds, fields);
+    if (Object.keys(target).length === 0) continue;
+    const end = Math.min(...starting.map((w) => occurrenceAt(w, t)?.end ?? t));
+    out.push({ boundary: t, windows: winners.map((w) => w.name), target, end });
+  }
+  return out;
+}
+
+/** The verdict due for a start: missed after `limitMs`, or at the window's end when that is sooner. */
+export function verdictDue(start: WindowStart, limitMs: number): VerdictDue {
+  const { boundary, windows, target, end } = start;
+  return { boundary, windows, target, deadline: Math.min(boundary + limitMs, end) };
+}
+
+/** Whether every field of the target is there and at or above it. */
+export function atTarget(values: ScalingValues, target: ScalingValues): boolean {
+  return (Object.keys(target) as ScalingField[]).every((f) => {
+    const want = target[f];
+    const have = values[f];
+    return want === undefined || (have !== undefined && have >= want);
+  });
+}
+
+/**
+ * The verdict on a due window start at `now`, or null while it is open: met when the pipe was
+ * confirmed at target at or before the boundary, late by (confirmed - boundary) when after it but
+ * by the deadline, missed once the deadline has passed without. `final`: the next window start
+ * ends it now (missed: superseded, unless it is met or late already).
+ */
+export function judgeVerdict(
+  due: VerdictDue,
+  confirmed: Confirmed | null,
+  now: number,
+  opts: { final?: boolean } = {},
+): Judged | null {
+  if (now < due.boundary && !opts.final) return null;
+  if (confirmed !== null && confirmed.at <= due.deadline && atTarget(confirmed.values, due.target)) {
+    const lateMs = Math.max(0, confirmed.at - due.boundary);
+    return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: confirmed.at };
+  }
+  if (opts.final) return { verdict: 'missed', reason: 'superseded' };
+  return now >= due.deadline ? { verdict: 'missed', reason: 'not_confirmed' } : null;
+}
+
+/** What took the pipe out of the policy's hands at a window start (its decision then), or null. */
+export function exclusionOf(decision: Decision, dryRun: boolean): Exclusion | null {
+  if (decision.action === 'skip' && decision.reasons.some((r) => r.code === 'paused')) return 'paused';
+  if (decision.override) return 'override';
+  if (decision.freeze) return 'freeze';
+  if (dryRun) return 'dry_run';
+  return null;
+}

@@ -1,0 +1,254 @@
+// Window verdicts (verdict.ts): each window start a pipe's policy has, the target it asks for, and
+// whether the pipe was confirmed at that target by the boundary (met), after it (late by how
+// much), or not within the limit (missed).
+import { describe, expect, it } from 'vitest';
+import {
+  atTarget,
+  exclusionOf,
+  judgeVerdict,
+  VERDICT_LIMIT_DEFAULT_MS,
+  windowStartsIn,
+  type VerdictDue,
+} from '../../src/policy/verdict.js';
+import type { Decision } from '../../src/policy/types.js';
+import { at, oneOff, policy, recurring } from './build.js';
+
+const STREAM = ['replicas', 'replicaCpuMillicores', 'replicaMemoryGb'] as const;
+const B = at('2026-11-23T09:00:00Z');
+
+const business = recurring({
+  name: 'business',
+  start: '09:00',
+  end: '17:00',
+  timezone: 'UTC',
+  days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+  target: { replicas: { value: 6 } },
+});
+
+const due = (o: Partial<VerdictDue> = {}): VerdictDue => ({
+  boundary: B,
+  windows: ['business'],
+  target: { replicas: 6 },
+  deadline: B + VERDICT_LIMIT_DEFAULT_MS,
+  ...o,
+});
+
+describe('windowStartsIn', () => {
+  it('finds each start of a window in (from, to] with the floor of its target', () => {
+    const p = policy({ windows: [business] });
+    const starts = windowStartsIn(p, {}, STREAM, at('2026-11-23T00:00:00Z'), at('2026-11-25T00:00:00Z'));
+    expect(starts).toEqual([
+      { boundary: B, windows: ['business'], target: { replicas: 6 }, end: at('2026-11-23T17:00:00Z') },
+      {
+        boundary: at('2026-11-24T09:00:00Z'),
+        windows: ['business'],
+        target: { replicas: 6 },
+        end: at('2026-11-24T17:00:00Z'),
+      },
+    ]);
+  });
+
+  it('counts a boundary at `to` and not at `from`', () => {
+    const p = policy({ windows: [business] });
+    expect(windowStartsIn(p, {}, STREAM, B - 1, B).map((s) => s.boundary)).toEqual([B]);
+    expect(windowStartsIn(p, {}, STREAM, B, B + 60_000)).toEqual([]);
+  });
+
+  it('ends are not starts; neither is a window starting under a higher-priority one', () => {
+    const high = oneOff({
+      name: 'sale',
+      from: '2026-11-23T08:00:00Z',
+      to: '2026-11-23T10:00:00Z',
+      priority: 5,
+      target: { replicas: { value: 10 } },
+    });
+    const p = policy({ windows: [business, high] });
+    const starts = windowStartsIn(p, {}, STREAM, at('2026-11-23T00:00:00Z'), at('2026-11-23T23:00:00Z'));
+    // 08:00 sale starts; 09:00 business starts under sale (no verdict); 10:00 sale ends (no verdict)
+    expect(starts.map((s) => [new Date(s.boundary).toISOString(), s.windows])).toEqual([
+      ['2026-11-23T08:00:00.000Z', ['sale']],
+    ]);
+  });
+
+  it('takes the lowest value a bounded target accepts, within the pipe bounds and the fields of the kind', () => {
+    const w = oneOff({
+      name: 'peak',
+      from: '2026-11-23T09:00:00Z',
+      to: '2026-11-23T10:00:00Z',
+      target: { replicas: { min: 3, max: 8 }, concurrency: { value: 4 } },
+    });
+    const [start] = windowStartsIn(policy({ windows: [w] }), { replicas: { min: 5 } }, STREAM, B - 1, B);
+    expect(start?.target).toEqual({ replicas: 5 });
+  });
+
+  it('a window (and baseline) that sets no field of the kind gives no verdict', () => {
+    const w = oneOff({
+      name: 'c',
+      from: '2026-11-23T09:00:00Z',
+      to: '2026-11-23T10:00:00Z',
+      target: { concurrency: { value: 4 } },
+    });
+    expect(windowStartsIn(policy({ baseline: {}, windows: [w] }), {}, STREAM, B - 1, B)).toEqual([]);
+    // a field the window leaves unset is the baseline's
+    expect(windowStartsIn(policy({ windows: [w] }), {}, STREAM, B - 1, B)[0]?.target).toEqual({ replicas: 2 });
+  });
+
+  it('spring forward (Europe/Berlin, 2026-03-29): a 02:30 start is the first instant after the gap', () => {
+    const w = recurring({ name: 'night', start: '02:30', end: '05:00', timezone: 'Europe/Berlin' });
+    const starts = windowStartsIn(
+      policy({ windows: [w] }),
+      {},
+      STREAM,
+      at('2026-03-28T12:00:00Z'),
+      at('2026-03-29T12:00:00Z'),
+    );
+    // 02:00 CET jumps to 03:00 CEST = 01:00Z
+    expect(starts.map((s) => new Date(s.boundary).toISOString())).toEqual(['2026-03-29T01:00:00.000Z']);
+    expect(starts[0]?.end).toBe(at('2026-03-29T03:00:00Z'));
+  });
+
+  it('fall back (Europe/Berlin, 2026-10-25): a 02:30 start happens once, at its first occurrence', () => {
+    const w = recurring({ name: 'night', start: '02:30', end: '05:00', timezone: 'Europe/Berlin' });
+    const starts = windowStartsIn(
+      policy({ windows: [w] }),
+      {},
+      STREAM,
+      at('2026-10-24T12:00:00Z'),
+      at('2026-10-25T12:00:00Z'),
+    );
+    // 02:30 CEST = 00:30Z (02:30 CET, 01:30Z, is inside the window already)
+    expect(starts.map((s) => new Date(s.boundary).toISOString())).toEqual(['2026-10-25T00:30:00.000Z']);
+  });
+
+  it('a US zone on its DST day (America/New_York, 2026-03-08): the 09:00 start moves an hour in UTC', () => {
+    const w = recurring({ name: 'open', start: '09:00', end: '16:00', timezone: 'America/New_York' });
+    const starts = windowStartsIn(
+      policy({ windows: [w] }),
+      {},
+      STREAM,
+      at('2026-03-07T00:00:00Z'),
+      at('2026-03-09T00:00:00Z'),
+    );
+    expect(starts.map((s) => new Date(s.boundary).toISOString())).toEqual([
+      '2026-03-07T14:00:00.000Z',
+      '2026-03-08T13:00:00.000Z',
+    ]);
+  });
+});
+
+describe('atTarget', () => {
+  it.each([
+    [{ replicas: 6 }, { replicas: 6 }, true],
+    [{ replicas: 8 }, { replicas: 6 }, true],
+    [{ replicas: 5 }, { replicas: 6 }, false],
+    [{}, { replicas: 6 }, false],
+    [{ replicas: 6, replicaCpuMillicores: 250 }, { replicas: 6, replicaCpuMillicores: 500 }, false],
+    [{ replicas: 6 }, {}, true],
+  ])('%j at target %j: %s', (values, target, expected) => {
+    expect(atTarget(values, target)).toBe(expected);
+  });
+});
+
+describe('judgeVerdict', () => {
+  const cases: [string, Parameters<typeof judgeVerdict>[1], number, ReturnType<typeof judgeVerdict>][] = [
+    [
+      'confirmed before the boundary: met',
+      { values: { replicas: 6 }, at: B - 120_000 },
+      B + 30_000,
+      { verdict: 'met', lateMs: 0, confirmedAt: B - 120_000 },
+    ],
+    [
+      'confirmed at the boundary itself: met',
+      { values: { replicas: 6 }, at: B },
+      B,
+      { verdict: 'met', lateMs: 0, confirmedAt: B },
+    ],
+    [
+      'confirmed higher than the target: met',
+      { values: { replicas: 9 }, at: B - 1 },
+      B,
+      { verdict: 'met', lateMs: 0, confirmedAt: B - 1 },
+    ],
+    [
+      'confirmed 3 minutes after: late by 3 minutes',
+      { values: { replicas: 6 }, at: B + 180_000 },
+      B + 200_000,
+      { verdict: 'late', lateMs: 180_000, confirmedAt: B + 180_000 },
+    ],
+    ['nothing confirmed yet, before the deadline: not yet', null, B + 60_000, null],
+    ['confirmed below the target, before the deadline: not yet', { values: { replicas: 2 }, at: B }, B + 60_000, null],
+    [
+      'nothing confirmed by the deadline: missed',
+      null,
+      B + VERDICT_LIMIT_DEFAULT_MS,
+      { verdict: 'missed', reason: 'not_confirmed' },
+    ],
+    [
+      'confirmed below the target by the deadline: missed',
+      { values: { replicas: 4 }, at: B + 60_000 },
+      B + VERDICT_LIMIT_DEFAULT_MS + 1,
+      { verdict: 'missed', reason: 'not_confirmed' },
+    ],
+    [
+      'confirmed after the deadline (judged late): missed, not late',
+      { values: { replicas: 6 }, at: B + VERDICT_LIMIT_DEFAULT_MS + 1 },
+      B + VERDICT_LIMIT_DEFAULT_MS + 5_000,
+      { verdict: 'missed', reason: 'not_confirmed' },
+    ],
+  ];
+  it.each(cases)('%s', (_, confirmed, now, expected) => {
+    expect(judgeVerdict(due(), confirmed, now)).toEqual(expected);
+  });
+
+  it('a due judged before its boundary is not yet judged', () => {
+    expect(judgeVerdict(due(), { values: { replicas: 6 }, at: B - 1 }, B - 1)).toBeNull();
+  });
+
+  it('a deadline before the default (the window ended): missed at the end', () => {
+    const d = due({ deadline: B + 60_000 });
+    expect(judgeVerdict(d, null, B + 60_000)).toEqual({ verdict: 'missed', reason: 'not_confirmed' });
+  });
+
+  it('superseded by the next window start before it was confirmed: missed, reason superseded', () => {
+    expect(judgeVerdict(due(), null, B + 60_000, { final: true })).toEqual({ verdict: 'missed', reason: 'superseded' });
+    expect(judgeVerdict(due(), { values: { replicas: 6 }, at: B + 5_000 }, B + 60_000, { final: true })).toEqual({
+      verdict: 'late',
+      lateMs: 5_000,
+      confirmedAt: B + 5_000,
+    });
+  });
+});
+
+describe('exclusionOf', () => {
+  const decision = (o: Partial<Decision>): Decision => ({
+    action: 'none',
+    direction: 'none',
+    windows: ['business'],
+    recommendation: {},
+    desired: {},
+    changes: {},
+    reasons: [],
+    ...o,
+  });
+  it('a paused pipe, an override in force, a freeze holding the change, a dry run are excluded', () => {
+    expect(exclusionOf(decision({ action: 'skip', reasons: [{ code: 'paused', message: 'paused' }] }), false)).toBe(
+      'paused',
+    );
+    expect(exclusionOf(decision({ override: { id: 'o', until: B + 1, fields: ['replicas'] } }), false)).toBe(
+      'override',
+    );
+    expect(exclusionOf(decision({ freeze: { freezes: ['f'], held: { replicas: 6 }, until: B + 1 } }), false)).toBe(
+      'freeze',
+    );
+    expect(exclusionOf(decision({ action: 'change' }), true)).toBe('dry_run');
+  });
+  it('other skips (a stopped service, an endpoint not ready) are not excluded: they are judged', () => {
+    expect(
+      exclusionOf(
+        decision({ action: 'skip', reasons: [{ code: 'service_not_running', message: 'service is Stopped' }] }),
+        false,
+      ),
+    ).toBeNull();
+    expect(exclusionOf(decision({}), false)).toBeNull();
+  });
+});
