@@ -7,6 +7,7 @@ import {
   type PipeStatus,
   type ReplicaBeat,
   type StoredOverrideValue,
+  verdictText,
 } from '../daemon/index.js';
 import { count } from '../policy/index.js';
 import { keyLabel } from './policy-output.js';
@@ -73,12 +74,27 @@ function overrideText(o: StoredOverrideValue, wide: boolean, now: number): strin
   return `${what} ${values}${left}: ${o.reason}`;
 }
 
+/** The pipe's window verdict: "met", "late 3m", "missed", "excl paused"; "due" while the last
+ *  start is not settled yet; "-" before any. Wide: with the window, the start and the details. */
+function atTarget(s: PipeStatus, wide: boolean): string {
+  const v = s.lastVerdict;
+  if (s.verdictDue && (!v || s.verdictDue.boundary > v.boundary))
+    return wide
+      ? `due: ${s.verdictDue.windows.join('+')} at ${new Date(s.verdictDue.boundary).toISOString()}, not confirmed yet`
+      : 'due';
+  if (!v) return '-';
+  if (wide) return verdictText(v);
+  if (v.verdict === 'late') return `late ${formatAge(Math.ceil((v.lateMs ?? 0) / 1000))}`;
+  if (v.verdict === 'excluded') return `excl ${v.reason ?? ''}`.trim();
+  return v.verdict;
+}
+
 const age = (s: PipeStatus): string => (s.ageSeconds === null ? 'never' : formatAge(s.ageSeconds));
 const window = (s: PipeStatus): string => (s.lastDecision === null ? '-' : s.windows.join(',') || 'baseline');
 
 /** Cut to fit in this order: the status's details (--wide has them), window names, keys, pipe names.
- *  The key shows when the pipes do not all use the same one. */
-const narrow = (now: number, keys: boolean): readonly Column<PipeStatus>[] => [
+ *  The key shows when the pipes do not all use the same one, the verdict once a window start had one. */
+const narrow = (now: number, keys: boolean, verdicts: boolean): readonly Column<PipeStatus>[] => [
   { header: 'PIPE', value: (s) => s.pipe, shrink: 4, floor: 12 },
   ...(keys ? [{ header: 'KEY', value: keyLabel, shrink: 3, floor: 8 }] : []),
   // the kind shows in the values (replicas or concurrency; none: a database pipe)
@@ -87,6 +103,7 @@ const narrow = (now: number, keys: boolean): readonly Column<PipeStatus>[] => [
   { header: 'DESIRED', value: desired },
   { header: 'WINDOW', value: window, shrink: 2, floor: 10 },
   { header: 'AGE', value: age },
+  ...(verdicts ? [{ header: 'VERDICT', value: (s: PipeStatus) => atTarget(s, false) }] : []),
   // reason codes stay whole: they are what the docs and the metrics name
   { header: 'REASON', value: (s) => s.reason },
   { header: 'STATUS', value: (s) => statusText(s, false, now), shrink: 1, floor: 10 },
@@ -107,6 +124,7 @@ const wide = (now: number): readonly Column<PipeStatus>[] => [
   { header: 'AGE', value: age },
   { header: 'REASON', value: (s) => s.reason },
   { header: 'DRIFTS', value: (s) => s.drifts },
+  { header: 'AT TARGET', value: (s) => atTarget(s, true) },
   { header: 'STATUS', value: (s) => statusText(s, true, now) },
 ];
 
@@ -140,7 +158,10 @@ export function formatStatusText(
   o: StatusTextOptions,
 ): string {
   const manyKeys = new Set(statuses.map(keyLabel)).size > 1;
-  const table = o.wide ? formatTable(statuses, wide(o.now)) : formatTable(statuses, narrow(o.now, manyKeys), o.width);
+  const verdicts = statuses.some((s) => s.lastVerdict !== null || s.verdictDue !== null);
+  const table = o.wide
+    ? formatTable(statuses, wide(o.now))
+    : formatTable(statuses, narrow(o.now, manyKeys, verdicts), o.width);
   const refused = new Map(statuses.flatMap((s) => (s.keyRefused ? [[s.key, s.keyRefused] as const] : [])));
   const lines = [...[...refused].map(([key, r]) => describeRefusal(key, r)), ...keyLines];
   const keys = o.wide ? lines : lines.map((l) => wrap(l, o.width));

@@ -11,6 +11,7 @@ import { noteFreeze, noteOverride } from './operator-events.js';
 import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
 import { situationOf } from './situation.js';
 import { refOf, type PipeRecord, type StoredDecision } from './state-store.js';
+import { noteVerdicts } from './verdicts.js';
 
 export function createEvaluateProcessor(ctx: DaemonContext) {
   return async function evaluate(job: Job<EvaluateJob>): Promise<JobResult> {
@@ -64,6 +65,7 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       if (!stored) return dropped('superseded');
       report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
       await noteFreeze(ctx, name, rec, decision);
+      await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt);
     }
 
     switch (step.do) {

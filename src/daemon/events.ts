@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import type { ApiErrorCode, PipeKind, ScalingValues } from '../api/index.js';
 import type { Outcome } from '../history/index.js';
 import type { Decision, Direction, Reason } from '../policy/index.js';
+import type { StoredVerdict } from './state-store.js';
 import type { ConfigChanges } from './reload-changes.js';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
@@ -36,10 +37,13 @@ export interface DaemonEvents {
   /**
    * What happened to a pipe, in the vocabulary of src/history/outcomes.ts: history and notifications
    * read only this. outcome-bridge.ts derives it from decision, paused, drift, parked and
-   * config:reload; an outcome with no such event (unconfirmed, landed_late, verdict, override...)
+   * config:reload and verdict; an outcome with no such event (unconfirmed, landed_late...)
    * is emitted as this directly by the code that knows it.
    */
   outcome: Outcome;
+  /** A window start's verdict for a pipe (verdicts.ts): met, late (lateMs), missed (reason) or
+   *  excluded (reason: paused, override, freeze, dry_run). Once per pipe and start, fleet-wide. */
+  verdict: StoredVerdict & { pipe: string };
   /** A notification was delivered to a sink, or given up on after its last attempt (dead letter). */
   'notify:delivery': { sink: string; result: 'delivered' | 'retry' | 'dead'; events: number };
   /** Gauges: what the pipe should have and what the platform reports. */

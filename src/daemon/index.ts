@@ -1,7 +1,14 @@
 export { createDaemon, type Daemon, type DaemonOptions, type DaemonStatus } from './daemon.js';
 export { DaemonEmitter, type DaemonEvents, type DecisionResult } from './events.js';
 export { silentLogger, type DaemonLogger } from './context.js';
-export { StateStore, type PipeRecord, type PauseFlag, type StoredDecision, type StoredError } from './state-store.js';
+export {
+  StateStore,
+  type PipeRecord,
+  type PauseFlag,
+  type StoredDecision,
+  type StoredError,
+  type StoredVerdict,
+} from './state-store.js';
 export { OVERRIDE_KEPT_MS, refOf, type Orphan, type PipeIdentity, type StoredOverrideValue } from './operator-state.js';
 export { readPipeStatuses, type PipeStatus } from './status.js';
 export { describeRefusal, isRejection, type KeyRefusal } from './key-auth.js';
@@ -11,6 +18,7 @@ export { connectRedis, connectRedisOnce } from './redis-connection.js';
 export { EVALUATE_QUEUE, applyQueueName, evaluateJobId } from './queues.js';
 export { readReplicas, HEARTBEAT_TTL_MS, type ReplicaBeat } from './heartbeat.js';
 export { describeChanges } from './reload-changes.js';
+export { verdictText } from './verdict-text.js';
 export { describeRedis, endpointOf, isUnreachable, prefixProblem } from './redis-connection.js';
 export { DEFAULT_CHECK_EVERY_MS, KeyChecks, checkPollMs, type CheckResult } from './key-checks.js';
 export { SAFETY_VIOLATIONS } from './safety.js';

@@ -5,6 +5,7 @@
 import type { Outcome } from '../history/index.js';
 import type { Config } from '../config/index.js';
 import { pipeByName } from './context.js';
+import { verdictText } from './verdict-text.js';
 import type { DaemonEmitter, DaemonEvents } from './events.js';
 
 /** Reason codes of a move held back with nothing sent. */
@@ -145,6 +146,19 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
         : { message: `freeze ${f.freezes.join(', ')} no longer holds it` }),
       ...keyOf(f.pipe),
     });
+  // a window start's verdict (verdicts.ts): a warning when the pipe was late or missed it
+  const onVerdict = (v: DaemonEvents['verdict']): void =>
+    emit({
+      pipe: v.pipe,
+      at: v.at,
+      outcome: 'verdict',
+      reason: v.verdict,
+      windows: v.windows,
+      target: v.target,
+      message: verdictText(v),
+      ...(v.verdict === 'late' || v.verdict === 'missed' ? { severity: 'warning' as const } : {}),
+      ...keyOf(v.pipe),
+    });
   const onParked = ({ pipe, code, message }: DaemonEvents['parked']): void =>
     emit({ pipe, at: now(), outcome: 'parked', reason: code, message, ...keyOf(pipe) });
   const onReload = ({ result, changes }: DaemonEvents['config:reload']): void => {
@@ -170,6 +184,7 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
   emitter.on('override', onOverride);
   emitter.on('freeze', onFreeze);
   emitter.on('parked', onParked);
+  emitter.on('verdict', onVerdict);
   emitter.on('config:reload', onReload);
   return () => {
     emitter.off('decision', onDecision);
@@ -179,6 +194,7 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
     emitter.off('override', onOverride);
     emitter.off('freeze', onFreeze);
     emitter.off('parked', onParked);
+    emitter.off('verdict', onVerdict);
     emitter.off('config:reload', onReload);
   };
 }

@@ -13,6 +13,30 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 `;
 
+// A pipe's window verdicts, one per window start fleet-wide (verdicts.ts). ARGV[1]: open (a due
+// verdict), close (the due one given) or exclude (given at once); ARGV[2] the boundary; ARGV[3]
+// the JSON. open and exclude only for a boundary later than the due one's and the last given's;
+// close only while the due one is that boundary's. 1 written, 0 refused (another replica did).
+const VERDICT_SCRIPT = `
+local function boundary(field)
+  local text = redis.call('HGET', KEYS[1], field)
+  if not text then return -1 end
+  local ok, v = pcall(cjson.decode, text)
+  if ok and type(v) == 'table' and tonumber(v.boundary) then return tonumber(v.boundary) end
+  return -1
+end
+local b = tonumber(ARGV[2])
+local due = boundary('verdictDue')
+if ARGV[1] == 'close' then
+  if due ~= b then return 0 end
+  redis.call('HSET', KEYS[1], 'lastVerdict', ARGV[3], 'verdictDue', 'null')
+  return 1
+end
+if due >= b or boundary('lastVerdict') >= b then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1] == 'open' and 'verdictDue' or 'lastVerdict', ARGV[3])
+return 1
+`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash, its
@@ -27,10 +51,18 @@ declare module 'ioredis' {
     ): Result<[string[], string | null, string | null, string | null, string | null], Context>;
     /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, then field, value pairs. 1 written, 0 refused. */
     pipescalerWriteDecision(pipe: string, tickAt: string, ...fieldsAndValues: string[]): Result<number, Context>;
+    /** VERDICT_SCRIPT: the pipe's hash; open, close or exclude, the boundary, the JSON. 1 written, 0 refused. */
+    pipescalerVerdict(
+      pipe: string,
+      action: 'open' | 'close' | 'exclude',
+      boundary: string,
+      json: string,
+    ): Result<number, Context>;
   }
 }
 
 export const STORE_COMMANDS = [
   { name: 'pipescalerSnapshot', numberOfKeys: 5, lua: SNAPSHOT_SCRIPT },
   { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
+  { name: 'pipescalerVerdict', numberOfKeys: 1, lua: VERDICT_SCRIPT },
 ] as const;

@@ -4,8 +4,18 @@
 import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
-import type { Decision, Direction, Override, PipeView, Reason } from '../policy/index.js';
 import type { Confirmed, Confirming } from './confirmation.js';
+import type {
+  Decision,
+  Direction,
+  Exclusion,
+  Miss,
+  Override,
+  PipeView,
+  Reason,
+  VerdictDue,
+  VerdictName,
+} from '../policy/index.js';
 import { redisKeys } from './redis-keys.js';
 import { STORE_COMMANDS } from './state-scripts.js';
 import {
@@ -98,6 +108,22 @@ export interface PipeRecord {
   readonly overrideSeen: OverrideSeen | null;
   /** The freezes the last evaluation found holding a change, to emit 'freeze' on each change only. */
   readonly freezeSeen: readonly string[] | null;
+  /** The window start whose verdict is still to give (verdicts.ts): one at a time, fleet-wide. */
+  readonly verdictDue: VerdictDue | null;
+  /** The last verdict given (what `status` shows). */
+  readonly lastVerdict: StoredVerdict | null;
+}
+
+/** A verdict as stored: the window start, what it was, when it was given. */
+export interface StoredVerdict extends VerdictDue {
+  readonly verdict: VerdictName;
+  /** When it was given. */
+  readonly at: number;
+  /** met and late: how long after the boundary the pipe was confirmed at target (0: met). */
+  readonly lateMs?: number;
+  readonly confirmedAt?: number;
+  /** missed: why; excluded: what took the pipe out of the policy's hands. */
+  readonly reason?: Miss | Exclusion;
 }
 
 export interface OverrideSeen {
@@ -137,6 +163,8 @@ const EMPTY: PipeRecord = {
   confirmed: null,
   overrideSeen: null,
   freezeSeen: null,
+  verdictDue: null,
+  lastVerdict: null,
 };
 
 /** The ids a snapshot reads by: the service's for its state, the pipe's for its operator state. */
@@ -254,6 +282,25 @@ export class StateStore {
     const entries = Object.entries<unknown>({ ...fields, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
     const args = entries.flatMap(([k, v]) => [k, storedText(v)]);
     return (await this.redis.pipescalerWriteDecision(this.keys.pipe(pipe), String(tickAt), ...args)) === 1;
+  }
+
+  /**
+   * A window start's verdict, once fleet-wide (one script): `open` stores it as due, `close`
+   * gives the due one, `exclude` gives one at once. False when another replica did it first (or
+   * a later start is already due or given).
+   */
+  async verdict(
+    pipe: string,
+    action: 'open' | 'close' | 'exclude',
+    value: VerdictDue | StoredVerdict,
+  ): Promise<boolean> {
+    const r = await this.redis.pipescalerVerdict(
+      this.keys.pipe(pipe),
+      action,
+      String(value.boundary),
+      storedText(value),
+    );
+    return r === 1;
   }
 
   /** Forget everything known of a pipe (its name now points at another pipe). */

@@ -3,7 +3,7 @@ import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
 import { SKIP_REASON_CODES, type Reason } from '../policy/index.js';
 import type { Config } from '../config/index.js';
 import type { StoredOverrideValue } from './operator-state.js';
-import type { PauseFlag, StateStore, StoredDecision, StoredError } from './state-store.js';
+import type { PauseFlag, StateStore, StoredDecision, StoredError, StoredVerdict } from './state-store.js';
 import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
 
 export interface PipeStatus {
@@ -31,6 +31,10 @@ export interface PipeStatus {
   readonly drifts: number;
   /** The platform refused the pipe's key on its last check (401: the key; 403: the services list). */
   readonly keyRefused: KeyRefusal | null;
+  /** The verdict on the pipe's last window start: met, late (by lateMs), missed or excluded; null: none yet. */
+  readonly lastVerdict: StoredVerdict | null;
+  /** The window start whose verdict is still open (not confirmed yet, before its deadline). */
+  readonly verdictDue: { readonly boundary: number; readonly windows: readonly string[] } | null;
 }
 
 /** The reasons that hold a change back, in the order they are named. */
@@ -76,6 +80,8 @@ export async function readPipeStatuses(
         parked: rec.parked,
         drifts: rec.drifts,
         keyRefused: refusals.get(p.key) ?? null,
+        lastVerdict: rec.lastVerdict,
+        verdictDue: rec.verdictDue ? { boundary: rec.verdictDue.boundary, windows: rec.verdictDue.windows } : null,
       };
     }),
   );

@@ -11,7 +11,7 @@ import {
   ServiceState,
   type ScalingField,
 } from '../api/index.js';
-import { REASON_CODES } from '../policy/index.js';
+import { EXCLUSIONS, MISSES, REASON_CODES, VERDICTS } from '../policy/index.js';
 import { boundedTexts, MAX_TEXT } from '../api/internal.js';
 
 const epochMs = z.number();
@@ -28,6 +28,12 @@ const reason = z.object({
   message: z.string(),
 });
 const storedError = z.object({ at: epochMs, code: z.string(), message: z.string(), requestId: z.string().optional() });
+const verdictDue = z.object({
+  boundary: epochMs,
+  windows: z.array(z.string()),
+  target: scalingValues,
+  deadline: epochMs,
+});
 const storedDecision = z.object({
   at: epochMs,
   action: z.enum(['change', 'none', 'skip']),
@@ -86,6 +92,16 @@ export const RECORD_FIELDS = {
       source: z.enum(['operator', 'manual']),
       values: scalingValues,
       reason: z.string(),
+    })
+    .nullable(),
+  verdictDue: verdictDue.nullable(),
+  lastVerdict: verdictDue
+    .extend({
+      verdict: z.enum(VERDICTS),
+      at: epochMs,
+      lateMs: z.number().nonnegative().optional(),
+      confirmedAt: epochMs.optional(),
+      reason: z.enum([...MISSES, ...EXCLUSIONS]).optional(),
     })
     .nullable(),
 } as const;

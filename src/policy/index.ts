@@ -94,3 +94,21 @@ export {
 export { activeFreezes, applyFreezes, describeFreeze, nextFreezeBoundary } from './freeze.js';
 export type { Freeze, FreezeOutcome, FreezeScope } from './freeze.js';
 export { onDriftAction, type DriftAction, type OnDrift } from './drift.js';
+export {
+  atTarget,
+  exclusionOf,
+  judgeVerdict,
+  verdictDue,
+  windowStartsIn,
+  EXCLUSIONS,
+  MISSES,
+  VERDICTS,
+  VERDICT_LIMIT_DEFAULT_MS,
+  type Confirmed,
+  type Exclusion,
+  type Judged,
+  type Miss,
+  type VerdictDue,
+  type VerdictName,
+  type WindowStart,
+} from './verdict.js';

@@ -1,7 +1,7 @@
 // Daemon events -> log lines: one audit line per decision (what changed, why, the platform's
 // requestId), and a line for each thing an operator must know about (parking, reload failures,
 // 429 pauses, drift, Redis going away).
-import { describeChanges, type DaemonEmitter, type DaemonEvents } from '../daemon/index.js';
+import { describeChanges, verdictText, type DaemonEmitter, type DaemonEvents } from '../daemon/index.js';
 import type { TelemetryLogger } from './logger.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
 
@@ -62,6 +62,23 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
             "pipe's calls failing: its attempts back off, exponentially up to its reconcile period",
           )
         : logger.info({ pipe, failures }, "pipe's calls answered again after failing: backoff ended"),
+    // one audit line per window start and pipe: the figure the product stands on
+    verdict: (v) => {
+      const line = {
+        audit: true,
+        pipe: v.pipe,
+        verdict: v.verdict,
+        windows: v.windows,
+        boundary: new Date(v.boundary).toISOString(),
+        target: v.target,
+        lateMs: v.lateMs,
+        confirmedAt: v.confirmedAt === undefined ? undefined : new Date(v.confirmedAt).toISOString(),
+        reason: v.reason,
+      };
+      const text = `window verdict ${verdictText(v)}`;
+      if (v.verdict === 'late' || v.verdict === 'missed') logger.warn(line, text);
+      else logger.info(line, text);
+    },
     'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
     'rate-limited': ({ key, resetMs }) =>
       logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),

@@ -2,6 +2,7 @@
 // into numbers, so a metric cannot drift from what actually happened.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import type { DaemonEmitter } from '../daemon/index.js';
+import { VERDICTS } from '../policy/index.js';
 import { codeLabel, configName, operationLabel, reasonLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
@@ -50,6 +51,7 @@ export function bindDaemonEvents(
       metrics.driftActions.inc({ pipe: p, action: 'revert' }, 0);
       metrics.overrides.inc({ pipe: p, action: 'set', source: 'operator' }, 0);
       metrics.freezeHeld.inc({ pipe: p }, 0);
+      for (const verdict of VERDICTS) metrics.windowVerdicts.inc({ pipe: p, verdict }, 0);
       gaugedPipes.add(p);
       metrics.pipeFailing.set({ pipe: p }, 0);
     }
@@ -161,6 +163,10 @@ export function bindDaemonEvents(
     override: ({ pipe, action, source }) => metrics.overrides.inc({ pipe: configName(pipe), action, source }),
     freeze: (f) => {
       if (f.action === 'held') metrics.freezeHeld.inc({ pipe: configName(f.pipe) });
+    },
+    verdict: ({ pipe, verdict, lateMs }) => {
+      metrics.windowVerdicts.inc({ pipe: configName(pipe), verdict });
+      if (verdict === 'met' || verdict === 'late') metrics.windowLateness.observe(Math.max(0, lateMs ?? 0) / 1000);
     },
     'state:invalid': () => metrics.stateInvalid.inc(),
     'config:reload': ({ result }) => {

@@ -9,6 +9,8 @@ export const API_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 /** Evaluations are local (Redis + pure decide): milliseconds, with room for a slow Redis. */
 const EVALUATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /** Tick lag and queue wait: seconds to minutes when workers fall behind or a key is rate limited. */
+/** Window verdicts' lateness: 0 is met (at target by the boundary); minutes are what matters. */
+export const LATENESS_BUCKETS = [0, 5, 15, 30, 60, 120, 180, 300, 600, 1200];
 const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export interface MetricsOptions {
@@ -200,6 +202,18 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       name: 'pipescaler_freeze_held_total',
       help: 'Times a freeze window began holding back a change of the pipe',
       labelNames: ['pipe'] as const,
+      registers,
+    }),
+    windowVerdicts: new Counter({
+      name: 'pipescaler_window_verdicts_total',
+      help: 'Window starts per pipe by verdict: met (confirmed at target by the boundary), late (after it), missed (not within the limit), excluded (paused, override, freeze, dry run)',
+      labelNames: ['pipe', 'verdict'] as const,
+      registers,
+    }),
+    windowLateness: new Histogram({
+      name: 'pipescaler_window_lateness_seconds',
+      help: 'How long after a window start a pipe was confirmed at target (0: by the boundary), over met and late verdicts',
+      buckets: LATENESS_BUCKETS,
       registers,
     }),
     configReloads: new Counter({

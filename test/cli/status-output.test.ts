@@ -33,6 +33,8 @@ function row(over: Partial<PipeStatus>): PipeStatus {
     parked: null,
     drifts: 0,
     keyRefused: null,
+    lastVerdict: null,
+    verdictDue: null,
     ...over,
   };
 }
@@ -140,7 +142,7 @@ describe('status text', () => {
     ];
     const text = formatStatusText(statuses, [], [], { wide: true, width: 100, now: NOW });
     expect(text).toMatch(
-      /^PIPE\s+POLICY\s+KEY\s+KIND\/STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+LAST DECISION\s+AGE\s+REASON\s+DRIFTS\s+STATUS$/m,
+      /^PIPE\s+POLICY\s+KEY\s+KIND\/STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+LAST DECISION\s+AGE\s+REASON\s+DRIFTS\s+AT TARGET\s+STATUS$/m,
     );
     expect(text).toContain('replicas=6 replicaCpuMillicores=1000 replicaMemoryGb=4');
     expect(text).toContain('none 2026-11-23T09:59:48.000Z');
@@ -163,6 +165,47 @@ describe('status text', () => {
       { wide: true, width: 100, now: NOW },
     );
     expect(refused).toMatch(/error API_BAD_REQUEST: replicas must be between 1 and 10$/m);
+  });
+});
+
+describe('window verdicts in status', () => {
+  const B = Date.parse('2026-11-23T09:00:00Z');
+  const due = { boundary: B, windows: ['business-hours'], target: { replicas: 6 }, deadline: B + 600_000 };
+  const rows = [
+    row({ pipe: 'a', lastVerdict: { ...due, verdict: 'met', at: B + 30_000, lateMs: 0, confirmedAt: B - 60_000 } }),
+    row({
+      pipe: 'b',
+      lastVerdict: { ...due, verdict: 'late', at: B + 200_000, lateMs: 180_000, confirmedAt: B + 180_000 },
+    }),
+    row({ pipe: 'c', lastVerdict: { ...due, verdict: 'missed', at: B + 600_000, reason: 'not_confirmed' } }),
+    row({ pipe: 'd', lastVerdict: { ...due, verdict: 'excluded', at: B, reason: 'paused' } }),
+    row({ pipe: 'e', verdictDue: { boundary: B, windows: ['business-hours'] } }),
+    row({ pipe: 'f' }),
+  ];
+
+  it('narrow: a VERDICT column once some pipe has one (met, late by how much, missed, excluded, due)', () => {
+    expect(formatStatusText([row({})], [], [], { wide: false, width: 100, now: NOW })).not.toContain('VERDICT');
+    const text = formatStatusText(rows, [], [], { wide: false, width: 100, now: NOW });
+    for (const l of text.trimEnd().split('\n')) expect(l.length, l).toBeLessThanOrEqual(100);
+    expect(text).toMatch(/^PIPE\s+STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+AGE\s+VERDICT\s+REASON\s+STATUS$/m);
+    expect(text).toMatch(/^a\s.*\s12s\s+met\s/m);
+    expect(text).toMatch(/^b\s.*\s12s\s+late 3m\s/m);
+    expect(text).toMatch(/^c\s.*\s12s\s+missed\s/m);
+    expect(text).toMatch(/^d\s.*\s12s\s+excl paused\s/m);
+    expect(text).toMatch(/^e\s.*\s12s\s+due\s/m);
+    expect(text).toMatch(/^f\s.*\s12s\s+-\s/m);
+  });
+
+  it('wide: the verdict in words, with the window, its start and when the pipe was confirmed', () => {
+    const text = formatStatusText(rows, [], [], { wide: true, width: 100, now: NOW });
+    expect(text).toContain(
+      'late by 3m: business-hours at 2026-11-23T09:00:00.000Z wanted replicas 6, confirmed 2026-11-23T09:03:00.000Z',
+    );
+    expect(text).toContain(
+      'missed: business-hours at 2026-11-23T09:00:00.000Z wanted replicas 6, not confirmed by 2026-11-23T09:10:00.000Z',
+    );
+    expect(text).toContain('no verdict: the pipe was paused at business-hours at 2026-11-23T09:00:00.000Z');
+    expect(text).toContain('due: business-hours at 2026-11-23T09:00:00.000Z, not confirmed yet');
   });
 });
 

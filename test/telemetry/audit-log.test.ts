@@ -23,7 +23,7 @@ describe('bindAuditLog', () => {
   it('writes one audit line per decision event', () => {
     const { lines, emitter } = capture();
     emitDaemonRun(emitter);
-    const audit = lines.filter((l) => l.audit === true);
+    const audit = lines.filter((l) => l.audit === true && l.verdict === undefined);
     expect(audit.map((l) => [l.pipe, l.msg])).toEqual([
       ['orders-events', 'scaling applied'],
       ['nightly-s3', 'scaling failed'],
@@ -69,6 +69,25 @@ describe('bindAuditLog', () => {
     // Ticks and evaluations are debug chatter, not in an info log.
     expect(msgs).not.toContain('tick');
     expect(msgs).not.toContain('pipe evaluated');
+  });
+
+  it('writes one audit line per window verdict: a warning when late or missed', () => {
+    const { lines, emitter } = capture();
+    emitDaemonRun(emitter);
+    const verdicts = lines.filter((l) => l.audit === true && l.verdict !== undefined);
+    expect(verdicts.map((l) => [l.pipe, l.verdict, l.level, l.lateMs])).toEqual([
+      ['orders-events', 'met', 30, 0],
+      ['users-cdc', 'late', 40, 120_000],
+      ['nightly-s3', 'missed', 40, undefined],
+    ]);
+    expect(verdicts[1]).toMatchObject({
+      boundary: '2026-11-23T08:00:00.000Z',
+      windows: ['business-hours'],
+      target: { replicas: 6 },
+      confirmedAt: '2026-11-23T08:02:00.000Z',
+      msg: 'window verdict late by 2m: business-hours at 2026-11-23T08:00:00.000Z wanted replicas 6, confirmed 2026-11-23T08:02:00.000Z',
+    });
+    expect(verdicts[2]).toMatchObject({ reason: 'not_confirmed' });
   });
 
   it('logs a Redis status change once, not every repeat', () => {

@@ -25,6 +25,38 @@ describe('bindDaemonEvents', () => {
     expect(sampleValue(s, 'pipescaler_window_active', { pipe: 'orders-events', window: 'black-friday' })).toBe(1);
   });
 
+  it('counts window verdicts per pipe and observes the lateness of met and late ones', async () => {
+    const { emitter, read } = setup();
+    const start = { boundary: 0, windows: ['peak'], target: { replicas: 4 }, deadline: 600_000 };
+    emitter.emit('verdict', { pipe: 'a', ...start, verdict: 'met', at: 0, lateMs: 0, confirmedAt: 0 });
+    emitter.emit('verdict', { pipe: 'b', ...start, verdict: 'late', at: 0, lateMs: 150_000, confirmedAt: 150_000 });
+    emitter.emit('verdict', { pipe: 'c', ...start, verdict: 'missed', at: 0, reason: 'not_confirmed' });
+    emitter.emit('verdict', { pipe: 'd', ...start, verdict: 'excluded', at: 0, reason: 'paused' });
+    const s = await read();
+    for (const [pipe, verdict] of [
+      ['a', 'met'],
+      ['b', 'late'],
+      ['c', 'missed'],
+      ['d', 'excluded'],
+    ])
+      expect(sampleValue(s, 'pipescaler_window_verdicts_total', { pipe, verdict })).toBe(1);
+    // met (0 s) and late (150 s) only
+    expect(sampleValue(s, 'pipescaler_window_lateness_seconds_count')).toBe(2);
+    expect(sampleValue(s, 'pipescaler_window_lateness_seconds_sum')).toBe(150);
+    expect(sampleValue(s, 'pipescaler_window_lateness_seconds_bucket', { le: '0' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_window_lateness_seconds_bucket', { le: '120' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_window_lateness_seconds_bucket', { le: '180' })).toBe(2);
+  });
+
+  it("starts every configured pipe's verdicts at 0", async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { defaultMetrics: false });
+    bindDaemonEvents(new DaemonEmitter(), metrics, { pipes: () => ['orders-events'] });
+    const s = parseScrape(await registry.metrics());
+    for (const verdict of ['met', 'late', 'missed', 'excluded'])
+      expect(sampleValue(s, 'pipescaler_window_verdicts_total', { pipe: 'orders-events', verdict })).toBe(0);
+  });
+
   it('keeps desired and applied per field, dropping fields no longer reported', async () => {
     const { emitter, read } = setup();
     emitter.emit('applied', { pipe: 'orders-events', values: { replicas: 2, replicaMemoryGb: 0.5 } });

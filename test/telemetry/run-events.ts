@@ -124,6 +124,24 @@ export function emitDaemonRun(
     until: t0 + 3_600_000,
   });
   emitter.emit('freeze', { pipe: 'orders-events', action: 'released', freezes: ['release'] });
+  // a window start's verdicts: met, late by 2 minutes, missed
+  const start = { boundary: t0, windows: ['business-hours'], target: { replicas: 6 }, deadline: t0 + 600_000 };
+  emitter.emit('verdict', { pipe: 'orders-events', ...start, verdict: 'met', at: t0, lateMs: 0, confirmedAt: t0 - 1 });
+  emitter.emit('verdict', {
+    pipe: 'users-cdc',
+    ...start,
+    verdict: 'late',
+    at: t0 + 130_000,
+    lateMs: 120_000,
+    confirmedAt: t0 + 120_000,
+  });
+  emitter.emit('verdict', {
+    pipe: 'nightly-s3',
+    ...start,
+    verdict: 'missed',
+    at: t0 + 600_000,
+    reason: 'not_confirmed',
+  });
   emitter.emit('paused', { pipe: 'nightly-s3', paused: true, reason: `operator; ${marker}`, until: t0 + 3_600_000 });
   emitter.emit('parked', {
     pipe: 'payments-msk',
