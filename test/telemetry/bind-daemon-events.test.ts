@@ -38,7 +38,7 @@ describe('bindDaemonEvents', () => {
       ['b', 'late'],
       ['c', 'missed'],
       ['d', 'excluded'],
-    ])
+    ] as const)
       expect(sampleValue(s, 'pipescaler_window_verdicts_total', { pipe, verdict })).toBe(1);
     // met (0 s) and late (150 s) only
     expect(sampleValue(s, 'pipescaler_window_lateness_seconds_count')).toBe(2);
