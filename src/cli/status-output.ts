@@ -4,6 +4,7 @@ import {
   HEARTBEAT_TTL_MS,
   describeRefusal,
   isRejection,
+  type ChangeOnItsWay,
   type PipeStatus,
   type ReplicaBeat,
   type StoredOverrideValue,
@@ -54,12 +55,25 @@ function statusText(s: PipeStatus, wide: boolean, now: number): string {
     return `paused${what ? ` (${what})` : ''}: ${reason}`;
   }
   if (s.override && s.override.until > now && s.override.setAt <= now) return overrideText(s.override, wide, now);
+  if (s.change?.state === 'unconfirmed') return changeText(s.change, wide, now);
   // the platform's text starts with its reason (BAD_REQUEST: ...), which the code says already
   if (s.lastError)
     return wide
       ? `error ${s.lastError.code}: ${s.lastError.message.replace(/^[A-Z][A-Z_]+: /, '')}`
       : `error ${s.lastError.code}`;
+  if (s.change) return changeText(s.change, wide, now);
   return 'ok';
+}
+
+/** "confirming replicas 6 (sent 45s ago)"; "unconfirmed replicas 6 (sent 12m ago, sent again)". */
+function changeText(c: ChangeOnItsWay, wide: boolean, now: number): string {
+  const values = wide ? rawScaling(c.target) : formatValues(c.target);
+  const again = c.resends > 0 ? `, sent ${c.resends === 1 ? 'again' : `${c.resends + 1} times`}` : '';
+  if (wide) {
+    const since = c.unconfirmedAt === null ? '' : `, unconfirmed since ${new Date(c.unconfirmedAt).toISOString()}`;
+    return `${c.state} ${values} (sent ${new Date(c.sentAt).toISOString()}${since}${again})`;
+  }
+  return `${c.state} ${values} (sent ${formatAge(Math.max(0, Math.round((now - c.sentAt) / 1000)))} ago${again})`;
 }
 
 /** "override replicas 8 (1h59m left): incident 4711"; a manual one (onDrift) says so. */

@@ -16,6 +16,7 @@ import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transi
 import { nextStep, timingOf, turnInstant, type ReadWhy } from './lifecycle.js';
 import { expectedValues, type ConfirmTiming } from './confirmation.js';
 import { reportConfirmation } from './confirm-events.js';
+import { recordActuation } from './actuation-store.js';
 import { readDueAfterMs } from './key-periods.js';
 import type { ApplyJob } from './queues.js';
 import { sameValues } from './scaling-values.js';
@@ -113,7 +114,17 @@ function answerOf(p: Pipe): PipeAnswer {
 async function carryOut(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   await ctx.store.write(pipe.name, t.write);
-  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, t.write.kind ?? turn.rec.kind, t.confirmation);
+  const kind = t.write.kind ?? turn.rec.kind;
+  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation);
+  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts);
+  // one lost to Redis going away is only one sample
+  if (t.confirmation?.is === 'confirmed')
+    await recordActuation(
+      ctx.store.redis,
+      ctx.store.keys,
+      { ...pipe, kind },
+      t.confirmation.at - t.confirmation.sentAt,
+    ).catch(() => {});
   // Answered: a pipe whose calls were failing is out of its backoff (lifecycle-answers.ts).
   if (turn.rec.failures > 0)
     ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });

@@ -43,11 +43,12 @@ export interface ConfirmTiming {
   readonly limitMs: number;
 }
 
-/** The first confirmation read never comes sooner than this after a send: the answer itself was a
- *  read of the pipe, and the platform's transient values last a few seconds. */
+/** The first confirmation read never comes sooner than this after a send (unless the limit is
+ *  sooner): the answer itself was a read of the pipe, and the platform's transient values last a
+ *  few seconds. */
 export const MIN_CONFIRM_MS = 15_000;
 /** A change not in force within the limit is sent once more (the same target), then left
- *  unconfirmed until a read shows it, a new target is sent, or a reload. */
+ *  unconfirmed until a read shows it or a new target is sent; a reload sends it once more. */
 export const MAX_RESENDS = 1;
 /** Earlier targets kept as "not yet" values: enough for a change or two in a row on their way. */
 const NOT_YET_KEPT = 4;
@@ -60,7 +61,7 @@ export function confirmTiming(a: ActuationSettings, measuredMs?: number): Confir
 /** The first confirmation read after a send at `sentAt`: at the expected propagation, never at once,
  *  never past the limit. */
 export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
-  return sentAt + Math.min(Math.max(t.expectedMs, MIN_CONFIRM_MS), Math.max(t.limitMs, MIN_CONFIRM_MS));
+  return sentAt + Math.min(Math.max(t.expectedMs, MIN_CONFIRM_MS), t.limitMs);
 }
 
 /**
@@ -69,7 +70,7 @@ export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
  * null once the limit has passed.
  */
 export function nextDueAt(c: Pick<Confirming, 'lastSentAt' | 'reads'>, now: number, t: ConfirmTiming): number | null {
-  const end = c.lastSentAt + Math.max(t.limitMs, MIN_CONFIRM_MS);
+  const end = c.lastSentAt + t.limitMs;
   if (now >= end) return null;
   const base = Math.max(t.expectedMs / 4, MIN_CONFIRM_MS);
   return Math.min(now + base * 2 ** Math.min(c.reads, 20), end);
@@ -77,7 +78,7 @@ export function nextDueAt(c: Pick<Confirming, 'lastSentAt' | 'reads'>, now: numb
 
 /** Whether the limit has passed for the last send. */
 export function pastLimit(c: Pick<Confirming, 'lastSentAt'>, now: number, t: ConfirmTiming): boolean {
-  return now >= c.lastSentAt + Math.max(t.limitMs, MIN_CONFIRM_MS);
+  return now >= c.lastSentAt + t.limitMs;
 }
 
 /** Whether a confirmation read is due at `now`. */
@@ -146,7 +147,9 @@ export function afterSend(
   };
 }
 
-/** The change is due a re-send: the limit passed unconfirmed and the re-sends are not spent. */
-export function resendDue(c: Confirming | null): boolean {
-  return c !== null && c.unconfirmedAt !== null && c.resends < MAX_RESENDS && c.dueAt === null;
+/** The change is due a re-send: the limit passed unconfirmed and the re-sends are not spent, or
+ *  a reload came since the last send (the operator may have fixed what held it): one more. */
+export function resendDue(c: Confirming | null, reloadedAt = -Infinity): boolean {
+  if (c?.unconfirmedAt == null || c.dueAt !== null) return false;
+  return c.resends < MAX_RESENDS || reloadedAt > c.lastSentAt;
 }

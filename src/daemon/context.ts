@@ -48,6 +48,8 @@ export interface DaemonContext {
   /** The pipe's measured actuation latency (p95 of its own or its kind's samples) once there are
    *  enough, else undefined: its confirmation read is due then (lifecycle.ts Situation). */
   measuredActuationMs?(pipe: PipeConfig): number | undefined;
+  /** When this replica last reloaded its config (undefined: never since its start). */
+  reloadedAt?(): number | undefined;
   /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (key-periods.ts). */
   leadUntilFor(pipe: PipeConfig, at: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;

@@ -164,8 +164,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
   // Measured actuation for the lead plans: read from Redis at most every minute, by whichever
   // evaluation asks first (never awaited there: until read, the configured expectation).
   const actuation = new ActuationEstimates(redis, store.keys);
+  /** When this replica last reloaded (an unconfirmed change is sent once more after it). */
+  let reloadedAt: number | undefined;
   const ctx: DaemonContext = {
     config: () => current,
+    reloadedAt: () => reloadedAt,
     store,
     emitter,
     logger,
@@ -231,6 +234,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     lanes: () => lanes,
     async swap(config, previous) {
       current = config;
+      reloadedAt = now();
       if (evaluateWorker) evaluateWorker.concurrency = config.evaluate.concurrency;
       if (scheduler && config.evaluate.cron !== previous.evaluate.cron) {
         await scheduler.stop();

@@ -106,6 +106,8 @@ export interface Situation {
   /** The pipe's measured actuation (p95 of its own or its kind's samples), once there are enough:
    *  its confirmation read is due then rather than at evaluate.actuation.expected. */
   readonly measuredActuationMs?: number;
+  /** When this replica last reloaded its config: an unconfirmed change is sent once more after. */
+  readonly reloadedAt?: number;
 }
 
 /** When the situation's confirmation reads go, and its limit. */
@@ -248,7 +250,7 @@ function changeStep(
       : { do: 'wait', reason: 'at_target' };
   if (decision.action !== 'change') {
     // The limit passed with the target not in force: sent once more, as decided then.
-    if (decision.action === 'none' && resendDue(rec.confirming) && rec.kind) {
+    if (decision.action === 'none' && resendDue(rec.confirming, sit.reloadedAt) && rec.kind) {
       const again = changesFor(rec.kind, rec.confirming?.target ?? {}, rec.applied);
       const send = isEmpty(again) ? null : sendStep(rec, sit, again, decision, now, serviceUnknown);
       if (send !== null && send.do !== 'skip') return send;

@@ -23,6 +23,7 @@ export async function situationOf(
   const config = ctx.config();
   const until = ctx.leadUntilFor(pipe, at);
   const measured = ctx.measuredActuationMs?.(pipe);
+  const reloadedAt = ctx.reloadedAt?.();
   const sit: Situation = {
     pipe,
     policy,
@@ -39,6 +40,7 @@ export async function situationOf(
     asker,
     ...(config.evaluate.actuation ? { actuation: config.evaluate.actuation } : {}),
     ...(measured !== undefined ? { measuredActuationMs: measured } : {}),
+    ...(reloadedAt !== undefined ? { reloadedAt } : {}),
   };
   // The metric's value is fetched here so decide() stays pure, and only for a pipe that decides.
   if (!policy.metric || !decides(stageOf(snap.rec, sit, at))) return sit;

@@ -35,6 +35,21 @@ export interface PipeStatus {
   readonly lastVerdict: StoredVerdict | null;
   /** The window start whose verdict is still open (not confirmed yet, before its deadline). */
   readonly verdictDue: { readonly boundary: number; readonly windows: readonly string[] } | null;
+  /** A change answered 200 that no read has shown in force yet (`confirming`), or not within
+   *  evaluate.actuation.max (`unconfirmed`, since `unconfirmedAt`); null: none on its way. */
+  readonly change: ChangeOnItsWay | null;
+  /** The last confirmation: the target's values and the first read that showed them in force. */
+  readonly confirmed: { readonly values: ScalingValues; readonly at: number } | null;
+}
+
+export interface ChangeOnItsWay {
+  readonly state: 'confirming' | 'unconfirmed';
+  readonly target: ScalingValues;
+  /** The first send of this target. */
+  readonly sentAt: number;
+  readonly unconfirmedAt: number | null;
+  /** Sends of this target after the first (after the limit, or a reload). */
+  readonly resends: number;
 }
 
 /** The reasons that hold a change back, in the order they are named. */
@@ -82,6 +97,16 @@ export async function readPipeStatuses(
         keyRefused: refusals.get(p.key) ?? null,
         lastVerdict: rec.lastVerdict,
         verdictDue: rec.verdictDue ? { boundary: rec.verdictDue.boundary, windows: rec.verdictDue.windows } : null,
+        change: rec.confirming
+          ? {
+              state: rec.confirming.unconfirmedAt === null ? 'confirming' : 'unconfirmed',
+              target: rec.confirming.target,
+              sentAt: rec.confirming.sentAt,
+              unconfirmedAt: rec.confirming.unconfirmedAt,
+              resends: rec.confirming.resends,
+            }
+          : null,
+        confirmed: rec.confirmed,
       };
     }),
   );

@@ -11,6 +11,7 @@ import { startTelemetry, type JsonRoute, type TelemetryServer } from './http-ser
 import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { bindForecastEvents, createForecastMetrics } from './forecast-metrics.js';
+import { bindConfirmationEvents, createConfirmationMetrics } from './confirmation-metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
 import { bindNotifyEvents, createNotifyMetrics } from './notify-metrics.js';
 import { checkContactWindowMs, createReadiness } from './readiness.js';
@@ -76,6 +77,9 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry)),
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => (config().notify?.sinks ?? []).map((s) => s.name)),
     bindForecastEvents(emitter, createForecastMetrics(registry), logger),
+    bindConfirmationEvents(emitter, createConfirmationMetrics(registry), logger, () =>
+      config().pipes.map((p) => p.name),
+    ),
     () => readiness.close(),
   ];
   const unbindAll = (): void => {

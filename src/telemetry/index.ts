@@ -6,6 +6,12 @@ export { bindClientEvents, bindClientLog, type ClientEventSource } from './bind-
 export { bindAuditLog } from './audit-log.js';
 export { bindNotifyEvents, createNotifyMetrics, type NotifyMetrics } from './notify-metrics.js';
 export {
+  bindConfirmationEvents,
+  createConfirmationMetrics,
+  ACTUATION_BUCKETS,
+  type ConfirmationMetrics,
+} from './confirmation-metrics.js';
+export {
   createLogger,
   createScrubber,
   secretForms,

@@ -35,6 +35,8 @@ function row(over: Partial<PipeStatus>): PipeStatus {
     keyRefused: null,
     lastVerdict: null,
     verdictDue: null,
+    change: null,
+    confirmed: null,
     ...over,
   };
 }
@@ -206,6 +208,40 @@ describe('window verdicts in status', () => {
     );
     expect(text).toContain('no verdict: the pipe was paused at business-hours at 2026-11-23T09:00:00.000Z');
     expect(text).toContain('due: business-hours at 2026-11-23T09:00:00.000Z, not confirmed yet');
+  });
+});
+
+describe('a change on its way', () => {
+  const change = {
+    state: 'confirming' as const,
+    target: { replicas: 8 },
+    sentAt: NOW - 45_000,
+    unconfirmedAt: null,
+    resends: 0,
+  };
+
+  it('confirming: the target and how long ago it was sent; an error says more', () => {
+    const text = formatStatusText([row({ change })], [], [], { wide: false, width: 120, now: NOW });
+    expect(text).toMatch(/confirming replicas 8 \(sent 45s ago\)$/m);
+    const failing = row({ change, lastError: { at: NOW, code: 'API_TIMEOUT', message: 'x' } });
+    expect(formatStatusText([failing], [], [], { wide: false, width: 120, now: NOW })).toMatch(/error API_TIMEOUT$/m);
+  });
+
+  it('unconfirmed: before an error, with its re-send; --wide gives the instants', () => {
+    const unconfirmed = {
+      ...change,
+      state: 'unconfirmed' as const,
+      sentAt: NOW - 12 * 60_000,
+      unconfirmedAt: NOW - 2 * 60_000,
+      resends: 1,
+    };
+    const rows = [row({ change: unconfirmed, lastError: { at: NOW, code: 'API_TIMEOUT', message: 'x' } })];
+    expect(formatStatusText(rows, [], [], { wide: false, width: 140, now: NOW })).toMatch(
+      /unconfirmed replicas 8 \(sent 12m ago, sent again\)$/m,
+    );
+    expect(formatStatusText(rows, [], [], { wide: true, width: 120, now: NOW })).toMatch(
+      /unconfirmed replicas=8 \(sent 2026-11-23T09:48:00.000Z, unconfirmed since 2026-11-23T09:58:00.000Z, sent again\)$/m,
+    );
   });
 });
 

@@ -314,6 +314,14 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       { do: 'wait', reason: 'unconfirmed' },
     ],
     [
+      'unconfirmed, its re-send spent, a reload since: sent once more',
+      sent({ dueAt: null, resends: 1, lastSentAt: T0 + 10 * MIN, unconfirmedAt: T0 + 11 * MIN }),
+      { reloadedAt: T0 + 10 * MIN + 1 },
+      IN_WINDOW,
+      'confirming',
+      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+    ],
+    [
       'unconfirmed, its re-send spent, reconcile due: read',
       sent({ dueAt: null, resends: 1, unconfirmedAt: T0 + 11 * MIN }, { readDue: true }),
       {},

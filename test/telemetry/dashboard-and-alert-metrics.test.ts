@@ -10,10 +10,13 @@ import { DaemonEmitter } from '../../src/daemon/events.js';
 import {
   Registry,
   bindClientEvents,
+  bindConfirmationEvents,
   bindDaemonEvents,
   bindNotifyEvents,
+  createConfirmationMetrics,
   createMetrics,
   createNotifyMetrics,
+  createLogger,
   queueMetrics,
   startTelemetry,
   type TelemetryServer,
@@ -51,6 +54,7 @@ describe('metrics used by the dashboard and the alert rules', () => {
     // the configured sinks' dead-letter counters start at 0
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => ['ops']);
     bindClientEvents(clientEvents, metrics);
+    bindConfirmationEvents(emitter, createConfirmationMetrics(registry), createLogger({ level: 'silent' }));
     server = await startTelemetry({
       listen: '127.0.0.1:0',
       registry,
@@ -82,6 +86,8 @@ describe('metrics used by the dashboard and the alert rules', () => {
     expect(dashboardNames).toContain('pipescaler_api_request_duration_seconds_bucket');
     expect(dashboardNames).toContain('pipescaler_desired_scaling');
     expect(dashboardNames).toContain('bullmq_job_count');
+    expect(dashboardNames).toContain('pipescaler_actuation_seconds_bucket');
+    expect(dashboardNames).toContain('pipescaler_pipe_actuation_seconds');
     expect(dashboardNames).toContain('pipescaler_evaluations_total'); // the $pipe template query
     expect(dashboardNames).not.toContain('le');
     expect(dashboardNames).not.toContain('pipe');
@@ -97,6 +103,7 @@ describe('metrics used by the dashboard and the alert rules', () => {
       'pipescaler_last_evaluation_timestamp_seconds',
       'pipescaler_parked',
       'pipescaler_config_last_reload_success',
+      'pipescaler_pipe_unconfirmed',
     ])
       expect(ruleNames).toContain(name);
   });

@@ -292,6 +292,40 @@ describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a
     await untilAlert('PipescalerRateLimited', { key: 'default' });
   }, 30_000);
 
+  it('brings a change that never takes effect to PipescalerChangeUnconfirmed for the pipe, sent twice and no more', async () => {
+    // the platform answers 200 and never carries the change out; the limit is 2 s
+    cloud.setPropagation({ pipes: { [DEMO.pipes['orders-events']]: 'never' } });
+    const sends: number[] = [];
+    const onDecision = (d: { pipe: string; result: string }) => {
+      if (d.pipe === 'orders-events' && d.result === 'applied') sends.push(Date.now());
+    };
+    emitter.on('decision', onDecision);
+    const policies = {
+      ...config.policies,
+      steady: policy('steady', { replicas: 5, replicaCpuMillicores: 500, replicaMemoryGb: 2 }),
+    };
+    const evaluate = { ...config.evaluate, actuation: { expectedMs: 0, maxMs: 2_000, minSamples: 20 } };
+    const unconfirmed = waitForEvent(
+      emitter,
+      'unconfirmed',
+      (u) => u.pipe === 'orders-events' && u.unconfirmed,
+      20_000,
+    );
+    try {
+      expect(await daemon.reload({ ...config, evaluate, policies })).toBe(true);
+      await unconfirmed;
+      await untilAlert('PipescalerChangeUnconfirmed', { pipe: 'orders-events' });
+      // the re-send's own limit (2 s) and then some: still two sends
+      const last = sends.at(-1) ?? 0;
+      await until(() => Date.now() > last + 6_000, 10_000, 'past the re-send and its limit');
+      expect(sends).toHaveLength(2);
+      expect(cloud.store.pipe(DEMO.pipes['orders-events'])?.scaling.replicas).toBe(3);
+    } finally {
+      emitter.off('decision', onDecision);
+      cloud.setPropagation({});
+    }
+  }, 40_000);
+
   it('brings scaling answering 500 to PipescalerApiErrors, and the change it holds up to the not-at-desired alert', async () => {
     cloud.setFaults({ scalePipe: { error500: 1 } });
     const policies = {

@@ -142,6 +142,26 @@ export function emitDaemonRun(
     at: t0 + 600_000,
     reason: 'not_confirmed',
   });
+  // a change confirmed at target 95 s after its send; another not in force within its limit
+  emitter.emit('confirmed', {
+    pipe: 'orders-events',
+    kind: 'stream',
+    values: { replicas: 6 },
+    sentAt: t0,
+    confirmedAt: t0 + 95_000,
+    actuationMs: 95_000,
+  });
+  emitter.emit('unconfirmed:seen', { pipe: 'orders-events', unconfirmed: false });
+  emitter.emit('unconfirmed', {
+    pipe: 'clickstream',
+    kind: 'stream',
+    unconfirmed: true,
+    reason: 'limit',
+    target: { replicas: 4 },
+    sentAt: t0,
+    at: t0 + 600_000,
+    resends: 0,
+  });
   emitter.emit('paused', { pipe: 'nightly-s3', paused: true, reason: `operator; ${marker}`, until: t0 + 3_600_000 });
   emitter.emit('parked', {
     pipe: 'payments-msk',
