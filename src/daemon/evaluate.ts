@@ -65,7 +65,8 @@ export function createEvaluateProcessor(ctx: DaemonContext) {
       if (!stored) return dropped('superseded');
       report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
       await noteFreeze(ctx, name, rec, decision);
-      await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt);
+      const paused = sit.pause !== null && (sit.pause.until === undefined || tickAt < sit.pause.until);
+      await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt, paused);
     }
 
     switch (step.do) {

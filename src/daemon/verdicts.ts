@@ -32,8 +32,9 @@ function fieldsOf(rec: PipeRecord, pipe: PipeConfig, policy: Policy): readonly S
 }
 
 /**
- * After the evaluation of the tick at `tickAt` (its decision stored): open the verdicts of window
- * starts in (the previous decision, tickAt], and give the due one when it is settled.
+ * After the evaluation of the tick at `tickAt` (its decision stored; `paused`: a pause in force):
+ * open the verdicts of window starts in (the previous decision, tickAt], and give the due one
+ * when it is settled.
  */
 export async function noteVerdicts(
   ctx: DaemonContext,
@@ -42,19 +43,22 @@ export async function noteVerdicts(
   rec: PipeRecord,
   decision: Decision,
   tickAt: number,
+  paused = false,
 ): Promise<void> {
   const config = ctx.config();
   const limitMs = verdictLimitMs(ctx);
   // A new record looks back one tick; a replica down for a while looks back at most the limit.
   const from = Math.max(rec.decidedAt ?? tickAt - tickIntervalMs(config.evaluate.cron), tickAt - limitMs);
   let due = rec.verdictDue;
+  // what the platform last reported, until the first read: nothing to contradict a confirmation
+  const reported = rec.lastReadAt === null ? undefined : rec.applied;
   for (const start of windowStartsIn(policy, pipe.bounds, fieldsOf(rec, pipe, policy), from, tickAt)) {
     if (due !== null && due.boundary >= start.boundary) continue;
     if (due !== null)
       await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, start.boundary, { final: true }));
     due = null;
     const next = verdictDue(start, limitMs);
-    const excluded = exclusionOf(decision, config.dryRun);
+    const excluded = exclusionOf(decision, config.dryRun, paused);
     if (excluded !== null) {
       const verdict: StoredVerdict = { ...next, verdict: 'excluded', at: ctx.now(), reason: excluded };
       if (await ctx.store.verdict(pipe.name, 'exclude', verdict))
@@ -65,7 +69,7 @@ export async function noteVerdicts(
     await ctx.store.verdict(pipe.name, 'open', next);
     due = next;
   }
-  if (due !== null) await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt));
+  if (due !== null) await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt, { reported }));
 }
 
 async function give(ctx: DaemonContext, pipe: string, due: VerdictDue, judged: Judged | null): Promise<void> {

@@ -99,16 +99,20 @@ export function atTarget(values: ScalingValues, target: ScalingValues): boolean 
  * The verdict on a due window start at `now`, or null while it is open: met when the pipe was
  * confirmed at target at or before the boundary, late by (confirmed - boundary) when after it but
  * by the deadline, missed once the deadline has passed without. `final`: the next window start
- * ends it now (missed: superseded, unless it is met or late already).
+ * ends it now (missed: superseded, unless it is met or late already). `reported`: what the
+ * platform last reported, which a confirmation must not contradict.
  */
 export function judgeVerdict(
   due: VerdictDue,
   confirmed: Confirmed | null,
   now: number,
-  opts: { final?: boolean } = {},
+  opts: { final?: boolean; reported?: ScalingValues } = {},
 ): Judged | null {
   if (now < due.boundary && !opts.final) return null;
-  if (confirmed !== null && confirmed.at <= due.deadline && atTarget(confirmed.values, due.target)) {
+  // A confirmation the platform's latest report contradicts (a read since showed less: a change
+  // made by hand) does not count until a read shows the target again.
+  const stands = opts.reported === undefined || atTarget(opts.reported, due.target);
+  if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(confirmed.values, due.target)) {
     const lateMs = Math.max(0, confirmed.at - due.boundary);
     return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: confirmed.at };
   }
@@ -116,9 +120,10 @@ export function judgeVerdict(
   return now >= due.deadline ? { verdict: 'missed', reason: 'not_confirmed' } : null;
 }
 
-/** What took the pipe out of the policy's hands at a window start (its decision then), or null. */
-export function exclusionOf(decision: Decision, dryRun: boolean): Exclusion | null {
-  if (decision.action === 'skip' && decision.reasons.some((r) => r.code === 'paused')) return 'paused';
+/** What took the pipe out of the policy's hands at a window start (its decision then, and whether
+ *  a pause was in force: a pipe never read is skipped as unknown before its pause is looked at). */
+export function exclusionOf(decision: Decision, dryRun: boolean, paused = false): Exclusion | null {
+  if (paused || (decision.action === 'skip' && decision.reasons.some((r) => r.code === 'paused'))) return 'paused';
   if (decision.override) return 'override';
   if (decision.freeze) return 'freeze';
   if (dryRun) return 'dry_run';

@@ -2,8 +2,9 @@
 // HTTP, one clock injected into all of them and the cloud, propagation injected per pipe. A pipe
 // whose change takes effect at once is at target by the boundary (met); one whose replicas take 3
 // minutes, with a 1-minute lead, is late by about 2 minutes; one whose change never takes effect
-// (stuck) has missed its window start once the limit has passed. One verdict per pipe and window
-// start fleet-wide, and none again from a replica started afterwards.
+// (stuck) has missed its window start once the limit has passed; one paused in the config is
+// excluded. One verdict per pipe and window start fleet-wide, and none again from a replica
+// started afterwards.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
@@ -38,18 +39,20 @@ afterAll(async () => {
 describe('window verdicts', () => {
   it('met, late by the propagation less the lead, missed when stuck; once per pipe with three replicas', async () => {
     let clock = T0;
-    const fixtures = generateFixtures({ streamPipes: 3 });
+    const fixtures = generateFixtures({ streamPipes: 4 });
     const ids = [1, 2, 3].map((n) => generatedPipeIds(n).pipeId);
     fixtures.propagation = { pipes: { [ids[0]!]: 0, [ids[1]!]: '3m', [ids[2]!]: 'never' } };
     const cloud = await startCloud({ fixtures, port: 0, rateLimit: false, now: () => clock });
     const { keyId, keySecret } = fixtures.apiKeys[0]!;
-    const names = ['quick', 'slow', 'stuck'];
+    const names = ['quick', 'slow', 'stuck', 'held'];
     const pipes: PipeConfig[] = names.map((name, i) => ({
       name,
       ...generatedPipeIds(i + 1),
       policy: 'peak',
       key: 'default',
       bounds: {},
+      // paused in the config: out of the policy's hands, no verdict counted
+      ...(name === 'held' ? { paused: 'maintenance' } : {}),
     }));
     const base = testConfig({
       baseUrl: cloud.url,
@@ -99,7 +102,8 @@ describe('window verdicts', () => {
       for (let at = T0; at <= B + LIMIT + MIN; at += 30_000) await tickAt(at);
 
       const by = new Map(verdicts.map((v) => [v.pipe, v]));
-      expect(verdicts.map((v) => v.pipe).sort()).toEqual(['quick', 'slow', 'stuck']);
+      expect(verdicts.map((v) => v.pipe).sort()).toEqual(['held', 'quick', 'slow', 'stuck']);
+      expect(by.get('held')).toMatchObject({ verdict: 'excluded', reason: 'paused', boundary: B });
       expect(by.get('quick')).toMatchObject({ verdict: 'met', lateMs: 0, boundary: B, windows: ['peak'] });
       expect(by.get('quick')!.confirmedAt).toBeLessThanOrEqual(B);
       // sent a minute ahead, in force 3 minutes after, and read then (the expected propagation is
@@ -110,6 +114,7 @@ describe('window verdicts', () => {
 
       // the history's and notifications' outcome: a warning when late or missed
       expect(outcomes.map((o) => [o.pipe, o.reason, o.severity ?? 'info']).sort()).toEqual([
+        ['held', 'excluded', 'info'],
         ['quick', 'met', 'info'],
         ['slow', 'late', 'warning'],
         ['stuck', 'missed', 'warning'],
@@ -120,13 +125,14 @@ describe('window verdicts', () => {
         ['quick', 'met'],
         ['slow', 'late'],
         ['stuck', 'missed'],
+        ['held', 'excluded'],
       ]);
 
       // a replica started afterwards (a restart) gives none again
       await Promise.all(daemons.map((d) => d.stop({ timeoutMs: 2_000 })));
       daemons.splice(0, 3, await start());
       for (let at = clock + 30_000; at <= B + LIMIT + 3 * MIN; at += 30_000) await tickAt(at);
-      expect(verdicts).toHaveLength(3);
+      expect(verdicts).toHaveLength(4);
     } finally {
       await Promise.all(daemons.map((d) => d.stop({ timeoutMs: 2_000 })));
       await cloud.close();

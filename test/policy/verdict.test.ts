@@ -200,6 +200,20 @@ describe('judgeVerdict', () => {
     expect(judgeVerdict(due(), confirmed, now)).toEqual(expected);
   });
 
+  it('a confirmation the latest report contradicts (changed by hand since) does not count', () => {
+    const confirmed = { values: { replicas: 6 }, at: B - 60_000 };
+    expect(judgeVerdict(due(), confirmed, B + 30_000, { reported: { replicas: 2 } })).toBeNull();
+    expect(judgeVerdict(due(), confirmed, B + 30_000, { reported: { replicas: 6 } })).toEqual({
+      verdict: 'met',
+      lateMs: 0,
+      confirmedAt: B - 60_000,
+    });
+    expect(judgeVerdict(due(), confirmed, B + VERDICT_LIMIT_DEFAULT_MS, { reported: { replicas: 2 } })).toEqual({
+      verdict: 'missed',
+      reason: 'not_confirmed',
+    });
+  });
+
   it('a due judged before its boundary is not yet judged', () => {
     expect(judgeVerdict(due(), { values: { replicas: 6 }, at: B - 1 }, B - 1)).toBeNull();
   });
@@ -241,6 +255,10 @@ describe('exclusionOf', () => {
       'freeze',
     );
     expect(exclusionOf(decision({ action: 'change' }), true)).toBe('dry_run');
+    // a paused pipe never read is skipped as unknown first: the pause in force says it
+    const unknown = decision({ action: 'skip', reasons: [{ code: 'unknown_pipe', message: 'not read yet' }] });
+    expect(exclusionOf(unknown, false, true)).toBe('paused');
+    expect(exclusionOf(unknown, false)).toBeNull();
   });
   it('other skips (a stopped service, an endpoint not ready) are not excluded: they are judged', () => {
     expect(
