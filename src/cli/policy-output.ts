@@ -14,6 +14,8 @@ import {
 } from '../policy/index.js';
 import { safeUrl } from '../api/internal.js';
 import type { Config } from '../config/index.js';
+import type { ActuationEstimate } from '../daemon/index.js';
+import { describeActuation } from './actuation-text.js';
 import type { PipeViews } from './pipe-views.js';
 import { describePlanOverride, type PlanOverride } from './stored-overrides.js';
 import { formatMoves, formatValues } from './scaling-text.js';
@@ -50,18 +52,23 @@ function clockZ(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)}Z`;
 }
 
-/** What lead time does for the pipe at this instant: sending ahead now, its next early start, or the fixed lead. */
-function leadRow(at: number, entry: PlanEntry): string | null {
+/** Where each pipe's expected actuation comes from (the samples in Redis; null: not read). */
+export type ActuationOf = (pipe: PipeConfig) => ActuationEstimate | null;
+
+/** What lead time does for the pipe at this instant: sending ahead now, its next early start and
+ *  when it is expected at target (with the actuation counted on), or the fixed lead. */
+function leadRow(at: number, entry: PlanEntry, actuationOf: ActuationOf): string | null {
   const { decision, leadSlot } = entry;
   if (decision.lead && decision.direction === 'up') return `sending ahead of ${describeLeadOutcome(decision.lead)}`;
   const lead = entry.policy.behavior.scaleUp.leadTime ?? 'auto';
   if (lead !== 'auto')
     return lead > 0 ? `${formatDuration(lead)}: a scale-up goes that long before its boundary` : null;
   if (!leadSlot) return null;
+  const kind = entry.view?.kind ?? entry.pipe.kind ?? null;
   return (
     `auto: the next scale-up may go from ${clockZ(leadSlot.start)}, ${formatDuration(leadSlot.boundary - leadSlot.start)} ` +
     `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}` +
-    `; expected at target by ${clockZ(leadSlot.expectedAt)}${leadSlot.actuationMs > 0 ? ` (${formatDuration(leadSlot.actuationMs)} actuation)` : ''}`
+    `; expected at target by ${clockZ(leadSlot.expectedAt)} (${describeActuation(leadSlot.actuationMs, actuationOf(entry.pipe), kind)})`
   );
 }
 
@@ -101,12 +108,13 @@ export function formatPlan(
   entries: readonly PlanEntry[],
   views: PipeViews,
   overrides: Readonly<Record<string, PlanOverride>> = {},
+  actuationOf: ActuationOf = () => null,
 ): string {
   const out = [`plan at ${formatInstant(at)}`];
   for (const entry of entries) {
     const { pipe, view, active, decision } = entry;
     const winners = new Set(decision.windows);
-    const lead = leadRow(at, entry);
+    const lead = leadRow(at, entry, actuationOf);
     const windows =
       active.length === 0
         ? 'none: baseline'
@@ -229,14 +237,15 @@ export function planJson(
   entries: readonly PlanEntry[],
   views: PipeViews,
   more: (entry: PlanEntry) => object = () => ({}),
+  actuationOf: ActuationOf = () => null,
 ): unknown[] {
   return entries.map((entry) => ({
-    ...planEntryJson(at, entry, views),
+    ...planEntryJson(at, entry, views, actuationOf),
     ...more(entry),
   }));
 }
 
-function planEntryJson(at: number, entry: PlanEntry, views: PipeViews): object {
+function planEntryJson(at: number, entry: PlanEntry, views: PipeViews, actuationOf: ActuationOf): object {
   const { pipe, policy, view, active, decision, leadSlot } = entry;
   const note = views[pipe.name]?.note;
   return {
@@ -273,6 +282,7 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews): object {
             boundary: new Date(leadSlot.boundary).toISOString(),
             expectedAt: new Date(leadSlot.expectedAt).toISOString(),
             actuationMs: leadSlot.actuationMs,
+            ...actuationJson(actuationOf(pipe)),
           },
         }
       : {}),
@@ -295,4 +305,15 @@ export function simulationJson(changes: readonly SimulatedChange[], views: PipeV
     ...(c.held ? { heldByFreeze: { since: new Date(c.held.since).toISOString(), freezes: c.held.freezes } } : {}),
     ...(c.override ? { override: { reason: c.override.reason, until: new Date(c.override.until).toISOString() } } : {}),
   }));
+}
+
+/** Where a lead slot's actuation comes from, for --json: measured p95 (the pipe's or its kind's,
+ *  with the samples behind it) or configured; `measuredRead` false when Redis was not read. */
+function actuationJson(e: ActuationEstimate | null): object {
+  if (e === null) return { actuationSource: 'configured', measuredRead: false };
+  return {
+    actuationSource: e.source,
+    actuationSamples: e.samples,
+    ...(e.ms !== undefined ? { measuredP95Ms: e.ms } : {}),
+  };
 }

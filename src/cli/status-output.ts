@@ -11,6 +11,7 @@ import {
   verdictText,
 } from '../daemon/index.js';
 import { count } from '../policy/index.js';
+import { describeActuation } from './actuation-text.js';
 import { keyLabel } from './policy-output.js';
 import { compactScaling, formatValues, rawScaling } from './scaling-text.js';
 import { formatTable, wrap, type Column } from './table.js';
@@ -103,6 +104,19 @@ function atTarget(s: PipeStatus, wide: boolean): string {
   return v.verdict;
 }
 
+/** "07:58:10Z", a clock of the day in UTC. */
+const clock = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19)}Z`;
+
+/** "send from 2026-11-25T07:58:10Z, at target by 07:59:40Z for 08:00:00Z (1m30s actuation: ...)". */
+function nextUpWide(s: PipeStatus): string {
+  const n = s.nextScaleUp;
+  if (!n) return '-';
+  return (
+    `send from ${new Date(n.sendFrom).toISOString().replace(/\.\d+Z$/, 'Z')}, at target by ${clock(n.expectedAt)} for ${clock(n.boundary)} ` +
+    `(${describeActuation(n.actuationMs, n.actuation, s.kind)})`
+  );
+}
+
 const age = (s: PipeStatus): string => (s.ageSeconds === null ? 'never' : formatAge(s.ageSeconds));
 const window = (s: PipeStatus): string => (s.lastDecision === null ? '-' : s.windows.join(',') || 'baseline');
 
@@ -123,7 +137,7 @@ const narrow = (now: number, keys: boolean, verdicts: boolean): readonly Column<
   { header: 'STATUS', value: (s) => statusText(s, false, now), shrink: 1, floor: 10 },
 ];
 
-const wide = (now: number): readonly Column<PipeStatus>[] => [
+const wide = (now: number, ups: boolean): readonly Column<PipeStatus>[] => [
   { header: 'PIPE', value: (s) => s.pipe },
   { header: 'POLICY', value: (s) => s.policy },
   { header: 'KEY', value: keyLabel },
@@ -139,6 +153,7 @@ const wide = (now: number): readonly Column<PipeStatus>[] => [
   { header: 'REASON', value: (s) => s.reason },
   { header: 'DRIFTS', value: (s) => s.drifts },
   { header: 'AT TARGET', value: (s) => atTarget(s, true) },
+  ...(ups ? [{ header: 'NEXT SCALE-UP', value: nextUpWide }] : []),
   { header: 'STATUS', value: (s) => statusText(s, true, now) },
 ];
 
@@ -173,8 +188,9 @@ export function formatStatusText(
 ): string {
   const manyKeys = new Set(statuses.map(keyLabel)).size > 1;
   const verdicts = statuses.some((s) => s.lastVerdict !== null || s.verdictDue !== null);
+  const ups = statuses.some((s) => s.nextScaleUp !== null);
   const table = o.wide
-    ? formatTable(statuses, wide(o.now))
+    ? formatTable(statuses, wide(o.now, ups))
     : formatTable(statuses, narrow(o.now, manyKeys, verdicts), o.width);
   const refused = new Map(statuses.flatMap((s) => (s.keyRefused ? [[s.key, s.keyRefused] as const] : [])));
   const lines = [...[...refused].map(([key, r]) => describeRefusal(key, r)), ...keyLines];

@@ -7,7 +7,9 @@ import {
   connectRedisOnce,
   describeRedis,
   isUnreachable,
+  readEstimates,
   StateStore,
+  type ActuationEstimate,
   type StoredOverrideValue,
 } from '../daemon/index.js';
 import { overrideValuesAt, type Override, type PipeView } from '../policy/index.js';
@@ -27,8 +29,29 @@ export interface PlanOverride {
   readonly superseded?: StoredOverrideValue;
 }
 
-/** Reads the stored overrides of `config`'s pipes from its Redis (the environment's overrides applied). */
-export async function readStoredOverrides(config: Config, file: string): Promise<StoredOverrides> {
+/** What `plan` reads from the daemon's Redis: the stored overrides of `config`'s pipes and the
+ *  measured actuation of the whole fleet's (its lead plans are the fleet's); or why it could not. */
+export async function readPlanState(
+  config: Config,
+  fleet: Config,
+  file: string,
+): Promise<{ overrides: StoredOverrides; estimates: ReadonlyMap<string, ActuationEstimate> | null }> {
+  const read = await readFromRedis(fleet, file, async (store) => ({
+    overrides: await store.operator.overrides(config.pipes),
+    estimates: await readEstimates(store.redis, store.keys, fleet),
+  }));
+  if ('unreadable' in read) return { overrides: read, estimates: null };
+  const byPipe = Object.fromEntries(read.value.overrides.map((o) => [o.pipe, o.override]));
+  return { overrides: { byPipe }, estimates: read.value.estimates };
+}
+
+/** One read of what the daemon keeps in `config`'s Redis (the environment's overrides applied), on
+ *  a connection of its own that does not wait for Redis to come up; or why it could not be read. */
+export async function readFromRedis<T>(
+  config: Config,
+  file: string,
+  read: (store: StateStore) => Promise<T>,
+): Promise<{ readonly value: T } | { readonly unreadable: string }> {
   let target: Config['redis'];
   try {
     target = withEnvOverrides(config, file, withCurrentNames(process.env)).redis;
@@ -37,8 +60,7 @@ export async function readStoredOverrides(config: Config, file: string): Promise
   }
   const redis = connectRedisOnce(target);
   try {
-    const list = await new StateStore(redis, target.prefix).operator.overrides(config.pipes);
-    return { byPipe: Object.fromEntries(list.map((o) => [o.pipe, o.override])) };
+    return { value: await read(new StateStore(redis, target.prefix)) };
   } catch (err) {
     const where = isUnreachable(err) ? 'cannot reach Redis at' : 'Redis at';
     return { unreadable: `${where} ${describeRedis(target)}: ${oneLine(err)}` };
@@ -52,10 +74,10 @@ function oneLine(err: unknown): string {
   return printable(first.replace(/\.$/, ''));
 }
 
-/** What plan says on stderr when it could not read them (null: it could). */
+/** What plan says on stderr when it could not read Redis (null: it could). */
 export function unreadableLine(stored: StoredOverrides): string | null {
   return 'unreadable' in stored
-    ? `warning: could not read stored overrides (${stored.unreadable}): the plan shows none`
+    ? `warning: could not read Redis (${stored.unreadable}): the plan shows no stored override and counts on the configured actuation (evaluate.actuation.expected)`
     : null;
 }
 

@@ -22,3 +22,5 @@ export { verdictText } from './verdict-text.js';
 export { describeRedis, endpointOf, isUnreachable, prefixProblem } from './redis-connection.js';
 export { DEFAULT_CHECK_EVERY_MS, KeyChecks, checkPollMs, type CheckResult } from './key-checks.js';
 export { SAFETY_VIOLATIONS } from './safety.js';
+export { type ActuationEstimate, type ActuationSource } from './actuation-store.js';
+export { nextScaleUps, readEstimates, type NextScaleUp } from './next-scale-up.js';

@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import type { StoredOverrideValue } from './operator-state.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError, StoredVerdict } from './state-store.js';
 import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
+import { nextScaleUps, readEstimates, type NextScaleUp } from './next-scale-up.js';
 
 export interface PipeStatus {
   readonly pipe: string;
@@ -40,6 +41,9 @@ export interface PipeStatus {
   readonly change: ChangeOnItsWay | null;
   /** The last confirmation: the target's values and the first read that showed them in force. */
   readonly confirmed: { readonly values: ScalingValues; readonly at: number } | null;
+  /** leadTime auto: the pipe's next scale-up (when it may be sent, when it is expected at target,
+   *  the actuation counted on and where that comes from), or null. */
+  readonly nextScaleUp: NextScaleUp | null;
 }
 
 export interface ChangeOnItsWay {
@@ -70,6 +74,7 @@ export async function readPipeStatuses(
   now: number = Date.now(),
 ): Promise<PipeStatus[]> {
   const refusals = await readKeyRefusals(store.redis, store.keys, [...new Set(config.pipes.map((p) => p.key))]);
+  const ups = nextScaleUps(config, now, await readEstimates(store.redis, store.keys, config));
   return Promise.all(
     config.pipes.map(async (p) => {
       const { rec, pause, override } = await store.snapshot(p.name, p);
@@ -107,6 +112,7 @@ export async function readPipeStatuses(
             }
           : null,
         confirmed: rec.confirmed,
+        nextScaleUp: ups.get(p.name) ?? null,
       };
     }),
   );

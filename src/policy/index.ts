@@ -37,6 +37,7 @@ export {
   leadPlan,
   leadPlanSpan,
   leadUntil,
+  nextSlot,
   tickIntervalMs,
   type LeadPlan,
   type LeadPlanOptions,

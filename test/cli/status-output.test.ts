@@ -27,6 +27,7 @@ function row(over: Partial<PipeStatus>): PipeStatus {
     },
     reason: null,
     ageSeconds: 12,
+    nextScaleUp: null,
     lastError: null,
     override: null,
     paused: null,
@@ -133,6 +134,24 @@ describe('status text', () => {
     });
     expect(two).toMatch(/^PIPE\s+KEY\s+STATE\s/m);
     expect(two).toMatch(/^b\s+batch-1 \(pool batch\)\s+Running\s/m);
+  });
+
+  it("--wide shows each pipe's next scale-up under leadTime auto: when it may be sent, when it is at target, from what", () => {
+    const up = {
+      boundary: Date.parse('2026-11-23T11:00:00Z'),
+      sendFrom: Date.parse('2026-11-23T10:55:41.500Z'),
+      expectedAt: Date.parse('2026-11-23T10:59:00Z'),
+      actuationMs: 192_000,
+      actuation: { ms: 192_000, source: 'kind' as const, samples: 45 },
+    };
+    const statuses = [row({ nextScaleUp: up }), row({ pipe: 'b' })];
+    const wide = formatStatusText(statuses, [], [], { wide: true, width: 100, now: NOW });
+    expect(wide).toContain(
+      'send from 2026-11-23T10:55:41Z, at target by 10:59:00Z for 11:00:00Z (3m12s actuation: the p95 of stream pipes over their last 45 changes)',
+    );
+    expect(wide).toMatch(/^b\s.*\s0\s+-\s+-\s+ok$/m);
+    // the narrow table leaves it to --wide and --json
+    expect(formatStatusText(statuses, [], [], { wide: false, width: 100, now: NOW })).not.toContain('10:55:41Z');
   });
 
   it('--wide: every column whole, the pause until its instant, the error message', () => {

@@ -4,10 +4,20 @@ import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { isConfigError, didYouMean, loadConfig, type Config } from '../../config/index.js';
-import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type PipeView } from '../../policy/index.js';
+import {
+  plan,
+  simulate,
+  describeKeyPlan,
+  keyPlans,
+  count,
+  parseDuration,
+  type PipeConfig,
+  type PipeView,
+} from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { withSimulatedOverrides } from '../override-args.js';
-import { planOverrideJson, readStoredOverrides, unreadableLine, withPlanOverrides } from '../stored-overrides.js';
+import { planOverrideJson, readPlanState, unreadableLine, withPlanOverrides } from '../stored-overrides.js';
+import { refOf } from '../../daemon/index.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
@@ -167,24 +177,32 @@ export function registerPolicyCommands(program: Command): void {
         withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
         const views = await readPipeViews(config, { offline: opts.offline ?? false });
         const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
-        // what `pipescaler override` (or onDrift) stored, as the daemon decides with it; a what-if on top
-        const stored = await readStoredOverrides(config, file);
+        // what `pipescaler override` (or onDrift) stored, as the daemon decides with it (a what-if on
+        // top), and the actuation the daemon measured, as its lead plans count on it
+        const { overrides: stored, estimates } = await readPlanState(config, fleet, file);
         const unread = unreadableLine(stored);
         if (unread !== null) process.stderr.write(`${unread}\n`);
         const known = withPlanOverrides(knownViews(views), stored, opts.override, config.pipes);
+        const actuationOf = (p: PipeConfig) =>
+          estimates ? (estimates.get(refOf(p)) ?? { ms: undefined, source: 'configured' as const, samples: 0 }) : null;
         // the keys' lead plans are the whole fleet's, whatever --pipe shows
-        const entries = plan(config, withReadings(known.views, readings), at, fleet);
+        const entries = plan(config, withReadings(known.views, readings), at, fleet, {
+          actuationMs: (p) => actuationOf(p)?.ms,
+        });
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(
-                planJson(at, entries, views, (e) => ({
-                  ...planOverrideJson(known.overrides[e.pipe.name]),
-                  ...metricJson(config, e),
-                })),
+                planJson(
+                  at,
+                  entries,
+                  views,
+                  (e) => ({ ...planOverrideJson(known.overrides[e.pipe.name]), ...metricJson(config, e) }),
+                  actuationOf,
+                ),
                 null,
                 2,
               )}\n`
-            : `${formatPlan(at, entries, views, known.overrides)}${formatMetricPlan(config, entries)}\n`,
+            : `${formatPlan(at, entries, views, known.overrides, actuationOf)}${formatMetricPlan(config, entries)}\n`,
         );
         failIfUnread(views);
       },
