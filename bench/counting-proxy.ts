@@ -41,6 +41,19 @@ const isRead = (body: string): boolean => {
 /** Called with every scaling PATCH's answer: the pipe id, whether it was a read, the status. */
 export type OnPatch = (pipeId: string, read: boolean, status: number) => void;
 
+/** One request through the proxy, with its times (epoch ms): when the proxy received it and when
+ *  the cloud's answer came back, and the cloud's window as that answer reported it. */
+export interface ProxyTraceEntry {
+  readonly receivedAt: number;
+  readonly answeredAt: number;
+  /** 'read', 'change' (scaling PATCHes) or the method and path's last segment (a services list). */
+  readonly what: string;
+  readonly pipeId: string | null;
+  readonly status: number;
+  readonly remaining: number | null;
+  readonly resetSeconds: number | null;
+}
+
 /**
  * `start`: each pipe's scaling before the run, by lower-case pipe id. With it, a change PATCH sent
  * before the pipe's first answer that leaves its values as they were (2xx) or is refused (4xx)
@@ -51,6 +64,7 @@ export async function countingProxy(
   target: string,
   onPatch?: OnPatch,
   start?: ReadonlyMap<string, Scaling>,
+  trace?: (e: ProxyTraceEntry) => void,
 ): Promise<CountingProxy> {
   const pool = new Pool(target, { keepAliveTimeout: 30_000 });
   const counts: PatchCounts = { changes: {}, byPipe: {}, reads: {}, contacts: {}, other: 0 };
@@ -64,6 +78,7 @@ export async function countingProxy(
     return Object.entries(sent).every(([f, v]) => v === null || v === undefined || before[f] === v);
   };
   const server = createServer((req, res) => {
+    const receivedAt = Date.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -86,6 +101,26 @@ export async function countingProxy(
           if (bucket === counts.changes && pipeId) counts.byPipe[pipeId] = (counts.byPipe[pipeId] ?? 0) + 1;
           else if (!contact) counts.other += 1;
           if (bucket && pipeId) onPatch?.(pipeId, bucket === counts.reads, up.statusCode);
+          if (trace) {
+            const header = (h: string) => {
+              const v = Number(up.headers[h]);
+              return up.headers[h] === undefined || !Number.isFinite(v) ? null : v;
+            };
+            trace({
+              receivedAt,
+              answeredAt: Date.now(),
+              what:
+                req.method === 'PATCH' && pipeId
+                  ? read
+                    ? 'read'
+                    : 'change'
+                  : `${req.method} ${(req.url ?? '').split('/').pop()}`,
+              pipeId: pipeId ?? null,
+              status: up.statusCode,
+              remaining: header('x-ratelimit-remaining'),
+              resetSeconds: header('x-ratelimit-reset'),
+            });
+          }
           const out: Record<string, string | string[]> = {};
           for (const [k, v] of Object.entries(up.headers))
             if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') out[k] = v;

@@ -4,6 +4,7 @@
 // steady: a while with nothing to change, reads against the key's budget and how often each pipe
 // is read; boundary: half the pipes scale up and half down at one instant T, placed so that the
 // key's lead plan (leadTime auto) has its lead. Runs in a fresh process.
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon } from '../src/daemon/index.js';
@@ -12,7 +13,7 @@ import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
 import type { OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
 import type { Config } from '../src/config/types.js';
 import { cloudProcess } from './child.js';
-import { countingProxy } from './counting-proxy.js';
+import { countingProxy, type ProxyTraceEntry } from './counting-proxy.js';
 import { NO_BEHAVIOR } from './daemon-harness.js';
 import { benchPrefix, connect, deletePrefix, REDIS_URL } from './redis.js';
 
@@ -74,6 +75,18 @@ const TICK_MS = 3_000;
 const RECONCILE_MS = 60_000;
 const SHARE = 0.25;
 
+/**
+ * With BUDGET_TRACE=<file>, every request through the proxy is written to that file (JSON lines:
+ * the phase, when the proxy received it and had its answer, the cloud's window headers), to see
+ * where a cold start's time goes.
+ */
+function traceTo(phase: () => string | null): ((e: ProxyTraceEntry) => void) | undefined {
+  const file = process.env.BUDGET_TRACE;
+  if (!file) return undefined;
+  writeFileSync(file, '');
+  return (e) => appendFileSync(file, `${JSON.stringify({ phase: phase(), ...e })}\n`);
+}
+
 export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
@@ -84,20 +97,25 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
   const changedIds = new Set<string>();
   const coldCounts = { changes: 0, contactReads: 0, reconcileReads: 0 };
   const restartCounts = { changes: 0, readsBeforeChange: 0 };
-  const proxy = await countingProxy(cloud.url, (pipeId, read) => {
-    if (phase === 'restart') {
-      if (!read) restartCounts.changes += 1;
-      else if (!changedIds.has(pipeId)) restartCounts.readsBeforeChange += 1;
-      if (!read) changedIds.add(pipeId);
-      return;
-    }
-    if (phase !== 'cold') return;
-    if (!read) {
-      coldCounts.changes += 1;
-      changedIds.add(pipeId);
-    } else if (changedIds.has(pipeId)) coldCounts.reconcileReads += 1;
-    else coldCounts.contactReads += 1;
-  });
+  const proxy = await countingProxy(
+    cloud.url,
+    (pipeId, read) => {
+      if (phase === 'restart') {
+        if (!read) restartCounts.changes += 1;
+        else if (!changedIds.has(pipeId)) restartCounts.readsBeforeChange += 1;
+        if (!read) changedIds.add(pipeId);
+        return;
+      }
+      if (phase !== 'cold') return;
+      if (!read) {
+        coldCounts.changes += 1;
+        changedIds.add(pipeId);
+      } else if (changedIds.has(pipeId)) coldCounts.reconcileReads += 1;
+      else coldCounts.contactReads += 1;
+    },
+    undefined,
+    traceTo(() => phase),
+  );
   const prefix = benchPrefix('budget');
   // Boundary T is set once cold start and steady are over; the window is placed then (reload).
   const up: Policy = { name: 'up', baseline: { replicas: { value: 2 } }, windows: [], behavior: NO_BEHAVIOR };
@@ -143,7 +161,8 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
     const stop = stopTicking.signal;
     while (!stop.aborted) {
       await daemon.tick(Math.floor(Date.now() / 1000) * 1000).catch(() => undefined);
-      await sleep(TICK_MS - (Date.now() % TICK_MS));
+      // ends at once when stopped: a restart does not wait out the tick it will not make
+      await sleep(TICK_MS - (Date.now() % TICK_MS), undefined, { signal: stop }).catch(() => undefined);
     }
   };
   let ticker = tick();
