@@ -12,12 +12,13 @@ import type { RedisClient } from './redis-connection.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** TAKE: key, limit, window ms, margin ms, read share, '1' for a read. */
+    /** TAKE: key, limit, window ms, margin ms before the end, margin ms after it, read share, '1' for a read. */
     pipescalerBudgetTake(
       key: string,
       requests: number,
       perMs: number,
       marginMs: number,
+      afterEndMs: number,
       readShare: number,
       read: '0' | '1',
     ): Result<number, Context>;
@@ -34,10 +35,24 @@ declare module 'ioredis' {
   }
 }
 
-/** No request in the last `margin` ms of a window, and none before `margin` ms after its end: an
- *  answer's Reset is rounded (to 10 ms) and late by its latency. 1 % of the window, 25 ms at least. */
+/** No request in the last `margin` ms of a window: a request sent then may reach the platform
+ *  after the window ended and count in the next one (our view of the end is late by an answer's
+ *  latency, and the request takes its own). 1 % of the window, 25 ms at least. */
 export function marginMs(perMs: number): number {
   return Math.max(25, Math.round(perMs * 0.01));
+}
+
+/** The Reset header's resolution: seconds with two decimals (docs/platform-api.md). */
+export const RESET_RESOLUTION_MS = 10;
+
+/**
+ * None before `afterEndMs` after the window's end as the answers report it. That end is never
+ * early by more than the Reset's rounding (it is the answer's arrival plus its Reset, and the
+ * platform counted it earlier), so the Reset's resolution suffices: 1 % of the window, 10 ms at
+ * least. (25 ms, the other margin's floor, cost a compressed 1-s window 2.5 % of the key's rate.)
+ */
+export function afterEndMs(perMs: number): number {
+  return Math.max(RESET_RESOLUTION_MS, Math.round(perMs * 0.01));
 }
 
 /** A 429's or an answer's X-RateLimit-Reset beyond this is not believed: the window instead. */
@@ -56,7 +71,8 @@ export function boundedResetMs(resetSeconds: number | undefined, perMs: number):
   return ms > maxResetMs(perMs) ? { ms: perMs, valid: false } : { ms: Math.max(1, ms), valid: true };
 }
 
-// KEYS[1] budget hash; ARGV limit, window ms, margin ms, read share, 1 for a read. Returns 0 when a
+// KEYS[1] budget hash; ARGV limit, window ms, margin ms before the end, margin ms after the end,
+// read share, 1 for a read. Returns 0 when a
 // unit was taken, else the ms to wait (negative: a read whose share is spent, changes may go).
 // Redis' clock, so replicas whose clocks differ share one view. Reads earn share x limit credits
 // per window's length of time (`rc` as of `rt`), at most one window's worth plus one, so the share
@@ -71,19 +87,20 @@ local left = tonumber(h[2]) or 0
 local limit = tonumber(ARGV[1])
 local win = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
-local share = tonumber(ARGV[4]) * limit
+local after = tonumber(ARGV[4])
+local share = tonumber(ARGV[5]) * limit
 local rc = tonumber(h[3]) or (share + 1)
 local rt = tonumber(h[4]) or now
 rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
-if now >= e + margin then
+if now >= e + after then
   e = now + win
   left = limit
 elseif now >= e - margin then
-  return e + margin - now
+  return e + after - now
 end
-if left <= 0 then return e + margin - now end
-if ARGV[5] == '1' and rc < 1 then return -math.max(1, math.ceil((1 - rc) * win / share)) end
-if ARGV[5] == '1' then rc = rc - 1 end
+if left <= 0 then return e + after - now end
+if ARGV[6] == '1' and rc < 1 then return -math.max(1, math.ceil((1 - rc) * win / share)) end
+if ARGV[6] == '1' then rc = rc - 1 end
 redis.call('HSET', KEYS[1], 'end', e, 'left', left - 1, 'rc', rc, 'rt', now)
 redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
 return 0
@@ -163,6 +180,7 @@ export class KeyBudget {
       requests,
       perMs,
       marginMs(perMs),
+      afterEndMs(perMs),
       this.readShare,
       kind === 'read' ? '1' : '0',
     );

@@ -94,6 +94,15 @@ describe("one key's budget", () => {
     expect(wait).toBeLessThanOrEqual(4_200);
   });
 
+  it("a full window's next unit comes the Reset's resolution (10 ms) after its reported end", async () => {
+    const b = fresh({ requests: 10, perMs: 1_000 });
+    await takes(b, 10);
+    await b.observe({ remaining: 0, resetSeconds: 0.5 });
+    const wait = await b.take();
+    expect(wait).toBeGreaterThan(500 + 10 - 40);
+    expect(wait).toBeLessThanOrEqual(500 + 10);
+  });
+
   it('a 429 empties the window until its reset (bounded: an epoch time is not believed)', async () => {
     const b = fresh();
     await b.observe({ remaining: 0, resetSeconds: 1795345850 }, true);
