@@ -10,7 +10,7 @@ import { changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure, type ApplyOutcome } from './apply-failure.js';
 import type { AuditDirection } from './events.js';
-import { reasonLabel } from './evaluate.js';
+import { evaluatePipe, reasonLabel } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
 import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transition } from './lifecycle-answers.js';
 import { nextStep, timingOf, turnInstant, type ReadWhy } from './lifecycle.js';
@@ -18,7 +18,7 @@ import { expectedValues, type ConfirmTiming } from './confirmation.js';
 import { reportConfirmation } from './confirm-events.js';
 import { recordActuation } from './actuation-store.js';
 import { readDueAfterMs } from './key-periods.js';
-import type { ApplyJob } from './queues.js';
+import { readWhyOf, type ApplyJob, type ApplyJobName } from './queues.js';
 import { sameValues } from './scaling-values.js';
 import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
@@ -47,7 +47,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
     // A reload gave the pipe another key (its pool changed, or its key: did): the turn moves to
     // that key's queue, whose deduplication keeps the pipe's requests from overlapping there.
     if (job.queueName !== lane.queue.name) {
-      if (job.name !== 'apply') await ctx.enqueueRead(pipe, job.data.tickAt, job.name === 'confirm');
+      if (job.name !== 'apply') await ctx.enqueueRead(pipe, job.data.tickAt, readWhyOf(job.name as ApplyJobName));
       else await ctx.enqueueChange(pipe, job.data.direction, job.data.tickAt);
       return { done: 'key_moved', key: lane.keyName };
     }
@@ -144,7 +144,24 @@ async function carryOut(turn: Turn, t: Transition): Promise<void> {
   const next = t.next;
   if (next.then === 'read') await ctx.enqueueRead(pipe, job.data.tickAt);
   else if (next.then === 'change') await ctx.enqueueChange(pipe, next.up ? 'up' : 'down', job.data.tickAt);
-  else if (next.then === 'evaluate') await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-answer');
+  else if (next.then === 'evaluate') await evaluateNow(turn);
+}
+
+/**
+ * The evaluation an answer calls for, made by the turn itself at the tick it came from: its change
+ * goes to the key's queue at its own priority at once (scale-ups first), and through nextStep and
+ * its safety check like any other. Queued on the evaluate queue, it waited behind a tick's
+ * evaluations of the whole fleet: seconds on a busy process, the tail of a cold start.
+ */
+async function evaluateNow(turn: Turn): Promise<void> {
+  const { ctx, job, pipe } = turn;
+  try {
+    await evaluatePipe(ctx, pipe.name, job.data.tickAt);
+  } catch (err) {
+    // The answer is stored: a failure here must not fail the turn (its retry would ask again).
+    ctx.logger.warn({ pipe: pipe.name, err: (err as Error).message }, 'evaluation after an answer failed: queued');
+    await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-answer');
+  }
 }
 
 async function change(turn: Turn, body: ScalingValues, target: ScalingValues | undefined): Promise<JobResult> {
@@ -235,7 +252,7 @@ async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise
     ...(err.requestId ? { requestId: err.requestId } : {}),
     message: 'the change may have been carried out; a read settles it before any other change',
   });
-  await ctx.enqueueRead(pipe, job.data.tickAt);
+  await ctx.enqueueRead(pipe, job.data.tickAt, 'settle');
   return { done: 'unsettled', code: err.code };
 }
 

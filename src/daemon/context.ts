@@ -6,6 +6,7 @@ import type { ApiClient } from '../api/index.js';
 import type { Direction, PipeConfig } from '../policy/index.js';
 import type { Config } from '../config/index.js';
 import type { KeyBudget } from './budget.js';
+import type { ReadWhy } from './lifecycle.js';
 import type { DaemonEmitter } from './events.js';
 import type { MetricSource } from './metric-source.js';
 import type { StateStore } from './state-store.js';
@@ -53,10 +54,11 @@ export interface DaemonContext {
   /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (key-periods.ts). */
   leadUntilFor(pipe: PipeConfig, at: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
-  /** A turn on the pipe's key queue at the read priority: a read is due (first contact, reconcile,
-   *  an endpoint; `confirm`: a change's confirmation read, at its own priority ahead of reconcile
-   *  reads). The turn decides again when it runs, so it changes the pipe if that is due then. */
-  enqueueRead(pipe: PipeConfig, tickAt: number, confirm?: boolean): Promise<void>;
+  /** A turn on the pipe's key queue at a read's priority: a read is due (first contact, settle,
+   *  confirm, reconcile, an endpoint). The turn decides again when it runs, so it changes the pipe
+   *  if that is due then. `why` (default reconcile) sets its priority (queues.ts readTurnName): a
+   *  read a change waits for first, then a change's confirmation, then reconcile reads. */
+  enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy): Promise<void>;
   /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
   enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
 }

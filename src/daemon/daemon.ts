@@ -22,7 +22,7 @@ import { RedisGuard } from './redis-guard.js';
 import { resetDemoState } from './demo-state.js';
 import { MetricSource } from './metric-source.js';
 import { routeOutcomes } from './outcomes.js';
-import type { EvaluateJob } from './queues.js';
+import { readTurnName, type EvaluateJob } from './queues.js';
 import { connectRedis, describeRedis, prefixProblem, watchStatus, type RedisClient } from './redis-connection.js';
 import { Heartbeat } from './heartbeat.js';
 import { scheduleTicks, type Scheduler } from './scheduler.js';
@@ -184,8 +184,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
       return leadUntilFor(current, pipe, at, actuation);
     },
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
-    enqueueRead: (pipe, tickAt, confirm) =>
-      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, confirm ? 'confirm' : 'read'),
+    enqueueRead: (pipe, tickAt, why) =>
+      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, readTurnName(why ?? 'reconcile')),
     enqueueChange: (pipe, direction, tickAt) =>
       enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'apply'),
   };

@@ -15,74 +15,81 @@ import { noteVerdicts } from './verdicts.js';
 
 export function createEvaluateProcessor(ctx: DaemonContext) {
   return async function evaluate(job: Job<EvaluateJob>): Promise<JobResult> {
-    const started = performance.now();
-    const { pipe: name, tickAt } = job.data;
-    const config = ctx.config();
-    const pipe = pipeByName(config, name);
-    if (!pipe) return dropped('unknown_pipe');
-    if (ctx.now() - tickAt > STALE_AFTER_MS) return dropped('stale');
-    const policy = config.policies[pipe.policy];
-    if (!policy) return dropped('unknown_policy');
-    const snap = await ctx.store.snapshot(name, pipe);
-    const { rec } = snap;
-    const sit = await situationOf(ctx, pipe, policy, snap, tickAt, tickAt, 'tick');
-    const next = nextStep(rec, sit, tickAt);
-    const { step } = next;
-
-    if (step.do === 'forget') {
-      // The name now points at another pipe (a reload changed its ids): what we knew is of the old one.
-      await ctx.store.reset(name);
-      await ctx.enqueueRead(pipe, tickAt);
-      return { done: 'forgot' };
-    }
-    if (Boolean(sit.pause) !== rec.pausedSeen) {
-      await ctx.store.write(name, { pausedSeen: Boolean(sit.pause) });
-      const p = sit.pause;
-      ctx.emitter.emit('paused', {
-        pipe: name,
-        paused: Boolean(p),
-        ...(p ? { reason: p.reason, ...(p.until !== undefined ? { until: p.until } : {}) } : {}),
-      });
-    }
-
-    await noteOverride(ctx, name, rec, snap.override, tickAt);
-
-    const { decision } = next;
-    if (decision) {
-      const sends = step.do === 'change' || step.do === 'list_services';
-      const stored = await ctx.store.writeDecision(name, tickAt, {
-        ...(next.recommendations ? { recommendations: next.recommendations } : {}),
-        lastDecision: decisionRecord(tickAt, decision, config.dryRun),
-        // A skip withdraws any pending desire: a paused or stopped pipe must not be sent one.
-        desired: decision.action === 'skip' || sit.stateLost !== null ? null : decision.desired,
-        desiredDirection: decision.direction,
-        // The apply-wait metric counts from the first decision that wanted this change.
-        wantedSince: sends ? (rec.wantedSince ?? tickAt) : null,
-        ref: refOf(pipe),
-        ...(next.readDue && !rec.readDue ? { readDue: true } : {}),
-      });
-      // A newer tick's decision is stored already: this late evaluation changes nothing.
-      if (!stored) return dropped('superseded');
-      report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
-      await noteFreeze(ctx, name, rec, decision);
-      const paused = sit.pause !== null && (sit.pause.until === undefined || tickAt < sit.pause.until);
-      await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt, paused);
-    }
-
-    switch (step.do) {
-      case 'read':
-      case 'read_endpoint':
-        await ctx.enqueueRead(pipe, tickAt, step.do === 'read' && step.why === 'confirm');
-        return { done: 'queued', turn: 'read', direction: 'none' };
-      case 'change':
-      case 'list_services':
-        await ctx.enqueueChange(pipe, step.direction, tickAt);
-        return { done: 'queued', turn: 'change', direction: step.direction };
-      case 'wait':
-      case 'skip':
-        return { done: 'nothing', step: step.do, reason: step.reason };
-    }
+    return evaluatePipe(ctx, job.data.pipe, job.data.tickAt);
   };
+}
+
+/**
+ * One evaluation of the pipe `name` at the tick `tickAt`: the evaluate job's, and the one a turn
+ * makes at once after an answer that calls for it (a first contact, a drift: lifecycle-answers.ts).
+ */
+export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: number): Promise<JobResult> {
+  const started = performance.now();
+  const config = ctx.config();
+  const pipe = pipeByName(config, name);
+  if (!pipe) return dropped('unknown_pipe');
+  if (ctx.now() - tickAt > STALE_AFTER_MS) return dropped('stale');
+  const policy = config.policies[pipe.policy];
+  if (!policy) return dropped('unknown_policy');
+  const snap = await ctx.store.snapshot(name, pipe);
+  const { rec } = snap;
+  const sit = await situationOf(ctx, pipe, policy, snap, tickAt, tickAt, 'tick');
+  const next = nextStep(rec, sit, tickAt);
+  const { step } = next;
+
+  if (step.do === 'forget') {
+    // The name now points at another pipe (a reload changed its ids): what we knew is of the old one.
+    await ctx.store.reset(name);
+    await ctx.enqueueRead(pipe, tickAt, 'first_contact');
+    return { done: 'forgot' };
+  }
+  if (Boolean(sit.pause) !== rec.pausedSeen) {
+    await ctx.store.write(name, { pausedSeen: Boolean(sit.pause) });
+    const p = sit.pause;
+    ctx.emitter.emit('paused', {
+      pipe: name,
+      paused: Boolean(p),
+      ...(p ? { reason: p.reason, ...(p.until !== undefined ? { until: p.until } : {}) } : {}),
+    });
+  }
+
+  await noteOverride(ctx, name, rec, snap.override, tickAt);
+
+  const { decision } = next;
+  if (decision) {
+    const sends = step.do === 'change' || step.do === 'list_services';
+    const stored = await ctx.store.writeDecision(name, tickAt, {
+      ...(next.recommendations ? { recommendations: next.recommendations } : {}),
+      lastDecision: decisionRecord(tickAt, decision, config.dryRun),
+      // A skip withdraws any pending desire: a paused or stopped pipe must not be sent one.
+      desired: decision.action === 'skip' || sit.stateLost !== null ? null : decision.desired,
+      desiredDirection: decision.direction,
+      // The apply-wait metric counts from the first decision that wanted this change.
+      wantedSince: sends ? (rec.wantedSince ?? tickAt) : null,
+      ref: refOf(pipe),
+      ...(next.readDue && !rec.readDue ? { readDue: true } : {}),
+    });
+    // A newer tick's decision is stored already: this late evaluation changes nothing.
+    if (!stored) return dropped('superseded');
+    report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
+    await noteFreeze(ctx, name, rec, decision);
+    const paused = sit.pause !== null && (sit.pause.until === undefined || tickAt < sit.pause.until);
+    await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt, paused);
+  }
+
+  switch (step.do) {
+    case 'read':
+    case 'read_endpoint':
+      await ctx.enqueueRead(pipe, tickAt, step.do === 'read' ? step.why : 'reconcile');
+      return { done: 'queued', turn: 'read', direction: 'none' };
+    case 'change':
+    case 'list_services':
+      await ctx.enqueueChange(pipe, step.direction, tickAt);
+      return { done: 'queued', turn: 'change', direction: step.direction };
+    case 'wait':
+    case 'skip':
+      return { done: 'nothing', step: step.do, reason: step.reason };
+  }
 }
 
 /** The evaluation's events: every replica's gauges follow every pipe from the shared state. */
@@ -110,7 +117,6 @@ function report(
   // From the shared state, so every replica's gauge follows the pipe, not only the replica
   // whose worker happened to apply or read it (the "not at desired scaling" alert compares both).
   if (Object.keys(rec.applied).length > 0) ctx.emitter.emit('applied', { pipe: name, values: rec.applied });
-  ctx.emitter.emit('unconfirmed:seen', { pipe: name, unconfirmed: (rec.confirming?.unconfirmedAt ?? null) !== null });
   emitOutcome(ctx, name, rec, next, decision, dryRun);
 }
 

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { Direction } from '../policy/index.js';
+import type { ReadWhy } from './lifecycle.js';
 import { safeName } from './redis-keys.js';
 
 export const EVALUATE_QUEUE = 'evaluate';
@@ -17,10 +18,11 @@ export interface EvaluateJob {
   readonly tickAt: number;
 }
 
-/** A turn on the key's queue for one pipe: it reads the pipe when a read is due (first contact,
- *  reconcile; `confirm`: a change's confirmation read, ahead of reconcile reads), else sends the
- *  pipe's newest stored desire. The name is for queue listings and the priority. */
-export type ApplyJobName = 'apply' | 'confirm' | 'read';
+/** A turn on the key's queue for one pipe: it reads the pipe when a read is due (`contact`: a read
+ *  a change waits for, a first contact or a settle; `confirm`: a change's confirmation read, ahead
+ *  of reconcile reads; `read`: a reconcile read), else sends the pipe's newest stored desire. The
+ *  name is for queue listings and the priority. */
+export type ApplyJobName = 'apply' | 'contact' | 'confirm' | 'read';
 
 export interface ApplyJob {
   readonly pipe: string;
@@ -80,12 +82,31 @@ export function tickEvaluationOptions(pipe: string, tickAt: number): JobsOptions
 
 // Lower number = earlier. Changes before reads (a change's answer is a read too); scale-ups first:
 // under a tight limit, capacity matters more than savings. A pipe has one pending turn, so the
-// scale-downs behind the scale-ups wait at most one change per pipe of the key. A change's
+// scale-downs behind the scale-ups wait at most one change per pipe of the key. A read that a
+// change waits for (a first contact, a settle: the full budget) goes before the other reads: at a
+// cold start, reads of pipes already changed came between the first contacts. A change's
 // confirmation read goes before reconcile reads: both draw on the read share, never before a change.
-const PRIORITY: Record<Direction | 'confirm' | 'read', number> = { up: 1, none: 2, down: 3, confirm: 4, read: 5 };
+const PRIORITY: Record<Direction | Exclude<ApplyJobName, 'apply'>, number> = {
+  up: 1,
+  none: 2,
+  down: 3,
+  contact: 4,
+  confirm: 5,
+  read: 6,
+};
 
 export function applyPriority(name: ApplyJobName, direction: Direction): number {
   return PRIORITY[name === 'apply' ? direction : name];
+}
+
+/** The turn that makes a read for `why` (its name is its priority). */
+export function readTurnName(why: ReadWhy): ApplyJobName {
+  return why === 'confirm' ? 'confirm' : why === 'reconcile' ? 'read' : 'contact';
+}
+
+/** The reason a read turn stands for, from its name (a turn moved to another key's queue). */
+export function readWhyOf(name: ApplyJobName): ReadWhy {
+  return name === 'confirm' ? 'confirm' : name === 'contact' ? 'first_contact' : 'reconcile';
 }
 
 export const APPLY_ATTEMPTS = 6;

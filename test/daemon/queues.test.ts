@@ -8,6 +8,7 @@ import {
   applyQueueName,
   chosenBackoff,
   evaluateJobId,
+  readTurnName,
   retryDelayMs,
 } from '../../src/daemon/queues.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
@@ -45,6 +46,16 @@ describe('queue names, ids and options', () => {
     // Changes before reads (a change's answer is a read too), scale-ups first.
     expect(up.priority!).toBeLessThan(down.priority!);
     expect(down.priority!).toBeLessThan(read.priority!);
+    // A read that a change waits for (a first contact, a change of unknown outcome to settle) goes
+    // before the reconcile reads: a cold start's reads of pipes already changed came between them.
+    expect(readTurnName('first_contact')).toBe('contact');
+    expect(readTurnName('settle')).toBe('contact');
+    expect(readTurnName('reconcile')).toBe('read');
+    const contact = applyJobOptions('contact', 'p', 'none');
+    const confirm = applyJobOptions(readTurnName('confirm'), 'p', 'none');
+    expect(down.priority!).toBeLessThan(contact.priority!);
+    expect(contact.priority!).toBeLessThan(confirm.priority!);
+    expect(confirm.priority!).toBeLessThan(read.priority!);
     expect(up.deduplication).toEqual({ id: 'p', keepLastIfActive: true });
     expect(down.deduplication).toEqual(up.deduplication);
     expect(up.backoff).toMatchObject({ type: 'chosen' });
