@@ -1,4 +1,5 @@
-// Fault injection: per operation, a chance of latency and of one failure (reset, 500, 503, 429).
+// Fault injection: per operation (and, where a rule names them, for some pipes only), a chance of
+// latency and of one failure (reset, 500, 503, 429).
 import type { Operation } from '../api/index.js';
 import type { FaultConfig, FaultRule } from './fixtures-schema.js';
 
@@ -31,9 +32,11 @@ const FAILURES = ['reset', 'error500', 'error503', 'error429'] as const;
  * picks at most one failure, the probabilities stacked in the order reset, 500, 503, 429; then,
  * when no failure was picked, one draw for `late` and one for `stuck` when the rule has them.
  */
-export function planFaults(faults: FaultConfig, op: Operation, random: () => number): FaultPlan {
+export function planFaults(faults: FaultConfig, op: Operation, random: () => number, pipeId?: string): FaultPlan {
   const rule: FaultRule | undefined = faults[op] ?? faults.default;
   if (!rule) return NONE;
+  // a rule for some pipes only: a request naming no pipe, or another, gets none (and draws nothing)
+  if (rule.pipes && !rule.pipes.some((id) => id.toLowerCase() === pipeId?.toLowerCase())) return NONE;
   let delayMs = 0;
   if (rule.latency && random() < rule.latency.probability) {
     const { minMs, maxMs } = rule.latency;

@@ -111,6 +111,8 @@ export const FixtureRateLimit = z.union([
 
 const probability = z.number().min(0).max(1);
 export const FaultRule = z.strictObject({
+  /** Only requests naming one of these pipes (by id) get the rule's faults; others none. */
+  pipes: z.array(Uuid).optional(),
   error500: probability.optional(),
   error503: probability.optional(),
   error429: probability.optional(),

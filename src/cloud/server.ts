@@ -138,7 +138,7 @@ export function buildServer(parts: ServerParts): FastifyInstance {
         reply.headers(rate.headers);
         if (!rate.allowed) return sendTooMany(reply, null);
       }
-      const plan = planFaults(parts.faults(), op, parts.random);
+      const plan = planFaults(parts.faults(), op, parts.random, (req.params as { pipeId?: string }).pipeId);
       if (plan.delayMs > 0) {
         parts.stats.fault('latency');
         await sleep(plan.delayMs);

@@ -55,6 +55,8 @@ export function createApplyProcessor(ctx: DaemonContext) {
     const { rec } = snap;
     const at = turnInstant(rec, ctx.now());
     let sit = await situationOf(ctx, pipe, policy, snap, at, rec.decidedAt ?? job.data.tickAt, 'turn');
+    // a retry of the job is the pipe's next attempt that its backoff scheduled (lifecycle.ts backingOff)
+    if (job.attemptsMade > 0) sit = { ...sit, retry: true };
     let { step, decision } = nextStep(rec, sit, at);
     const turn: Turn = { ctx, job, token, pipe, lane, rec, timing: timingOf(sit) };
     if (step.do === 'list_services') {

@@ -101,6 +101,8 @@ export interface Situation {
    * go round continuously (due at once) reads each pipe once per round, not in a loop.
    */
   readonly asker: 'tick' | 'turn';
+  /** The turn is a job's retry, which the pipe's backoff scheduled (backingOff does not hold it). */
+  readonly retry?: boolean;
   /** evaluate.actuation (default ACTUATION_DEFAULTS): the confirmation's expected time and limit. */
   readonly actuation?: ActuationSettings;
   /** The pipe's measured actuation (p95 of its own or its kind's samples), once there are enough:
@@ -144,9 +146,9 @@ export function unsettled(rec: PipeRecord): boolean {
 }
 
 /**
- * The pipe's calls keep failing and its next attempt is not due (lifecycle-answers.ts
- * afterCallFailure): an evaluation queues no turn for it until then, so a few failing pipes cannot
- * spend their key's budget. A turn already queued is the retry the backoff scheduled: it goes ahead.
+ * The pipe's calls keep failing and its next attempt is not due (backoff.ts afterCallFailure): an
+ * evaluation queues no turn for it and a turn sends nothing until then, so a few failing pipes
+ * cannot spend their key's budget. The job's retry, which the backoff scheduled, goes ahead.
  */
 export function backingOff(rec: PipeRecord, now: number): boolean {
   return rec.failures > 0 && rec.retryAt !== null && now < rec.retryAt;
@@ -188,7 +190,7 @@ export function nextStep(rec: PipeRecord, sit: Situation, now: number): Next {
   const next = stepOf(rec, sit, now);
   const request = next.step.do !== 'forget' && next.step.do !== 'wait' && next.step.do !== 'skip';
   // Decided all the same (the desire is stored, status shows it): only the request waits.
-  return request && sit.asker === 'tick' && backingOff(rec, now)
+  return request && sit.retry !== true && backingOff(rec, now)
     ? { ...next, step: { do: 'wait', reason: 'backoff' } }
     : next;
 }

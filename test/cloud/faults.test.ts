@@ -48,6 +48,14 @@ describe('fault injection (deterministic with an injected random)', () => {
     expectError(await op(cloud, 'listSources', S), 500, /INTERNAL_SERVER_ERROR/);
   });
 
+  it('a rule naming pipes applies to requests for those pipes only', async () => {
+    cloud = await demoCloud({ random: () => 0 });
+    cloud.setFaults({ scalePipe: { error503: 1, pipes: [PIPE.orders.toUpperCase()] } });
+    expectError(await op(cloud, 'scalePipe', scalingPath(PIPE.orders), { body: {} }), 503, /SERVICE_UNAVAILABLE/);
+    expectOk('scalePipe', await op(cloud, 'scalePipe', scalingPath(PIPE.clickstream), { body: {} }));
+    expect(cloud.stats().faults).toEqual({ error503: 1 });
+  });
+
   it('adds latency within [minMs, maxMs] with its probability', async () => {
     cloud = await demoCloud({ random: script(0.1, 0.5, 0.9) });
     cloud.setFaults({ listSources: { latency: { probability: 0.5, minMs: 20, maxMs: 40 } } });

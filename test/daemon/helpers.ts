@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { ScalingValues } from '../../src/api/index.js';
+import { generatedPipeIds } from '../../src/cloud/index.js';
 import type { Daemon, DaemonEmitter, DaemonEvents } from '../../src/daemon/index.js';
 import type { Behavior, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
 import type { ApiKeyConfig, Config } from '../../src/config/types.js';
@@ -74,6 +75,17 @@ export function demoPipe(name: keyof typeof DEMO.pipes, policyName: string, key 
     key,
     bounds: {},
   };
+}
+
+/** The first n stream pipes of generated fixtures (src/cloud generateFixtures), as a config names them. */
+export function generatedPipes(n: number, policyName: string, key = 'default'): PipeConfig[] {
+  return Array.from({ length: n }, (_, i) => ({
+    name: `stream-${i + 1}`,
+    ...generatedPipeIds(i + 1),
+    policy: policyName,
+    key,
+    bounds: {},
+  }));
 }
 
 export interface TestConfigOptions {

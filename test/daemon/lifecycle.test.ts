@@ -346,12 +346,20 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       { do: 'change', body: { replicas: 6 }, direction: 'up' },
     ],
     [
-      'calls failing, at a turn (the retry the backoff scheduled): it goes ahead',
+      'calls failing, the retry the backoff scheduled: it goes ahead',
+      seen({ failures: 3, retryAt: IN_WINDOW + 4_000 }),
+      { asker: 'turn', retry: true },
+      IN_WINDOW,
+      'seen',
+      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+    ],
+    [
+      'calls failing, a new turn before the next attempt: wait (backoff)',
       seen({ failures: 3, retryAt: IN_WINDOW + 4_000 }),
       { asker: 'turn' },
       IN_WINDOW,
       'seen',
-      { do: 'change', body: { replicas: 6 }, direction: 'up' },
+      { do: 'wait', reason: 'backoff' },
     ],
     [
       'calls failing, a reconcile read due: wait (backoff)',
