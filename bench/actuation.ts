@@ -1,7 +1,8 @@
 // Scale-ups at target by their boundary when the platform carries a change out 30 s or 3 min after
 // answering it (10x compressed: 3 s and 18 s), with the lead plan of the budget alone (today's)
-// side by side with the plan that counts the actuation (evaluate.actuation.expected). "At target"
-// is what the cloud holds at T; the daemon confirming it is not measured here.
+// side by side with the plan that counts the actuation the daemon measured (its confirmations'
+// p95, from Redis). "At target" is what the cloud holds at T; the daemon's confirmation by T (its
+// `confirmed` event, the read that showed the target) is measured too.
 import { inFreshProcess } from './child.js';
 import type { ActuationOptions, ActuationRun, PhaseRun } from './daemon-actuation.js';
 import type { Figure } from './stats.js';
@@ -47,7 +48,7 @@ function phaseFigures(
   p: PhaseRun,
   f: (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string) => Figure,
 ): Figure[] {
-  const label = `${platformTime(p.propagationMs)} propagation, ${p.expectedActuationMs > 0 ? 'lead counting it' : 'lead from the budget alone'}`;
+  const label = `${platformTime(p.propagationMs)} propagation, ${p.expectedActuationMs > 0 ? 'lead counting the measured actuation' : 'lead from the budget alone'}`;
   const share = p.upsAtT / p.ups;
   const late = [...p.lateMs].sort((a, b) => a - b);
   const lateNote =
@@ -65,6 +66,14 @@ function phaseFigures(
       counted ? '>= 0.99' : undefined,
       counted ? share >= 0.99 : undefined,
       `${p.upsAtT} of ${p.ups}; ${lateNote}${p.notReached > 0 ? `; ${p.notReached} pipes not at target 100 min (platform scale) after T` : ''}; the plan starts them ${platformTime(p.planLeadMs)} (${(p.planLeadMs / 1000).toFixed(1)} s) before T${p.snapshotLateMs > 0 ? `; the snapshot for T came ${p.snapshotLateMs} ms late` : ''}`,
+    ),
+    f(
+      `${label}: scale-ups confirmed at target by the daemon by T`,
+      p.upsConfirmedByT / p.ups,
+      'share',
+      undefined,
+      undefined,
+      `${p.upsConfirmedByT} of ${p.ups}; the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms) of actuation`,
     ),
     f(
       `${label}: latest scale-up after T`,

@@ -3,12 +3,15 @@
 // N pipes on one key; after a cold start (no propagation), four boundaries, each flipping half
 // the pipes up (to 4 replicas) and half down (to 1) at an instant T: propagation 3 s and 18 s at
 // the cloud (30 s and 3 min on the platform), each once with the lead plan of the budget alone
-// (today's) and once counting the actuation (evaluate.actuation.expected = the propagation).
-// "At target" is read back from the cloud (what the platform holds at T), not from the daemon.
+// (evaluate.actuation.measured false: today's plan) and then with the
+// actuation the daemon measured (its confirmations of the changes before: the kind's p95 in Redis,
+// evaluate.actuation.expected 0). "At target" is read back from the cloud (what the platform holds
+// at T), and the daemon's own confirmation (its `confirmed` event) is counted by T too.
 // Runs in a fresh process.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
-import { createDaemon } from '../src/daemon/index.js';
+import { createDaemon, DaemonEmitter, StateStore } from '../src/daemon/index.js';
+import { readEstimates } from '../src/daemon/next-scale-up.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
 import type { OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
 import type { Config } from '../src/config/types.js';
@@ -24,8 +27,10 @@ export interface ActuationOptions {
 export interface PhaseRun {
   /** The cloud's propagation delay (compressed ms). */
   propagationMs: number;
-  /** What the lead plan counted on (0: the budget alone). */
+  /** What the lead plan counted on (0: the budget alone; else the measured p95 of the pipes' kind). */
   expectedActuationMs: number;
+  /** Scale-ups the daemon confirmed at target (its `confirmed` event) by T. */
+  upsConfirmedByT: number;
   /** The key's plan: its first scale-up's start before T. */
   planLeadMs: number;
   /** How long after T the snapshot for "at T" came back (0: in time, the figure is exact). */
@@ -60,8 +65,11 @@ const RECONCILE_MS = 60_000;
 const SHARE = 0.25;
 const POLL_MS = 250;
 const SNAPSHOT_BEFORE_MS = 1_000;
+/** Before a phase that counts the measured actuation: the last confirmations of the phase before. */
+const CONFIRM_WAIT_MS = 20_000;
 /** Propagation at the cloud (compressed 10x: 30 s and 3 min on the platform), budget-only plan first. */
 const PHASES: readonly { propagationMs: number; counted: boolean }[] = [
+  // counted: the daemon's measured actuation (from the phase before at the same propagation)
   { propagationMs: 3_000, counted: false },
   { propagationMs: 3_000, counted: true },
   { propagationMs: 18_000, counted: false },
@@ -113,7 +121,18 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
     policies: { a: { name: 'a', ...policyOf(2) }, b: { name: 'b', ...policyOf(2) } },
   };
   const redis = connect();
-  const daemon = createDaemon({ config: base, prefix, redis, now: () => Date.now(), schedule: false, watch: false });
+  const emitter = new DaemonEmitter();
+  const confirmedAt = new Map<string, number>();
+  emitter.on('confirmed', (c) => confirmedAt.set(c.pipe, c.confirmedAt));
+  const daemon = createDaemon({
+    config: base,
+    prefix,
+    redis,
+    emitter,
+    now: () => Date.now(),
+    schedule: false,
+    watch: false,
+  });
   await daemon.start();
   const stopTicking = new AbortController();
   const ticker = (async () => {
@@ -154,12 +173,19 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
     for (const [k, phase] of PHASES.entries()) {
       await cloud.setPropagation({ stream: phase.propagationMs });
       const next = k % 2 === 0 ? { a: 4, b: 1 } : { a: 1, b: 4 };
-      const expectedActuationMs = phase.counted ? phase.propagationMs : 0;
+      // budget alone: evaluate.actuation.measured false (today's plan); measured: what the daemon's
+      // confirmations of the phase before recorded (their last confirmation reads given time)
+      if (phase.counted) await sleep(CONFIRM_WAIT_MS + phase.propagationMs);
+      const store = new StateStore(redis, prefix);
+      const measured = phase.counted ? await readEstimates(redis, store.keys, base) : null;
+      const expectedActuationMs = measured ? Math.max(0, ...[...measured.values()].map((e) => e.ms ?? 0)) : 0;
       const at = (T: number): Config => ({
         ...base,
         evaluate: {
           ...base.evaluate,
-          ...(phase.counted ? { actuation: { expectedMs: expectedActuationMs, maxMs: 600_000, minSamples: 20 } } : {}),
+          actuation: phase.counted
+            ? { expectedMs: 0, maxMs: 600_000, minSamples: 20 }
+            : { expectedMs: 0, maxMs: 600_000, minSamples: 20, measured: false },
         },
         policies: {
           a: { name: 'a', ...policyOf(values.a, { at: T, replicas: next.a }) },
@@ -169,13 +195,16 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       // T leaves the key's lead plan its lead, and a few ticks to take the new config.
       const probe = Math.ceil((Date.now() + 600_000) / 1000) * 1000;
       const span = leadPlanSpan(Date.now());
-      const plan = leadPlan(at(probe), span.from, span.to);
+      const plan = leadPlan(at(probe), span.from, span.to, {
+        actuationMs: () => (expectedActuationMs > 0 ? expectedActuationMs : undefined),
+      });
       const planLeadMs =
         probe -
         Math.min(...pipes.map((p) => plan.slots.get(p.name)?.find((s) => s.boundary === probe)?.start ?? Infinity));
       const T = Math.ceil((Date.now() + planLeadMs + 5 * TICK_MS) / 1000) * 1000;
       await cloud.resetStats();
       proxy.reset();
+      confirmedAt.clear();
       await daemon.reload(at(T));
       // What the cloud holds at T, from a snapshot taken a second before it: its values and the
       // instants its pending changes take effect (a change asked for after the snapshot takes at
@@ -202,6 +231,7 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
         snapshotLateMs,
         ups: upIdx.length,
         upsAtT: upIdx.filter((i) => atT[i] === want[i]).length,
+        upsConfirmedByT: upIdx.filter((i) => (confirmedAt.get(pipes[i]!.name) ?? Infinity) <= T).length,
         lateMs: upIdx.filter((i) => atT[i] !== want[i] && !Number.isNaN(seen[i])).map((i) => seen[i]! - T),
         notReached: seen.filter(Number.isNaN).length,
         downs: downIdx.length,

@@ -219,11 +219,17 @@ function assemble(
 }
 
 /** evaluate.actuation with its defaults (ACTUATION_DEFAULTS of lead-plan.ts). */
-function actuationSettings(a: { expected?: number; max?: number; minSamples?: number }): ActuationSettings {
+function actuationSettings(a: {
+  expected?: number;
+  max?: number;
+  minSamples?: number;
+  measured?: boolean;
+}): ActuationSettings {
   return {
     expectedMs: a.expected ?? ACTUATION_DEFAULTS.expectedMs,
     maxMs: a.max ?? ACTUATION_DEFAULTS.maxMs,
     minSamples: a.minSamples ?? ACTUATION_DEFAULTS.minSamples,
+    ...(a.measured === false ? { measured: false } : {}),
   };
 }
 

@@ -273,6 +273,8 @@ const actuation = strict({
     .min(1, { error: 'must be at least 1' })
     .max(50, { error: "must be at most 50 (a pipe's last 50 actuations are kept)" })
     .optional(),
+  // false: the lead plan counts on `expected` only, whatever the daemon measured
+  measured: z.boolean({ error: 'must be true or false' }).optional(),
 }).superRefine((a, ctx) => {
   const max = a.max ?? ACTUATION_DEFAULTS.maxMs;
   if (a.expected !== undefined && a.expected > max)

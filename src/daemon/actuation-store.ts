@@ -134,6 +134,11 @@ export function actuationPipes(config: ScalingConfig): readonly ActuationPipe[] 
   return pipes;
 }
 
+/** Whether the lead plans count the measured actuation (evaluate.actuation.measured, default true). */
+export function countsMeasured(config: ScalingConfig): boolean {
+  return config.evaluate.actuation?.measured !== false;
+}
+
 /** evaluate.actuation.minSamples, or its default. */
 export function minSamplesOf(config: ScalingConfig): number {
   return (config.evaluate.actuation ?? ACTUATION_DEFAULTS).minSamples;

@@ -13,7 +13,7 @@ import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js'
 import { enqueueEvaluation, enqueueTurn } from './enqueue.js';
 import { DaemonEmitter } from './events.js';
 import { KeyChecks } from './key-checks.js';
-import { ActuationEstimates } from './actuation-store.js';
+import { ActuationEstimates, countsMeasured } from './actuation-store.js';
 import { leadUntilFor, reconcileMsFor } from './key-periods.js';
 import type { Lanes } from './lanes.js';
 import { announcePlans, createReload, laneSettings } from './reload.js';
@@ -178,8 +178,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     stateLost: () => guard.held(),
     laneFor: (pipe) => lanes?.get(pipe.key),
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
-    measuredActuationMs: (pipe) => actuation.actuationMs(pipe),
+    measuredActuationMs: (pipe) => (countsMeasured(current) ? actuation.actuationMs(pipe) : undefined),
     leadUntilFor: (pipe, at) => {
+      if (!countsMeasured(current)) return leadUntilFor(current, pipe, at);
       void actuation.refreshFor(current, now());
       return leadUntilFor(current, pipe, at, actuation);
     },

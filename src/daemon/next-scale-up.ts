@@ -3,7 +3,13 @@
 // the plan counted on with where that comes from (the pipe's measured p95, its kind's, or the
 // configured expectation). The plan is made as the daemon makes it, from the samples in Redis.
 import { leadPlan, leadPlanSpan, nextSlot, type ScalingConfig } from '../policy/index.js';
-import { actuationPipes, minSamplesOf, readActuation, type ActuationEstimate } from './actuation-store.js';
+import {
+  actuationPipes,
+  countsMeasured,
+  minSamplesOf,
+  readActuation,
+  type ActuationEstimate,
+} from './actuation-store.js';
 import { refOf } from './operator-state.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
@@ -27,6 +33,7 @@ export function readEstimates(
   keys: ReturnType<typeof redisKeys>,
   config: ScalingConfig,
 ): Promise<Map<string, ActuationEstimate>> {
+  if (!countsMeasured(config)) return Promise.resolve(new Map<string, ActuationEstimate>());
   return readActuation(redis, keys, actuationPipes(config), minSamplesOf(config));
 }
 
@@ -50,7 +57,7 @@ export function nextScaleUps(
       sendFrom: slot.start,
       expectedAt: slot.expectedAt,
       actuationMs: slot.actuationMs,
-      actuation: estimates ? (estimates.get(refOf(p)) ?? null) : null,
+      actuation: estimates ? (estimates.get(refOf(p)) ?? { ms: undefined, source: 'configured', samples: 0 }) : null,
     });
   }
   return out;

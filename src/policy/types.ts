@@ -332,6 +332,8 @@ export interface ActuationSettings {
   readonly maxMs: number;
   /** Measurements a pipe's (or its kind's) p95 needs before it replaces `expectedMs`. */
   readonly minSamples: number;
+  /** false: the lead plan counts on `expectedMs` only, whatever was measured (default true). */
+  readonly measured?: boolean;
 }
 
 /** The longest lead a window's scale-ups may start before it (behavior.scaleUp.leadTime). */

@@ -30,6 +30,13 @@ describe('evaluate.actuation', () => {
     expect(
       parse(`${BASE}evaluate:\n  actuation:\n    expected: 0s\n    max: 30m\n    minSamples: 5\n`).evaluate.actuation,
     ).toEqual({ expectedMs: 0, maxMs: 1_800_000, minSamples: 5 });
+    // measured: false (count on expected alone) is kept; true is the default and left out
+    expect(parse(`${BASE}evaluate:\n  actuation:\n    measured: false\n`).evaluate.actuation).toMatchObject({
+      measured: false,
+    });
+    expect(parse(`${BASE}evaluate:\n  actuation:\n    measured: true\n`).evaluate.actuation).not.toHaveProperty(
+      'measured',
+    );
   });
 });
 

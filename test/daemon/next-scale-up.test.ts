@@ -70,6 +70,16 @@ describe('nextScaleUps', () => {
     expect(configured.get('p-1')).toMatchObject({ actuationMs: 30_000, actuation: null });
     expect(configured.get('p-1')!.sendFrom).toBeGreaterThan(ups.get('p-1')!.sendFrom);
 
+    // measured: false counts on the configured expectation, whatever was measured
+    const off = {
+      ...config,
+      evaluate: { ...config.evaluate, actuation: { ...config.evaluate.actuation, measured: false } },
+    };
+    expect(nextScaleUps(off, NOW, await readEstimates(redis, store.keys, off)).get('p-1')).toMatchObject({
+      actuationMs: 30_000,
+      actuation: { source: 'configured' },
+    });
+
     // status shows the same
     const statuses = await readPipeStatuses(store, config, NOW);
     expect(statuses.find((s) => s.pipe === 'p-1')!.nextScaleUp).toEqual(ups.get('p-1'));
