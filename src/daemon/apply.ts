@@ -242,7 +242,9 @@ function unknownOutcome(err: ApiError): boolean {
 async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
   const at = ctx.now();
-  await ctx.store.write(pipe.name, { unsettled: { sent, at, code: err.code } });
+  await ctx.store.write(pipe.name, {
+    unsettled: { sent, at, code: err.code, ...(err.reached === 'yes' ? { taken: true } : {}) },
+  });
   ctx.emitter.emit('outcome', {
     pipe: pipe.name,
     outcome: 'unconfirmed',

@@ -106,6 +106,17 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const c = contact ? null : rec.confirming;
   const check = c ? confirmationRead(c, answer, applied, now, ctx.timing) : null;
   if (c && check && !check.inForce && expected) expected = notYetExpected(expected, c, applied, check.foreign);
+  // A change the platform took (a 2xx whose answer could not be read) that the read does not show
+  // is on its way: it is confirmed like one answered 200 (not sent again meanwhile), unless its
+  // limit has passed. One that timed out or was cut and does not show is decided again.
+  const adopted =
+    !contact && u?.taken === true && !landed && c === null && !pastLimit({ lastSentAt: u.at }, now, ctx.timing)
+      ? {
+          ...afterSend(null, rec.applied, u.sent, u.at, ctx.timing),
+          dueAt: nextDueAt({ lastSentAt: u.at, reads: 0 }, now, ctx.timing),
+        }
+      : null;
+  const confirming = adopted ?? (check ? check.next : c);
   const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
   const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
   const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
@@ -138,7 +149,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
         ? { unsettled: null }
         : {}),
     ...(confirmed !== undefined ? { confirmed } : {}),
-    ...(check ? { confirming: check.next } : {}),
+    ...(adopted !== null || check !== null ? { confirming } : {}),
   };
   let next: Then;
   if (answer.endpointIds.length > 0) next = { then: 'read' };
@@ -146,7 +157,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   else if (check?.resend) next = { then: 'change', up: changeDirections(applied, check.resend).up };
   else
     next =
-      pending(answer.kind, rec.desired, expectedValues(applied, check ? check.next : c), ctx.dryRun) ??
+      pending(answer.kind, rec.desired, expectedValues(applied, confirming), ctx.dryRun) ??
       (ctx.continuousReads ? { then: 'read' } : NOTHING);
   return {
     write,

@@ -96,7 +96,13 @@ export interface PipeRecord {
   /** A change whose outcome is unknown (timed out, cut, or a 2xx whose answer could not be read):
    *  what was sent and when. No other change goes out until a read has settled it, and a read that
    *  finds these values is the change landing late, not drift. */
-  readonly unsettled: { readonly sent: ScalingValues; readonly at: number; readonly code: string } | null;
+  readonly unsettled: {
+    readonly sent: ScalingValues;
+    readonly at: number;
+    readonly code: string;
+    /** The platform answered 2xx (its answer could not be read): the change was taken. */
+    readonly taken?: boolean;
+  } | null;
   /** A change answered 200 whose target no read has shown in force yet (confirmation.ts): the pipe
    *  is `confirming` (docs/architecture.md#every-change-is-confirmed). */
   readonly confirming: Confirming | null;

@@ -70,7 +70,7 @@ export const RECORD_FIELDS = {
   ref: z.string().nullable(),
   decidedAt: epochMs.nullable(),
   wantedSince: epochMs.nullable(),
-  unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string() }).nullable(),
+  unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string(), taken: z.boolean().optional() }).nullable(),
   confirming: z
     .object({
       target: scalingValues,

@@ -6,7 +6,10 @@
 //   last seen state takes no scaling;
 // - no value outside the current config's bounds or the platform's ranges is ever sent;
 // - after a change whose answer could not be read (its outcome unknown), the pipe's next request
-//   is a read.
+//   is a read;
+// - with propagation injected (a change in effect 90 s after its 200), no change is sent again
+//   while it is on its way (the pipe is confirming), unless someone changed the pipe by hand or
+//   Redis lost pipescaler's state meanwhile.
 // `npm test` runs a short fixed-seed run; PIPESCALER_MODEL_RUNS=200 (npm run model) a long one.
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -83,6 +86,9 @@ interface Real {
   faults: number[];
   /** Pipes whose last change got an unreadable answer, until a read of them answers. */
   unsettled: Set<string>;
+  /** Pipes changed by hand or whose state Redis lost while a change was on its way: the daemon
+   *  may send that change again (it cannot know it is on its way). Cleared once nothing is. */
+  tainted: Set<string>;
   violations: string[];
 }
 
@@ -96,6 +102,14 @@ function watch(real: Real): void {
     if (id === undefined) return upstream();
     const body = req.body ? (JSON.parse(req.body) as Record<string, number | null>) : {};
     const values = Object.entries(body).filter(([, v]) => v !== null && v !== undefined) as [ScalingField, number][];
+    const onItsWay = id === undefined ? [] : real.cloud.store.pendingChanges(id);
+    if (onItsWay.length === 0 && id !== undefined) real.tainted.delete(id);
+    if (values.length > 0 && id !== undefined && onItsWay.length > 0 && !real.tainted.has(id)) {
+      const coming: Record<string, number | null | undefined> = {};
+      for (const c of onItsWay) Object.assign(coming, c.values);
+      if (values.every(([f, v]) => coming[f] === v))
+        real.violations.push(`change to ${id} sent again while on its way: ${req.body}`);
+    }
     if (values.length > 0) {
       changesSent += 1;
       if (real.unsettled.has(id))
@@ -200,6 +214,7 @@ class ByHand implements Cmd {
     const scaling = real.cloud.store.pipe(this.id)!.scaling;
     if (scaling.concurrency !== null && scaling.concurrency !== undefined) scaling.concurrency = this.value;
     else scaling.replicas = this.value;
+    real.tainted.add(this.id.toLowerCase());
     await Promise.resolve();
   }
   toString = () => `byHand(${PIPES[this.id.toLowerCase()]?.name}, ${this.value})`;
@@ -227,6 +242,7 @@ class LoseRedis implements Cmd {
     } while (cursor !== '0');
     real.seen.clear();
     real.unsettled.clear();
+    for (const id of Object.keys(PIPES)) real.tainted.add(id);
   }
   toString = () => 'loseRedis';
 }
@@ -239,6 +255,16 @@ class Reload implements Cmd {
     expect(await real.daemon.reload(real.config)).toBe(true);
   }
   toString = () => `reload(max ${this.maxReplicas})`;
+}
+
+class Propagation implements Cmd {
+  constructor(readonly ms: number) {}
+  check = always;
+  async run(_m: object, real: Real) {
+    real.cloud.setPropagation({ default: this.ms, reads: 'transient' });
+    await Promise.resolve();
+  }
+  toString = () => `propagation(${this.ms / 1000}s)`;
 }
 
 class Restart implements Cmd {
@@ -267,6 +293,7 @@ const commands = [
   fc.constant(new LoseRedis()),
   fc.constantFrom(null, 3, 5, 10).map((m) => new Reload(m)),
   fc.constant(new Restart()),
+  fc.constantFrom(0, 90_000).map((ms) => new Propagation(ms)),
 ];
 
 describe('the lifecycle under random platform states, failures, losses, reloads and restarts', () => {
@@ -279,7 +306,14 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
   it('never sends a change to a pipe never seen or last seen in a state that takes no scaling, nor a value outside bounds and ranges', async () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 24, size: 'max' }), async (cmds) => {
-        const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+        // the cloud's clock is the daemon's: a change's propagation runs on the ticks' time
+        let clockOf = () => T0;
+        const cloud = await startCloud({
+          fixtures: 'config/cloud.yaml',
+          port: 0,
+          rateLimit: false,
+          now: () => clockOf(),
+        });
         const proxy = await tamperProxy(cloud.url);
         const prefix = uniquePrefix('lifecycle-model');
         prefixes.push(prefix);
@@ -292,9 +326,11 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
           seen: new Map(),
           faults: [],
           unsettled: new Set(),
+          tainted: new Set(),
           violations: [],
           daemon: undefined as unknown as Daemon,
         };
+        clockOf = () => real.clock;
         watch(real);
         real.daemon = startDaemon(real);
         try {

@@ -673,6 +673,31 @@ describe('what an answer makes of the record', () => {
       });
     });
 
+    it('a change taken (a 2xx whose answer could not be read) that its settle read does not show: confirming from its send, not sent again', () => {
+      const rec = seen({
+        desired: PEAK,
+        unsettled: { sent: { replicas: 6 }, at: SENT_AT, code: 'API_INVALID_RESPONSE', taken: true },
+        lastReadAt: SENT_AT - MIN,
+      });
+      const t = afterRead(rec, running(STREAMS), SENT_AT + 20_000, ctx);
+      expect(t.drift).toBeNull();
+      expect(t.next).toEqual({ then: 'nothing' });
+      expect(t.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT, dueAt: SENT_AT + 35_000 });
+      const after = { ...rec, ...t.write };
+      expect(nextStep(after, sit(), SENT_AT + 30_000).step).toEqual({ do: 'wait', reason: 'confirming' });
+      // in force later: landed late and confirmed, from its send
+      const later = afterRead(after, running(PEAK), SENT_AT + 2 * MIN, ctx);
+      expect(later.landed).toEqual({ sent: { replicas: 6 }, at: SENT_AT });
+      expect(later.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT, at: SENT_AT + 2 * MIN });
+      expect(later.drift).toBeNull();
+      // past its limit at the settle read: decided as usual (sent again)
+      const old = afterRead(rec, running(STREAMS), SENT_AT + 11 * MIN, ctx);
+      expect(old.write.confirming).toBeUndefined();
+      // one that timed out (maybe never reached the platform): decided again
+      const timedOut = { ...rec, unsettled: { sent: { replicas: 6 }, at: SENT_AT, code: 'API_TIMEOUT' } };
+      expect(afterRead(timedOut, running(STREAMS), SENT_AT + 20_000, ctx).write.confirming).toBeUndefined();
+    });
+
     it('a read showing the desired target (no change on its way): the last confirmation', () => {
       const t = afterRead(seen({ desired: STREAMS }), running(STREAMS), T0, ctx);
       expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0 });
