@@ -117,6 +117,7 @@ function report(
   // From the shared state, so every replica's gauge follows the pipe, not only the replica
   // whose worker happened to apply or read it (the "not at desired scaling" alert compares both).
   if (Object.keys(rec.applied).length > 0) ctx.emitter.emit('applied', { pipe: name, values: rec.applied });
+  ctx.emitter.emit('unconfirmed:seen', { pipe: name, unconfirmed: (rec.confirming?.unconfirmedAt ?? null) !== null });
   emitOutcome(ctx, name, rec, next, decision, dryRun);
 }
 
