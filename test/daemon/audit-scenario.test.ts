@@ -114,9 +114,9 @@ describe("the audit's scenario: three replicas, calls held past api.timeout, win
     const platform = (p: PipeConfig) => cloud.store.pipe(p.pipeId)!.scaling;
     /** Work done: every queue empty, every held request carried out, and its settle read made. */
     const settle = async (ds: readonly Daemon[]) => {
-      await drained(ds, 30_000);
+      await drained(ds, 90_000);
       await cloud.settled();
-      await drained(ds, 30_000);
+      await drained(ds, 90_000);
     };
     let stopped: Daemon[] = [];
     try {
@@ -182,5 +182,5 @@ describe("the audit's scenario: three replicas, calls held past api.timeout, win
       for (const d of [...stopped, ...daemons]) await d.stop();
       await cloud.close();
     }
-  }, 180_000);
+  }, 300_000);
 });
