@@ -23,10 +23,13 @@ import { REDIS_URL, cleanupPrefix, collect, demoPipe, testConfig, uniquePrefix }
 const prefix = uniquePrefix('forecastsrc');
 const LOAD = 'orders_in_per_second';
 const MIN = 60_000;
-// Prometheus answers instant queries at its own clock: the history ends now.
-const T = Math.floor(Date.now() / MIN) * MIN;
-const FROM = T - 14 * DAY_MS;
 const REFRESH = 15 * MIN;
+// Prometheus answers instant queries at its own clock: the history ends now, or up to 3 min
+// before it, so that T + 2 min (the tests' later reads) is in T's refresh period still: a run in a
+// period's last two minutes counted the next period's query.
+const NOW = Math.floor(Date.now() / MIN) * MIN;
+const T = Math.min(NOW, Math.floor(NOW / REFRESH) * REFRESH + REFRESH - 3 * MIN);
+const FROM = T - 14 * DAY_MS;
 /** The refresh period holding T: its forecast reads the history up to its start. */
 const SLOT = Math.floor(T / REFRESH) * REFRESH;
 
