@@ -29,12 +29,6 @@ export interface Confirming {
   readonly unconfirmedAt: number | null;
 }
 
-/** The last confirmation: the target values and the first read that showed them in force. */
-export interface Confirmed {
-  readonly values: ScalingValues;
-  readonly at: number;
-}
-
 /** When and how long confirmation reads go (situation.ts, from evaluate.actuation). */
 export interface ConfirmTiming {
   /** The expected propagation: the pipe's measured p95, else evaluate.actuation.expected (capped). */

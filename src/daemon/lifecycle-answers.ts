@@ -9,7 +9,7 @@ import {
   type ReversePrivateEndpointStatus,
   type ScalingValues,
 } from '../api/index.js';
-import { afterChange, changeDirections } from '../policy/index.js';
+import { afterChange, changeDirections, type Confirmed } from '../policy/index.js';
 import {
   afterSend,
   expectedValues,
@@ -19,7 +19,6 @@ import {
   pastLimit,
   showsInForce,
   targetOfKind,
-  type Confirmed,
   type Confirming,
   type ConfirmTiming,
 } from './confirmation.js';

@@ -4,8 +4,9 @@
 import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { PipeKind, PipeState, ReversePrivateEndpointStatus, ScalingValues, ServiceState } from '../api/index.js';
-import type { Confirmed, Confirming } from './confirmation.js';
+import type { Confirming } from './confirmation.js';
 import type {
+  Confirmed,
   Decision,
   Direction,
   Exclusion,

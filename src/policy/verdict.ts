@@ -44,7 +44,9 @@ export interface VerdictDue {
   readonly deadline: number;
 }
 
-/** A read that showed these values in force at `at` (the record's `confirmed`). */
+/** The last confirmation (the record's `confirmed`): the target values of a change and the first
+ *  read that showed them in force, at `at`. The daemon's confirmation (daemon/confirmation.ts)
+ *  writes it; a verdict reads it. */
 export interface Confirmed {
   readonly values: ScalingValues;
   readonly at: number;
