@@ -247,7 +247,7 @@ async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise
   });
   ctx.emitter.emit('outcome', {
     pipe: pipe.name,
-    outcome: 'unconfirmed',
+    outcome: 'unsettled',
     at,
     reason: err.code,
     before: rec.applied,

@@ -37,8 +37,8 @@ export interface DaemonEvents {
   /**
    * What happened to a pipe, in the vocabulary of src/history/outcomes.ts: history and notifications
    * read only this. outcome-bridge.ts derives it from decision, paused, drift, parked and
-   * config:reload and verdict; an outcome with no such event (unconfirmed, landed_late...)
-   * is emitted as this directly by the code that knows it.
+   * config:reload and verdict; an outcome with no such event (unsettled, landed_late,
+   * unconfirmed...) is emitted as this directly by the code that knows it.
    */
   outcome: Outcome;
   /** A window start's verdict for a pipe (verdicts.ts): met, late (lateMs), missed (reason) or

@@ -13,10 +13,13 @@ export const OUTCOMES = [
   'applied',
   /** A change or read that failed for good (after the daemon's retries); reason: the API error code. */
   'failed',
-  /** A change sent whose outcome is not known (no answer, or an answer that does not show it). */
-  'unconfirmed',
-  /** A change whose effect was seen after the daemon had given up on it. */
+  /** A change sent whose outcome is unknown (timed out or cut after it was sent, or a 2xx whose
+   *  answer could not be read); reason: the API error code. A read settles it before any other change. */
+  'unsettled',
+  /** An unsettled change that the read settling it (or a later one) shows carried out. */
   'landed_late',
+  /** A change answered 200 and not in force within evaluate.actuation.max; reason: not_at_target. */
+  'unconfirmed',
   /** A change wanted but not made; reason: the skip code. Recorded when the reason changes. */
   'skipped',
   /** A change decided under dryRun: never sent. */
@@ -50,8 +53,9 @@ export type Severity = (typeof SEVERITIES)[number];
 export const OUTCOME_SEVERITY: Readonly<Record<OutcomeName, Severity>> = {
   applied: 'info',
   failed: 'error',
-  unconfirmed: 'warning',
+  unsettled: 'warning',
   landed_late: 'warning',
+  unconfirmed: 'warning',
   skipped: 'info',
   dry_run: 'info',
   paused: 'warning',

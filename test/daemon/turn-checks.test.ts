@@ -175,7 +175,10 @@ describe('a change whose outcome is unknown', () => {
     expect(bodies[bodies.findIndex((b) => b.includes('"replicas":8')) + 1]).toBe('{}');
     expect(scaling(DEMO.pipes['orders-events']).replicas).toBe(8);
     expect(drifts).toEqual([]);
-    expect(outcomes.map((o) => o.outcome)).toEqual(expect.arrayContaining(['unconfirmed', 'landed_late']));
+    expect(outcomes.map((o) => o.outcome)).toEqual(expect.arrayContaining(['unsettled', 'landed_late']));
+    // its outcome was unknown (unsettled), never `unconfirmed`: that is a change not in force within the limit
+    expect(outcomes.find((o) => o.outcome === 'unsettled')?.reason).toMatch(/^API_/);
+    expect(outcomes.filter((o) => o.outcome === 'unconfirmed')).toEqual([]);
     const status = await daemon.status();
     expect(status.pipes[0]!.applied.replicas).toBe(8);
   });
