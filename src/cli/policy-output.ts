@@ -15,7 +15,7 @@ import {
 import { safeUrl } from '../api/internal.js';
 import type { Config } from '../config/index.js';
 import type { ActuationEstimate } from '../daemon/index.js';
-import { describeActuation } from './actuation-text.js';
+import { describeActuation, type ActuationOf } from './actuation-text.js';
 import type { PipeViews } from './pipe-views.js';
 import { describePlanOverride, type PlanOverride } from './stored-overrides.js';
 import { formatMoves, formatValues } from './scaling-text.js';
@@ -51,9 +51,6 @@ export function formatInstant(ms: number): string {
 function clockZ(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)}Z`;
 }
-
-/** Where each pipe's expected actuation comes from (the samples in Redis; null: not read). */
-export type ActuationOf = (pipe: PipeConfig) => ActuationEstimate | null;
 
 /** What lead time does for the pipe at this instant: sending ahead now, its next early start and
  *  when it is expected at target (with the actuation counted on), or the fixed lead. */
@@ -146,7 +143,8 @@ export function formatPlan(
 
 /**
  * `atStart` is plan() at the start of the period: a pipe that never changes says why (skipped,
- * database pipe...) from its first decision.
+ * database pipe...) from its first decision. A pipe with scale-ups says which actuation their
+ * expected-at-target instants (and its lead plan) count on, and where it comes from.
  */
 export function formatSimulation(
   config: Config,
@@ -156,6 +154,7 @@ export function formatSimulation(
   changes: readonly SimulatedChange[],
   views: PipeViews,
   atStart: readonly PlanEntry[],
+  actuationOf: ActuationOf = () => null,
 ): string {
   const out = [
     `simulate ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${step}: ` +
@@ -179,9 +178,20 @@ export function formatSimulation(
       '',
       `${pipe.name}: ${count(mine.length, 'change')}${why}${read.assumed ? `; ${read.note ?? 'assumed'}` : ''}`,
     );
+    const up = mine.find((c) => c.direction === 'up');
+    if (up) {
+      const kind = read.view.kind ?? pipe.kind ?? null;
+      out.push(`  scale-ups count on ${describeActuation(actuationMsOf(up), actuationOf(pipe), kind)}`);
+    }
     for (const c of mine) out.push(`  ${changeLine(c)}`);
   }
   return out.join('\n');
+}
+
+/** The actuation a simulated scale-up counted on (simulate() gives its expected instant only
+ *  when it is above 0). */
+function actuationMsOf(c: SimulatedChange): number {
+  return c.expectedAt !== undefined ? c.expectedAt - c.at : 0;
 }
 
 /** "Mon 2026-11-23 08:00 +01:00 (2026-11-23T07:00Z)  up    replicas 4->6  [business-hours]": one
@@ -289,8 +299,20 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews, actuation
   };
 }
 
-/** simulate --json: one object per change; `assumed` marks the changes of pipes that were not read. */
-export function simulationJson(changes: readonly SimulatedChange[], views: PipeViews = {}): unknown[] {
+/** simulate --json: one object per change; `assumed` marks the changes of pipes that were not read;
+ *  a scale-up names the actuation it counted on and where that comes from. */
+export function simulationJson(
+  changes: readonly SimulatedChange[],
+  views: PipeViews,
+  pipes: readonly PipeConfig[],
+  actuationOf: ActuationOf,
+): unknown[] {
+  const byName = new Map(pipes.map((p) => [p.name, p]));
+  const actuation = (c: SimulatedChange): object => {
+    const pipe = byName.get(c.pipe);
+    if (c.direction !== 'up' || !pipe) return {};
+    return { actuationMs: actuationMsOf(c), ...actuationJson(actuationOf(pipe)) };
+  };
   return changes.map((c) => ({
     pipe: c.pipe,
     ...(views[c.pipe]?.assumed ? { assumed: true } : {}),
@@ -302,6 +324,7 @@ export function simulationJson(changes: readonly SimulatedChange[], views: PipeV
     reasons: c.reasons.map((r) => `${r.code}: ${r.message}`),
     ...(c.lead ? { lead: { boundary: new Date(c.lead.boundary).toISOString(), windows: c.lead.windows } } : {}),
     ...(c.expectedAt !== undefined ? { expectedAt: new Date(c.expectedAt).toISOString() } : {}),
+    ...actuation(c),
     ...(c.held ? { heldByFreeze: { since: new Date(c.held.since).toISOString(), freezes: c.held.freezes } } : {}),
     ...(c.override ? { override: { reason: c.override.reason, until: new Date(c.override.until).toISOString() } } : {}),
   }));

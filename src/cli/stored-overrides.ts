@@ -1,7 +1,9 @@
 // What `plan` shows of the overrides in Redis (set by `pipescaler override`, or kept by onDrift as
 // `manual`), read by the pipes' identities as `override --list` reads them, and how a what-if
 // `--override` lies on top: it supersedes the pipe's stored one, as a newer override does in the
-// daemon. Redis is optional here: a plan without it says so in one line and shows none.
+// daemon; and the actuation the daemon measured, that `plan` and `simulate` count on as its lead
+// plans do. Redis is optional here: without it they say so in one line and count on the
+// configured actuation.
 import { withCurrentNames, withEnvOverrides, type Config } from '../config/index.js';
 import {
   connectRedisOnce,
@@ -45,6 +47,16 @@ export async function readPlanState(
   return { overrides: { byPipe }, estimates: read.value.estimates };
 }
 
+/** What `simulate` reads from the daemon's Redis: the measured actuation of the fleet's pipes (its
+ *  lead plans are the fleet's), or why it could not (then the configured expectation). */
+export async function readMeasuredActuation(
+  fleet: Config,
+  file: string,
+): Promise<{ readonly estimates: ReadonlyMap<string, ActuationEstimate> } | { readonly unreadable: string }> {
+  const read = await readFromRedis(fleet, file, (store) => readEstimates(store.redis, store.keys, fleet));
+  return 'unreadable' in read ? read : { estimates: read.value };
+}
+
 /** One read of what the daemon keeps in `config`'s Redis (the environment's overrides applied), on
  *  a connection of its own that does not wait for Redis to come up; or why it could not be read. */
 export async function readFromRedis<T>(
@@ -74,10 +86,13 @@ function oneLine(err: unknown): string {
   return printable(first.replace(/\.$/, ''));
 }
 
-/** What plan says on stderr when it could not read Redis (null: it could). */
-export function unreadableLine(stored: StoredOverrides): string | null {
-  return 'unreadable' in stored
-    ? `warning: could not read Redis (${stored.unreadable}): the plan shows no stored override and counts on the configured actuation (evaluate.actuation.expected)`
+/** What plan (or simulate) says on stderr when it could not read Redis (null: it could). */
+export function unreadableLine(
+  read: StoredOverrides | { readonly unreadable: string } | { readonly estimates: unknown },
+  what = 'the plan shows no stored override and counts',
+): string | null {
+  return 'unreadable' in read
+    ? `warning: could not read Redis (${read.unreadable}): ${what} on the configured actuation (evaluate.actuation.expected)`
     : null;
 }
 

@@ -4,20 +4,17 @@ import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { isConfigError, didYouMean, loadConfig, type Config } from '../../config/index.js';
-import {
-  plan,
-  simulate,
-  describeKeyPlan,
-  keyPlans,
-  count,
-  parseDuration,
-  type PipeConfig,
-  type PipeView,
-} from '../../policy/index.js';
+import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type PipeView } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
 import { withSimulatedOverrides } from '../override-args.js';
-import { planOverrideJson, readPlanState, unreadableLine, withPlanOverrides } from '../stored-overrides.js';
-import { refOf } from '../../daemon/index.js';
+import {
+  planOverrideJson,
+  readMeasuredActuation,
+  readPlanState,
+  unreadableLine,
+  withPlanOverrides,
+} from '../stored-overrides.js';
+import { actuationFrom } from '../actuation-text.js';
 import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
@@ -183,8 +180,7 @@ export function registerPolicyCommands(program: Command): void {
         const unread = unreadableLine(stored);
         if (unread !== null) process.stderr.write(`${unread}\n`);
         const known = withPlanOverrides(knownViews(views), stored, opts.override, config.pipes);
-        const actuationOf = (p: PipeConfig) =>
-          estimates ? (estimates.get(refOf(p)) ?? { ms: undefined, source: 'configured' as const, samples: 0 }) : null;
+        const actuationOf = actuationFrom(estimates);
         // the keys' lead plans are the whole fleet's, whatever --pipe shows
         const entries = plan(config, withReadings(known.views, readings), at, fleet, {
           actuationMs: (p) => actuationOf(p)?.ms,
@@ -248,15 +244,22 @@ export function registerPolicyCommands(program: Command): void {
         withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
         const views = await readPipeViews(config, { offline: opts.offline ?? false });
         const metricAt = opts.metrics ? recordedMetrics(config, opts.metrics) : undefined;
+        // the actuation the daemon measured (the pipe's p95, its kind's), as its lead plans and plan
+        // count on it; without Redis, one warning line and the configured expectation
+        const measured = await readMeasuredActuation(fleet, file);
+        const unread = unreadableLine(measured, 'the simulation counts');
+        if (unread !== null) process.stderr.write(`${unread}\n`);
+        const actuationOf = actuationFrom('estimates' in measured ? measured.estimates : null);
         const bar = progress('simulate');
         const simulated = withSimulatedOverrides(knownViews(views, true), opts.override, config.pipes);
         const changes = simulate(config, simulated, from, to, step, {
           ...(metricAt ? { metricAt } : {}),
           onProgress: (d, t) => bar.update(d, t),
           fleet,
+          actuationMs: (p) => actuationOf(p)?.ms,
         });
         bar.end();
-        const atStart = plan(config, knownViews(views), from, fleet);
+        const atStart = plan(config, knownViews(views), from, fleet, { actuationMs: (p) => actuationOf(p)?.ms });
         if (opts.html !== undefined) {
           const notes = Object.fromEntries(Object.entries(views).map(([name, read]) => [name, read.note]));
           const subtitle = `${file}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}: ${count(changes.length, 'change')}`;
@@ -279,8 +282,8 @@ export function registerPolicyCommands(program: Command): void {
         }
         process.stdout.write(
           opts.json
-            ? `${JSON.stringify(simulationJson(changes, views), null, 2)}\n`
-            : `${formatSimulation(config, from, to, opts.step, changes, views, atStart)}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
+            ? `${JSON.stringify(simulationJson(changes, views, config.pipes, actuationOf), null, 2)}\n`
+            : `${formatSimulation(config, from, to, opts.step, changes, views, atStart, actuationOf)}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
         );
       },
     );
