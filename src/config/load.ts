@@ -218,18 +218,21 @@ function assemble(
   });
 }
 
-/** evaluate.actuation with its defaults (ACTUATION_DEFAULTS of lead-plan.ts). */
+/** evaluate.actuation with its defaults (ACTUATION_DEFAULTS of lead-plan.ts; firstRead's is the daemon's). */
 function actuationSettings(a: {
   expected?: number;
   max?: number;
   minSamples?: number;
   measured?: boolean;
+  firstRead?: number;
 }): ActuationSettings {
   return {
     expectedMs: a.expected ?? ACTUATION_DEFAULTS.expectedMs,
     maxMs: a.max ?? ACTUATION_DEFAULTS.maxMs,
     minSamples: a.minSamples ?? ACTUATION_DEFAULTS.minSamples,
     ...(a.measured === false ? { measured: false } : {}),
+    // absent: the daemon's FIRST_READ_MS (src/daemon/confirmation.ts)
+    ...(a.firstRead !== undefined ? { firstReadMs: a.firstRead } : {}),
   };
 }
 

@@ -275,6 +275,9 @@ const actuation = strict({
     .optional(),
   // false: the lead plan counts on `expected` only, whatever the daemon measured
   measured: z.boolean({ error: 'must be true or false' }).optional(),
+  // the soonest a confirmation read follows a change (default 15s): the answer itself was a read,
+  // and the live platform's transient 0/null values last a few seconds
+  firstRead: positiveDurationMs().optional(),
 }).superRefine((a, ctx) => {
   const max = a.max ?? ACTUATION_DEFAULTS.maxMs;
   if (a.expected !== undefined && a.expected > max)
@@ -282,6 +285,12 @@ const actuation = strict({
       code: 'custom',
       path: ['expected'],
       message: `must be at most max (${formatDuration(max)}): the plan never counts on more`,
+    });
+  if (a.firstRead !== undefined && a.firstRead > max)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['firstRead'],
+      message: `must be at most max (${formatDuration(max)}): a change is unconfirmed by then`,
     });
 });
 

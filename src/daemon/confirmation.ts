@@ -35,12 +35,23 @@ export interface ConfirmTiming {
   readonly expectedMs: number;
   /** A change not in force this long after it was sent is unconfirmed (evaluate.actuation.max). */
   readonly limitMs: number;
+  /** The soonest a confirmation read follows a send, or another read (evaluate.actuation.firstRead). */
+  readonly firstReadMs: number;
 }
 
-/** The first confirmation read never comes sooner than this after a send (unless the limit is
- *  sooner): the answer itself was a read of the pipe, and the platform's transient values last a
- *  few seconds. */
-export const MIN_CONFIRM_MS = 15_000;
+/** evaluate.actuation.firstRead's default: the answer itself was a read of the pipe, and the live
+ *  platform's transient 0/null values last a few seconds after a change. */
+export const FIRST_READ_MS = 15_000;
+/**
+ * The probe read goes at this share of the expected actuation E, the confirming read at E. A sample
+ * is the instant of the read that shows the target, so it is never below the platform's propagation
+ * D: reads at E alone only let the estimate grow (each tick's and queue's delay adds to it, and a
+ * platform that got faster is never seen). With the probe, an estimate above D/0.75 is measured
+ * down by a quarter at each turn-over of the samples (10 x D is within 1.4 x D after 7), and one in
+ * [D, D/0.75 = 1.33 x D] holds, leaving a tick's delay of room under 1.4 x D. A higher share holds
+ * tighter but comes down slower; a lower one comes down faster but holds up to D/share.
+ */
+export const PROBE_SHARE = 0.75;
 /** A change not in force within the limit is sent once more (the same target), then left
  *  unconfirmed until a read shows it or a new target is sent; a reload sends it once more. */
 export const MAX_RESENDS = 1;
@@ -49,25 +60,47 @@ const NOT_YET_KEPT = 4;
 
 export function confirmTiming(a: ActuationSettings, measuredMs?: number): ConfirmTiming {
   const ms = measuredMs !== undefined && Number.isFinite(measuredMs) ? measuredMs : a.expectedMs;
-  return { expectedMs: Math.min(Math.max(0, ms), a.maxMs), limitMs: a.maxMs };
-}
-
-/** The first confirmation read after a send at `sentAt`: at the expected propagation, never at once,
- *  never past the limit. */
-export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
-  return sentAt + Math.min(Math.max(t.expectedMs, MIN_CONFIRM_MS), t.limitMs);
+  return {
+    expectedMs: Math.min(Math.max(0, ms), a.maxMs),
+    limitMs: a.maxMs,
+    firstReadMs: Math.max(1, a.firstReadMs ?? FIRST_READ_MS),
+  };
 }
 
 /**
- * The read after the `reads`-th that found the target not in force at `now`: a back-off doubling
- * from a quarter of the expected propagation (MIN_CONFIRM_MS at least), the last one at the limit;
- * null once the limit has passed.
+ * The confirmation reads' instants after a send at `sentAt`, in order, none past the limit: a probe
+ * at PROBE_SHARE of the expected actuation E, the confirming read at E (the same read when E is
+ * within firstRead: both go at firstRead), then a back-off doubling from a quarter of E (firstRead
+ * at least), the last at the limit. Two reads by E, as the lead plan reserves for a scale-up.
  */
-export function nextDueAt(c: Pick<Confirming, 'lastSentAt' | 'reads'>, now: number, t: ConfirmTiming): number | null {
-  const end = c.lastSentAt + t.limitMs;
-  if (now >= end) return null;
-  const base = Math.max(t.expectedMs / 4, MIN_CONFIRM_MS);
-  return Math.min(now + base * 2 ** Math.min(c.reads, 20), end);
+export function* confirmationReads(sentAt: number, t: ConfirmTiming): Generator<number> {
+  const end = sentAt + t.limitMs;
+  const probe = firstDueAt(sentAt, t);
+  yield probe;
+  const confirming = Math.min(sentAt + Math.max(t.firstReadMs, t.expectedMs), end);
+  if (confirming > probe) yield confirming;
+  const step = Math.max(t.expectedMs / 4, t.firstReadMs);
+  for (let k = 1, at = confirming; at < end; k++) {
+    at = Math.min(confirming + step * (2 ** k - 1), end);
+    yield at;
+  }
+}
+
+/** The first confirmation read after a send at `sentAt`: the probe, never before firstRead, never
+ *  past the limit. */
+export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
+  return sentAt + Math.min(Math.max(t.firstReadMs, Math.ceil(PROBE_SHARE * t.expectedMs)), t.limitMs);
+}
+
+/**
+ * The read after one at `now` that found the target not in force: the first of the send's reads
+ * (confirmationReads) after `now`, so a read that came late (a tick, the read share's queue) stands
+ * for those it passed; null once the limit has passed.
+ */
+export function nextDueAt(c: Pick<Confirming, 'lastSentAt'>, now: number, t: ConfirmTiming): number | null {
+  if (now >= c.lastSentAt + t.limitMs) return null;
+  for (const at of confirmationReads(c.lastSentAt, t)) if (at > now) return at;
+  return c.lastSentAt + t.limitMs;
 }
 
 /** Whether the limit has passed for the last send. */
@@ -146,4 +179,24 @@ export function afterSend(
 export function resendDue(c: Confirming | null, reloadedAt = -Infinity): boolean {
   if (c?.unconfirmedAt == null || c.dueAt !== null) return false;
   return c.resends < MAX_RESENDS || reloadedAt > c.lastSentAt;
+}
+
+/** Why a confirmation is not an actuation sample: the read that showed it came late. */
+export interface SkippedSample {
+  readonly skipped: 'late_read';
+  readonly lateMs: number;
+}
+
+/**
+ * A confirmation's actuation sample (confirmedAt - sentAt), or why it is none: a read that came
+ * more than `toleranceMs` after it was due (key-periods.ts lateReadToleranceMs: a tick and the read
+ * share's pace) measured the daemon's queue, not the platform, and would lift the estimate it was
+ * scheduled by. The confirmation itself stands (verdicts, events, status); only the sample goes.
+ */
+export function actuationSample(
+  c: { readonly sentAt: number; readonly at: number; readonly dueAt: number | null },
+  toleranceMs: number,
+): { readonly ms: number } | SkippedSample {
+  const lateMs = c.dueAt === null ? 0 : c.at - c.dueAt;
+  return lateMs > toleranceMs ? { skipped: 'late_read', lateMs } : { ms: Math.max(0, c.at - c.sentAt) };
 }

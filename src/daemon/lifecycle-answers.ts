@@ -112,7 +112,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     !contact && u?.taken === true && !landed && c === null && !pastLimit({ lastSentAt: u.at }, now, ctx.timing)
       ? {
           ...afterSend(null, rec.applied, u.sent, u.at, ctx.timing),
-          dueAt: nextDueAt({ lastSentAt: u.at, reads: 0 }, now, ctx.timing),
+          dueAt: nextDueAt({ lastSentAt: u.at }, now, ctx.timing),
         }
       : null;
   const confirming = adopted ?? (check ? check.next : c);

@@ -334,6 +334,9 @@ export interface ActuationSettings {
   readonly minSamples: number;
   /** false: the lead plan counts on `expectedMs` only, whatever was measured (default true). */
   readonly measured?: boolean;
+  /** The soonest a confirmation read follows a change (default 15 s, confirmation.ts FIRST_READ_MS):
+   *  the answer itself was a read, and the live platform's transient 0/null values last seconds. */
+  readonly firstReadMs?: number;
 }
 
 /** The longest lead a window's scale-ups may start before it (behavior.scaleUp.leadTime). */

@@ -350,6 +350,22 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a first confirmation read of 0s',
+    text: `${BASE}evaluate:\n  actuation:\n    firstRead: 0s\n`,
+    issues: [{ line: 21, path: 'evaluate.actuation.firstRead', message: 'must be longer than 0s' }],
+  },
+  {
+    name: 'a first confirmation read past the limit',
+    text: `${BASE}evaluate:\n  actuation:\n    max: 1m\n    firstRead: 2m\n`,
+    issues: [
+      {
+        line: 22,
+        path: 'evaluate.actuation.firstRead',
+        message: 'must be at most max (1m): a change is unconfirmed by then',
+      },
+    ],
+  },
+  {
     name: 'more actuation samples than a pipe keeps',
     text: `${BASE}evaluate:\n  actuation:\n    minSamples: 51\n`,
     issues: [

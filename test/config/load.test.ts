@@ -37,6 +37,13 @@ describe('evaluate.actuation', () => {
     expect(parse(`${BASE}evaluate:\n  actuation:\n    measured: true\n`).evaluate.actuation).not.toHaveProperty(
       'measured',
     );
+    // firstRead: kept when given (absent: the daemon's 15 s)
+    expect(parse(`${BASE}evaluate:\n  actuation:\n    firstRead: 1500ms\n`).evaluate.actuation).toMatchObject({
+      firstReadMs: 1_500,
+    });
+    expect(parse(`${BASE}evaluate:\n  actuation:\n    expected: 3m\n`).evaluate.actuation).not.toHaveProperty(
+      'firstReadMs',
+    );
   });
 });
 

@@ -18,7 +18,7 @@ const REF = refOf(pipe);
 const STREAMS = { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 };
 const EMPTY = parseRecord({}).rec;
 /** Confirmation reads from 1 min after a change, unconfirmed 10 min after it. */
-const TIMING = { expectedMs: MIN, limitMs: 10 * MIN };
+const TIMING = { expectedMs: MIN, limitMs: 10 * MIN, firstReadMs: 15_000 };
 
 const sit = (over: Partial<Situation> = {}): Situation => ({
   pipe,
@@ -532,13 +532,13 @@ describe('what an answer makes of the record', () => {
     const send = { ref: REF, sentAt: SENT_AT, timing: TIMING };
     const before = seen({ desired: PEAK, lastReadAt: T0 + 9 * MIN });
 
-    it("a change's answer still showing the old values: confirming, a read due after the expected propagation, no drift, nothing sent again", () => {
+    it("a change's answer still showing the old values: confirming, a probe read due at 3/4 of the expected propagation, no drift, nothing sent again", () => {
       const t = afterSentChange(before, running(STREAMS), { replicas: 6 }, SENT_AT + 200, send);
       expect(t.write).toMatchObject({
         applied: STREAMS,
         lastApplied: PEAK,
         lastChange: { up: SENT_AT + 200 },
-        confirming: onItsWay({ dueAt: SENT_AT + MIN }),
+        confirming: onItsWay({ dueAt: SENT_AT + 45_000 }),
       });
       expect(t.drift).toBeNull();
       expect(t.next).toEqual({ then: 'nothing' });
@@ -587,10 +587,12 @@ describe('what an answer makes of the record', () => {
         expect(t.write.confirming).toEqual(onItsWay({ reads: 1, dueAt: T0 + 11 * MIN + 15_000 }));
         expect(t.confirmation).toBeUndefined();
       }
+      // the send's reads go at 45 s, 1 min, then 1 min + 15 s x (1, 3, 7, 15, 31): a late read stands
+      // for those it passed
       const later = afterRead(sent({ reads: 3 }), running(STREAMS), T0 + 15 * MIN, ctx);
-      expect(later.write.confirming?.dueAt).toBe(T0 + 17 * MIN);
+      expect(later.write.confirming?.dueAt).toBe(T0 + 18 * MIN + 45_000);
       // the last read at the limit, never past it
-      const last = afterRead(sent({ reads: 5 }), running(STREAMS), T0 + 18 * MIN, ctx);
+      const last = afterRead(sent({ reads: 5 }), running(STREAMS), T0 + 19 * MIN + 50_000, ctx);
       expect(last.write.confirming?.dueAt).toBe(T0 + 20 * MIN);
     });
 
@@ -639,7 +641,7 @@ describe('what an answer makes of the record', () => {
         lastSentAt: T0 + 21 * MIN,
         resends: 1,
         unconfirmedAt: T0 + 20 * MIN,
-        dueAt: T0 + 22 * MIN,
+        dueAt: T0 + 21 * MIN + 45_000,
       });
       expect(resent.confirmation).toBeUndefined();
       const rec2 = { ...rec, ...resent.write };
@@ -682,7 +684,7 @@ describe('what an answer makes of the record', () => {
       const t = afterRead(rec, running(STREAMS), SENT_AT + 20_000, ctx);
       expect(t.drift).toBeNull();
       expect(t.next).toEqual({ then: 'nothing' });
-      expect(t.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT, dueAt: SENT_AT + 35_000 });
+      expect(t.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT, dueAt: SENT_AT + 45_000 });
       const after = { ...rec, ...t.write };
       expect(nextStep(after, sit(), SENT_AT + 30_000).step).toEqual({ do: 'wait', reason: 'confirming' });
       // in force later: landed late and confirmed, from its send
