@@ -14,10 +14,10 @@ import { evaluatePipe, reasonLabel } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
 import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transition } from './lifecycle-answers.js';
 import { nextStep, timingOf, turnInstant, type ReadWhy } from './lifecycle.js';
-import { expectedValues, type ConfirmTiming } from './confirmation.js';
+import { actuationSample, expectedValues, type ConfirmTiming } from './confirmation.js';
 import { reportConfirmation } from './confirm-events.js';
 import { recordActuation } from './actuation-store.js';
-import { readDueAfterMs } from './key-periods.js';
+import { lateReadToleranceMs, readDueAfterMs } from './key-periods.js';
 import { readWhyOf, type ApplyJob, type ApplyJobName } from './queues.js';
 import { sameValues } from './scaling-values.js';
 import { ServiceLists } from './service-lists.js';
@@ -117,16 +117,16 @@ async function carryOut(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   await ctx.store.write(pipe.name, t.write);
   const kind = t.write.kind ?? turn.rec.kind;
-  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation);
-  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts);
-  // one lost to Redis going away is only one sample
-  if (t.confirmation?.is === 'confirmed')
-    await recordActuation(
-      ctx.store.redis,
-      ctx.store.keys,
-      { ...pipe, kind },
-      t.confirmation.at - t.confirmation.sentAt,
-    ).catch(() => {});
+  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts),
+  // unless its read came late (the queue's time, not the platform's); one lost to Redis going away
+  // is only one sample
+  const sample =
+    t.confirmation?.is === 'confirmed'
+      ? actuationSample(t.confirmation, lateReadToleranceMs(ctx.config(), pipe))
+      : undefined;
+  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation, sample);
+  if (sample && 'ms' in sample)
+    await recordActuation(ctx.store.redis, ctx.store.keys, { ...pipe, kind }, sample.ms).catch(() => {});
   // Answered: a pipe whose calls were failing is out of its backoff (lifecycle-answers.ts).
   if (turn.rec.failures > 0)
     ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });

@@ -4,6 +4,7 @@
 import type { PipeKind } from '../api/index.js';
 import type { PipeConfig } from '../policy/index.js';
 import type { DaemonContext } from './context.js';
+import type { SkippedSample } from './confirmation.js';
 import type { ConfirmationChange } from './lifecycle-answers.js';
 import type { PipeRecord } from './state-store.js';
 
@@ -13,6 +14,7 @@ export function reportConfirmation(
   rec: PipeRecord,
   kind: PipeKind | null,
   change: ConfirmationChange,
+  sample?: { readonly ms: number } | SkippedSample,
 ): void {
   const { emitter } = ctx;
   const name = pipe.name;
@@ -26,6 +28,7 @@ export function reportConfirmation(
           sentAt: change.sentAt,
           confirmedAt: change.at,
           actuationMs: Math.max(0, change.at - change.sentAt),
+          ...(sample && 'skipped' in sample ? { lateReadMs: sample.lateMs } : {}),
         });
       if (change.wasUnconfirmed)
         emitter.emit('unconfirmed', {

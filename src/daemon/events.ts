@@ -61,6 +61,9 @@ export interface DaemonEvents {
     sentAt: number;
     confirmedAt: number;
     actuationMs: number;
+    /** The read that showed it came this long after it was due, more than a tick and the read
+     *  share's pace: not an actuation sample (it measured the queue); absent when it is one. */
+    lateReadMs?: number;
   };
   /** A change went unconfirmed (reason limit: evaluate.actuation.max passed with its target not in
    *  force), or stopped being so (confirmed after all, replaced by a new target, set aside by a

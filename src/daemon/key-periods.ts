@@ -69,6 +69,23 @@ export function leadUntilFor(
 export function readDueAfterMs(config: Config, pipe: PipeConfig): number {
   const plan = plansOf(config).get(pipe.key);
   if (!plan) return config.evaluate.reconcileMs;
-  const readAllMs = (plan.pipes * plan.rate.perMs) / (plan.readShare * plan.rate.requests);
+  const readAllMs = plan.pipes * readSpacingMs(plan);
   return Math.max(0, plan.reconcileMs - readAllMs - 2 * tickIntervalMs(config.evaluate.cron));
+}
+
+/** The read share's pace on the key: one read every this many ms. */
+function readSpacingMs(plan: KeyPlan): number {
+  return plan.rate.perMs / (plan.readShare * plan.rate.requests);
+}
+
+/**
+ * How late a confirmation read may come after its due instant and still be an actuation sample
+ * (confirmation.ts actuationSample): a read is found due at the first tick after its instant (up to
+ * a tick interval), then waits its turn at the read share's pace (a unit, and the one a change or a
+ * read ahead of it took: two spacings; 8 s at the platform's 10 per 10 s and a 0.25 share). Later
+ * than that, the read waited in a queue, and its sample would be the queue's.
+ */
+export function lateReadToleranceMs(config: Config, pipe: PipeConfig): number {
+  const plan = plansOf(config).get(pipe.key);
+  return tickIntervalMs(config.evaluate.cron) + (plan ? 2 * readSpacingMs(plan) : 0);
 }

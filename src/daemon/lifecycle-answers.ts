@@ -61,6 +61,10 @@ export type ConfirmationChange =
       readonly values: ScalingValues;
       readonly sentAt: number;
       readonly at: number;
+      /** When the read that showed it was due (the record's dueAt as the read was taken; past the
+       *  limit, the limit); null: the change's own answer showed it. A read that came late measures
+       *  the queue, not the platform (confirmation.ts actuationSample). */
+      readonly dueAt: number | null;
       /** It had gone unconfirmed before (the state clears). */
       readonly wasUnconfirmed: boolean;
     }
@@ -196,6 +200,7 @@ function confirmationRead(
         values: c.target,
         sentAt: c.sentAt,
         at: now,
+        dueAt: c.dueAt ?? c.lastSentAt + t.limitMs,
         wasUnconfirmed: c.unconfirmedAt !== null,
       },
     };
@@ -299,6 +304,7 @@ export function afterSentChange(
         values: sending.target,
         sentAt: sending.sentAt,
         at: now,
+        dueAt: null,
         wasUnconfirmed: prev !== null && prev.unconfirmedAt !== null,
       }
     : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null

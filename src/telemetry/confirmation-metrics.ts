@@ -1,5 +1,6 @@
 // The metrics and log lines of change confirmation (src/daemon/confirmation.ts): how long each
-// change took from sent to confirmed at target (by pipe kind, and the last value per pipe), and
+// change took from sent to confirmed at target (by pipe kind, and the last value per pipe; a
+// confirmation by a read that came late is counted apart, not as a sample), and
 // which pipes have a change that did not come into force within evaluate.actuation.max
 // (unconfirmed: one log line and one counted change per change of state; the gauge the alert
 // PipescalerChangeUnconfirmed reads follows every evaluation of the shared state).
@@ -21,6 +22,12 @@ export function createConfirmationMetrics(registry: Registry) {
       help: 'Actuation latency of confirmed changes: from the first send of a target to the answer (a read, or the change itself) that showed it in force',
       labelNames: ['kind'] as const,
       buckets: ACTUATION_BUCKETS,
+      registers,
+    }),
+    samplesSkipped: new Counter({
+      name: 'pipescaler_actuation_samples_skipped_total',
+      help: 'Confirmed changes not counted as actuation samples (reason late_read: the read that showed the target came later than a tick and the read share allow after it was due)',
+      labelNames: ['kind', 'reason'] as const,
       registers,
     }),
     lastActuation: new Gauge({
@@ -63,8 +70,18 @@ export function bindConfirmationEvents(
     m.unconfirmed.set({ pipe }, on ? 1 : 0);
   };
   return subscribe(emitter, {
-    confirmed: ({ pipe, kind, values, actuationMs, sentAt }) => {
+    confirmed: ({ pipe, kind, values, actuationMs, sentAt, lateReadMs }) => {
       const s = Math.max(0, actuationMs) / 1000;
+      if (lateReadMs !== undefined) {
+        // a confirmation all the same; its latency is the read queue's, not the platform's
+        m.samplesSkipped.inc({ kind, reason: 'late_read' });
+        gauged.add(configName(pipe));
+        logger.debug(
+          { pipe, values, actuationSeconds: s, lateReadSeconds: lateReadMs / 1000 },
+          'change confirmed at target by a late read: not an actuation sample',
+        );
+        return;
+      }
       m.actuation.observe({ kind }, s);
       m.lastActuation.set({ pipe: configName(pipe) }, s);
       gauged.add(configName(pipe));

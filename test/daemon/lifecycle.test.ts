@@ -560,6 +560,7 @@ describe('what an answer makes of the record', () => {
         values: { replicas: 6 },
         sentAt: SENT_AT,
         at: SENT_AT + 200,
+        dueAt: null,
         wasUnconfirmed: false,
       });
     });
@@ -605,7 +606,13 @@ describe('what an answer makes of the record', () => {
         confirmed: { values: PEAK, at: T0 + 13 * MIN },
       });
       expect(t.write.desired).toBeUndefined();
-      expect(t.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT, at: T0 + 13 * MIN });
+      // with the instant its read was due: a read much later measured the queue (actuationSample)
+      expect(t.confirmation).toMatchObject({
+        is: 'confirmed',
+        sentAt: SENT_AT,
+        at: T0 + 13 * MIN,
+        dueAt: T0 + 11 * MIN,
+      });
       const rec = { ...sent(), ...t.write };
       const again = afterRead(rec, running(PEAK), T0 + 40 * MIN, ctx);
       expect(again.write.confirmed).toEqual({ values: PEAK, at: T0 + 13 * MIN });
@@ -656,7 +663,13 @@ describe('what an answer makes of the record', () => {
       expect(end.write.confirming).toMatchObject({ dueAt: null, resends: 1 });
       // seen at last, by a reconcile read: confirmed late, the unconfirmed state clears
       const late = afterRead({ ...rec2, ...end.write }, running(PEAK), T0 + 60 * MIN, ctx);
-      expect(late.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT, wasUnconfirmed: true });
+      // its read was due at the limit at the latest (the last send's)
+      expect(late.confirmation).toMatchObject({
+        is: 'confirmed',
+        sentAt: SENT_AT,
+        wasUnconfirmed: true,
+        dueAt: T0 + 31 * MIN,
+      });
     });
 
     it('an unconfirmed change replaced by a new target: the state clears', () => {
