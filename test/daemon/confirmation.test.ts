@@ -23,6 +23,9 @@ import {
   uniquePrefix,
 } from './helpers.js';
 import { tamperProxy, type TamperProxy } from './tamper-proxy.js';
+import { p95 } from '../../src/daemon/actuation-store.js';
+import { redisKeys } from '../../src/daemon/redis-keys.js';
+import { refOf } from '../../src/daemon/state-store.js';
 
 const prefix = uniquePrefix('confirmation');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -115,8 +118,9 @@ describe('every change is confirmed', () => {
       { replicas: 6, replicaCpuMillicores: 1000 },
     ]);
     expect(cloud.store.pipe(ORDERS)?.scaling).toMatchObject(PEAK);
-    // confirmation reads at the ticks from 1 min after the send, then 15 s, 30 s and 1 min after
-    // each: at 1m, 1m30s (the tick after 1m15s), 2m, and 3m, which shows it
+    // confirmation reads (a probe at 45 s, the read at 1 min, then 1 min + 15 s x 1, 3, 7...) at the
+    // ticks after them: at 1m (for both), 1m30s (the tick after 1m15s), 2m (after 1m45s), and 3m
+    // (after 2m45s), which shows it
     expect(readsSent().length - readsBefore).toBe(4);
     expect(drift).toEqual([]);
     expect(outcomes.filter((o) => o.outcome === 'drift_found' || o.outcome === 'unconfirmed')).toEqual([]);
@@ -178,5 +182,45 @@ describe('every change is confirmed', () => {
     expect(confirmed).toMatchObject([{ pipe: 'orders-events', sentAt: SENT }]);
     expect(unconfirmed.at(-1)).toMatchObject({ unconfirmed: false, reason: 'confirmed' });
     expect((await daemon.status()).pipes[0]?.change).toBeNull();
+    // a reconcile read half an hour past the limit measured when it looked, not the platform: no sample
+    expect(confirmed[0]?.lateReadMs).toBeGreaterThan(30 * MIN);
+    expect(await redis.llen(redisKeys(prefix).actuation(refOf(demoPipe('orders-events', 'peak'))))).toBe(0);
   }, 120_000);
+});
+
+describe('measured actuation', () => {
+  it('changes one after another with a 3-minute propagation: the p95 in Redis ends within [3 min, 4.2 min], at most two confirmation reads a change once measured', async () => {
+    cloud.setPropagation({ stream: '3m', reads: 'transient' });
+    // a 10-minute window every 20 minutes: a scale-up at each start, a scale-down at each end
+    const windows = [0, 1, 2, 3].map((k) =>
+      oneOff(`peak-${k}`, T0 + (10 + 20 * k) * MIN, T0 + (20 + 20 * k) * MIN, PEAK),
+    );
+    const base = testConfig({
+      baseUrl: proxy.url,
+      prefix,
+      pipes: [demoPipe('orders-events', 'peak')],
+      policies: { peak: policy('peak', BASE, windows) },
+      reconcileMs: 4 * 60 * MIN,
+    });
+    // nothing configured: the first change is found by the back-off from firstRead
+    await start({
+      ...base,
+      evaluate: { ...base.evaluate, actuation: { expectedMs: 0, maxMs: 10 * MIN, minSamples: 1 } },
+    });
+    const reads: number[] = [];
+    proxy.tamper = (req, upstream) => {
+      if (req.method === 'PATCH' && req.url.includes(ORDERS) && req.body === '{}') reads.push(clock);
+      return upstream();
+    };
+    const confirmed = collect(emitter, 'confirmed');
+    await ticks(T0, T0 + 90 * MIN);
+    expect(confirmed).toHaveLength(8);
+    const readsOf = confirmed.map((c) => reads.filter((at) => at > c.sentAt && at <= c.confirmedAt).length);
+    expect(Math.max(...readsOf.slice(1))).toBeLessThanOrEqual(2);
+    const samples = await redis.lrange(redisKeys(prefix).actuation(refOf(demoPipe('orders-events', 'peak'))), 0, -1);
+    expect(samples).toHaveLength(8);
+    const measured = p95(samples.map(Number))!;
+    expect(measured).toBeGreaterThanOrEqual(3 * MIN);
+    expect(measured).toBeLessThanOrEqual(4.2 * MIN);
+  }, 240_000);
 });
