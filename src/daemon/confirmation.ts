@@ -1,8 +1,9 @@
 // Every change is confirmed (docs/architecture.md#every-change-is-confirmed): after a change the
 // platform answered 200, the pipe is `confirming` until a read shows its target in force in a state
-// that takes scaling. Pure: when the confirmation reads are due (the expected propagation, then a
-// back-off up to the limit), what a read shows (in force, not yet, or someone else's values), and
-// what a change's answer makes of the record's confirmation.
+// that takes scaling. Pure: when the confirmation reads are due (a probe before the expected
+// propagation, a read at it, then a back-off up to the limit), what a read shows (in force, not
+// yet, or someone else's values), what a change's answer makes of the record's confirmation, and
+// which confirmations are actuation samples.
 import { KIND_FIELDS, SCALABLE_PIPE_STATES, type PipeKind, type PipeScaling, type PipeState } from '../api/index.js';
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import type { ActuationSettings } from '../policy/index.js';
@@ -18,7 +19,8 @@ export interface Confirming {
   readonly lastSentAt: number;
   /** When the next confirmation read is due; null: none (the limit passed, reconcile reads only). */
   readonly dueAt: number | null;
-  /** Confirmation reads since the last send (the back-off's step). */
+  /** Confirmation reads since the last send (counted; their instants are fixed at the send:
+   *  confirmationReads). */
   readonly reads: number;
   /** Re-sends after the limit: at most MAX_RESENDS. */
   readonly resends: number;
