@@ -7,6 +7,8 @@
 // else the configured expectation (lead-plan.ts expectedActuationMs caps either at `max`).
 import type { PipeKind } from '../api/index.js';
 import { ACTUATION_DEFAULTS, assumedKind, type ScalingConfig } from '../policy/index.js';
+import type { Result } from 'ioredis';
+import { defineLua, type LuaCommand } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
 import { refOf, type PipeIdentity } from './operator-state.js';
@@ -80,6 +82,80 @@ export async function recordActuation(
   await multi.exec();
 }
 
+/**
+ * The non-empty lists among KEYS, as pairs: the key's index (from 1) and its entries. A steady fleet
+ * has samples for few of its pipes, so the answer is short; one command rather than one LRANGE per
+ * pipe, which cost a 10,000-pipe daemon ~100-250 ms of CPU every refresh (bench/steady-tick.ts).
+ */
+const READ_LISTS_SCRIPT = `
+local out = {}
+for i = 1, #KEYS do
+  local entries = redis.call('LRANGE', KEYS[i], 0, -1)
+  if #entries > 0 then out[#out + 1] = i; out[#out + 1] = entries end
+end
+return out
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** READ_LISTS_SCRIPT: the number of keys, then the lists' keys. [index, entries, ...] of the non-empty ones. */
+    pipescalerReadLists(keyCount: number, ...keys: string[]): Result<(number | string[])[], Context>;
+  }
+}
+
+const READ_LISTS: LuaCommand = { name: 'pipescalerReadLists', lua: READ_LISTS_SCRIPT };
+
+/** Keys per script call: a call holds Redis while it runs; the calls go out together. */
+const KEYS_PER_READ = 2_000;
+
+/** The entries of the lists at `keys` by their index there (a missing or empty list is absent). */
+async function readLists(redis: RedisClient, keys: readonly string[]): Promise<Map<number, string[]>> {
+  defineLua(redis, [READ_LISTS]);
+  const calls: Promise<(number | string[])[]>[] = [];
+  for (let i = 0; i < keys.length; i += KEYS_PER_READ) {
+    const chunk = keys.slice(i, i + KEYS_PER_READ);
+    calls.push(redis.pipescalerReadLists(chunk.length, ...chunk));
+  }
+  const out = new Map<number, string[]>();
+  (await Promise.all(calls)).forEach((answer, c) => {
+    for (let j = 0; j + 1 < answer.length; j += 2) {
+      const entries = answer[j + 1];
+      if (Array.isArray(entries)) out.set(c * KEYS_PER_READ + Number(answer[j]) - 1, entries);
+    }
+  });
+  return out;
+}
+
+/** Where each pipe's samples are: its ref, the index of its list's key and of its kind's. */
+interface ListsOf {
+  readonly keys: Keys;
+  readonly refs: readonly string[];
+  readonly own: readonly number[];
+  readonly kind: readonly (number | null)[];
+  readonly listKeys: readonly string[];
+}
+
+/** Made once per set of pipes (the daemon's: once per config) and keys. */
+const listsOf = new WeakMap<readonly ActuationPipe[], ListsOf>();
+
+function listsFor(keys: Keys, pipes: readonly ActuationPipe[]): ListsOf {
+  const known = listsOf.get(pipes);
+  if (known?.keys === keys) return known;
+  const listKeys: string[] = [];
+  const at = new Map<string, number>();
+  const indexOf = (key: string): number => {
+    let i = at.get(key);
+    if (i === undefined) at.set(key, (i = listKeys.push(key) - 1));
+    return i;
+  };
+  const refs = pipes.map(refOf);
+  const own = refs.map((ref) => indexOf(keys.actuation(ref)));
+  const kind = pipes.map((p) => (p.kind ? indexOf(keys.actuationKind(p.kind)) : null));
+  const made = { keys, refs, own, kind, listKeys };
+  listsOf.set(pipes, made);
+  return made;
+}
+
 /** Each pipe's expected actuation (by refOf) from the samples in Redis; one round trip. */
 export async function readActuation(
   redis: RedisClient,
@@ -89,24 +165,17 @@ export async function readActuation(
 ): Promise<Map<string, ActuationEstimate>> {
   const out = new Map<string, ActuationEstimate>();
   if (pipes.length === 0) return out;
-  const refs = [...new Set(pipes.map(refOf))];
-  const kinds = [...new Set(pipes.map((p) => p.kind).filter((k): k is PipeKind => k !== null))];
-  const multi = redis.multi();
-  for (const ref of refs) multi.lrange(keys.actuation(ref), 0, -1);
-  for (const kind of kinds) multi.lrange(keys.actuationKind(kind), 0, -1);
-  const answers = (await multi.exec()) ?? [];
-  const listAt = (i: number): number[] => {
-    const [err, value] = answers[i] ?? [null, null];
-    return err ? [] : samplesOf(value as string[] | null);
+  const l = listsFor(keys, pipes);
+  const lists = await readLists(redis, l.listKeys);
+  const parsed = new Map<number, number[]>();
+  const samples = (i: number | null | undefined): number[] => {
+    const texts = i === null || i === undefined ? undefined : lists.get(i);
+    if (texts === undefined || i === null || i === undefined) return [];
+    let s = parsed.get(i);
+    if (!s) parsed.set(i, (s = samplesOf(texts)));
+    return s;
   };
-  const own = new Map(refs.map((ref, i) => [ref, listAt(i)]));
-  const byKind = new Map(kinds.map((kind, i) => [kind, listAt(refs.length + i)]));
-  for (const pipe of pipes) {
-    const ref = refOf(pipe);
-    const mine = own.get(ref) ?? [];
-    const theirs = pipe.kind ? (byKind.get(pipe.kind) ?? []) : [];
-    out.set(ref, estimateOf(mine, theirs, minSamples));
-  }
+  l.refs.forEach((ref, i) => out.set(ref, estimateOf(samples(l.own[i]), samples(l.kind[i]), minSamples)));
   return out;
 }
 

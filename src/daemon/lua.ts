@@ -6,7 +6,8 @@ import type { RedisClient } from './redis-connection.js';
 export interface LuaCommand {
   /** The client method defineCommand adds (typed by a RedisCommander augmentation next to the script). */
   readonly name: string;
-  readonly numberOfKeys: number;
+  /** Absent: the call passes the number of keys first (a script over any number of keys). */
+  readonly numberOfKeys?: number;
   readonly lua: string;
 }
 
@@ -18,7 +19,10 @@ export function defineLua(redis: RedisClient, commands: readonly LuaCommand[]): 
   if (!names) defined.set(redis, (names = new Set()));
   for (const c of commands) {
     if (names.has(c.name)) continue;
-    redis.defineCommand(c.name, { numberOfKeys: c.numberOfKeys, lua: c.lua });
+    redis.defineCommand(
+      c.name,
+      c.numberOfKeys === undefined ? { lua: c.lua } : { numberOfKeys: c.numberOfKeys, lua: c.lua },
+    );
     names.add(c.name);
   }
 }

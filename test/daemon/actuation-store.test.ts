@@ -88,6 +88,20 @@ describe('recordActuation and readActuation', () => {
     const read = await readActuation(redis, keys, [{ ...pipe(6), kind: 'objectStorage' }], 1);
     expect(read.get('org/svc/p-6')).toEqual({ ms: 4_000, source: 'pipe', samples: 1 });
   });
+
+  it('reads a fleet larger than one script call takes, each pipe its own samples or its kind', async () => {
+    const own = redisKeys(`${prefix}:fleet`); // kind lists of its own
+    const fleet = Array.from({ length: 4_500 }, (_, i) => pipe(10_000 + i, i % 2 === 0 ? 'stream' : 'objectStorage'));
+    for (const i of [0, 2_001, 4_499]) await recordActuation(redis, own, fleet[i]!, 7_000 + i);
+    const read = await readActuation(redis, own, fleet, 1);
+    expect(read.size).toBe(4_500);
+    expect(read.get('org/svc/p-10000')).toEqual({ ms: 7_000, source: 'pipe', samples: 1 });
+    expect(read.get('org/svc/p-12001')).toEqual({ ms: 9_001, source: 'pipe', samples: 1 });
+    expect(read.get('org/svc/p-14499')).toEqual({ ms: 11_499, source: 'pipe', samples: 1 });
+    // the others: their kind's p95 (objectStorage has only the two above)
+    expect(read.get('org/svc/p-10001')).toEqual({ ms: 11_499, source: 'kind', samples: 2 });
+    expect(read.get('org/svc/p-10002')?.source).toBe('kind');
+  });
 });
 
 describe('ActuationEstimates', () => {
