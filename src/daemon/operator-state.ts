@@ -18,9 +18,22 @@ export interface PipeIdentity {
   readonly pipeId: string;
 }
 
+/** Each object's ref: an evaluation asks it of its pipe several times (snapshot, lifecycle, the
+ *  decision, the actuation estimate). A pipe's ids never change in place: a reload makes new objects. */
+const refs = new WeakMap<object, string>();
+
 /** The ids a pipe's record and operator state are about, lower case: "<org>/<service>/<pipe>". */
-export function refOf(p: { organizationId: string; serviceId: string; pipeId: string }): string {
-  return `${p.organizationId}/${p.serviceId}/${p.pipeId}`.toLowerCase();
+export function refOf(p: {
+  readonly organizationId: string;
+  readonly serviceId: string;
+  readonly pipeId: string;
+}): string {
+  let ref = refs.get(p);
+  if (ref === undefined) {
+    ref = `${p.organizationId}/${p.serviceId}/${p.pipeId}`.toLowerCase();
+    refs.set(p, ref);
+  }
+  return ref;
 }
 
 export interface PauseFlag {

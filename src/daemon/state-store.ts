@@ -229,7 +229,7 @@ export class StateStore {
    *  (a short script) rather than four. Each command costs this process ~25 µs of CPU, which a
    *  steady tick of 10,000 pipes is bound by (bench/steady-tick.ts). */
   async snapshot(pipe: string, ids?: ServiceIds): Promise<Snapshot> {
-    const ref = ids?.pipeId === undefined ? null : refOf({ ...ids, pipeId: ids.pipeId });
+    const ref = ids?.pipeId === undefined ? null : refOf(ids as Required<ServiceIds>);
     const [raw, own, all, service, override] = await this.redis.pipescalerSnapshot(
       this.keys.pipe(pipe),
       // without a pipe id: a key nothing writes (the pipe hash's own name under another prefix)

@@ -111,20 +111,21 @@ export type RecordField = keyof typeof RECORD_FIELDS;
 type Parsed = { ok: true; value: unknown } | { ok: false };
 
 /**
- * The last texts of each object or array field, with what their schema made of them. A steady
- * fleet stores the same text in most fields of most pipes (applied, desired, the tick's decision
- * and recommendations), so the schema runs once per distinct text rather than once per pipe and
- * evaluation. The result depends on the text alone; cached values are frozen, shared by the
- * records that read them. Bounded: a field's map starts over at PARSED_PER_FIELD texts.
+ * The last texts of each field, with what their schema made of them. A steady fleet stores the
+ * same text in most fields of most pipes (applied, desired, the tick's decision and
+ * recommendations, null, false, the state), so the schema runs once per distinct text rather than
+ * once per pipe and evaluation. The result depends on the text alone; cached values are frozen,
+ * shared by the records that read them. Bounded: a field's map starts over at PARSED_PER_FIELD texts.
  */
 const parsed = new Map<RecordField, Map<string, Parsed>>();
 const PARSED_PER_FIELD = 64;
 
 /** The value of one stored field, or `invalid` when it is not JSON or does not fit its schema. */
 export function parseField(field: RecordField, text: string): Parsed {
-  // Scalars (numbers, null, booleans, short strings) check faster than a map lookup pays back.
+  // Numbers (instants, counts) and the ref differ from pipe to pipe: checked each time, they would
+  // only crowd out the texts that repeat.
   const first = text.charCodeAt(0);
-  if (first !== 123 /* { */ && first !== 91 /* [ */) return check(field, text);
+  if (field === 'ref' || first === 45 /* - */ || (first >= 48 && first <= 57) /* 0-9 */) return check(field, text);
   let known = parsed.get(field);
   if (!known) parsed.set(field, (known = new Map<string, Parsed>()));
   const hit = known.get(text);
