@@ -111,11 +111,23 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   if (c && check && !check.inForce && expected) expected = notYetExpected(expected, c, applied, check.foreign);
   // A change the platform took (a 2xx whose answer could not be read) that the read does not show
   // is on its way: it is confirmed like one answered 200 (not sent again meanwhile), unless its
-  // limit has passed. One that timed out or was cut and does not show is decided again.
+  // limit has passed; an earlier change still being confirmed (sent before it) makes way for it as
+  // a 200 would have, its target "not yet" unless this read shows it in force. One that timed out
+  // or was cut and does not show is decided again.
   const adopted =
-    !contact && u?.taken === true && !landed && c === null && !pastLimit({ lastSentAt: u.at }, now, ctx.timing)
+    !contact &&
+    u?.taken === true &&
+    !landed &&
+    (c === null || c.lastSentAt < u.at) &&
+    !pastLimit({ lastSentAt: u.at }, now, ctx.timing)
       ? {
-          ...afterSend(null, rec.applied, u.sent, u.at, ctx.timing),
+          ...afterSend(
+            c === null || check?.inForce ? null : (check?.next ?? c),
+            c === null ? rec.applied : applied,
+            u.sent,
+            u.at,
+            ctx.timing,
+          ),
           dueAt: nextDueAt({ lastSentAt: u.at }, now, ctx.timing),
         }
       : null;

@@ -713,6 +713,28 @@ describe('what an answer makes of the record', () => {
       expect(afterRead(timedOut, running(STREAMS), SENT_AT + 20_000, ctx).write.confirming).toBeUndefined();
     });
 
+    it('a change taken while an earlier one was still being confirmed: the earlier makes way (confirmed if the read shows it), the taken one is confirming, not sent again', () => {
+      // the scale-up to 6 (sent at SENT_AT) is in force by now; the scale-down to 3 sent at +4 min
+      // was taken, its answer unreadable; the settle read shows 6: the down is on its way
+      const DOWN_AT = SENT_AT + 4 * MIN;
+      const rec = sent(
+        {},
+        {
+          desired: STREAMS,
+          unsettled: { sent: { replicas: 3 }, at: DOWN_AT, code: 'API_INVALID_RESPONSE', taken: true },
+        },
+      );
+      const t = afterRead(rec, running(PEAK), DOWN_AT + 10_000, ctx);
+      expect(t.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT });
+      expect(t.drift).toBeNull();
+      expect(t.next).toEqual({ then: 'nothing' });
+      expect(t.write.confirming).toMatchObject({ target: { replicas: 3 }, sentAt: DOWN_AT, lastSentAt: DOWN_AT });
+      expect(t.write.confirming?.notYet[0]).toEqual(PEAK);
+      // the earlier one not in force either: it stays "not yet" under the taken one
+      const both = afterRead(rec, running(STREAMS), DOWN_AT + 10_000, ctx);
+      expect(both.landed).toEqual({ sent: { replicas: 3 }, at: DOWN_AT });
+    });
+
     it('a read showing the desired target (no change on its way): the last confirmation', () => {
       const t = afterRead(seen({ desired: STREAMS }), running(STREAMS), T0, ctx);
       expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0 });
