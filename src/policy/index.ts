@@ -33,6 +33,7 @@ export { assignPools } from './key-pool.js';
 export { assumedKind, assumedView, describeAssumed } from './kind.js';
 export {
   ACTUATION_DEFAULTS,
+  CONFIRM_READS_PLANNED,
   expectedActuationMs,
   leadPlan,
   leadPlanSpan,

@@ -3,18 +3,15 @@
 // budget, so the reconcile period of a key's pipes stretches to what that share affords.
 import { poolsOf } from './key-pool.js';
 import { autoLeadMs, expectedActuationMs, tickIntervalMs } from './lead-plan.js';
+import { readShareOf } from './read-share.js';
 import { count } from './words.js';
 import type { ScalingConfig, PipeConfig } from './types.js';
 
-export const DEFAULT_READ_SHARE = 0.25;
+export { DEFAULT_READ_SHARE, readShareOf } from './read-share.js';
 
 export interface KeyRate {
   readonly requests: number;
   readonly perMs: number;
-}
-
-export function readShareOf(config: Pick<ScalingConfig, 'evaluate'>): number {
-  return config.evaluate.readShare ?? DEFAULT_READ_SHARE;
 }
 
 /** The reconcile period of a key's pipes: the configured one, or longer when `pipes` reads at
@@ -48,8 +45,8 @@ export interface KeyPlan {
   readonly stretched: boolean;
   readonly scaleDownBoundMs: number;
   /** How early leadTime auto starts the scale-ups of a boundary that moves every pipe of the key
-   *  (lead-plan.ts: 90 % of the key's rate, the last two ticks and the expected actuation before
-   *  the boundary). */
+   *  (lead-plan.ts: 90 % of the key's rate, the last two ticks before the boundary; with an
+   *  expected actuation, that and each change's confirmation reads within the read share). */
   readonly boundaryLeadMs: number;
 }
 
@@ -72,7 +69,13 @@ export function keyPlans(config: ScalingConfig, keyOf: (p: PipeConfig) => string
       reconcileMs,
       stretched: reconcileMs > config.evaluate.reconcileMs,
       scaleDownBoundMs: scaleDownBoundMs(pipes, share, k.rateLimit),
-      boundaryLeadMs: autoLeadMs(pipes, k.rateLimit, tickIntervalMs(config.evaluate.cron), expectedActuationMs(config)),
+      boundaryLeadMs: autoLeadMs(
+        pipes,
+        k.rateLimit,
+        tickIntervalMs(config.evaluate.cron),
+        expectedActuationMs(config),
+        share,
+      ),
     };
   });
 }

@@ -1,17 +1,29 @@
 // `leadTime: auto`: each API key's lead plan. The scale-ups its pipes have due at the boundaries
 // ahead (a window starts, or ends into a higher target) are scheduled so that, at the key's rate,
-// the last lands by its boundary: backwards from the latest boundary, each change takes the latest
-// slot that still meets its boundary and leaves room for the ones after it (earliest deadline
-// first across windows, latest possible start). Reads are not subtracted: changes go before them.
-// A pipe's change may go from its slot's start (leadUntil()); decide() then raises its target to
-// what the schedule sets up to that boundary (lead.ts). A change counts as landed when the pipe
-// is at target, not when the PATCH is answered: each change's deadline is its boundary less its
-// expected actuation (the daemon's measured p95 for the pipe or its kind, else
-// `evaluate.actuation.expected`, at most `max`). Pure: config and instants in.
+// each is confirmed at target by its boundary (lead-schedule.ts): backwards from the latest
+// boundary, each change takes the latest slot that still meets its boundary and leaves room for
+// the ones after it (earliest deadline first across windows, latest possible start). A change
+// counts as done when a read shows the pipe at target, not when the PATCH is answered: its
+// confirming read comes after its expected actuation (the daemon's measured p95 for the pipe or
+// its kind, else `evaluate.actuation.expected`, at most `max`), and the plan reserves its
+// confirmation reads within the key's read share. Reconcile reads are not counted: confirmation
+// reads and changes go before them. A pipe's change may go from its slot's start (leadUntil());
+// decide() then raises its target to what the schedule sets up to that boundary (lead.ts). Pure:
+// config and instants in.
 import { parse } from 'node-cron';
 import { clampToLimit, KIND_FIELDS, SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
 import { assumedKind } from './kind.js';
 import { targetOf } from './target.js';
+import { DEFAULT_READ_SHARE, readShareOf } from './read-share.js';
+import {
+  boundaryLeadMs,
+  keyLanes,
+  LEAD_MARGIN_TICKS,
+  scheduleKey,
+  type KeyLead,
+  type LeadJob,
+  type LeadSlot,
+} from './lead-schedule.js';
 import {
   MAX_LEAD_MS,
   type ActuationSettings,
@@ -23,13 +35,13 @@ import {
 } from './types.js';
 import { activeWindows, nextBoundary } from './windows.js';
 
-/** The plan counts on this share of the key's rate: the budget's pacing margins and the answers'
- *  latency leave about 95 % of it usable (bench/budget.ts). */
-export const LEAD_RATE_SHARE = 0.9;
-
-/** The last change of a boundary is planned this many ticks before it: a tick for the evaluation
- *  that finds it due, a tick for its turn on the key's queue. */
-export const LEAD_MARGIN_TICKS = 2;
+export {
+  CONFIRM_READS_PLANNED,
+  LEAD_MARGIN_TICKS,
+  LEAD_RATE_SHARE,
+  type KeyLead,
+  type LeadSlot,
+} from './lead-schedule.js';
 
 /** No actuation expected until configured or measured (today's plan); a cap of 10 minutes. */
 export const ACTUATION_DEFAULTS: ActuationSettings = { expectedMs: 0, maxMs: 600_000, minSamples: 20 };
@@ -43,27 +55,6 @@ export function expectedActuationMs(config: ScalingConfig, measured?: number): n
   const a = config.evaluate.actuation ?? ACTUATION_DEFAULTS;
   const ms = measured !== undefined && Number.isFinite(measured) ? measured : a.expectedMs;
   return Math.min(Math.max(0, ms), a.maxMs);
-}
-
-/** One change of a pipe at one boundary: it may go from `start` on. */
-export interface LeadSlot {
-  readonly boundary: number;
-  /** When the change may be sent. */
-  readonly start: number;
-  /** The actuation the plan counted on for it. */
-  readonly actuationMs: number;
-  /** When it is expected at target: its slot's end plus the actuation (by the boundary less the margin). */
-  readonly expectedAt: number;
-}
-
-/** The boundary of a key that needs the longest lead in the plan. */
-export interface KeyLead {
-  readonly key: string;
-  readonly boundary: number;
-  /** Changes due at that boundary. */
-  readonly changes: number;
-  /** From the first change's start to the boundary. */
-  readonly leadMs: number;
 }
 
 export interface LeadPlan {
@@ -99,19 +90,16 @@ export function tickIntervalMs(cron: string): number {
 }
 
 /** Time one key's lead plan gives `changes` changes due at one boundary: at LEAD_RATE_SHARE of
- *  its rate, the last LEAD_MARGIN_TICKS ticks before the boundary. */
+ *  its rate, the last LEAD_MARGIN_TICKS ticks before the boundary; with an actuation counted, each
+ *  with its confirmation reads within `readShare` of that. */
 export function autoLeadMs(
   changes: number,
   rate: { requests: number; perMs: number },
   tickMs: number,
   actuationMs = 0,
+  readShare = DEFAULT_READ_SHARE,
 ): number {
-  if (changes <= 0) return 0;
-  return Math.ceil(changes * slotMs(rate)) + LEAD_MARGIN_TICKS * tickMs + actuationMs;
-}
-
-function slotMs(rate: { requests: number; perMs: number }): number {
-  return rate.perMs / (rate.requests * LEAD_RATE_SHARE);
+  return boundaryLeadMs(changes, keyLanes(rate, readShare, LEAD_MARGIN_TICKS * tickMs), actuationMs);
 }
 
 /** The lowest value of each field the schedule sets in a state, within the pipe's bounds and the
@@ -144,13 +132,6 @@ function rises(before: ScalingValues, after: ScalingValues): boolean {
   });
 }
 
-interface Job {
-  readonly pipe: string;
-  readonly index: number;
-  readonly boundary: number;
-  readonly actuationMs: number;
-}
-
 export interface LeadPlanOptions {
   /** The key a pipe's requests go to (after pool assignment); default `pipe.key`. */
   readonly keyOf?: (pipe: PipeConfig) => string;
@@ -165,7 +146,7 @@ export function leadPlan(config: ScalingConfig, from: number, to: number, opts: 
   const tickMs = tickIntervalMs(config.evaluate.cron);
   const boundaries = new Map<string, number[]>();
   const rising = new Map<string, boolean[]>();
-  const jobs = new Map<string, Job[]>();
+  const jobs = new Map<string, LeadJob[]>();
   config.pipes.forEach((pipe, index) => {
     const policy = config.policies[pipe.policy];
     if (!policy || pipe.paused !== undefined || (policy.behavior.scaleUp.leadTime ?? 'auto') !== 'auto') return;
@@ -201,38 +182,17 @@ export function leadPlan(config: ScalingConfig, from: number, to: number, opts: 
   const slots = new Map<string, LeadSlot[]>();
   const keys = new Map<string, KeyLead>();
   const marginMs = LEAD_MARGIN_TICKS * tickMs;
+  const readShare = readShareOf(config);
   for (const [key, list] of jobs) {
     const rate = config.api.keys[key]?.rateLimit;
     if (!rate || list.length === 0) continue;
-    const slot = slotMs(rate);
-    // Backwards: the latest deadline (boundary less actuation) takes the last slot before it
-    // (config order within a deadline: the first pipes start first), and each earlier change ends
-    // where the next begins.
-    const deadline = (j: Job) => j.boundary - j.actuationMs;
-    list.sort((a, b) => deadline(b) - deadline(a) || b.boundary - a.boundary || b.index - a.index);
-    let cursor = Infinity;
-    const first = new Map<number, { start: number; changes: number }>();
-    for (const job of list) {
-      const start = Math.max(Math.min(deadline(job) - marginMs, cursor) - slot, job.boundary - MAX_LEAD_MS);
-      cursor = start;
-      let own = slots.get(job.pipe);
-      if (!own) slots.set(job.pipe, (own = []));
-      const from = Math.floor(start);
-      own.push({
-        boundary: job.boundary,
-        start: from,
-        actuationMs: job.actuationMs,
-        expectedAt: Math.ceil(from + slot) + job.actuationMs,
-      });
-      const f = first.get(job.boundary);
-      first.set(job.boundary, { start: Math.min(f?.start ?? Infinity, start), changes: (f?.changes ?? 0) + 1 });
+    const planned = scheduleKey(key, list, keyLanes(rate, readShare, marginMs));
+    for (const { pipe, slot } of planned.slots) {
+      let own = slots.get(pipe);
+      if (!own) slots.set(pipe, (own = []));
+      own.push(slot);
     }
-    let worst: KeyLead | null = null;
-    for (const [boundary, f] of first) {
-      const leadMs = Math.ceil(boundary - f.start);
-      if (!worst || leadMs > worst.leadMs) worst = { key, boundary, changes: f.changes, leadMs };
-    }
-    if (worst) keys.set(key, worst);
+    if (planned.lead) keys.set(key, planned.lead);
   }
   for (const own of slots.values()) own.reverse();
   return { from, to, slots, keys };

@@ -1,10 +1,14 @@
-// leadTime auto (lead-plan.ts): each key's scale-ups due at the boundaries ahead, scheduled at the
-// key's rate so the last lands by its boundary (latest start, earliest deadline first).
+// leadTime auto (lead-plan.ts, lead-schedule.ts): each key's scale-ups due at the boundaries ahead,
+// scheduled at the key's rate so the last lands by its boundary (latest start, earliest deadline
+// first); with an actuation counted, each confirmed at target by then, its confirmation reads
+// within the key's read share.
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ACTUATION_DEFAULTS,
   autoLeadMs,
+  CONFIRM_READS_PLANNED,
   expectedActuationMs,
   LEAD_MARGIN_TICKS,
   LEAD_RATE_SHARE,
@@ -13,6 +17,7 @@ import {
   leadUntil,
   nextSlot,
   tickIntervalMs,
+  type LeadSlot,
 } from '../../src/policy/lead-plan.js';
 import type { LeadTime, PipeConfig, Policy, Target } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';
@@ -20,6 +25,7 @@ import { at, NO_BEHAVIOR, oneOff, policy, recurring } from './build.js';
 
 const RATE = { requests: 10, perMs: 10_000 };
 const SLOT = RATE.perMs / (RATE.requests * LEAD_RATE_SHARE); // 1,111 ms
+const READ = SLOT / 0.25; // a confirmation read at the default readShare: 4,444 ms
 const TICK = 30_000;
 const MARGIN = LEAD_MARGIN_TICKS * TICK;
 const B = at('2026-11-23T09:00:00Z');
@@ -46,7 +52,12 @@ function pipes(n: number, policyName: string, key = 'default', offset = 0): Pipe
 function config(
   ps: PipeConfig[],
   policies: Policy[],
-  o: { cron?: string; keys?: Record<string, typeof RATE>; actuation?: Config['evaluate']['actuation'] } = {},
+  o: {
+    cron?: string;
+    keys?: Record<string, typeof RATE>;
+    actuation?: Config['evaluate']['actuation'];
+    readShare?: number;
+  } = {},
 ): Config {
   const keys = o.keys ?? { default: RATE };
   return {
@@ -64,6 +75,7 @@ function config(
       reconcileMs: 600_000,
       concurrency: 10,
       ...(o.actuation ? { actuation: o.actuation } : {}),
+      ...(o.readShare !== undefined ? { readShare: o.readShare } : {}),
     },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
     dryRun: false,
@@ -258,9 +270,18 @@ describe('a DST day', () => {
   });
 });
 
-describe('actuation: a scale-up is planned to be at target, not only sent, by its boundary', () => {
+describe('actuation: a scale-up is planned to be confirmed at target, not only sent, by its boundary', () => {
   const MIN = 60_000;
   const ACT = { expectedMs: 3 * MIN, maxMs: 10 * MIN, minSamples: 20 };
+  /** A slot with an actuation counted: sent from `start`, at target its slot's end plus the
+   *  actuation later, confirmed by the end of its confirming read (`readEnd`). */
+  const confirmed = (boundary: number, start: number, actuationMs: number, readEnd: number) => ({
+    boundary,
+    start: Math.floor(start),
+    actuationMs,
+    expectedAt: Math.ceil(readEnd),
+    atTargetAt: Math.ceil(Math.floor(start) + SLOT) + actuationMs,
+  });
 
   it('what the plan counts on: the measured latency when there is one, else the configured expectation, at most the cap', () => {
     expect(ACTUATION_DEFAULTS).toEqual({ expectedMs: 0, maxMs: 10 * MIN, minSamples: 20 });
@@ -273,18 +294,78 @@ describe('actuation: a scale-up is planned to be at target, not only sent, by it
     expect(expectedActuationMs(config([], []), 30_000)).toBe(30_000);
   });
 
-  it('the configured expectation moves every slot that much earlier; each is expected at target by its margin', () => {
-    const c = config(pipes(100, 'up'), [up('up', '2026-11-23T09:00:00Z')], { actuation: ACT });
-    const plan = leadPlan(c, DAY.from, DAY.to);
-    expect(plan.slots.get('up-100')).toEqual([slot(B, Math.floor(B - MARGIN - 3 * MIN - SLOT), 3 * MIN)]);
-    expect(plan.slots.get('up-1')![0]!.start).toBe(Math.floor(B - MARGIN - 3 * MIN - 100 * SLOT));
-    for (const p of pipes(100, 'up'))
-      expect(plan.slots.get(p.name)![0]!.expectedAt).toBeLessThanOrEqual(B - MARGIN + 1);
-    expect(plan.keys.get('default')!.leadMs).toBe(Math.ceil(MARGIN + 3 * MIN + 100 * SLOT));
-    expect(autoLeadMs(100, RATE, TICK, 3 * MIN)).toBe(Math.ceil(100 * SLOT) + MARGIN + 3 * MIN);
+  it('no actuation counted (none configured, none measured, or measured: false with 0 expected): no read planned, the plan as before byte for byte', () => {
+    // six boundaries of two keys (one at 7 per 3 s), 40 to 105 pipes each: the plan's JSON as it
+    // was before confirmation reads were planned
+    const minutes = [0, 1, 7, 30, 31, 95];
+    const policies = minutes.map((m, i) => up(`p${i}`, new Date(B + m * MIN).toISOString()));
+    const ps = minutes.flatMap((_, i) =>
+      pipes(40 + i * 13, `p${i}`).map((p, j) => ({ ...p, key: j % 3 === 0 ? 'b' : 'default' })),
+    );
+    const keys = { default: RATE, b: { requests: 7, perMs: 3_000 } };
+    for (const actuation of [undefined, { expectedMs: 0, maxMs: 10 * MIN, minSamples: 20, measured: false }]) {
+      const plan = leadPlan(config(ps, policies, { keys, ...(actuation ? { actuation } : {}) }), DAY.from, DAY.to);
+      const text = JSON.stringify({ slots: [...plan.slots], keys: [...plan.keys] });
+      expect(createHash('sha256').update(text).digest('hex')).toBe(
+        '50c117ad1ce309238c2a058010f78f068a03c73ea0376467f9f416b473f2018f',
+      );
+    }
   });
 
-  it("per pipe (the daemon's measured p95): a slow pipe goes first, a fast one takes the last slot", () => {
+  it("600 scale-ups at one boundary, 18 s measured: the last confirming read ends two ticks before it, the reads take the read share's pace, the changes the change lane's", () => {
+    const ps = pipes(600, 'up');
+    const plan = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')]), DAY.from, DAY.to, {
+      actuationMs: () => 18_000,
+    });
+    // backwards: each scale-up's two reads end where the next one's begin; its change ends its
+    // actuation before its confirming read
+    expect(plan.slots.get('up-600')).toEqual([confirmed(B, B - MARGIN - READ - 18_000 - SLOT, 18_000, B - MARGIN)]);
+    // (the first one 1 ms off at most: 1,199 read slots of 4,444.4 ms summed)
+    const first = plan.slots.get('up-1')![0]!;
+    const want = confirmed(B, B - MARGIN - 1_199 * READ - 18_000 - SLOT, 18_000, B - MARGIN - 1_198 * READ);
+    for (const f of ['start', 'expectedAt', 'atTargetAt'] as const)
+      expect(Math.abs(first[f]! - want[f])).toBeLessThanOrEqual(1);
+    const lead = plan.keys.get('default')!;
+    expect(lead).toMatchObject({ key: 'default', boundary: B, changes: 600 });
+    expect(Math.abs(lead.leadMs - Math.ceil(MARGIN + 1_199 * READ + 18_000 + SLOT))).toBeLessThanOrEqual(1);
+    expect(autoLeadMs(600, RATE, TICK, 18_000)).toBe(Math.ceil(MARGIN + 1_199 * READ + 18_000 + SLOT));
+    expectFits(ps.map((p) => plan.slots.get(p.name)![0]!));
+  });
+
+  it.each([
+    // changes, actuation (ms), readShare: the lead autoLeadMs gives is the plan's
+    [1, 3 * MIN, 0.25],
+    [100, 3 * MIN, 0.25],
+    [100, 1, 0.25],
+    [250, 30_000, 0.1],
+    [250, 30_000, 1],
+    [40, 0, 0.25],
+  ])(
+    '%i scale-ups counting on %i ms, readShare %d: lead as autoLeadMs says; reads and changes within their lanes',
+    (n, act, readShare) => {
+      const ps = pipes(n, 'up');
+      const plan = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')], { readShare }), DAY.from, DAY.to, {
+        actuationMs: () => act,
+      });
+      const leadMs = plan.keys.get('default')!.leadMs;
+      expect(Math.abs(leadMs - autoLeadMs(n, RATE, TICK, act, readShare))).toBeLessThanOrEqual(1);
+      const slots = ps.map((p) => plan.slots.get(p.name)![0]!);
+      expect(Math.max(...slots.map((s) => s.expectedAt))).toBe(B - MARGIN);
+      expectFits(slots, SLOT / readShare);
+      if (act === 0) for (const s of slots) expect(s).not.toHaveProperty('atTargetAt');
+    },
+  );
+
+  it('the configured expectation (3 min) counts as a measured one: every change confirmed by its margin', () => {
+    const c = config(pipes(100, 'up'), [up('up', '2026-11-23T09:00:00Z')], { actuation: ACT });
+    const plan = leadPlan(c, DAY.from, DAY.to);
+    expect(plan.slots.get('up-100')).toEqual([confirmed(B, B - MARGIN - READ - 3 * MIN - SLOT, 3 * MIN, B - MARGIN)]);
+    expect(plan.slots.get('up-1')![0]!.start).toBe(Math.floor(B - MARGIN - 199 * READ - 3 * MIN - SLOT));
+    expect(plan.keys.get('default')!.leadMs).toBe(Math.ceil(MARGIN + 199 * READ + 3 * MIN + SLOT));
+    expect(autoLeadMs(100, RATE, TICK, 3 * MIN)).toBe(Math.ceil(199 * READ + SLOT) + MARGIN + 3 * MIN);
+  });
+
+  it("per pipe (the daemon's measured p95): a slow pipe goes first, a fast one later, one with none takes the last change slot and no read", () => {
     const ps = pipes(3, 'up');
     const measured: Record<string, number> = { 'up-1': 30_000, 'up-2': 3 * MIN, 'up-3': 0 };
     const plan = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')]), DAY.from, DAY.to, {
@@ -292,8 +373,9 @@ describe('actuation: a scale-up is planned to be at target, not only sent, by it
     });
     const [one, two, three] = ps.map((p) => plan.slots.get(p.name)![0]!);
     expect(three).toEqual(slot(B, Math.floor(B - MARGIN - SLOT)));
-    expect(one).toEqual(slot(B, Math.floor(B - MARGIN - 30_000 - SLOT), 30_000));
-    expect(two).toEqual(slot(B, Math.floor(B - MARGIN - 3 * MIN - SLOT), 3 * MIN));
+    expect(one).toEqual(confirmed(B, B - MARGIN - READ - 30_000 - SLOT, 30_000, B - MARGIN));
+    // its reads before up-1's, its change its actuation before its confirming read
+    expect(two).toEqual(confirmed(B, B - MARGIN - 3 * READ - 3 * MIN - SLOT, 3 * MIN, B - MARGIN - 2 * READ));
     // a measurement the caller does not have falls back to the configured expectation, capped
     const capped = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')], { actuation: ACT }), DAY.from, DAY.to, {
       actuationMs: (p) => (p.name === 'up-1' ? 60 * MIN : undefined),
@@ -302,23 +384,24 @@ describe('actuation: a scale-up is planned to be at target, not only sent, by it
     expect(capped.slots.get('up-2')![0]!.actuationMs).toBe(3 * MIN);
   });
 
-  it('any actuations: no two slots overlap and every change is expected at target by its boundary less the margin', () => {
+  it('any actuations and boundaries: changes and reads each within their lane, every change confirmed by its boundary less the margin, its confirming read after it is at target', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 0, max: 10 * MIN }), { minLength: 1, maxLength: 60 }),
-        fc.integer({ min: 0, max: 90 }),
-        (acts, minute) => {
-          const ps = pipes(acts.length, 'up');
-          const boundary = at('2026-11-23T09:00:00Z') + minute * MIN;
-          const plan = leadPlan(config(ps, [up('up', new Date(boundary).toISOString())]), DAY.from, DAY.to, {
-            actuationMs: (p) => acts[Number(p.name.slice(3)) - 1],
-          });
-          const slots = ps.map((p) => plan.slots.get(p.name)![0]!).sort((a, b) => a.start - b.start);
-          for (const [i, s] of slots.entries()) {
-            expect(s.expectedAt).toBeLessThanOrEqual(boundary - MARGIN + 1);
-            const next = slots[i + 1];
-            if (next) expect(s.start + SLOT).toBeLessThanOrEqual(next.start + 1);
-          }
+        fc.array(
+          fc.record({
+            minute: fc.integer({ min: 0, max: 120 }),
+            acts: fc.array(fc.integer({ min: 0, max: 10 * MIN }), { minLength: 1, maxLength: 30 }),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+        (boundaries) => {
+          const policies = boundaries.map((b, i) => up(`p${i}`, new Date(B + b.minute * MIN).toISOString()));
+          const ps = boundaries.flatMap((b, i) => pipes(b.acts.length, `p${i}`));
+          const act = new Map<string, number>(
+            boundaries.flatMap((b, i) => b.acts.map((a, j) => [`p${i}-${j + 1}`, a] as const)),
+          );
+          const plan = leadPlan(config(ps, policies), DAY.from, DAY.to, { actuationMs: (p) => act.get(p.name) });
+          expectFits(ps.map((p) => plan.slots.get(p.name)![0]!));
         },
       ),
       { numRuns: 100 },
@@ -335,11 +418,32 @@ describe('actuation: a scale-up is planned to be at target, not only sent, by it
     );
     const boundaries = plan.slots.get('night-1')!.map((s) => s.boundary);
     expect(boundaries).toEqual([at('2026-10-25T00:30:00Z'), at('2026-10-26T01:30:00Z')]);
+    const b = at('2026-10-25T00:30:00Z');
     expect(plan.slots.get('night-1')![0]).toEqual(
-      slot(at('2026-10-25T00:30:00Z'), Math.floor(at('2026-10-25T00:30:00Z') - MARGIN - 3 * MIN - SLOT), 3 * MIN),
+      confirmed(b, b - MARGIN - READ - 3 * MIN - SLOT, 3 * MIN, b - MARGIN),
     );
   });
 });
+
+/** What every slot of a plan keeps to: no two changes overlap on the change lane, no two slots'
+ *  confirmation reads (CONFIRM_READS_PLANNED read slots ending at `expectedAt`) overlap on the read
+ *  lane, each is confirmed by its boundary less the margin, its confirming read starts once it is
+ *  expected at target (1 ms of rounding). */
+function expectFits(slots: readonly LeadSlot[], read = READ): void {
+  const bySend = [...slots].sort((a, b) => a.start - b.start);
+  for (const [i, s] of bySend.entries()) {
+    expect(s.expectedAt).toBeLessThanOrEqual(s.boundary - MARGIN + 1);
+    const next = bySend[i + 1];
+    if (next) expect(s.start + SLOT).toBeLessThanOrEqual(next.start + 1);
+  }
+  const confirming = slots.filter((s) => s.atTargetAt !== undefined).sort((a, b) => a.expectedAt - b.expectedAt);
+  for (const [i, s] of confirming.entries()) {
+    expect(s.expectedAt - read).toBeGreaterThanOrEqual(s.atTargetAt! - 1);
+    const prev = confirming[i - 1];
+    if (prev) expect(prev.expectedAt).toBeLessThanOrEqual(s.expectedAt - CONFIRM_READS_PLANNED * read + 1);
+  }
+  for (const s of slots) if (s.atTargetAt === undefined) expect(s.actuationMs).toBe(0);
+}
 
 describe('the span planned', () => {
   it('from the start of the hour, 48 h: the same plan for every replica within an hour', () => {

@@ -180,8 +180,10 @@ describe('simulate with an expected actuation (evaluate.actuation)', () => {
     const from = Date.parse('2026-11-23T06:00:00Z');
     const changes = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 14 * 3_600_000, MINUTE);
     const up = changes.find((c) => c.direction === 'up')!;
-    // the window opens at 07:00Z: its slot starts two 30 s ticks of margin, 3 minutes of actuation
-    // and two slots (payments-msk shares the key) before it, 06:55:58Z; the next minute is 06:56Z
+    // the window opens at 07:00Z: the key's seven scale-ups there are confirmed by two 30 s ticks
+    // of margin before it, each with two confirmation reads at the read share (4.4 s each);
+    // orders-events, the first, is confirmed by 06:58:07Z, sent 3 minutes, a read and a change slot
+    // before, 06:55:01Z; the next minute is 06:56Z
     expect(new Date(up.at).toISOString()).toBe('2026-11-23T06:56:00.000Z');
     expect(up.expectedAt).toBe(up.at + 3 * MINUTE);
     expect(up.expectedAt).toBeLessThanOrEqual(Date.parse('2026-11-23T07:00:00Z'));
@@ -190,7 +192,7 @@ describe('simulate with an expected actuation (evaluate.actuation)', () => {
     const measured = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 3_600_000, MINUTE, {
       actuationMs: () => 30_000,
     });
-    expect(new Date(measured[0]!.at).toISOString()).toBe('2026-11-23T06:59:00.000Z');
+    expect(new Date(measured[0]!.at).toISOString()).toBe('2026-11-23T06:58:00.000Z'); // its slot: 06:57:31Z
     expect(measured[0]!.expectedAt).toBe(measured[0]!.at + 30_000);
   });
 
