@@ -9,6 +9,7 @@ import {
   type PlanEntry,
   type SimulatedChange,
   type LeadOutcome,
+  type LeadSlot,
   type PipeConfig,
   type PipeView,
 } from '../policy/index.js';
@@ -65,8 +66,16 @@ function leadRow(at: number, entry: PlanEntry, actuationOf: ActuationOf): string
   return (
     `auto: the next scale-up may go from ${clockZ(leadSlot.start)}, ${formatDuration(leadSlot.boundary - leadSlot.start)} ` +
     `before the boundary at ${formatInstant(leadSlot.boundary)}${leadSlot.start <= at ? '' : ` (in ${formatDuration(leadSlot.start - at)})`}` +
-    `; expected at target by ${clockZ(leadSlot.expectedAt)} (${describeActuation(leadSlot.actuationMs, actuationOf(entry.pipe), kind)})`
+    `; ${expectedText(leadSlot)} (${describeActuation(leadSlot.actuationMs, actuationOf(entry.pipe), kind)})`
   );
+}
+
+/** "expected at target by 06:58:02Z, confirmed by 06:58:07Z": with an actuation counted, the plan
+ *  reserves the confirmation reads too; without, the slot's end. */
+function expectedText(slot: LeadSlot): string {
+  return slot.atTargetAt === undefined
+    ? `expected at target by ${clockZ(slot.expectedAt)}`
+    : `expected at target by ${clockZ(slot.atTargetAt)}, confirmed by ${clockZ(slot.expectedAt)}`;
 }
 
 /** "business-hours at 07:00:00Z" */
@@ -211,7 +220,9 @@ function changeWindows(c: SimulatedChange): string {
       : 'baseline';
   const lead = c.lead ? `, ahead of ${describeLeadOutcome(c.lead)}` : '';
   const held = c.held ? `, held by freeze ${c.held.freezes.join('+')} since ${clockZ(c.held.since)}` : '';
-  const by = c.expectedAt !== undefined ? `, at target by ${clockZ(c.expectedAt)}` : '';
+  const slot = c.slot ? ` (slot from ${clockZ(c.slot.start)})` : '';
+  const confirmed = c.slot ? `, confirmed by ${clockZ(c.slot.confirmedBy)}` : '';
+  const by = c.expectedAt !== undefined ? `${slot}, at target by ${clockZ(c.expectedAt)}${confirmed}` : '';
   return `${windows}${lead}${held}${by}`;
 }
 
@@ -291,6 +302,7 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews, actuation
             start: new Date(leadSlot.start).toISOString(),
             boundary: new Date(leadSlot.boundary).toISOString(),
             expectedAt: new Date(leadSlot.expectedAt).toISOString(),
+            ...(leadSlot.atTargetAt !== undefined ? { atTargetAt: new Date(leadSlot.atTargetAt).toISOString() } : {}),
             actuationMs: leadSlot.actuationMs,
             ...actuationJson(actuationOf(pipe)),
           },
@@ -325,6 +337,14 @@ export function simulationJson(
     ...(c.lead ? { lead: { boundary: new Date(c.lead.boundary).toISOString(), windows: c.lead.windows } } : {}),
     ...(c.expectedAt !== undefined ? { expectedAt: new Date(c.expectedAt).toISOString() } : {}),
     ...actuation(c),
+    ...(c.slot
+      ? {
+          slot: {
+            start: new Date(c.slot.start).toISOString(),
+            confirmedBy: new Date(c.slot.confirmedBy).toISOString(),
+          },
+        }
+      : {}),
     ...(c.held ? { heldByFreeze: { since: new Date(c.held.since).toISOString(), freezes: c.held.freezes } } : {}),
     ...(c.override ? { override: { reason: c.override.reason, until: new Date(c.override.until).toISOString() } } : {}),
   }));

@@ -107,12 +107,17 @@ function atTarget(s: PipeStatus, wide: boolean): string {
 /** "07:58:10Z", a clock of the day in UTC. */
 const clock = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19)}Z`;
 
-/** "send from 2026-11-25T07:58:10Z, at target by 07:59:40Z for 08:00:00Z (1m30s actuation: ...)". */
+/** "send from 2026-11-25T07:58:10Z, at target by 07:59:40Z, confirmed by 07:59:45Z for 08:00:00Z
+ *  (1m30s actuation: ...)"; with no actuation counted, no confirmation read is planned. */
 function nextUpWide(s: PipeStatus): string {
   const n = s.nextScaleUp;
   if (!n) return '-';
+  const by =
+    n.atTargetAt === undefined
+      ? `at target by ${clock(n.expectedAt)}`
+      : `at target by ${clock(n.atTargetAt)}, confirmed by ${clock(n.expectedAt)}`;
   return (
-    `send from ${new Date(n.sendFrom).toISOString().replace(/\.\d+Z$/, 'Z')}, at target by ${clock(n.expectedAt)} for ${clock(n.boundary)} ` +
+    `send from ${new Date(n.sendFrom).toISOString().replace(/\.\d+Z$/, 'Z')}, ${by} for ${clock(n.boundary)} ` +
     `(${describeActuation(n.actuationMs, n.actuation, s.kind)})`
   );
 }

@@ -1,5 +1,6 @@
 // A pipe's next scale-up under leadTime auto, as `status` and `plan` show it: when it may be sent
-// (its slot in its key's lead plan), its boundary, when it is expected at target, and the actuation
+// (its slot in its key's lead plan), its boundary, when it is expected at target and confirmed
+// there (the plan reserves its confirmation reads), and the actuation
 // the plan counted on with where that comes from (the pipe's measured p95, its kind's, or the
 // configured expectation). The plan is made as the daemon makes it, from the samples in Redis.
 import { leadPlan, leadPlanSpan, nextSlot, type ScalingConfig } from '../policy/index.js';
@@ -19,8 +20,12 @@ export interface NextScaleUp {
   readonly boundary: number;
   /** When it may be sent: its slot's start. */
   readonly sendFrom: number;
-  /** When it is expected at target: its slot's end plus the actuation. */
+  /** When it is expected confirmed at target: its confirming read's end (with no actuation
+   *  counted, no read is planned: its slot's end). */
   readonly expectedAt: number;
+  /** With an actuation counted: when the platform is expected to hold the target (its slot's end
+   *  plus the actuation). */
+  readonly atTargetAt?: number;
   /** The actuation counted on (capped at evaluate.actuation.max). */
   readonly actuationMs: number;
   /** Where it comes from; null: the samples were not read (the configured expectation). */
@@ -56,6 +61,7 @@ export function nextScaleUps(
       boundary: slot.boundary,
       sendFrom: slot.start,
       expectedAt: slot.expectedAt,
+      ...(slot.atTargetAt !== undefined ? { atTargetAt: slot.atTargetAt } : {}),
       actuationMs: slot.actuationMs,
       actuation: estimates ? (estimates.get(refOf(p)) ?? { ms: undefined, source: 'configured', samples: 0 }) : null,
     });

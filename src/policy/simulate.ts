@@ -45,6 +45,9 @@ export interface SimulatedChange {
   /** A scale-up: when it is expected at target (`at` plus the expected actuation); only when an
    *  actuation is expected (evaluate.actuation, or SimulateOptions.actuationMs). */
   readonly expectedAt?: number;
+  /** A scale-up sent ahead of its boundary whose lead slot plans its confirmation reads: the
+   *  slot's start (when it may go) and when its confirming read is expected to show it at target. */
+  readonly slot?: { readonly start: number; readonly confirmedBy: number };
   /** A change a freeze held back: since when, and which freezes (it goes out when they end). */
   readonly held?: { readonly since: number; readonly freezes: readonly string[] };
   /** A change an override made: its reason, and until when it holds. */
@@ -114,9 +117,11 @@ export function simulate(
     const timeline = pipeTimeline(policy, view, from, to, stepMs, metric, slots);
     for (const pipe of pipes) {
       const actuationMs = actuationOf(pipe);
+      const own = lead.slots.get(pipe.name) ?? [];
       for (const c of timeline) {
         const expected = c.direction === 'up' && actuationMs > 0 ? { expectedAt: c.at + actuationMs } : {};
-        changes.push({ ...c, ...expected, pipe: pipe.name });
+        const change = { ...c, ...expected };
+        changes.push({ ...change, ...plannedSlot(change, own), pipe: pipe.name });
       }
     }
     done += pipes.length;
@@ -124,6 +129,18 @@ export function simulate(
   }
   const rank = (pipe: string): number => order.get(pipe) ?? 0; // every change is of a config pipe
   return changes.sort((a, b) => a.at - b.at || rank(a.pipe) - rank(b.pipe));
+}
+
+/** A lead scale-up's slot when it plans confirmation reads: its start, and its confirming read's
+ *  end (or later, when the change went after its slot: a read slot after it is at target). */
+function plannedSlot(c: Omit<SimulatedChange, 'pipe'>, slots: readonly LeadSlot[]): Pick<SimulatedChange, 'slot'> {
+  if (!c.lead || c.expectedAt === undefined) return {};
+  const { boundary } = c.lead;
+  const s = slots.find((x) => x.boundary === boundary);
+  if (s?.atTargetAt === undefined) return {};
+  return {
+    slot: { start: s.start, confirmedBy: Math.max(s.expectedAt, c.expectedAt + (s.expectedAt - s.atTargetAt)) },
+  };
 }
 
 /** The changes of one pipe, as stepping every `stepMs` would make them. */

@@ -41,13 +41,14 @@ describe('plan with measured actuation', () => {
       measuredP95Ms: 78_000,
     });
     // sent at least 78 s earlier than before (the other stream pipes count on their kind's p95 now,
-    // 78 s too), expected at target by the boundary less the margin
+    // 78 s too), expected confirmed at target (a read after it is) by the boundary less the margin
     expect(Date.parse(slot.start as string)).toBeLessThanOrEqual(Date.parse(slot0.start as string) - 78_000);
     expect(Date.parse(slot.expectedAt as string)).toBeLessThanOrEqual(Date.parse('2026-11-25T06:59:00Z'));
+    expect(Date.parse(slot.atTargetAt as string)).toBeLessThan(Date.parse(slot.expectedAt as string));
     const text = await plan();
     expect(text.stderr).toBe('');
     expect(text.stdout).toMatch(
-      /expected at target by 06:5\d:\d\dZ \(1m18s actuation: the pipe's p95 over its last 20 changes\)\n/,
+      /expected at target by 06:5\d:\d\dZ, confirmed by 06:5\d:\d\dZ \(1m18s actuation: the pipe's p95 over its last 20 changes\)\n/,
     );
   }, 60_000);
 });

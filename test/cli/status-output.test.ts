@@ -150,6 +150,13 @@ describe('status text', () => {
       'send from 2026-11-23T10:55:41Z, at target by 10:59:00Z for 11:00:00Z (3m12s actuation: the p95 of stream pipes over their last 45 changes)',
     );
     expect(wide).toMatch(/^b\s.*\s0\s+-\s+-\s+ok$/m);
+    // the plan reserves its confirmation reads: at target, then confirmed by its confirming read
+    const confirming = { ...up, atTargetAt: Date.parse('2026-11-23T10:58:40Z') };
+    expect(
+      formatStatusText([row({ nextScaleUp: confirming })], [], [], { wide: true, width: 100, now: NOW }),
+    ).toContain(
+      'send from 2026-11-23T10:55:41Z, at target by 10:58:40Z, confirmed by 10:59:00Z for 11:00:00Z (3m12s actuation',
+    );
     // the narrow table leaves it to --wide and --json
     expect(formatStatusText(statuses, [], [], { wide: false, width: 100, now: NOW })).not.toContain('10:55:41Z');
   });

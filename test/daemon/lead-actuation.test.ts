@@ -1,13 +1,15 @@
 // Lead time from measured actuation in the daemon: a pipe whose last scale-ups took 6 s from sent
 // to confirmed at target (samples in Redis, as the confirm path records them) has its scale-up sent
-// 6 s earlier than the budget alone would, so it is at target when its window opens. A small fleet
+// 6 s (and its confirmation reads) earlier than the budget alone would, so it is confirmed at
+// target when its window opens. A small fleet
 // on one key against the embedded cloud, the cron every second, the real clock injected.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/index.js';
 import { recordActuation } from '../../src/daemon/actuation-store.js';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
-import { leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
+import { LEAD_RATE_SHARE, leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
+import { readShareOf } from '../../src/policy/read-share.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix, until } from './helpers.js';
 import { leadFleet, startLeadDaemon } from './lead-fleet.js';
 
@@ -44,9 +46,15 @@ describe('leadTime auto with measured actuation', () => {
         actuationMs: (p) => (p.policy === 'up' ? ACTUATION_MS : undefined),
       });
       const budgetOnly = leadPlan(next, span.from, span.to);
+      // a confirmation read's slot: the read share of 90 % of the key's rate
+      const { rateLimit } = next.api.keys.default!;
+      const readMs = rateLimit.perMs / (rateLimit.requests * LEAD_RATE_SHARE * readShareOf(next));
       for (const p of ups) {
         const slot = measured.slots.get(p.name)![0]!;
         expect(slot).toMatchObject({ boundary: T, actuationMs: ACTUATION_MS });
+        // at target its actuation after its slot, confirmed by a read after that, before T
+        expect(slot.atTargetAt! - slot.start).toBeGreaterThanOrEqual(ACTUATION_MS);
+        expect(slot.expectedAt - slot.atTargetAt!).toBeGreaterThanOrEqual(readMs - 1);
         expect(slot.expectedAt).toBeLessThanOrEqual(T);
         expect(slot.start).toBeLessThanOrEqual(budgetOnly.slots.get(p.name)![0]!.start - ACTUATION_MS);
       }

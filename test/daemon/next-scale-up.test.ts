@@ -61,8 +61,10 @@ describe('nextScaleUps', () => {
       actuationMs: 30_000,
       actuation: { ms: undefined, source: 'configured', samples: 0 },
     });
+    // at target its actuation after it is sent, confirmed by a read after that, by T
     for (const up of ups.values()) {
-      expect(up.expectedAt - up.actuationMs).toBeGreaterThan(up.sendFrom);
+      expect(up.atTargetAt! - up.actuationMs).toBeGreaterThan(up.sendFrom);
+      expect(up.expectedAt).toBeGreaterThan(up.atTargetAt!);
       expect(up.expectedAt).toBeLessThanOrEqual(T);
     }
     // not read: the configured expectation for every pipe

@@ -187,6 +187,9 @@ describe('simulate with an expected actuation (evaluate.actuation)', () => {
     expect(new Date(up.at).toISOString()).toBe('2026-11-23T06:56:00.000Z');
     expect(up.expectedAt).toBe(up.at + 3 * MINUTE);
     expect(up.expectedAt).toBeLessThanOrEqual(Date.parse('2026-11-23T07:00:00Z'));
+    // its slot, and its confirming read a read slot after it is at target (sent at the next minute)
+    expect(up.slot!.start).toBe(Date.parse('2026-11-23T06:55:01.111Z'));
+    expect(Math.abs(up.slot!.confirmedBy - up.expectedAt! - 4_444)).toBeLessThanOrEqual(1);
     for (const c of changes.filter((x) => x.direction === 'down')) expect(c.expectedAt).toBeUndefined();
     // a measured actuation replaces the configured one
     const measured = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 3_600_000, MINUTE, {
