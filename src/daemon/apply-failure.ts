@@ -1,7 +1,8 @@
 // How an API failure of an apply or read job turns into BullMQ's retry semantics:
 // 429 -> pause the key's queue until the platform's window resets, no attempt spent;
-// 5xx, timeout, network -> throw, BullMQ retries after the pipe's backoff (exponential in its failures in a
-//   row, jittered, up to its reconcile period), chosen (and logged) here; no new turn is queued before it;
+// 5xx, timeout, network, a read's answer that does not parse -> throw, BullMQ retries after the pipe's
+//   backoff (backoff.ts: from its key's window, doubling, up to its reconcile period), chosen (and logged)
+//   here; no new turn is queued before it; reported failed once per run of failures (REPORT_AT);
 // 400/401/403/404/424 -> UnrecoverableError at once, reason recorded; 400/404/424 wait for the next reconcile read (evaluate.ts), 401/403 come back next tick;
 // 424 -> the service's state is recorded, so every pipe of it waits (apply.ts reads it again later);
 // 401/403 N times in a row -> the pipe is parked until a reload.
@@ -12,7 +13,9 @@ import { boundedResetMs } from './budget.js';
 import type { DaemonContext, KeyLane } from './context.js';
 import type { AuditDirection } from './events.js';
 import { afterCallFailure } from './backoff.js';
+import type { ReadWhy } from './lifecycle.js';
 import type { ApplyJob } from './queues.js';
+import type { PipeRecord } from './state-store.js';
 
 export interface ApplyOutcome {
   readonly pipe: string;
@@ -21,7 +24,16 @@ export interface ApplyOutcome {
   readonly before: ScalingValues;
   readonly after: ScalingValues;
   readonly reasons: readonly Reason[];
+  /** A read failed, not a change: why it was made (the audit line says "pipe read failed"). */
+  readonly read?: ReadWhy | 'endpoint';
+  readonly message?: string;
 }
+
+/** A pipe's calls failing in a row are reported failed (an audit line, pipescaler_pipe_failing,
+ *  PipescalerApplyFailing) at the third: once per run of failures, whatever job or kind of call
+ *  (change or read) it is, and after two retries (a key's window and twice that) that did not cure
+ *  it. A call that answers ends the run (read:recovered, or the change applied, clears the metric). */
+export const REPORT_AT = 3;
 
 export async function handleApiFailure(
   ctx: DaemonContext,
@@ -30,13 +42,11 @@ export async function handleApiFailure(
   lane: KeyLane,
   err: unknown,
   outcome: ApplyOutcome | null,
-  /** For reads: the code the pipe already failed with; the same failure again is not reported again. */
+  /** For reads: the code the pipe already failed with; the same refusal again is not reported again. */
   previousCode?: string | null,
 ): Promise<never> {
-  const report = (o: ApplyOutcome | null, code: string, requestId: string | undefined) => {
-    if (previousCode !== undefined && previousCode === code) return;
+  const report = (o: ApplyOutcome | null, code: string, requestId: string | undefined) =>
     reportFailed(ctx, o, code, requestId, pipe);
-  };
   const at = ctx.now();
   // No unit of the key's budget (spend.ts): the job waits for the key's next window, nothing failed.
   if (err instanceof RateLimitError) throw err;
@@ -64,11 +74,13 @@ export async function handleApiFailure(
   if (serviceState?.success)
     await ctx.store.writeServices(pipe.organizationId, [{ id: pipe.serviceId, state: serviceState.data }], at);
 
-  if (err.retriable) {
+  // A read whose 200 does not parse (a proxy's page, a truncated answer) may read well next time:
+  // it backs off like a 5xx rather than being asked again every tick. (A change's is unsettled.)
+  if (err.retriable || err.code === 'API_BAD_RESPONSE') {
     // The pipe backs off: its next attempt (this job's retry, or the next turn an evaluation
-    // queues) waits exponentially in its failures in a row, up to its reconcile period.
+    // queues) waits from its key's window, doubling, up to its reconcile period.
     const failures = await ctx.store.increment(pipe.name, 'failures');
-    const backoff = afterCallFailure(failures, at, ctx.reconcileMsFor(pipe));
+    const backoff = afterCallFailure(failures, at, ctx.reconcileMsFor(pipe), lane.budget.limit.perMs);
     await ctx.store.write(pipe.name, backoff.write);
     if (failures === 1)
       ctx.emitter.emit('backoff', {
@@ -78,9 +90,9 @@ export async function handleApiFailure(
         failures,
         delayMs: backoff.delayMs,
       });
+    if (failures === REPORT_AT) report(outcome, err.code, err.requestId);
     const attempt = job.attemptsMade + 1;
-    const final = attempt >= (job.opts.attempts ?? 1);
-    if (!final) {
+    if (attempt < (job.opts.attempts ?? 1)) {
       const delayMs = backoff.delayMs;
       // The Worker's backoff strategy (chosenBackoff) waits exactly this.
       Object.assign(err, { retryDelayMs: delayMs });
@@ -91,8 +103,6 @@ export async function handleApiFailure(
         delayMs,
         ...(err.operation ? { operation: err.operation } : {}),
       });
-    } else {
-      report(outcome, err.code, err.requestId);
     }
     throw err;
   }
@@ -105,7 +115,7 @@ export async function handleApiFailure(
       ctx.emitter.emit('parked', { pipe: pipe.name, code: err.code, message: lastError.message });
     }
   }
-  report(outcome, err.code, err.requestId);
+  if (previousCode === undefined || previousCode !== err.code) report(outcome, err.code, err.requestId);
   throw new UnrecoverableError(`${err.code}: ${lastError.message}`);
 }
 
@@ -130,8 +140,9 @@ export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError
   throw new RateLimitError();
 }
 
-/** A failed read (first contact, reconcile, endpoint) is a failed outcome too, so the pipe's
- *  failure shows in pipescaler_decisions_total and PipescalerApplyFailing (a 404 pipe id). */
+/** A failed read (first contact, settle, confirmation, reconcile, endpoint) is a failed outcome
+ *  too, so the pipe's failure shows in pipescaler_decisions_total and PipescalerApplyFailing (a
+ *  404 pipe id, a platform that answers no read); its audit line says "pipe read failed". */
 function reportFailed(
   ctx: DaemonContext,
   outcome: ApplyOutcome | null,
@@ -141,4 +152,25 @@ function reportFailed(
 ): void {
   const o = outcome ?? { pipe: pipe.name, direction: 'none' as const, windows: [], before: {}, after: {}, reasons: [] };
   ctx.emitter.emit('decision', { ...o, result: 'failed', reason: code, ...(requestId ? { requestId } : {}) });
+}
+
+const READS: Record<ReadWhy, string> = {
+  first_contact: 'first contact',
+  settle: 'the read that settles a change of unknown outcome',
+  confirm: 'the confirmation read',
+  reconcile: 'the reconcile read',
+};
+
+/** What a failed read reports: nothing changed, the read's reason (decide()'s reasons are the last decision's). */
+export function readOutcome(pipe: PipeConfig, rec: PipeRecord, why: ReadWhy | 'endpoint'): ApplyOutcome {
+  return {
+    pipe: pipe.name,
+    direction: 'none',
+    windows: rec.lastDecision?.windows ?? [],
+    before: rec.applied,
+    after: rec.applied,
+    reasons: [],
+    read: why,
+    message: `${why === 'endpoint' ? 'the read of a reverse private endpoint' : READS[why]} failed`,
+  };
 }

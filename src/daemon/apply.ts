@@ -8,7 +8,7 @@ import type { Job } from 'bullmq';
 import { isApiError, pipeKind, type ApiError, type Pipe, type ScalingValues } from '../api/index.js';
 import { changeDirections, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
-import { handleApiFailure, type ApplyOutcome } from './apply-failure.js';
+import { handleApiFailure, readOutcome, type ApplyOutcome } from './apply-failure.js';
 import type { AuditDirection } from './events.js';
 import { evaluatePipe, reasonLabel } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
@@ -283,26 +283,9 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
     ctx.emitter.emit('applied', { pipe: pipe.name, values: t.write.applied ?? rec.applied });
     return { done: 'read', why, drift: t.drift !== null };
   } catch (err) {
-    // A read that keeps failing the same way is reported once per change of state.
+    // A read that keeps failing is reported once per run of failures (apply-failure.ts REPORT_AT).
     return handleApiFailure(ctx, turn.job, pipe, lane, err, readOutcome(pipe, rec, why), rec.lastError?.code ?? null);
   }
-}
-
-/** A read that fails is a failed decision too (with its code), reported once per change of state. */
-function readOutcome(pipe: PipeConfig, rec: PipeRecord, why: ReadWhy): ApplyOutcome {
-  return {
-    pipe: pipe.name,
-    direction: 'none',
-    windows: rec.lastDecision?.windows ?? [],
-    before: rec.applied,
-    after: rec.applied,
-    reasons: [
-      {
-        code: 'unknown_pipe',
-        message: why === 'first_contact' ? 'first contact: the pipe could not be read' : 'reconcile read failed',
-      },
-    ],
-  };
 }
 
 async function readEndpoint(turn: Turn, id: string): Promise<JobResult> {
@@ -318,7 +301,7 @@ async function readEndpoint(turn: Turn, id: string): Promise<JobResult> {
     await carryOut(turn, afterEndpoint(rec, id, ep.result.status));
     return { done: 'read_endpoint' };
   } catch (err) {
-    return handleApiFailure(ctx, job, pipe, lane, err, null);
+    return handleApiFailure(ctx, job, pipe, lane, err, readOutcome(pipe, rec, 'endpoint'), rec.lastError?.code ?? null);
   }
 }
 

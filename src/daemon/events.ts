@@ -6,6 +6,7 @@ import type { ApiErrorCode, PipeKind, ScalingValues } from '../api/index.js';
 import type { Outcome } from '../history/index.js';
 import type { Decision, Direction, Reason } from '../policy/index.js';
 import type { StoredVerdict } from './state-store.js';
+import type { ReadWhy } from './lifecycle.js';
 import type { ConfigChanges } from './reload-changes.js';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
@@ -33,6 +34,9 @@ export interface DaemonEvents {
     target?: ScalingValues;
     reasons: readonly Reason[];
     requestId?: string;
+    /** A failed read, not a change: why it was made, and what failed ("the confirmation read failed"). */
+    read?: ReadWhy | 'endpoint';
+    message?: string;
   };
   /**
    * What happened to a pipe, in the vocabulary of src/history/outcomes.ts: history and notifications

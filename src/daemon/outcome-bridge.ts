@@ -49,7 +49,8 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
       emit({ ...base, outcome: 'applied' });
       if (drifted.delete(d.pipe)) emit({ ...base, outcome: 'drift_corrected', reason: 'applied' });
     } else if (d.result === 'failed') {
-      emit({ ...base, outcome: 'failed' });
+      // a read that failed says so ("the confirmation read failed"): nothing was to change
+      emit({ ...base, outcome: 'failed', ...(d.message !== undefined ? { message: d.message } : {}) });
     } else if (d.result === 'skipped') {
       // why it did not scale: the skip's own sentence ("cooldown until 12:03")
       const skip = d.reasons.find((r) => r.code === d.reason) ?? d.reasons[0];

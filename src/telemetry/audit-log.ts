@@ -29,8 +29,10 @@ function auditDecision(logger: TelemetryLogger, d: Decision): void {
       r.field === undefined ? `${r.code}: ${r.message}` : `${r.code} (${r.field}): ${r.message}`,
     ),
     requestId: d.requestId,
+    ...(d.read !== undefined ? { read: d.read, error: d.message } : {}),
   };
-  if (d.result === 'failed') logger.error(line, MESSAGES[d.result]);
+  // a read that failed changed nothing: it is no "scaling failed"
+  if (d.result === 'failed') logger.error(line, d.read !== undefined ? 'pipe read failed' : MESSAGES[d.result]);
   else logger.info(line, MESSAGES[d.result]);
 }
 

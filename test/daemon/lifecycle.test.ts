@@ -742,16 +742,20 @@ describe('what an answer makes of the record', () => {
     });
   });
 
-  it('calls failing in a row: each next attempt waits twice as long (jittered), never past the reconcile period', () => {
-    const shortest = () => 0; // the jitter takes up to half off: 0 draws the shortest wait
-    const delays = [1, 2, 3, 4, 5, 8, 12, 40, 500].map((n) => afterCallFailure(n, T0, 10 * MIN, shortest).delayMs);
-    expect(delays).toEqual([500, 1_000, 2_000, 4_000, 8_000, 64_000, 600_000, 600_000, 600_000]);
-    const longest = afterCallFailure(4, T0, 10 * MIN, () => 0.999).delayMs;
-    expect(longest).toBeGreaterThan(7_900);
-    expect(longest).toBeLessThan(8_000);
-    expect(afterCallFailure(3, T0, 10 * MIN, shortest).write).toEqual({ failures: 3, retryAt: T0 + 2_000 });
-    // a short reconcile period caps it
-    expect(afterCallFailure(9, T0, 30_000, shortest).delayMs).toBe(30_000);
+  it("calls failing in a row: the first retry a key's window after, each next twice as long (stretched by up to half, never cut), never past the reconcile period", () => {
+    const WINDOW = 10_000; // the key's budget window: 10 requests per 10 s
+    const shortest = () => 0; // the jitter adds up to half: 0 draws the shortest wait
+    const delays = [1, 2, 3, 4, 5, 6, 8, 40, 500].map(
+      (n) => afterCallFailure(n, T0, 10 * MIN, WINDOW, shortest).delayMs,
+    );
+    expect(delays).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 600_000, 600_000, 600_000]);
+    const longest = afterCallFailure(1, T0, 10 * MIN, WINDOW, () => 0.999).delayMs;
+    expect(longest).toBeGreaterThan(14_900);
+    expect(longest).toBeLessThan(15_000);
+    expect(afterCallFailure(3, T0, 10 * MIN, WINDOW, shortest).write).toEqual({ failures: 3, retryAt: T0 + 40_000 });
+    // a short reconcile period caps it, the first retry too
+    expect(afterCallFailure(9, T0, 30_000, WINDOW, shortest).delayMs).toBe(30_000);
+    expect(afterCallFailure(1, T0, 5_000, WINDOW, shortest).delayMs).toBe(5_000);
   });
 
   it('any answer ends the backoff: a read, a change, an endpoint', () => {
