@@ -13,15 +13,13 @@ import { afterChange, changeDirections, type Confirmed } from '../policy/index.j
 import {
   afterSend,
   expectedValues,
-  foreignValues,
-  MAX_RESENDS,
-  nextDueAt,
   pastLimit,
   showsInForce,
   targetOfKind,
   type Confirming,
   type ConfirmTiming,
 } from './confirmation.js';
+import { confirmationRead, notYetExpected, onItsWay, unsettledAt } from './confirm-read.js';
 import { REFUSALS } from './lifecycle.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from './scaling-values.js';
 import type { PipeRecord, StoredError } from './state-store.js';
@@ -109,27 +107,27 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const c = contact ? null : rec.confirming;
   const check = c ? confirmationRead(c, answer, applied, now, ctx.timing) : null;
   if (c && check && !check.inForce && expected) expected = notYetExpected(expected, c, applied, check.foreign);
-  // A change the platform took (a 2xx whose answer could not be read) that the read does not show
-  // is on its way: it is confirmed like one answered 200 (not sent again meanwhile), unless its
-  // limit has passed; an earlier change still being confirmed (sent before it) makes way for it as
-  // a 200 would have, its target "not yet" unless this read shows it in force. One that timed out
-  // or was cut and does not show is decided again.
+  // A change of unknown outcome that its settle read does not show is on its way all the same: the
+  // platform may have taken it (a 2xx whose answer could not be read) or carry it out after its
+  // client gave up, then take its propagation time. It is confirmed like one answered 200, from
+  // its send (onItsWay): not sent again before its limit; an earlier change still being confirmed
+  // (sent before it) makes way for it as a 200 would have, its target "not yet" unless this read
+  // shows it in force. Unless its limit has passed, or the read shows someone else's values for it.
   const adopted =
     !contact &&
-    u?.taken === true &&
+    u !== null &&
     !landed &&
+    unsettledAt(rec, u.at) &&
     (c === null || c.lastSentAt < u.at) &&
     !pastLimit({ lastSentAt: u.at }, now, ctx.timing)
-      ? {
-          ...afterSend(
-            c === null || check?.inForce ? null : (check?.next ?? c),
-            c === null ? rec.applied : applied,
-            u.sent,
-            u.at,
-            ctx.timing,
-          ),
-          dueAt: nextDueAt({ lastSentAt: u.at }, now, ctx.timing),
-        }
+      ? onItsWay(
+          u,
+          c === null || check?.inForce ? null : (check?.next ?? c),
+          c === null ? rec.applied : applied,
+          answer,
+          now,
+          ctx.timing,
+        )
       : null;
   const confirming = adopted ?? (check ? check.next : c);
   const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
@@ -169,7 +167,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   let next: Then;
   if (answer.endpointIds.length > 0) next = { then: 'read' };
   else if (contact || moved) next = { then: 'evaluate' };
-  else if (check?.resend) next = { then: 'change', up: changeDirections(applied, check.resend).up };
+  else if (check?.resend && adopted === null) next = { then: 'change', up: changeDirections(applied, check.resend).up };
   else
     next =
       pending(answer.kind, rec.desired, expectedValues(applied, confirming), ctx.dryRun) ??
@@ -181,77 +179,6 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     ...(landed ? { landed: { sent: u.sent, at: u.at } } : {}),
     ...(check?.change ? { confirmation: check.change } : {}),
   };
-}
-
-interface ConfirmationRead {
-  readonly inForce: boolean;
-  /** Sent fields at a value that is neither the target nor "not yet": someone else's. */
-  readonly foreign: ScalingValues | null;
-  /** The record's confirmation after this read (null: confirmed, or given up to a hand change). */
-  readonly next: Confirming | null;
-  readonly change?: ConfirmationChange;
-  /** The fields to send again: the limit passed and the re-send is not spent. */
-  readonly resend?: ScalingValues;
-}
-
-/** What a read makes of the change being confirmed. */
-function confirmationRead(
-  c: Confirming,
-  answer: PipeAnswer,
-  applied: ScalingValues,
-  now: number,
-  t: ConfirmTiming,
-): ConfirmationRead {
-  if (showsInForce(answer.state, answer.scaling, c.target)) {
-    return {
-      inForce: true,
-      foreign: null,
-      next: null,
-      change: {
-        is: 'confirmed',
-        values: c.target,
-        sentAt: c.sentAt,
-        at: now,
-        dueAt: c.dueAt ?? c.lastSentAt + t.limitMs,
-        wasUnconfirmed: c.unconfirmedAt !== null,
-      },
-    };
-  }
-  const foreign = foreignValues(c, answer.scaling);
-  if (foreign) {
-    // changed by hand meanwhile: drift, and the change is no longer pipescaler's to confirm
-    const dropped = c.unconfirmedAt !== null ? { change: { is: 'dropped', target: c.target, reason: 'drift' } } : {};
-    return { inForce: false, foreign, next: null, ...(dropped as { change?: ConfirmationChange }) };
-  }
-  if (c.dueAt === null) return { inForce: false, foreign: null, next: c };
-  if (!pastLimit(c, now, t))
-    return { inForce: false, foreign: null, next: { ...c, reads: c.reads + 1, dueAt: nextDueAt(c, now, t) } };
-  const first = c.unconfirmedAt === null;
-  const next: Confirming = { ...c, reads: c.reads + 1, dueAt: null, unconfirmedAt: c.unconfirmedAt ?? now };
-  const resend = c.resends < MAX_RESENDS && answer.kind ? changesFor(answer.kind, c.target, applied) : {};
-  return {
-    inForce: false,
-    foreign: null,
-    next,
-    ...(first ? { change: { is: 'unconfirmed', target: c.target, sentAt: c.sentAt, resends: c.resends } } : {}),
-    ...(!isEmpty(resend) ? { resend } : {}),
-  };
-}
-
-/** The drift reference while a change is on its way: a sent field showing a "not yet" value is
- *  compared with itself (no drift); one showing someone else's value with the target. */
-function notYetExpected(
-  expected: ScalingValues,
-  c: Confirming,
-  applied: ScalingValues,
-  foreign: ScalingValues | null,
-): ScalingValues {
-  const out: ScalingValues = { ...expected };
-  for (const f of Object.keys(c.target) as (keyof ScalingValues)[]) {
-    if (foreign && f in foreign) out[f] = c.target[f];
-    else if (applied[f] !== undefined) out[f] = applied[f];
-  }
-  return out;
 }
 
 /**

@@ -3,7 +3,9 @@
 // 0/null), over HTTP through a proxy that counts the PATCHes, with the real Redis and one injected
 // clock for the daemon and the cloud: a change is confirmed after its delay with one PATCH and its
 // actuation latency measured; reads meanwhile are not drift and send nothing; a stuck change ends
-// unconfirmed with a bounded number of re-sends, and is confirmed late when a read shows it.
+// unconfirmed with a bounded number of re-sends, and is confirmed late when a read shows it. A
+// change the platform carries out after its client gave up (the `late` fault) whose settle read
+// still shows the old values is on its way, not lost: sent once, it lands late, not drift.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
@@ -21,6 +23,7 @@ import {
   policy,
   testConfig,
   uniquePrefix,
+  until,
 } from './helpers.js';
 import { tamperProxy, type TamperProxy } from './tamper-proxy.js';
 import { p95 } from '../../src/daemon/actuation-store.js';
@@ -53,7 +56,7 @@ const readsSent = () => proxy.seen.filter((r) => r.method === 'PATCH' && r.url.i
 /** orders-events on a window 10-60 min after T0 (leadTime auto sends its change 2 min ahead: two
  *  ticks and the expected actuation); confirmation reads from `expected` after a send, unconfirmed
  *  `max` after it. */
-function config(actuation: { expectedMs: number; maxMs: number }): Config {
+function config(actuation: { expectedMs: number; maxMs: number }, timeoutMs = 5_000): Config {
   const base = testConfig({
     baseUrl: proxy.url,
     prefix,
@@ -61,7 +64,11 @@ function config(actuation: { expectedMs: number; maxMs: number }): Config {
     policies: { peak: policy('peak', BASE, [oneOff('peak', T0 + 10 * MIN, T0 + 60 * MIN, PEAK)]) },
     reconcileMs: 20 * MIN,
   });
-  return { ...base, evaluate: { ...base.evaluate, actuation: { ...actuation, minSamples: 20 } } };
+  return {
+    ...base,
+    api: { ...base.api, timeoutMs },
+    evaluate: { ...base.evaluate, actuation: { ...actuation, minSamples: 20 } },
+  };
 }
 
 async function start(c: Config): Promise<void> {
@@ -85,6 +92,7 @@ async function ticks(from: number, to: number): Promise<void> {
     clock = at;
     await daemon.tick(at);
     await drained([daemon]);
+    await cloud.settled();
   }
 }
 
@@ -186,6 +194,44 @@ describe('every change is confirmed', () => {
     expect(confirmed[0]?.lateReadMs).toBeGreaterThan(30 * MIN);
     expect(await redis.llen(redisKeys(prefix).actuation(refOf(demoPipe('orders-events', 'peak'))))).toBe(0);
   }, 120_000);
+
+  // The platform may carry a request out after its client gave up, then take its propagation time:
+  // the settle read shows the old values, and the pipe is confirming that send from its instant.
+  for (const propagation of ['0s', '3m'] as const) {
+    it(`a change carried out after its client gave up (propagation ${propagation}): its settle read showing the old values waits for it; sent once, it lands late, no drift, status agrees with the cloud`, async () => {
+      if (propagation !== '0s') cloud.setPropagation({ stream: propagation });
+      // The first change is held past the client's timeout (500 ms) and carried out 1.5 s after it
+      // came (real time: the proxy keeps its own connection to the cloud open); the rest pass.
+      let held = false;
+      proxy.tamper = async (req, upstream) => {
+        if (held || req.method !== 'PATCH' || req.body === '{}' || req.body === '') return upstream();
+        held = true;
+        cloud.setFaults({ scalePipe: { late: { probability: 1, maxMs: 1_500 } } });
+        const answer = upstream();
+        await until(() => (cloud.stats().faults.late ?? 0) > 0, 5_000, 'the change held');
+        cloud.setFaults({});
+        return answer;
+      };
+      await start(config({ expectedMs: MIN, maxMs: 10 * MIN }, 500));
+      const drift = collect(emitter, 'drift');
+      const outcomes = collect(emitter, 'outcome');
+      await ticks(T0, T0 + 25 * MIN);
+      expect(cloud.stats().faults.late).toBe(1);
+      expect(changesSent().map((r) => JSON.parse(r.body) as unknown)).toEqual([
+        { replicas: 6, replicaCpuMillicores: 1000 },
+      ]);
+      expect(drift).toEqual([]);
+      expect(outcomes.filter((o) => o.outcome === 'drift_found')).toEqual([]);
+      expect(outcomes.filter((o) => o.outcome === 'landed_late')).toHaveLength(1);
+      expect(cloud.store.pipe(ORDERS)?.scaling).toMatchObject(PEAK);
+      const rec = await daemon.store.read('orders-events');
+      expect(rec.confirming).toBeNull();
+      expect(rec.applied).toEqual(PEAK);
+      const [row] = (await daemon.status()).pipes;
+      expect(row?.applied).toMatchObject(PEAK);
+      expect(row?.change).toBeNull();
+    }, 120_000);
+  }
 });
 
 describe('measured actuation', () => {

@@ -8,7 +8,7 @@ import { afterEndpoint, afterFailure, afterRead, afterSentChange } from '../../s
 import { nextStep, stageOf, turnInstant, type Situation } from '../../src/daemon/lifecycle.js';
 import { unsafeChange } from '../../src/daemon/safety.js';
 import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/state-store.js';
-import type { Confirming } from '../../src/daemon/confirmation.js';
+import { nextDueAt, type Confirming } from '../../src/daemon/confirmation.js';
 import { demoPipe, oneOff, policy } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -688,7 +688,7 @@ describe('what an answer makes of the record', () => {
       });
     });
 
-    it('a change taken (a 2xx whose answer could not be read) that its settle read does not show: confirming from its send, not sent again', () => {
+    it('a change of unknown outcome (taken, timed out, cut) that its settle read does not show: confirming from its send, its confirmation reads on the schedule of its send, not sent again', () => {
       const rec = seen({
         desired: PEAK,
         unsettled: { sent: { replicas: 6 }, at: SENT_AT, code: 'API_INVALID_RESPONSE', taken: true },
@@ -708,9 +708,34 @@ describe('what an answer makes of the record', () => {
       // past its limit at the settle read: decided as usual (sent again)
       const old = afterRead(rec, running(STREAMS), SENT_AT + 11 * MIN, ctx);
       expect(old.write.confirming).toBeUndefined();
-      // one that timed out (maybe never reached the platform): decided again
+      // one that timed out: the platform may carry it out after its client gave up, then propagate
       const timedOut = { ...rec, unsettled: { sent: { replicas: 6 }, at: SENT_AT, code: 'API_TIMEOUT' } };
-      expect(afterRead(timedOut, running(STREAMS), SENT_AT + 20_000, ctx).write.confirming).toBeUndefined();
+      const waiting = afterRead(timedOut, running(STREAMS), SENT_AT + 20_000, ctx);
+      expect(waiting.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT, notYet: [STREAMS] });
+      expect(waiting.next).toEqual({ then: 'nothing' });
+      // its settle read late (past the expected propagation): the next of its send's confirmation reads
+      const late = afterRead(timedOut, running(STREAMS), SENT_AT + 2 * MIN, ctx);
+      expect(late.write.confirming).toMatchObject({
+        dueAt: nextDueAt({ lastSentAt: SENT_AT }, SENT_AT + 2 * MIN, TIMING),
+      });
+      // a read showing someone else's value for it: not on its way, decided again (drift)
+      const other = afterRead(timedOut, running({ ...STREAMS, replicas: 4 }), SENT_AT + 20_000, ctx);
+      expect(other.write.confirming).toBeUndefined();
+      // a second change on its way behind an earlier one: the earlier target is "not yet"
+      const behind = afterRead(
+        {
+          ...timedOut,
+          desired: { ...PEAK, replicas: 8 },
+          confirming: t.write.confirming ?? null,
+          unsettled: { sent: { replicas: 8 }, at: SENT_AT + MIN, code: 'API_TIMEOUT' },
+        },
+        running(STREAMS),
+        SENT_AT + MIN + 5_000,
+        ctx,
+      );
+      expect(behind.write.confirming).toMatchObject({ target: { replicas: 8 }, sentAt: SENT_AT + MIN });
+      expect(behind.write.confirming?.notYet).toEqual(expect.arrayContaining([STREAMS, { replicas: 6 }]));
+      expect(behind.next).toEqual({ then: 'nothing' });
     });
 
     it('a change taken while an earlier one was still being confirmed: the earlier makes way (confirmed if the read shows it), the taken one is confirming, not sent again', () => {
