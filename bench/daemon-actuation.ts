@@ -29,8 +29,14 @@ export interface PhaseRun {
   propagationMs: number;
   /** What the lead plan counted on (0: the budget alone; else the measured p95 of the pipes' kind). */
   expectedActuationMs: number;
-  /** Scale-ups the daemon confirmed at target (its `confirmed` event) by T. */
+  /** Scale-ups the daemon confirmed at target by T: its `confirmed` event for the phase's target,
+   *  whose instant is the daemon's read that showed it (not the cloud's value). */
   upsConfirmedByT: number;
+  /** Reads of a pipe from its change's send to the read that confirmed it, every change of the
+   *  phase confirmed by the end of the watch. */
+  confirmReads: number;
+  /** Their most in any 10 s (ten of the key's windows) over what the read share allows there. */
+  confirmReadPeakShare: number;
   /** The key's plan: its first scale-up's start before T. */
   planLeadMs: number;
   /** How long after T the snapshot for "at T" came back (0: in time, the figure is exact). */
@@ -80,7 +86,15 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
   const fixtures = generateFixtures({ streamPipes: o.pipes, rateLimit: false });
   const { keyId, keySecret } = fixtures.apiKeys[0]!;
   const cloud = await cloudProcess(fixtures, { requests: RATE.requests, perMs: RATE.perMs });
-  const proxy = await countingProxy(cloud.url);
+  /** Each pipe's reads through the proxy this phase (by lower-case pipe id). */
+  const readsAt = new Map<string, number[]>();
+  const proxy = await countingProxy(cloud.url, (pipeId, read) => {
+    if (!read) return;
+    const id = pipeId.toLowerCase();
+    let list = readsAt.get(id);
+    if (!list) readsAt.set(id, (list = []));
+    list.push(Date.now());
+  });
   const prefix = benchPrefix('actuation');
   const pipes: PipeConfig[] = Array.from({ length: o.pipes }, (_, i) => ({
     name: `pipe-${i + 1}`,
@@ -122,8 +136,10 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
   };
   const redis = connect();
   const emitter = new DaemonEmitter();
-  const confirmedAt = new Map<string, number>();
-  emitter.on('confirmed', (c) => confirmedAt.set(c.pipe, c.confirmedAt));
+  const confirmed = new Map<string, { sentAt: number; at: number; replicas: number | undefined }>();
+  emitter.on('confirmed', (c) =>
+    confirmed.set(c.pipe, { sentAt: c.sentAt, at: c.confirmedAt, replicas: c.values.replicas }),
+  );
   const daemon = createDaemon({
     config: base,
     prefix,
@@ -205,7 +221,8 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       const T = Math.ceil((Date.now() + planLeadMs + 5 * TICK_MS) / 1000) * 1000;
       await cloud.resetStats();
       proxy.reset();
-      confirmedAt.clear();
+      confirmed.clear();
+      readsAt.clear();
       await daemon.reload(at(T));
       // What the cloud holds at T, from a snapshot taken a second before it: its values and the
       // instants its pending changes take effect (a change asked for after the snapshot takes at
@@ -232,7 +249,11 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
         snapshotLateMs,
         ups: upIdx.length,
         upsAtT: upIdx.filter((i) => atT[i] === want[i]).length,
-        upsConfirmedByT: upIdx.filter((i) => (confirmedAt.get(pipes[i]!.name) ?? Infinity) <= T).length,
+        upsConfirmedByT: upIdx.filter((i) => {
+          const c = confirmed.get(pipes[i]!.name);
+          return c !== undefined && c.replicas === want[i] && c.at <= T;
+        }).length,
+        ...confirmReadFigures(pipes, confirmed, readsAt),
         lateMs: upIdx.filter((i) => atT[i] !== want[i] && !Number.isNaN(seen[i])).map((i) => seen[i]! - T),
         notReached: seen.filter(Number.isNaN).length,
         downs: downIdx.length,
@@ -253,4 +274,31 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
     await cloud.close();
     await deletePrefix(redis, prefix).finally(() => redis.quit());
   }
+}
+
+const CONFIRM_WINDOW_MS = 10 * RATE.perMs;
+
+/** The phase's confirmation reads: each confirmed pipe's reads from its change's send to the read
+ *  that confirmed it, and their peak in any CONFIRM_WINDOW_MS over the read share's allowance. */
+function confirmReadFigures(
+  pipes: readonly PipeConfig[],
+  confirmed: ReadonlyMap<string, { sentAt: number; at: number }>,
+  readsAt: ReadonlyMap<string, readonly number[]>,
+): { confirmReads: number; confirmReadPeakShare: number } {
+  const at: number[] = [];
+  for (const p of pipes) {
+    const c = confirmed.get(p.name);
+    if (!c) continue;
+    // the proxy sees the answer a moment after the daemon stamps the read
+    for (const t of readsAt.get(p.pipeId.toLowerCase()) ?? []) if (t > c.sentAt && t <= c.at + 100) at.push(t);
+  }
+  at.sort((a, b) => a - b);
+  let peak = 0;
+  let j = 0;
+  for (const [i, t] of at.entries()) {
+    while (t - at[j]! >= CONFIRM_WINDOW_MS) j++;
+    peak = Math.max(peak, i - j + 1);
+  }
+  const allowed = (SHARE * RATE.requests * CONFIRM_WINDOW_MS) / RATE.perMs;
+  return { confirmReads: at.length, confirmReadPeakShare: peak / allowed };
 }
