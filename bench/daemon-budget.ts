@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon } from '../src/daemon/index.js';
 import { reconcilePeriodMs } from '../src/policy/key-budget.js';
-import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
+import { ACTUATION_DEFAULTS, leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
 import type { OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
 import type { Config } from '../src/config/types.js';
 import { cloudProcess } from './child.js';
@@ -135,7 +135,15 @@ export async function runOnce(o: BudgetOptions): Promise<BudgetRun> {
       keys: { default: { keyId, keySecret, rateLimit: RATE } },
     },
     redis: { url: REDIS_URL, prefix },
-    evaluate: { cron: '*/3 * * * * *', reconcileMs: RECONCILE_MS, concurrency: 10, readShare: SHARE },
+    evaluate: {
+      cron: '*/3 * * * * *',
+      reconcileMs: RECONCILE_MS,
+      concurrency: 10,
+      readShare: SHARE,
+      // the key's budget alone: the lead plan counts no actuation (as the bench's own plan for T
+      // does); the actuation scenario measures the plan that counts the measured one
+      actuation: { ...ACTUATION_DEFAULTS, measured: false },
+    },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'silent' },
     dryRun: false,
     pipes,
