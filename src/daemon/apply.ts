@@ -241,7 +241,9 @@ function unknownOutcome(err: ApiError): boolean {
  *  job ends, and the read is the pipe's next turn, on this replica or, at a shutdown, the next. */
 async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
-  const at = ctx.now();
+  // after every read the pipe had before this change, even within one millisecond (or on a clock
+  // that has not moved): a change queued behind that read must not take it for the settling one
+  const at = Math.max(ctx.now(), (rec.lastReadAt ?? -Infinity) + 1);
   await ctx.store.write(pipe.name, {
     unsettled: { sent, at, code: err.code, ...(err.reached === 'yes' ? { taken: true } : {}) },
   });

@@ -140,7 +140,9 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     applied,
     endpoints,
     endpointsDue: answer.endpointIds,
-    lastReadAt: now,
+    // a read of a record holding an unsettled change was sent after it: it settles it, even within
+    // the same millisecond
+    lastReadAt: u !== null ? Math.max(now, u.at) : now,
     readDue: false,
     lastError: null,
     authFailures: 0,

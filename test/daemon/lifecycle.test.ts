@@ -738,6 +738,18 @@ describe('what an answer makes of the record', () => {
       expect(behind.next).toEqual({ then: 'nothing' });
     });
 
+    it('a read settles the change unsettled before it even within the same millisecond (a clock that has not moved)', () => {
+      // the change was cut 1 ms "after" the read before it (apply.ts stamps it so), at the same instant
+      const rec = seen({
+        lastReadAt: SENT_AT,
+        unsettled: { sent: { replicas: 6 }, at: SENT_AT + 1, code: 'API_NETWORK' },
+      });
+      expect(stageOf(rec, sit(), SENT_AT)).toBe('unsettled');
+      const t = afterRead(rec, running(STREAMS), SENT_AT, ctx);
+      expect(t.write.lastReadAt).toBe(SENT_AT + 1);
+      expect(stageOf({ ...rec, ...t.write }, sit(), SENT_AT)).not.toBe('unsettled');
+    });
+
     it('a change taken while an earlier one was still being confirmed: the earlier makes way (confirmed if the read shows it), the taken one is confirming, not sent again', () => {
       // the scale-up to 6 (sent at SENT_AT) is in force by now; the scale-down to 3 sent at +4 min
       // was taken, its answer unreadable; the settle read shows 6: the down is on its way
