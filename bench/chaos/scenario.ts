@@ -177,7 +177,15 @@ export function buildScenario(
       ...(more.length > 0 ? { keys: Object.fromEntries(more.map((k) => [k.name, k.spec])) } : {}),
     },
     redis: { url: targets.redisUrl, prefix: targets.prefix },
-    evaluate: { cron: '* * * * * *', reconcile: `${p.reconcileMs}ms`, concurrency: 20 },
+    evaluate: {
+      cron: '* * * * * *',
+      reconcile: `${p.reconcileMs}ms`,
+      concurrency: 20,
+      // The run compresses days into minutes and the cloud carries changes out at once: a change
+      // reset on its way (5 %) and not shown by its settle read is waited for up to the limit
+      // (it may land late), then sent again; 30 s instead of 10 min keeps that within the run.
+      actuation: { max: '30s' },
+    },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'info' },
     dryRun: false,
     pipes,

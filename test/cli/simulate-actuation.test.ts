@@ -70,7 +70,9 @@ describe('simulate with measured actuation', () => {
     const text = await simulate({});
     expect(text.stderr).toBe('');
     expect(text.stdout).toMatch(/^ {2}scale-ups count on 1m18s actuation: the pipe's p95 over its last 20 changes\n/m);
-    expect(text.stdout).toMatch(/ahead of business-hours at 07:00:00Z, at target by 06:5\d:\d\dZ\]/);
+    expect(text.stdout).toMatch(
+      /ahead of business-hours at 07:00:00Z \(slot from 06:5\d:\d\dZ\), at target by 06:5\d:\d\dZ, confirmed by 06:5\d:\d\dZ\]/,
+    );
   }, 60_000);
 
   it('without Redis: one warning line, the configured expectation, exit 0', async () => {

@@ -11,7 +11,7 @@ import {
   REDIS_URL,
   cleanupPrefix,
   demoPipe,
-  drained,
+  until,
   policy,
   testConfig,
   uniquePrefix,
@@ -70,8 +70,11 @@ describe("a read answer carrying another pipe's id", () => {
     });
     await daemon.start();
     await daemon.tick(T0);
-    await drained([daemon]);
-    const rec = await new StateStore(redis, prefix).read('orders-events');
+    // the refused read is retried after a back-off (a bad answer backs off like a 5xx), so the
+    // queue does not drain: wait for the first refusal to be recorded
+    const store = new StateStore(redis, prefix);
+    await until(async () => (await store.read('orders-events')).lastError !== null, 20_000, 'the refused read');
+    const rec = await store.read('orders-events');
     expect(rec.applied).not.toMatchObject({ replicas: 9 });
     expect(rec.state).toBeNull();
     expect(rec.lastError).toMatchObject({ code: 'API_BAD_RESPONSE' });

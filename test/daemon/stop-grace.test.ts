@@ -45,7 +45,7 @@ describe('stop under a request held by the platform', () => {
       pipes: [demoPipe('orders-events', 'streams')],
       policies: {
         streams: policy('streams', { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 2 }, [
-          oneOff('peak', T0 + 10 * MIN, T0 + 20 * MIN, { replicas: 6 }),
+          oneOff('peak', T0 + 10 * MIN, T0 + 60 * MIN, { replicas: 6 }),
         ]),
       },
     });
@@ -94,6 +94,11 @@ describe('stop under a request held by the platform', () => {
       cloud.setFaults({});
       second = make(new DaemonEmitter());
       await second.start();
+      await drained([second], 20_000);
+      // the cut change is read first; not shown yet, it is on its way (it may still land) until its
+      // limit (evaluate.actuation.max, 10 min), then sent again: past it, at target either way
+      clock += 11 * MIN;
+      await second.tick(clock);
       await drained([second], 20_000);
       expect(replicas()).toBe(6);
     } finally {
