@@ -179,10 +179,27 @@ export async function readActuation(
   return out;
 }
 
-/** The pipe's p95 once it has `minSamples`, else its kind's once that has as many, else configured. */
+/**
+ * The p95 of samples kept newest first, rising fast and falling slowly: the p95 of them all, or of
+ * the newest `recent` when that is higher. A platform that got slower shows within `recent`
+ * changes; one that got faster only once most of the kept samples say so (the probe read measures
+ * it down, confirmation.ts). A pipe's kind keeps 500 samples: a cold start's changes, shown in
+ * force by their own answer (0 ms), held its p95 at 17 ms for a whole boundary whose changes took
+ * 30 s, and the lead plan counted on that (bench/actuation.ts).
+ */
+export function riseFastP95(newestFirst: readonly number[], recent: number): number | undefined {
+  const all = p95(newestFirst);
+  const newest = newestFirst.length > recent ? p95(newestFirst.slice(0, Math.max(1, recent))) : undefined;
+  return all === undefined || newest === undefined ? all : Math.max(all, newest);
+}
+
+/** The pipe's p95 once it has `minSamples`, else its kind's once that has as many, else configured;
+ *  either rising within its newest `minSamples` (riseFastP95). Samples are newest first. */
 export function estimateOf(own: readonly number[], kind: readonly number[], minSamples: number): ActuationEstimate {
-  if (own.length >= minSamples && own.length > 0) return { ms: p95(own), source: 'pipe', samples: own.length };
-  if (kind.length >= minSamples && kind.length > 0) return { ms: p95(kind), source: 'kind', samples: kind.length };
+  if (own.length >= minSamples && own.length > 0)
+    return { ms: riseFastP95(own, minSamples), source: 'pipe', samples: own.length };
+  if (kind.length >= minSamples && kind.length > 0)
+    return { ms: riseFastP95(kind, minSamples), source: 'kind', samples: kind.length };
   return { ms: undefined, source: 'configured', samples: own.length };
 }
 

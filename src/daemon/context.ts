@@ -57,8 +57,9 @@ export interface DaemonContext {
   /** A turn on the pipe's key queue at a read's priority: a read is due (first contact, settle,
    *  confirm, reconcile, an endpoint). The turn decides again when it runs, so it changes the pipe
    *  if that is due then. `why` (default reconcile) sets its priority (queues.ts readTurnName): a
-   *  read a change waits for first, then a change's confirmation, then reconcile reads. */
-  enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy): Promise<void>;
+   *  read a change waits for first, then a change's confirmation (oldest change first: `sentAt`,
+   *  the first send of the change it confirms), then reconcile reads. */
+  enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy, sentAt?: number): Promise<void>;
   /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
   enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
 }

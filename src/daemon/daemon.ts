@@ -185,8 +185,8 @@ export function createDaemon(options: DaemonOptions): Daemon {
       return leadUntilFor(current, pipe, at, actuation);
     },
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
-    enqueueRead: (pipe, tickAt, why) =>
-      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, readTurnName(why ?? 'reconcile')),
+    enqueueRead: (pipe, tickAt, why, sentAt) =>
+      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, readTurnName(why ?? 'reconcile'), sentAt),
     enqueueChange: (pipe, direction, tickAt) =>
       enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'apply'),
   };

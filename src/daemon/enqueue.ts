@@ -18,13 +18,14 @@ export async function enqueueTurn(
   direction: Direction,
   tickAt: number,
   name: ApplyJobName,
+  sentAt?: number,
 ): Promise<void> {
   if (!lane) {
     logger.error({ pipe: pipe.name, key: pipe.key }, 'pipe names an API key that is not configured');
     return;
   }
   const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
-  const opts = applyJobOptions(name, pipe.name, direction);
+  const opts = applyJobOptions(name, pipe.name, direction, Date.now(), sentAt);
   const job = await lane.queue.add(name, data, opts);
   // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
   // scale-down's) priority, nor behind a read's delay, nor a confirmation read behind a reconcile

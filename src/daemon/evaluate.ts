@@ -80,7 +80,9 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
   switch (step.do) {
     case 'read':
     case 'read_endpoint':
-      await ctx.enqueueRead(pipe, tickAt, step.do === 'read' ? step.why : 'reconcile');
+      if (step.do === 'read' && step.why === 'confirm')
+        await ctx.enqueueRead(pipe, tickAt, 'confirm', rec.confirming?.sentAt);
+      else await ctx.enqueueRead(pipe, tickAt, step.do === 'read' ? step.why : 'reconcile');
       return { done: 'queued', turn: 'read', direction: 'none' };
     case 'change':
     case 'list_services':

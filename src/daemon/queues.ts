@@ -80,22 +80,36 @@ export function tickEvaluationOptions(pipe: string, tickAt: number): JobsOptions
   };
 }
 
+/**
+ * Confirmation reads go oldest change first: their priorities are `confirm` plus the second their
+ * change was sent, modulo this span (12 days; at the wrap, for as long as reads wait, the newest
+ * changes' reads go first). By the instant each read fell due instead, a boundary's changes took
+ * turns read by read, so under a full read share every change's back-off reads came late, none
+ * measured the platform (a late read is no actuation sample), and the estimate never rose to
+ * the propagation: the first changes are read on time now, and measure it.
+ */
+export const CONFIRM_ORDER_SPAN = 2 ** 20;
+
 // Lower number = earlier. Changes before reads (a change's answer is a read too); scale-ups first:
 // under a tight limit, capacity matters more than savings. A pipe has one pending turn, so the
 // scale-downs behind the scale-ups wait at most one change per pipe of the key. A read that a
 // change waits for (a first contact, a settle: the full budget) goes before the other reads: at a
 // cold start, reads of pipes already changed came between the first contacts. A change's
-// confirmation read goes before reconcile reads: both draw on the read share, never before a change.
+// confirmation read goes before reconcile reads (CONFIRM_ORDER_SPAN of them, by their change's
+// send): both draw on the read share, never before a change. BullMQ takes priorities below 2^21.
 const PRIORITY: Record<Direction | Exclude<ApplyJobName, 'apply'>, number> = {
   up: 1,
   none: 2,
   down: 3,
   contact: 4,
   confirm: 5,
-  read: 6,
+  read: 5 + CONFIRM_ORDER_SPAN,
 };
 
-export function applyPriority(name: ApplyJobName, direction: Direction): number {
+/** A turn's priority; a confirmation read's follows `sentAt`, its change's first send (epoch ms). */
+export function applyPriority(name: ApplyJobName, direction: Direction, sentAt?: number): number {
+  if (name === 'confirm' && sentAt !== undefined && Number.isFinite(sentAt))
+    return PRIORITY.confirm + (Math.floor(Math.max(0, sentAt) / 1_000) % CONFIRM_ORDER_SPAN);
   return PRIORITY[name === 'apply' ? direction : name];
 }
 
@@ -153,10 +167,16 @@ export function applyJobId(now: number): string {
   return `t${String(Math.max(0, Math.floor(now))).padStart(15, '0')}-${String(jobSeq).padStart(6, '0')}-${randomBytes(3).toString('hex')}`;
 }
 
-export function applyJobOptions(name: ApplyJobName, pipe: string, direction: Direction, now = Date.now()): JobsOptions {
+export function applyJobOptions(
+  name: ApplyJobName,
+  pipe: string,
+  direction: Direction,
+  now = Date.now(),
+  sentAt?: number,
+): JobsOptions {
   return {
     jobId: applyJobId(now),
-    priority: applyPriority(name, direction),
+    priority: applyPriority(name, direction, sentAt ?? now),
     // One pending turn per pipe: at most one active and one waiting, and the waiting job reads
     // the newest stored desire when it runs, so a newer decision always wins and a pipe's
     // requests never overlap.

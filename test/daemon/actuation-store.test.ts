@@ -10,6 +10,7 @@ import {
   ActuationEstimates,
   KIND_SAMPLES_KEPT,
   estimateOf,
+  riseFastP95,
   p95,
   readActuation,
   recordActuation,
@@ -48,6 +49,22 @@ describe('p95 and estimateOf', () => {
     expect(estimateOf(five.slice(0, 4), [10, 20, 30, 40, 50], 5)).toEqual({ ms: 50, source: 'kind', samples: 5 });
     expect(estimateOf([1], [10], 5)).toEqual({ ms: undefined, source: 'configured', samples: 1 });
   });
+
+  // A kind's 500 samples from a cold start whose changes showed in force in their own answer, then
+  // a boundary whose changes take 3 s: two of the newest 20 lift the kind's estimate at once.
+  it('rises within the newest minSamples samples (newest first), and falls only when most of the kept ones say so', () => {
+    const cold = Array.from({ length: 480 }, () => 17);
+    const oneSlow = [3_000, ...Array.from({ length: 19 }, () => 17), ...cold];
+    const twoSlow = [3_000, 17, 3_000, ...Array.from({ length: 17 }, () => 17), ...cold];
+    expect(riseFastP95(oneSlow, 20)).toBe(17);
+    expect(riseFastP95(twoSlow, 20)).toBe(3_000);
+    expect(estimateOf([], twoSlow, 20)).toEqual({ ms: 3_000, source: 'kind', samples: 500 });
+    // faster again: the newest 20 at 100 ms do not bring 30 older ones at 1 s down
+    const faster = [...Array.from({ length: 20 }, () => 100), ...Array.from({ length: 30 }, () => 1_000)];
+    expect(estimateOf(faster, [], 20)).toEqual({ ms: 1_000, source: 'pipe', samples: 50 });
+    expect(riseFastP95(faster.slice(0, 20), 20)).toBe(100);
+    expect(riseFastP95([], 20)).toBeUndefined();
+  });
 });
 
 describe('recordActuation and readActuation', () => {
@@ -59,15 +76,16 @@ describe('recordActuation and readActuation', () => {
     const ttl = await redis.pttl(keys.actuation('org/svc/p-1'));
     expect(ttl).toBeGreaterThan(ACTUATION_KEPT_MS - 60_000);
     expect(await redis.pttl(keys.actuationKind('stream'))).toBeGreaterThan(ACTUATION_KEPT_MS - 60_000);
-    // the pipe's p95 over its last 50 (1,100 .. 6,000 ms)
+    // the pipe's last 50 (1,100 .. 6,000 ms) rising: the p95 of the newest 20 (4,100 .. 6,000)
     const read = await readActuation(redis, keys, [pipe(1)], 20);
-    expect(read.get('org/svc/p-1')).toEqual({ ms: 5_800, source: 'pipe', samples: ACTUATION_SAMPLES_KEPT });
+    expect(read.get('org/svc/p-1')).toEqual({ ms: 5_900, source: 'pipe', samples: ACTUATION_SAMPLES_KEPT });
   });
 
   it("gives a pipe with too few samples its kind's p95, and one of another kind the configured value", async () => {
     for (let i = 0; i < 3; i++) await recordActuation(redis, keys, pipe(2), 1_000);
     const read = await readActuation(redis, keys, [pipe(2), pipe(3, 'objectStorage'), pipe(4, null)], 20);
-    expect(read.get('org/svc/p-2')).toMatchObject({ source: 'kind', ms: 5_700 });
+    // the kind's 63 (pipe 1's 60, then three of 1 s): the newest 20's p95, above all 63's (5,700)
+    expect(read.get('org/svc/p-2')).toMatchObject({ source: 'kind', ms: 5_900 });
     expect(read.get('org/svc/p-3')).toEqual({ ms: undefined, source: 'configured', samples: 0 });
     expect(read.get('org/svc/p-4')).toEqual({ ms: undefined, source: 'configured', samples: 0 });
   });

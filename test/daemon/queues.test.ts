@@ -5,12 +5,15 @@ import { limiterFor } from '../../src/daemon/lanes.js';
 import {
   applyJobId,
   applyJobOptions,
+  applyPriority,
   applyQueueName,
   chosenBackoff,
   evaluateJobId,
   readTurnName,
   retryDelayMs,
+  type ApplyJobName,
 } from '../../src/daemon/queues.js';
+import type { Direction } from '../../src/policy/index.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix } from './helpers.js';
 
 const prefix = uniquePrefix('queues');
@@ -59,6 +62,66 @@ describe('queue names, ids and options', () => {
     expect(up.deduplication).toEqual({ id: 'p', keepLastIfActive: true });
     expect(down.deduplication).toEqual(up.deduplication);
     expect(up.backoff).toMatchObject({ type: 'chosen' });
+  });
+
+  // Under a full read share, a boundary's first changes are read on time (and measured), the
+  // later ones wait their turn, rather than every change's back-off reads coming late.
+  it("orders confirmation reads by their change's send, oldest first, all between contacts and reconcile reads", () => {
+    const T = Date.parse('2026-11-27T08:00:00Z');
+    const at = (sentAt: number, now = T + 600_000) => applyJobOptions('confirm', 'p', 'none', now, sentAt).priority!;
+    const contact = applyJobOptions('contact', 'p', 'none').priority!;
+    const read = applyJobOptions('read', 'p', 'none').priority!;
+    // a read of an older change goes first, whenever each fell due
+    expect(at(T)).toBeLessThan(at(T + 1_000, T));
+    expect(at(T)).toBe(at(T + 999));
+    for (const sentAt of [0, T, T + 12 * 86_400_000, 2 ** 45]) {
+      expect(at(sentAt)).toBeGreaterThan(contact);
+      expect(at(sentAt)).toBeLessThan(read);
+    }
+    // BullMQ's limit
+    expect(read).toBeLessThan(2 ** 21);
+    // without its change's send (a turn moved to another key): ordered as made
+    expect(applyJobOptions('confirm', 'p', 'none', T).priority).toBe(at(T));
+    expect(applyPriority('confirm', 'none')).toBe(contact + 1);
+  });
+
+  it('BullMQ takes waiting turns in that order: changes, contacts, confirmations oldest change first, reconcile reads', async () => {
+    const name = 'apply-order';
+    const queue = new Queue(name, { connection: redis, prefix });
+    const T = Date.parse('2026-11-27T08:00:00Z');
+    const turns: [string, ApplyJobName, Direction, number?][] = [
+      ['reconcile', 'read', 'none'],
+      ['confirm of T+2s', 'confirm', 'none', T + 2_000],
+      ['confirm of T', 'confirm', 'none', T],
+      ['contact', 'contact', 'none'],
+      ['down', 'apply', 'down'],
+      ['confirm of T+1s', 'confirm', 'none', T + 1_000],
+      ['up', 'apply', 'up'],
+    ];
+    for (const [pipe, turn, direction, sentAt] of turns)
+      await queue.add(turn, { pipe }, applyJobOptions(turn, pipe, direction, T + 60_000, sentAt));
+    const order: string[] = [];
+    const worker = new Worker(name, async (job: Job<{ pipe: string }>) => void order.push(job.data.pipe), {
+      connection: redis,
+      prefix,
+      concurrency: 1,
+    });
+    try {
+      await new Promise<void>((resolve) => worker.on('completed', () => order.length === turns.length && resolve()));
+      expect(order).toEqual([
+        'up',
+        'down',
+        'contact',
+        'confirm of T',
+        'confirm of T+1s',
+        'confirm of T+2s',
+        'reconcile',
+      ]);
+    } finally {
+      await worker.close(true);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
   });
 
   it("BullMQ's limiter paces nothing (the key's budget does); it is set only so queue.rateLimit() is honored", () => {
