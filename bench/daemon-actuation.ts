@@ -1,13 +1,15 @@
 // Scale-ups at target by their boundary when the platform takes time to carry a change out, time
 // compressed 10x as the budget scenario (10 requests per 1 s, reconcile 60 s, a tick every 3 s):
-// N pipes on one key; after a cold start (no propagation), four boundaries, each flipping half
+// N pipes on one key; after a cold start (no propagation), six boundaries, each flipping half
 // the pipes up (to 4 replicas) and half down (to 1) at an instant T: propagation 3 s and 18 s at
 // the cloud (30 s and 3 min on the platform), each once with the lead plan of the budget alone
-// (evaluate.actuation.measured false: today's plan) and then with the
-// actuation the daemon measured (its confirmations of the changes before: the kind's p95 in Redis,
-// evaluate.actuation.expected 0). "At target" is read back from the cloud (what the platform holds
-// at T), and the daemon's own confirmation (its `confirmed` event) is counted by T too.
-// Runs in a fresh process.
+// (evaluate.actuation.measured false: the plan before actuation was measured) and then twice with
+// the actuation the daemon measured (its confirmations of the changes before: the kind's p95 in
+// Redis, evaluate.actuation.expected 0): first what the budget-alone boundary measured, then what
+// a boundary with the measured plan did (PhaseLead). "At target" is read back from the cloud (what the platform holds
+// at T), and the daemon's own confirmation (its `confirmed` event) is counted by T too. Each phase
+// starts once the phase before's confirmation reads are over, so its boundary has the key's read
+// share to itself. Runs in a fresh process.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, StateStore } from '../src/daemon/index.js';
@@ -27,6 +29,11 @@ export interface ActuationOptions {
 export interface PhaseRun {
   /** The cloud's propagation delay (compressed ms). */
   propagationMs: number;
+  /** How long the phase before's confirmation reads went on after its last pipe was at target,
+   *  and how many pipes still had one when the wait gave up (0: all done). */
+  confirmationsWaitMs: number;
+  confirmationsOpen: number;
+  lead: PhaseLead;
   /** What the lead plan counted on (0: the budget alone; else the measured p95 of the pipes' kind). */
   expectedActuationMs: number;
   /** Scale-ups the daemon confirmed at target by T: its `confirmed` event for the phase's target,
@@ -71,15 +78,28 @@ const RECONCILE_MS = 60_000;
 const SHARE = 0.25;
 const POLL_MS = 250;
 const SNAPSHOT_BEFORE_MS = 1_000;
-/** Before a phase that counts the measured actuation: the last confirmations of the phase before. */
-const CONFIRM_WAIT_MS = 20_000;
+/** Before each phase, the phase before's confirmation reads end (every change confirmed, or
+ *  its reads given up at the limit), at most this long: each boundary is measured on a key whose
+ *  read share is its own, and a phase that counts the measured actuation has every sample. */
+const CONFIRMATIONS_LIMIT_MS = 1_200_000;
+const CONFIRMATIONS_POLL_MS = 1_000;
 /** Propagation at the cloud (compressed 10x: 30 s and 3 min on the platform), budget-only plan first. */
-const PHASES: readonly { propagationMs: number; counted: boolean }[] = [
-  // counted: the daemon's measured actuation (from the phase before at the same propagation)
-  { propagationMs: 3_000, counted: false },
-  { propagationMs: 3_000, counted: true },
-  { propagationMs: 18_000, counted: false },
-  { propagationMs: 18_000, counted: true },
+/**
+ * How a phase's lead plan counts actuation: `budget`, not at all (evaluate.actuation.measured
+ * false: the plan before actuation was measured); `first`, the actuation the daemon measured at the
+ * budget-alone boundary before (whose confirmation reads had no room in the read share: a few of
+ * them measured the platform); `measured`, what it measured at a boundary whose plan counted it
+ * (every confirmation read planned: the daemon in operation, the goal's figure).
+ */
+export type PhaseLead = 'budget' | 'first' | 'measured';
+
+const PHASES: readonly { propagationMs: number; lead: PhaseLead }[] = [
+  { propagationMs: 3_000, lead: 'budget' },
+  { propagationMs: 3_000, lead: 'first' },
+  { propagationMs: 3_000, lead: 'measured' },
+  { propagationMs: 18_000, lead: 'budget' },
+  { propagationMs: 18_000, lead: 'first' },
+  { propagationMs: 18_000, lead: 'measured' },
 ];
 
 export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
@@ -158,6 +178,23 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
     }
   })();
   const limited = async () => (await cloud.stats()).rateLimited;
+  /** Wait until no pipe has a confirmation read to come (its record's `confirming` is gone or
+   *  past its limit), at most `limitMs`: how long that took, and how many still had one. */
+  const confirmationsDone = async (store: StateStore, limitMs: number): Promise<{ waitedMs: number; open: number }> => {
+    const t0 = Date.now();
+    for (;;) {
+      const pipeline = redis.pipeline();
+      for (const p of pipes) pipeline.hget(store.keys.pipe(p.name), 'confirming');
+      const open = ((await pipeline.exec()) ?? []).filter(([err, v]) => {
+        if (err || typeof v !== 'string') return false;
+        const c = JSON.parse(v) as { dueAt?: number | null } | null;
+        return c?.dueAt !== null && c?.dueAt !== undefined;
+      }).length;
+      const waitedMs = Date.now() - t0;
+      if (open === 0 || waitedMs > limitMs) return { waitedMs, open };
+      await sleep(CONFIRMATIONS_POLL_MS);
+    }
+  };
   /** Poll the cloud until every pipe holds its value, at most `limitMs`; each pipe's first instant
    *  seen there (NaN: not within the limit). */
   const watch = async (want: readonly number[], limitMs: number): Promise<number[]> => {
@@ -191,16 +228,20 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       const next = k % 2 === 0 ? { a: 4, b: 1 } : { a: 1, b: 4 };
       // budget alone: evaluate.actuation.measured false (today's plan); measured: what the daemon's
       // confirmations of the phase before recorded (their last confirmation reads given time)
-      if (phase.counted) await sleep(CONFIRM_WAIT_MS + phase.propagationMs);
       const store = new StateStore(redis, prefix);
-      const measured = phase.counted ? await readEstimates(redis, store.keys, base) : null;
+      const { waitedMs: confirmationsWaitMs, open: confirmationsOpen } = await confirmationsDone(
+        store,
+        CONFIRMATIONS_LIMIT_MS,
+      );
+      const counted = phase.lead !== 'budget';
+      const measured = counted ? await readEstimates(redis, store.keys, base) : null;
       const expectedActuationMs = measured ? Math.max(0, ...[...measured.values()].map((e) => e.ms ?? 0)) : 0;
       const at = (T: number): Config => ({
         ...base,
         evaluate: {
           ...base.evaluate,
           // firstRead: the platform's 15 s, compressed tenfold as the rest
-          actuation: phase.counted
+          actuation: counted
             ? { expectedMs: 0, maxMs: 600_000, minSamples: 20, firstReadMs: 1_500 }
             : { expectedMs: 0, maxMs: 600_000, minSamples: 20, firstReadMs: 1_500, measured: false },
         },
@@ -244,7 +285,10 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       const count = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
       phases.push({
         propagationMs: phase.propagationMs,
+        lead: phase.lead,
         expectedActuationMs,
+        confirmationsWaitMs,
+        confirmationsOpen,
         planLeadMs,
         snapshotLateMs,
         ups: upIdx.length,
@@ -279,7 +323,9 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
 const CONFIRM_WINDOW_MS = 10 * RATE.perMs;
 
 /** The phase's confirmation reads: each confirmed pipe's reads from its change's send to the read
- *  that confirmed it, and their peak in any CONFIRM_WINDOW_MS over the read share's allowance. */
+ *  that confirmed it, and their peak in any CONFIRM_WINDOW_MS over the read share's allowance
+ *  there: the credits it earns in that time, and the one window's worth plus one it may have saved
+ *  before (budget.ts TAKE: the share holds on average, its credits capped at share x limit + 1). */
 function confirmReadFigures(
   pipes: readonly PipeConfig[],
   confirmed: ReadonlyMap<string, { sentAt: number; at: number }>,
@@ -299,6 +345,6 @@ function confirmReadFigures(
     while (t - at[j]! >= CONFIRM_WINDOW_MS) j++;
     peak = Math.max(peak, i - j + 1);
   }
-  const allowed = (SHARE * RATE.requests * CONFIRM_WINDOW_MS) / RATE.perMs;
+  const allowed = (SHARE * RATE.requests * CONFIRM_WINDOW_MS) / RATE.perMs + SHARE * RATE.requests + 1;
   return { confirmReads: at.length, confirmReadPeakShare: peak / allowed };
 }
