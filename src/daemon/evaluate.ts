@@ -58,17 +58,23 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
   const { decision } = next;
   if (decision) {
     const sends = step.do === 'change' || step.do === 'list_services';
-    const stored = await ctx.store.writeDecision(name, tickAt, {
-      ...(next.recommendations ? { recommendations: next.recommendations } : {}),
-      lastDecision: decisionRecord(tickAt, decision, config.dryRun),
-      // A skip withdraws any pending desire: a paused or stopped pipe must not be sent one.
-      desired: decision.action === 'skip' || sit.stateLost !== null ? null : decision.desired,
-      desiredDirection: decision.direction,
-      // The apply-wait metric counts from the first decision that wanted this change.
-      wantedSince: sends ? (rec.wantedSince ?? tickAt) : null,
-      ref: refOf(pipe),
-      ...(next.readDue && !rec.readDue ? { readDue: true } : {}),
-    });
+    // written as its difference from the record it was decided from (a steady pipe: the instant)
+    const stored = await ctx.store.writeDecision(
+      name,
+      tickAt,
+      {
+        ...(next.recommendations ? { recommendations: next.recommendations } : {}),
+        lastDecision: decisionRecord(tickAt, decision, config.dryRun),
+        // A skip withdraws any pending desire: a paused or stopped pipe must not be sent one.
+        desired: decision.action === 'skip' || sit.stateLost !== null ? null : decision.desired,
+        desiredDirection: decision.direction,
+        // The apply-wait metric counts from the first decision that wanted this change.
+        wantedSince: sends ? (rec.wantedSince ?? tickAt) : null,
+        ref: refOf(pipe),
+        ...(next.readDue && !rec.readDue ? { readDue: true } : {}),
+      },
+      rec,
+    );
     // A newer tick's decision is stored already: this late evaluation changes nothing.
     if (!stored) return dropped('superseded');
     report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);

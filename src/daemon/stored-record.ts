@@ -170,6 +170,29 @@ export const StoredOverride = z.object({
 });
 export const StoredServiceSchema = z.object({ state: ServiceState.nullable(), at: epochMs });
 
+/** Whether two values parsed from JSON (or about to be stored as JSON) are the same JSON: their
+ *  keys in any order, undefined members as absent (JSON.stringify leaves them out). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    n++;
+    if (!sameJson(x[k], y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) n--;
+  return n === 0;
+}
+
 /** A value as stored: every text in it bounded (a 3 MB error page is kept as its first MAX_TEXT
  *  characters), so a record or flag stays small to read back on every evaluation and status. */
 export function storedText(value: unknown): string {

@@ -1,7 +1,8 @@
 // The pipe record in Redis: snapshot() reads the record and the pause that applies in one command.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refOf, StateStore, type PipeIdentity } from '../../src/daemon/state-store.js';
+import { changedFrom, parseRecord, refOf, StateStore, type PipeIdentity } from '../../src/daemon/state-store.js';
+import type { ScalingValues } from '../../src/api/index.js';
 import { pipeByName } from '../../src/daemon/context.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { cleanupPrefix, REDIS_URL, uniquePrefix } from './helpers.js';
@@ -149,6 +150,78 @@ function ids(name: string): PipeIdentity {
     pipeId: `00000000-0000-4000-8000-${n}`,
   };
 }
+
+describe('StateStore.writeDecision', () => {
+  const decision = (at: number, desired: ScalingValues) => ({
+    at,
+    action: 'none' as const,
+    direction: 'none' as const,
+    windows: [],
+    desired,
+    changes: {},
+    reasons: [{ code: 'baseline' as const, message: 'no window is active' }],
+  });
+  /** The fields the pipe's hash holds. */
+  const written = async (pipe: string): Promise<string[]> =>
+    Object.keys(await redis.hgetall(store.keys.pipe(pipe))).sort();
+
+  it('writes a decision that repeats the last one as its instant alone; the last decision reads as made then', async () => {
+    const fields = (at: number) => ({
+      lastDecision: decision(at, { replicas: 2 }),
+      desired: { replicas: 2 },
+      ref: 'o/s/p',
+    });
+    expect(await store.writeDecision('steady', 1_000, fields(1_000))).toBe(true);
+    const first = await store.read('steady');
+    expect(await written('steady')).toEqual(['decidedAt', 'desired', 'lastDecision', 'ref']);
+    // the next tick decides the same: only decidedAt changes in Redis
+    await redis.hdel(store.keys.pipe('steady'), 'desired', 'ref');
+    const base = { ...first, desired: { replicas: 2 }, ref: 'o/s/p' };
+    expect(await store.writeDecision('steady', 2_000, fields(2_000), base)).toBe(true);
+    expect(await written('steady')).toEqual(['decidedAt', 'lastDecision']);
+    expect(await redis.hget(store.keys.pipe('steady'), 'lastDecision')).toContain('"at":1000');
+    const rec = await store.read('steady');
+    expect(rec.decidedAt).toBe(2_000);
+    expect(rec.lastDecision).toEqual(decision(2_000, { replicas: 2 }));
+    // a decision that differs is written whole where it differs
+    expect(await store.writeDecision('steady', 3_000, { ...fields(3_000), desired: { replicas: 3 } }, rec)).toBe(true);
+    expect((await store.read('steady')).desired).toEqual({ replicas: 3 });
+  });
+
+  it('writes the whole decision when another was stored since its base, and refuses an older tick', async () => {
+    const fields = (at: number, replicas: number) => ({
+      lastDecision: decision(at, { replicas }),
+      desired: { replicas },
+    });
+    await store.writeDecision('raced', 1_000, fields(1_000, 2));
+    const base = await store.read('raced');
+    // another replica's evaluation of a later tick, between this one's snapshot and its write
+    await store.writeDecision('raced', 2_000, fields(2_000, 5));
+    // this one (tick 3) decided what its base held: its difference would be empty, the whole is written
+    expect(await store.writeDecision('raced', 3_000, fields(3_000, 2), base)).toBe(true);
+    expect(await store.read('raced')).toMatchObject({ decidedAt: 3_000, desired: { replicas: 2 } });
+    expect((await store.read('raced')).lastDecision?.desired).toEqual({ replicas: 2 });
+    // an older tick is refused, with or without a base
+    expect(await store.writeDecision('raced', 2_500, fields(2_500, 7), await store.read('raced'))).toBe(false);
+    expect(await store.writeDecision('raced', 2_500, fields(2_500, 7))).toBe(false);
+    expect((await store.read('raced')).desired).toEqual({ replicas: 2 });
+  });
+
+  it('changedFrom compares JSON values, and the last decision without its instant', () => {
+    const base = {
+      ...parseRecord({}).rec,
+      desired: { replicas: 2, replicaCpuMillicores: 250 },
+      lastDecision: decision(1, {}),
+    };
+    expect(changedFrom(base, { desired: { replicaCpuMillicores: 250, replicas: 2 } })).toEqual({});
+    expect(changedFrom(base, { desired: { replicas: 3 } })).toEqual({ desired: { replicas: 3 } });
+    expect(changedFrom(base, { lastDecision: decision(9, {}), wantedSince: null })).toEqual({});
+    expect(changedFrom(base, { lastDecision: { ...decision(9, {}), dryRun: true } })).toMatchObject({
+      lastDecision: { dryRun: true },
+    });
+    expect(changedFrom(base, { desired: null, readDue: true })).toEqual({ desired: null, readDue: true });
+  });
+});
 
 describe('pipeByName', () => {
   it('finds a pipe by name in each config it is given, including one loaded after the first', () => {
