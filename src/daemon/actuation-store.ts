@@ -179,6 +179,10 @@ export async function readActuation(
   return out;
 }
 
+/** The fewest newest samples whose p95 can lift an estimate (riseFastP95): their p95 is their
+ *  second highest, so two slow changes lift it, one does not. */
+export const RECENT_AT_LEAST = 20;
+
 /**
  * The p95 of samples kept newest first, rising fast and falling slowly: the p95 of them all, or of
  * the newest `recent` when that is higher. A platform that got slower shows within `recent`
@@ -189,7 +193,9 @@ export async function readActuation(
  */
 export function riseFastP95(newestFirst: readonly number[], recent: number): number | undefined {
   const all = p95(newestFirst);
-  const newest = newestFirst.length > recent ? p95(newestFirst.slice(0, Math.max(1, recent))) : undefined;
+  // at least RECENT_AT_LEAST of them, so that one slow change alone does not lift it
+  const n = Math.max(recent, RECENT_AT_LEAST);
+  const newest = newestFirst.length > n ? p95(newestFirst.slice(0, n)) : undefined;
   return all === undefined || newest === undefined ? all : Math.max(all, newest);
 }
 

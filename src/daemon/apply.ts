@@ -18,7 +18,7 @@ import { actuationSample, expectedValues, type ConfirmTiming } from './confirmat
 import { reportConfirmation } from './confirm-events.js';
 import { recordActuation } from './actuation-store.js';
 import { lateReadToleranceMs, readDueAfterMs } from './key-periods.js';
-import { readWhyOf, type ApplyJob, type ApplyJobName } from './queues.js';
+import { confirmOrderOf, readWhyOf, type ApplyJob, type ApplyJobName } from './queues.js';
 import { sameValues } from './scaling-values.js';
 import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
@@ -47,7 +47,8 @@ export function createApplyProcessor(ctx: DaemonContext) {
     // A reload gave the pipe another key (its pool changed, or its key: did): the turn moves to
     // that key's queue, whose deduplication keeps the pipe's requests from overlapping there.
     if (job.queueName !== lane.queue.name) {
-      if (job.name !== 'apply') await ctx.enqueueRead(pipe, job.data.tickAt, readWhyOf(job.name as ApplyJobName));
+      if (job.name !== 'apply')
+        await ctx.enqueueRead(pipe, job.data.tickAt, readWhyOf(job.name as ApplyJobName), confirmOrderOf(job));
       else await ctx.enqueueChange(pipe, job.data.direction, job.data.tickAt);
       return { done: 'key_moved', key: lane.keyName };
     }

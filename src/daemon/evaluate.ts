@@ -58,7 +58,8 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
   const { decision } = next;
   if (decision) {
     const sends = step.do === 'change' || step.do === 'list_services';
-    // written as its difference from the record it was decided from (a steady pipe: the instant)
+    // written as its difference from the record it was decided from (a steady pipe: the instant);
+    // whole when a field of it did not parse, so the decision's own fields are written over
     const stored = await ctx.store.writeDecision(
       name,
       tickAt,
@@ -71,9 +72,10 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
         // The apply-wait metric counts from the first decision that wanted this change.
         wantedSince: sends ? (rec.wantedSince ?? tickAt) : null,
         ref: refOf(pipe),
-        ...(next.readDue && !rec.readDue ? { readDue: true } : {}),
+        // marked for the turn (a field that did not parse reads as due, and is not marked yet)
+        ...(next.readDue && (!rec.readDue || snap.invalid.length > 0) ? { readDue: true } : {}),
       },
-      rec,
+      snap.invalid.length === 0 ? rec : undefined,
     );
     // A newer tick's decision is stored already: this late evaluation changes nothing.
     if (!stored) return dropped('superseded');

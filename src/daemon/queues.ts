@@ -113,6 +113,17 @@ export function applyPriority(name: ApplyJobName, direction: Direction, sentAt?:
   return PRIORITY[name === 'apply' ? direction : name];
 }
 
+/** The send instant a confirmation turn's priority stands for (a second of the same order), so a
+ *  turn moved to another key's queue keeps its place; undefined for any other turn. */
+export function confirmOrderOf(job: {
+  readonly name: string;
+  readonly opts: { readonly priority?: number };
+}): number | undefined {
+  const p = job.opts.priority;
+  if (job.name !== 'confirm' || p === undefined || p < PRIORITY.confirm || p >= PRIORITY.read) return undefined;
+  return (p - PRIORITY.confirm) * 1_000;
+}
+
 /** The turn that makes a read for `why` (its name is its priority). */
 export function readTurnName(why: ReadWhy): ApplyJobName {
   return why === 'confirm' ? 'confirm' : why === 'reconcile' ? 'read' : 'contact';

@@ -6,15 +6,17 @@ import type { Result } from 'ioredis';
 const SNAPSHOT_SCRIPT =
   "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1]), redis.call('GET', KEYS[5])}";
 
-// A decision of the tick ARGV[1], unless a newer tick's is stored. ARGV[2]: the decidedAt of the
-// record the fields are a difference from (state-store.ts writeDecision), refused with 2 when
-// another decision was stored since; '' for a whole decision.
+// A decision of the tick ARGV[1], unless a newer tick's is stored; each one counted in
+// `decisions`. ARGV[2]: that count in the record the fields are a difference from (state-store.ts
+// writeDecision), refused with 2 when another decision was stored since; '' for a whole decision.
 const WRITE_DECISION_SCRIPT = `
-local text = redis.call('HGET', KEYS[1], 'decidedAt')
-local cur = tonumber(text or '')
+local h = redis.call('HMGET', KEYS[1], 'decidedAt', 'decisions')
+local cur = tonumber(h[1] or '')
 if cur and cur > tonumber(ARGV[1]) then return 0 end
-if ARGV[2] ~= '' and (text or 'null') ~= ARGV[2] then return 2 end
+if ARGV[2] ~= '' and (h[2] or '0') ~= ARGV[2] then return 2 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+local n = tonumber(h[2] or '0')
+redis.call('HSET', KEYS[1], 'decisions', n and math.floor(n) >= 0 and math.floor(n) + 1 or 1)
 return 1
 `;
 
@@ -54,8 +56,8 @@ declare module 'ioredis' {
       override: string,
       serviceId: string,
     ): Result<[string[], string | null, string | null, string | null, string | null], Context>;
-    /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, the stored decidedAt the fields are a
-     *  difference from ('' for all fields), then field, value pairs. 1 written, 0 refused (a newer
+    /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, the count of decisions of the record the
+     *  fields are a difference from ('' for all fields), then field, value pairs. 1 written, 0 refused (a newer
      *  tick's decision is stored), 2 another decision was stored since the base (nothing written). */
     pipescalerWriteDecision(
       pipe: string,

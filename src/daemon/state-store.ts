@@ -93,6 +93,9 @@ export interface PipeRecord {
   readonly ref: string | null;
   /** The tick instant of the newest stored decision: an older one never overwrites it (writeDecision). */
   readonly decidedAt: number | null;
+  /** How many decisions were stored: a decision written as its difference from a record goes in
+   *  only while this is still the record's (writeDecision). */
+  readonly decisions: number;
   /** The first decision instant that wanted the pending change (the apply-wait metric starts here). */
   readonly wantedSince: number | null;
   /** A change whose outcome is unknown (timed out, cut, or a 2xx whose answer could not be read):
@@ -165,6 +168,7 @@ const EMPTY: PipeRecord = {
   pausedSeen: false,
   ref: null,
   decidedAt: null,
+  decisions: 0,
   wantedSince: null,
   unsettled: null,
   confirming: null,
@@ -190,6 +194,8 @@ export interface StoredService {
 
 export interface Snapshot {
   readonly rec: PipeRecord;
+  /** The record's fields that did not parse (their empty values stand in `rec`). */
+  readonly invalid: readonly string[];
   readonly pause: PauseFlag | null;
   /** The pipe's override, ended or not (decide() ignores an ended one). */
   readonly override: StoredOverrideValue | null;
@@ -220,9 +226,13 @@ export class StateStore {
   }
 
   private parse(pipe: string, raw: Record<string, string>): PipeRecord {
-    const { rec, invalid } = parseRecord(raw);
-    if (invalid.length > 0) this.onInvalid(pipe, invalid);
-    return rec;
+    return this.parseAll(pipe, raw).rec;
+  }
+
+  private parseAll(pipe: string, raw: Record<string, string>): { rec: PipeRecord; invalid: string[] } {
+    const parsed = parseRecord(raw);
+    if (parsed.invalid.length > 0) this.onInvalid(pipe, parsed.invalid);
+    return parsed;
   }
 
   /** The record, the pause and override that apply (by the pipe's identity, given its ids) and
@@ -246,8 +256,10 @@ export class StateStore {
       const value = raw[i + 1];
       if (field !== undefined && value !== undefined) fields[field] = value;
     }
+    const { rec, invalid } = this.parseAll(pipe, fields);
     return {
-      rec: this.parse(pipe, fields),
+      rec,
+      invalid,
       pause: parsePause(own, all),
       override: parseOverride(override),
       service: parseStored(StoredServiceSchema, service),
@@ -294,8 +306,8 @@ export class StateStore {
     };
     if (base === undefined) return (await write(fields, '')) === 1;
     // Only what differs from the record it was decided from, as long as no other decision was
-    // stored since; else the whole decision, as before.
-    const written = await write(changedFrom(base, fields), storedText(base.decidedAt));
+    // stored since (the record's count of them); else the whole decision, as before.
+    const written = await write(changedFrom(base, fields), String(base.decisions));
     return written === 2 ? (await write(fields, '')) === 1 : written === 1;
   }
 

@@ -69,6 +69,7 @@ export const RECORD_FIELDS = {
   pausedSeen: z.boolean(),
   ref: z.string().nullable(),
   decidedAt: epochMs.nullable(),
+  decisions: z.number().int().nonnegative(),
   wantedSince: epochMs.nullable(),
   unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string(), taken: z.boolean().optional() }).nullable(),
   confirming: z
@@ -170,14 +171,15 @@ export const StoredOverride = z.object({
 });
 export const StoredServiceSchema = z.object({ state: ServiceState.nullable(), at: epochMs });
 
-/** Whether two values parsed from JSON (or about to be stored as JSON) are the same JSON: their
- *  keys in any order, undefined members as absent (JSON.stringify leaves them out). */
+/** Whether two plain JSON values (parsed, or about to be stored: no Dates, no NaN) are the same
+ *  JSON: keys in any order, an undefined member as absent and an undefined element as null, as
+ *  JSON.stringify writes them. */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
     return true;
   }
   if (Array.isArray(b)) return false;

@@ -64,6 +64,9 @@ describe('p95 and estimateOf', () => {
     expect(estimateOf(faster, [], 20)).toEqual({ ms: 1_000, source: 'pipe', samples: 50 });
     expect(riseFastP95(faster.slice(0, 20), 20)).toBe(100);
     expect(riseFastP95([], 20)).toBeUndefined();
+    // a minSamples below 20 still looks at the newest 20: one slow change alone lifts nothing
+    expect(riseFastP95([3_000, ...cold], 5)).toBe(17);
+    expect(riseFastP95([3_000, 3_000, ...cold], 5)).toBe(3_000);
   });
 });
 

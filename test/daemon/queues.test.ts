@@ -6,6 +6,7 @@ import {
   applyJobId,
   applyJobOptions,
   applyPriority,
+  confirmOrderOf,
   applyQueueName,
   chosenBackoff,
   evaluateJobId,
@@ -83,6 +84,13 @@ describe('queue names, ids and options', () => {
     // without its change's send (a turn moved to another key): ordered as made
     expect(applyJobOptions('confirm', 'p', 'none', T).priority).toBe(at(T));
     expect(applyPriority('confirm', 'none')).toBe(contact + 1);
+    // a turn moved to another key's queue keeps its place
+    for (const sentAt of [T, T + 12 * 86_400_000 + 1_500]) {
+      const opts = applyJobOptions('confirm', 'p', 'none', T + 600_000, sentAt);
+      const moved = confirmOrderOf({ name: 'confirm', opts });
+      expect(applyJobOptions('confirm', 'p', 'none', T + 900_000, moved).priority).toBe(opts.priority);
+    }
+    expect(confirmOrderOf({ name: 'read', opts: { priority: read } })).toBeUndefined();
   });
 
   it('BullMQ takes waiting turns in that order: changes, contacts, confirmations oldest change first, reconcile reads', async () => {

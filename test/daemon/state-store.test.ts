@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedFrom, parseRecord, refOf, StateStore, type PipeIdentity } from '../../src/daemon/state-store.js';
+import { sameJson } from '../../src/daemon/stored-record.js';
 import type { ScalingValues } from '../../src/api/index.js';
 import { pipeByName } from '../../src/daemon/context.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
@@ -173,12 +174,12 @@ describe('StateStore.writeDecision', () => {
     });
     expect(await store.writeDecision('steady', 1_000, fields(1_000))).toBe(true);
     const first = await store.read('steady');
-    expect(await written('steady')).toEqual(['decidedAt', 'desired', 'lastDecision', 'ref']);
+    expect(await written('steady')).toEqual(['decidedAt', 'decisions', 'desired', 'lastDecision', 'ref']);
     // the next tick decides the same: only decidedAt changes in Redis
     await redis.hdel(store.keys.pipe('steady'), 'desired', 'ref');
     const base = { ...first, desired: { replicas: 2 }, ref: 'o/s/p' };
     expect(await store.writeDecision('steady', 2_000, fields(2_000), base)).toBe(true);
-    expect(await written('steady')).toEqual(['decidedAt', 'lastDecision']);
+    expect(await written('steady')).toEqual(['decidedAt', 'decisions', 'lastDecision']);
     expect(await redis.hget(store.keys.pipe('steady'), 'lastDecision')).toContain('"at":1000');
     const rec = await store.read('steady');
     expect(rec.decidedAt).toBe(2_000);
@@ -201,9 +202,14 @@ describe('StateStore.writeDecision', () => {
     expect(await store.writeDecision('raced', 3_000, fields(3_000, 2), base)).toBe(true);
     expect(await store.read('raced')).toMatchObject({ decidedAt: 3_000, desired: { replicas: 2 } });
     expect((await store.read('raced')).lastDecision?.desired).toEqual({ replicas: 2 });
+    // another decision of the base's own tick (an evaluation right after an answer) counts too
+    const same = await store.read('raced');
+    await store.writeDecision('raced', 3_000, fields(3_000, 6));
+    expect(await store.writeDecision('raced', 4_000, fields(4_000, 2), same)).toBe(true);
+    expect(await store.read('raced')).toMatchObject({ decidedAt: 4_000, desired: { replicas: 2 } });
     // an older tick is refused, with or without a base
-    expect(await store.writeDecision('raced', 2_500, fields(2_500, 7), await store.read('raced'))).toBe(false);
-    expect(await store.writeDecision('raced', 2_500, fields(2_500, 7))).toBe(false);
+    expect(await store.writeDecision('raced', 3_500, fields(3_500, 7), await store.read('raced'))).toBe(false);
+    expect(await store.writeDecision('raced', 3_500, fields(3_500, 7))).toBe(false);
     expect((await store.read('raced')).desired).toEqual({ replicas: 2 });
   });
 
@@ -220,6 +226,10 @@ describe('StateStore.writeDecision', () => {
       lastDecision: { dryRun: true },
     });
     expect(changedFrom(base, { desired: null, readDue: true })).toEqual({ desired: null, readDue: true });
+    // as JSON.stringify writes them: an undefined member is absent, an undefined element null
+    expect(sameJson({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(sameJson([undefined, 1], [null, 1])).toBe(true);
+    expect(sameJson([1], { 0: 1 })).toBe(false);
   });
 });
 

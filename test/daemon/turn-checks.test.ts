@@ -184,6 +184,35 @@ describe('a change whose outcome is unknown', () => {
   });
 });
 
+describe("a steady pipe's decisions", () => {
+  it('are written as their instant alone, and whole over a decision field that does not parse, which is then read once', async () => {
+    await startDaemon(config([orders], { streams: policy('streams', STREAMS) }));
+    const invalid = collect(emitter, 'state:invalid');
+    const key = `${prefix}:ps:pipe:orders-events`;
+    await tickAt(T0);
+    await tickAt(T0 + MIN);
+    const decision = await redis.hget(key, 'lastDecision');
+    await tickAt(T0 + 2 * MIN);
+    // the same decision: its text in Redis unchanged, its instant the record's decidedAt
+    expect(await redis.hget(key, 'lastDecision')).toBe(decision);
+    expect(await redis.hget(key, 'decidedAt')).toBe(String(T0 + 2 * MIN));
+    expect((await daemon.status()).pipes[0]!.lastDecision?.at).toBe(T0 + 2 * MIN);
+    // a hand edit (or another version) leaves a decision field no schema takes
+    await redis.hset(key, 'desiredDirection', '"sideways"');
+    const reads = () => proxy.seen.filter((r) => r.method === 'PATCH' && r.body === '{}').length;
+    const before = reads();
+    const patches = patchesTo(orders.pipeId);
+    await tickAt(T0 + 3 * MIN);
+    await tickAt(T0 + 4 * MIN);
+    await tickAt(T0 + 5 * MIN);
+    expect(await redis.hget(key, 'desiredDirection')).toBe('"none"');
+    expect(invalid.map((e) => e.fields)).toEqual([['desiredDirection']]);
+    // read once (the record could not vouch for itself), then steady again; no change
+    expect(reads() - before).toBe(1);
+    expect(patchesTo(orders.pipeId) - patches).toBe(1);
+  });
+});
+
 describe('the re-check right before a PATCH', () => {
   it('a pipe found Stopped by a read is not sent the stored change', async () => {
     await startDaemon(config([orders], { streams: policy('streams', STREAMS) }));
