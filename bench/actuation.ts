@@ -84,7 +84,7 @@ function phaseFigures(
       'share',
       counted ? '>= 0.99' : undefined,
       counted ? confirmedShare >= 0.99 : undefined,
-      `${p.upsConfirmedByT} of ${p.ups} shown at target by the daemon's own read by T; the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms) of actuation and two confirmation reads each`,
+      `${p.upsConfirmedByT} of ${p.ups} shown at target by the daemon's own read by T; the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms) of actuation and two confirmation reads each; ${p.unsettled} changes of unknown outcome, ${p.unconfirmed} unconfirmed (sent again at the limit)`,
     ),
     f(
       `${label}: confirmation reads, most in 10 s / the read share's`,

@@ -60,6 +60,10 @@ export interface PhaseRun {
   downsBeforeT: number;
   /** The last scale-down at target, after T. */
   downsDoneMs: number;
+  /** Changes whose outcome was unknown (a timeout, a cut connection), and changes not in force
+   *  within the limit (then sent again), from the reload to the end of the phase. */
+  unsettled: number;
+  unconfirmed: number;
   /** Change PATCHes and reads through the proxy from the reload to the end of the phase. */
   changeRequests: number;
   reads: number;
@@ -157,6 +161,11 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
   const redis = connect();
   const emitter = new DaemonEmitter();
   const confirmed = new Map<string, { sentAt: number; at: number; replicas: number | undefined }>();
+  /** Outcomes of the phase that a change's confirmation depends on: unknown, then past the limit. */
+  const outcomes = { unsettled: 0, unconfirmed: 0 };
+  emitter.on('outcome', (o) => {
+    if (o.outcome === 'unsettled' || o.outcome === 'unconfirmed') outcomes[o.outcome]++;
+  });
   emitter.on('confirmed', (c) =>
     confirmed.set(c.pipe, { sentAt: c.sentAt, at: c.confirmedAt, replicas: c.values.replicas }),
   );
@@ -264,6 +273,7 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       proxy.reset();
       confirmed.clear();
       readsAt.clear();
+      outcomes.unsettled = outcomes.unconfirmed = 0;
       await daemon.reload(at(T));
       // What the cloud holds at T, from a snapshot taken a second before it: its values and the
       // instants its pending changes take effect (a change asked for after the snapshot takes at
@@ -303,6 +313,8 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
         downs: downIdx.length,
         downsBeforeT: downIdx.filter((i) => atT[i] === want[i]).length,
         downsDoneMs: Math.max(...downIdx.map((i) => seen[i]!).filter((t) => !Number.isNaN(t))) - T,
+        unsettled: outcomes.unsettled,
+        unconfirmed: outcomes.unconfirmed,
         changeRequests: count(proxy.counts.changes),
         reads: count(proxy.counts.reads),
         limited: await limited(),

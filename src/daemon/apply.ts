@@ -119,8 +119,9 @@ async function carryOut(turn: Turn, t: Transition): Promise<void> {
   await ctx.store.write(pipe.name, t.write);
   const kind = t.write.kind ?? turn.rec.kind;
   // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts),
-  // unless its read came late (the queue's time, not the platform's); one lost to Redis going away
-  // is only one sample
+  // unless its read came late (the queue's time, not the platform's), or the change went
+  // unconfirmed or its outcome was unknown (confirmation.ts actuationSample); one lost to Redis
+  // going away is only one sample
   const sample =
     t.confirmation?.is === 'confirmed'
       ? actuationSample(t.confirmation, lateReadToleranceMs(ctx.config(), pipe))

@@ -28,7 +28,9 @@ export function reportConfirmation(
           sentAt: change.sentAt,
           confirmedAt: change.at,
           actuationMs: Math.max(0, change.at - change.sentAt),
-          ...(sample && 'skipped' in sample ? { lateReadMs: sample.lateMs } : {}),
+          ...(sample && 'skipped' in sample
+            ? { notSample: sample.skipped, ...(sample.lateMs !== undefined ? { lateReadMs: sample.lateMs } : {}) }
+            : {}),
         });
       if (change.wasUnconfirmed)
         emitter.emit('unconfirmed', {

@@ -30,7 +30,7 @@ export function onItsWay(
   now: number,
   t: ConfirmTiming,
 ): Confirming | null {
-  const sent = afterSend(prev, before, u.sent, u.at, t);
+  const sent: Confirming = { ...afterSend(prev, before, u.sent, u.at, t), outcomeUnknown: true };
   // the next of the send's confirmation reads (confirmation.ts): a settle read at once waits for them
   const way = { ...sent, dueAt: nextDueAt({ lastSentAt: u.at }, now, t) ?? sent.dueAt };
   return foreignValues(way, answer.scaling) === null ? way : null;
@@ -67,6 +67,7 @@ export function confirmationRead(
         at: now,
         dueAt: c.dueAt ?? c.lastSentAt + t.limitMs,
         wasUnconfirmed: c.unconfirmedAt !== null,
+        outcomeUnknown: c.outcomeUnknown === true,
       },
     };
   }

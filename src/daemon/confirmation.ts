@@ -29,6 +29,9 @@ export interface Confirming {
   readonly notYet: readonly ScalingValues[];
   /** When the limit passed with the target not in force (the `unconfirmed` outcome), or null. */
   readonly unconfirmedAt: number | null;
+  /** The change's outcome was unknown (timed out, cut, unreadable) and a read did not show it: it
+   *  may be on its way, or may never have reached the platform. Its confirmation is no sample. */
+  readonly outcomeUnknown?: true;
 }
 
 /** When and how long confirmation reads go (situation.ts, from evaluate.actuation). */
@@ -173,6 +176,7 @@ export function afterSend(
     resends: same ? prev.resends + (prev.unconfirmedAt !== null ? 1 : 0) : 0,
     notYet,
     unconfirmedAt: same ? prev.unconfirmedAt : null,
+    ...(same && prev.outcomeUnknown ? { outcomeUnknown: true as const } : {}),
   };
 }
 
@@ -183,22 +187,40 @@ export function resendDue(c: Confirming | null, reloadedAt = -Infinity): boolean
   return c.resends < MAX_RESENDS || reloadedAt > c.lastSentAt;
 }
 
-/** Why a confirmation is not an actuation sample: the read that showed it came late. */
+/** Why a confirmation is not an actuation sample (the reason label of
+ *  pipescaler_actuation_samples_skipped_total). */
+export type SampleSkip = 'late_read' | 'unconfirmed' | 'outcome_unknown';
+
+/** A confirmation that is no actuation sample, and why (`lateMs`: how late its read came). */
 export interface SkippedSample {
-  readonly skipped: 'late_read';
-  readonly lateMs: number;
+  readonly skipped: SampleSkip;
+  readonly lateMs?: number;
 }
 
 /**
- * A confirmation's actuation sample (confirmedAt - sentAt), or why it is none: a read that came
- * more than `toleranceMs` after it was due (key-periods.ts lateReadToleranceMs: a tick and the read
- * share's pace) measured the daemon's queue, not the platform, and would lift the estimate it was
- * scheduled by. The confirmation itself stands (verdicts, events, status); only the sample goes.
+ * A confirmation's actuation sample (confirmedAt - sentAt), or why it is none. The confirmation
+ * itself stands (verdicts, events, status); only the sample goes:
+ * - late_read: its read came more than `toleranceMs` after it was due (key-periods.ts
+ *   lateReadToleranceMs: a tick and the read share's pace): it measured the daemon's queue, not
+ *   the platform, and would lift the estimate it was scheduled by;
+ * - unconfirmed: it went past the limit and was sent again: from its first send it measures a lost
+ *   or stuck change (two such samples of 615 s, from a change cut by a network error, made a
+ *   kind's estimate its 10-minute cap in bench/actuation.ts);
+ * - outcome_unknown: its outcome was unknown (onItsWay): it was sent when the request went, which
+ *   need not be when the platform took it, if it ever did.
  */
 export function actuationSample(
-  c: { readonly sentAt: number; readonly at: number; readonly dueAt: number | null },
+  c: {
+    readonly sentAt: number;
+    readonly at: number;
+    readonly dueAt: number | null;
+    readonly wasUnconfirmed?: boolean;
+    readonly outcomeUnknown?: boolean;
+  },
   toleranceMs: number,
 ): { readonly ms: number } | SkippedSample {
+  if (c.wasUnconfirmed === true) return { skipped: 'unconfirmed' };
+  if (c.outcomeUnknown === true) return { skipped: 'outcome_unknown' };
   const lateMs = c.dueAt === null ? 0 : c.at - c.dueAt;
   return lateMs > toleranceMs ? { skipped: 'late_read', lateMs } : { ms: Math.max(0, c.at - c.sentAt) };
 }

@@ -8,6 +8,7 @@ import type { Decision, Direction, Reason } from '../policy/index.js';
 import type { StoredVerdict } from './state-store.js';
 import type { ReadWhy } from './lifecycle.js';
 import type { ConfigChanges } from './reload-changes.js';
+import type { SampleSkip } from './confirmation.js';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
 
@@ -65,8 +66,9 @@ export interface DaemonEvents {
     sentAt: number;
     confirmedAt: number;
     actuationMs: number;
-    /** The read that showed it came this long after it was due, more than a tick and the read
-     *  share's pace: not an actuation sample (it measured the queue); absent when it is one. */
+    /** Why it is not an actuation sample (confirmation.ts actuationSample); absent when it is one. */
+    notSample?: SampleSkip;
+    /** The read that showed it came this long after it was due (notSample late_read). */
     lateReadMs?: number;
   };
   /** A change went unconfirmed (reason limit: evaluate.actuation.max passed with its target not in

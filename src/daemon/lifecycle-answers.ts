@@ -65,6 +65,8 @@ export type ConfirmationChange =
       readonly dueAt: number | null;
       /** It had gone unconfirmed before (the state clears). */
       readonly wasUnconfirmed: boolean;
+      /** Its outcome had been unknown (a timeout, a cut, an unreadable answer). */
+      readonly outcomeUnknown: boolean;
     }
   /** The limit passed with the target not in force. */
   | { readonly is: 'unconfirmed'; readonly target: ScalingValues; readonly sentAt: number; readonly resends: number }
@@ -247,6 +249,7 @@ export function afterSentChange(
         at: now,
         dueAt: null,
         wasUnconfirmed: prev !== null && prev.unconfirmedAt !== null,
+        outcomeUnknown: sending.outcomeUnknown === true,
       }
     : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null
       ? { is: 'dropped', target: prev.target, reason: 'new_target' }

@@ -82,6 +82,7 @@ export const RECORD_FIELDS = {
       resends: z.number().int().nonnegative(),
       notYet: z.array(scalingValues),
       unconfirmedAt: epochMs.nullable(),
+      outcomeUnknown: z.literal(true).optional(),
     })
     .nullable(),
   confirmed: z.object({ values: scalingValues, at: epochMs }).nullable(),

@@ -30,19 +30,26 @@ export interface DaemonWorkers {
   readonly evaluateWorker: Worker<EvaluateJob>;
 }
 
+/**
+ * Every Worker's options besides its connection, prefix and concurrency. metrics: BullMQ's
+ * completed/failed totals (queue.exportPrometheusMetrics) need them on. A job whose replica died
+ * is handed to another after its lock lapses and a stalled check runs: BullMQ's 30 s + 30 s froze
+ * such a pipe for up to a minute (the chaos suite saw 45-60 s). Jobs here are one API request; the
+ * lock is renewed every lockDuration / 2 while one runs.
+ */
+export const WORKER_OPTIONS = {
+  metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 },
+  lockDuration: 10_000,
+  stalledInterval: 5_000,
+} as const satisfies Partial<WorkerOptions>;
+
 export function startWorkers(o: WorkersOptions): DaemonWorkers {
   const { ctx, redis, prefix } = o;
   const onBullError = (err: Error) => ctx.logger.debug({ err: err.message }, 'queue connection error');
-  // metrics: BullMQ's completed/failed totals (queue.exportPrometheusMetrics) need them on.
-  // A job whose replica died is handed to another after its lock lapses and a stalled check runs:
-  // BullMQ's 30 s + 30 s froze such a pipe for up to a minute (the chaos suite saw 45-60 s). Jobs
-  // here are one API request; the lock is renewed every lockDuration / 2 while one runs.
   const workerOptions = {
     connection: redis,
     prefix,
-    metrics: { maxDataPoints: MetricsTime.ONE_HOUR * 24 },
-    lockDuration: 10_000,
-    stalledInterval: 5_000,
+    ...WORKER_OPTIONS,
     ...o.workerOptions,
   };
   const lanes = new Lanes({

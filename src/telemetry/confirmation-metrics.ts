@@ -26,7 +26,7 @@ export function createConfirmationMetrics(registry: Registry) {
     }),
     samplesSkipped: new Counter({
       name: 'pipescaler_actuation_samples_skipped_total',
-      help: 'Confirmed changes not counted as actuation samples (reason late_read: the read that showed the target came later than a tick and the read share allow after it was due)',
+      help: 'Confirmed changes not counted as actuation samples (reason late_read: the read that showed the target came later than a tick and the read share allow after it was due; unconfirmed: it went past evaluate.actuation.max and was sent again; outcome_unknown: its outcome had been unknown)',
       labelNames: ['kind', 'reason'] as const,
       registers,
     }),
@@ -70,15 +70,22 @@ export function bindConfirmationEvents(
     m.unconfirmed.set({ pipe }, on ? 1 : 0);
   };
   return subscribe(emitter, {
-    confirmed: ({ pipe, kind, values, actuationMs, sentAt, lateReadMs }) => {
+    confirmed: ({ pipe, kind, values, actuationMs, sentAt, notSample, lateReadMs }) => {
       const s = Math.max(0, actuationMs) / 1000;
-      if (lateReadMs !== undefined) {
-        // a confirmation all the same; its latency is the read queue's, not the platform's
-        m.samplesSkipped.inc({ kind, reason: 'late_read' });
+      if (notSample !== undefined) {
+        // a confirmation all the same; its latency is not the platform's (the read queue's, or a
+        // lost or unknown first send's)
+        m.samplesSkipped.inc({ kind, reason: notSample });
         gauged.add(configName(pipe));
         logger.debug(
-          { pipe, values, actuationSeconds: s, lateReadSeconds: lateReadMs / 1000 },
-          'change confirmed at target by a late read: not an actuation sample',
+          {
+            pipe,
+            values,
+            actuationSeconds: s,
+            notSample,
+            ...(lateReadMs !== undefined ? { lateReadSeconds: lateReadMs / 1000 } : {}),
+          },
+          'change confirmed at target: not an actuation sample',
         );
         return;
       }

@@ -562,6 +562,7 @@ describe('what an answer makes of the record', () => {
         at: SENT_AT + 200,
         dueAt: null,
         wasUnconfirmed: false,
+        outcomeUnknown: false,
       });
     });
 
@@ -697,13 +698,20 @@ describe('what an answer makes of the record', () => {
       const t = afterRead(rec, running(STREAMS), SENT_AT + 20_000, ctx);
       expect(t.drift).toBeNull();
       expect(t.next).toEqual({ then: 'nothing' });
-      expect(t.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT, dueAt: SENT_AT + 45_000 });
+      expect(t.write.confirming).toMatchObject({
+        target: { replicas: 6 },
+        sentAt: SENT_AT,
+        dueAt: SENT_AT + 45_000,
+        outcomeUnknown: true,
+      });
       const after = { ...rec, ...t.write };
       expect(nextStep(after, sit(), SENT_AT + 30_000).step).toEqual({ do: 'wait', reason: 'confirming' });
       // in force later: landed late and confirmed, from its send
       const later = afterRead(after, running(PEAK), SENT_AT + 2 * MIN, ctx);
       expect(later.landed).toEqual({ sent: { replicas: 6 }, at: SENT_AT });
       expect(later.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT, at: SENT_AT + 2 * MIN });
+      // when the platform took it, if it did, is not known: no actuation sample
+      expect(later.confirmation).toMatchObject({ outcomeUnknown: true });
       expect(later.drift).toBeNull();
       // past its limit at the settle read: decided as usual (sent again)
       const old = afterRead(rec, running(STREAMS), SENT_AT + 11 * MIN, ctx);

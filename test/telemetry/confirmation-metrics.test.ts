@@ -11,13 +11,20 @@ import {
 import { parseScrape, sampleValue } from './exposition-parse.js';
 
 describe('confirmation metrics', () => {
-  it('observes the samples, and counts the confirmations whose read came late without observing them', async () => {
+  it('observes the samples, and counts the confirmations that are none (a late read, a change sent again) without observing them', async () => {
     const registry = new Registry();
     const emitter = new DaemonEmitter();
     bindConfirmationEvents(emitter, createConfirmationMetrics(registry), createLogger({ level: 'silent' }));
     const change = { pipe: 'orders-events', kind: 'stream' as const, values: { replicas: 6 }, sentAt: 0 };
     emitter.emit('confirmed', { ...change, confirmedAt: 180_000, actuationMs: 180_000 });
-    emitter.emit('confirmed', { ...change, confirmedAt: 900_000, actuationMs: 900_000, lateReadMs: 720_000 });
+    emitter.emit('confirmed', {
+      ...change,
+      confirmedAt: 900_000,
+      actuationMs: 900_000,
+      notSample: 'late_read',
+      lateReadMs: 720_000,
+    });
+    emitter.emit('confirmed', { ...change, confirmedAt: 615_000, actuationMs: 615_000, notSample: 'unconfirmed' });
     const s = parseScrape(await registry.metrics());
     expect(sampleValue(s, 'pipescaler_actuation_seconds_count', { kind: 'stream' })).toBe(1);
     expect(sampleValue(s, 'pipescaler_actuation_seconds_sum', { kind: 'stream' })).toBe(180);
@@ -25,5 +32,8 @@ describe('confirmation metrics', () => {
     expect(sampleValue(s, 'pipescaler_actuation_samples_skipped_total', { kind: 'stream', reason: 'late_read' })).toBe(
       1,
     );
+    expect(
+      sampleValue(s, 'pipescaler_actuation_samples_skipped_total', { kind: 'stream', reason: 'unconfirmed' }),
+    ).toBe(1);
   });
 });
