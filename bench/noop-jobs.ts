@@ -1,7 +1,12 @@
 // The floor of a steady tick: N no-op jobs through a real BullMQ queue on the same Redis, with the
-// job options and the worker concurrency the daemon's evaluate queue uses. Runs in a fresh
-// process (child.ts) so its peak RSS is its own.
+// job options, the Worker options and the concurrency the daemon's evaluate queue uses, enqueued as
+// its tick does (tick.ts: batches of TICK_BATCH; queues.ts tickEvaluationOptions: the job id, the
+// deduplication per pipe, what is kept; workers.ts WORKER_OPTIONS: BullMQ's metrics, the lock).
+// Runs in a fresh process (child.ts) so its peak RSS is its own.
 import { Queue, Worker } from 'bullmq';
+import { tickEvaluationOptions } from '../src/daemon/queues.js';
+import { TICK_BATCH } from '../src/daemon/tick.js';
+import { WORKER_OPTIONS } from '../src/daemon/workers.js';
 import { benchPrefix, connect, deletePrefix } from './redis.js';
 
 export interface NoopArgs {
@@ -24,6 +29,7 @@ export async function runOnce(args: NoopArgs): Promise<NoopResult> {
   let resolveAll!: () => void;
   const all = new Promise<void>((r) => (resolveAll = r));
   const worker = new Worker('evaluate', async () => 'none', {
+    ...WORKER_OPTIONS,
     connection: redis,
     prefix,
     concurrency: args.concurrency,
@@ -37,19 +43,17 @@ export async function runOnce(args: NoopArgs): Promise<NoopResult> {
     await worker.waitUntilReady();
     void worker.run();
     const tickAt = Date.now();
-    // As the daemon's tick: one addBulk of one job per pipe, jobId <pipe>-<tick s>.
-    const jobs = Array.from({ length: args.n }, (_, i) => ({
-      name: 'evaluate',
-      data: { pipe: `pipe-${i}`, tickAt },
-      opts: {
-        jobId: `pipe-${i}-${Math.floor(tickAt / 1000)}`,
-        removeOnComplete: { age: 3_600 },
-        removeOnFail: { age: 3_600 },
-        attempts: 3,
-      },
-    }));
+    // As the daemon's tick: one job per pipe, in batches of TICK_BATCH.
+    const pipes = Array.from({ length: args.n }, (_, i) => `pipe-${i}`);
     const t0 = performance.now();
-    await queue.addBulk(jobs);
+    for (let i = 0; i < pipes.length; i += TICK_BATCH)
+      await queue.addBulk(
+        pipes.slice(i, i + TICK_BATCH).map((pipe) => ({
+          name: 'evaluate',
+          data: { pipe, tickAt },
+          opts: tickEvaluationOptions(pipe, tickAt),
+        })),
+      );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       all,

@@ -1,6 +1,7 @@
 // Steady tick: 10,000 pipes with nothing to change, time from the tick until every
 // evaluation is done, against the floor of as many no-op BullMQ jobs through the same Redis with
-// the same concurrency; and the daemon's peak RSS. Each run is a fresh process. The floor and the
+// the same concurrency, job options and Worker options as the daemon's evaluations (noop-jobs.ts);
+// and the daemon's peak RSS. Each run is a fresh process. The floor and the
 // daemon take turns (floor, daemon, floor, daemon, ...) and each daemon run is divided by the
 // floor run just before it, so a machine whose load changes during the scenario skews both alike.
 import { inFreshProcess } from './child.js';
@@ -47,7 +48,7 @@ export async function steadyTick(o: Options): Promise<Figure[]> {
       unit: 'ms',
       n,
       runs: floors.map((f) => f.ms),
-      note: `concurrency ${o.concurrency}, fresh process and Redis prefix per run, ${floors.reduce((s, f) => s + f.deletedKeys, 0)} keys deleted after`,
+      note: `concurrency ${o.concurrency}, the daemon's evaluate job and Worker options, fresh process and Redis prefix per run, ${floors.reduce((s, f) => s + f.deletedKeys, 0)} keys deleted after`,
     },
     {
       scenario,
