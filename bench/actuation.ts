@@ -27,7 +27,8 @@ const platformTime = (ms: number): string => {
 };
 
 export async function actuation(o: ActuationOptions): Promise<Figure[]> {
-  const r = await inFreshProcess<ActuationRun>(new URL('./daemon-actuation.ts', import.meta.url).href, o, 3_600_000);
+  // six boundaries, each after the confirmations of the one before: over an hour at 1,200 pipes
+  const r = await inFreshProcess<ActuationRun>(new URL('./daemon-actuation.ts', import.meta.url).href, o, 10_800_000);
   const n = o.pipes;
   const f = (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string): Figure => ({
     scenario,

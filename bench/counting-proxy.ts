@@ -130,6 +130,14 @@ export async function countingProxy(
         .catch(() => res.destroy());
     });
   });
+  // Idle connections kept as long as the embedded cloud's server keeps them (fastify's 72 s), not
+  // Node's 5 s. The daemon's pool closes an idle connection 2 s before the server's Keep-Alive
+  // says; the proxy shares the daemon's loaded process, and a change sent near that edge could
+  // meet the proxy closing the connection: a network error for a change the cloud never saw
+  // (bench actuation at e908318: 2 to 5 of 1,200 changes a boundary, each then waiting out
+  // evaluate.actuation.max).
+  server.keepAliveTimeout = 72_000;
+  server.headersTimeout = 73_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

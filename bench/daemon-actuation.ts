@@ -245,14 +245,16 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       const counted = phase.lead !== 'budget';
       const measured = counted ? await readEstimates(redis, store.keys, base) : null;
       const expectedActuationMs = measured ? Math.max(0, ...[...measured.values()].map((e) => e.ms ?? 0)) : 0;
+      // maxMs: the default 10 minutes, compressed tenfold as the rest (a change cut before the cloud
+      // took it waits that long, unsettled, before it is sent again)
       const at = (T: number): Config => ({
         ...base,
         evaluate: {
           ...base.evaluate,
           // firstRead: the platform's 15 s, compressed tenfold as the rest
           actuation: counted
-            ? { expectedMs: 0, maxMs: 600_000, minSamples: 20, firstReadMs: 1_500 }
-            : { expectedMs: 0, maxMs: 600_000, minSamples: 20, firstReadMs: 1_500, measured: false },
+            ? { expectedMs: 0, maxMs: 60_000, minSamples: 20, firstReadMs: 1_500 }
+            : { expectedMs: 0, maxMs: 60_000, minSamples: 20, firstReadMs: 1_500, measured: false },
         },
         policies: {
           a: { name: 'a', ...policyOf(values.a, { at: T, replicas: next.a }) },
