@@ -67,6 +67,7 @@ export function confirmationRead(
         at: now,
         dueAt: c.dueAt ?? c.lastSentAt + t.limitMs,
         wasUnconfirmed: c.unconfirmedAt !== null,
+        pastLimit: c.unconfirmedAt !== null,
         outcomeUnknown: c.outcomeUnknown === true,
       },
     };

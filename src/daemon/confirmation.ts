@@ -214,12 +214,12 @@ export function actuationSample(
     readonly sentAt: number;
     readonly at: number;
     readonly dueAt: number | null;
-    readonly wasUnconfirmed?: boolean;
+    readonly pastLimit?: boolean;
     readonly outcomeUnknown?: boolean;
   },
   toleranceMs: number,
 ): { readonly ms: number } | SkippedSample {
-  if (c.wasUnconfirmed === true) return { skipped: 'unconfirmed' };
+  if (c.pastLimit === true) return { skipped: 'unconfirmed' };
   if (c.outcomeUnknown === true) return { skipped: 'outcome_unknown' };
   const lateMs = c.dueAt === null ? 0 : c.at - c.dueAt;
   return lateMs > toleranceMs ? { skipped: 'late_read', lateMs } : { ms: Math.max(0, c.at - c.sentAt) };

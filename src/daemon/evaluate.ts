@@ -59,7 +59,7 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
   if (decision) {
     const sends = step.do === 'change' || step.do === 'list_services';
     // written as its difference from the record it was decided from (a steady pipe: the instant);
-    // whole when a field of it did not parse, so the decision's own fields are written over
+    // whole when a field of the record did not parse, so the decision's own fields are written over
     const stored = await ctx.store.writeDecision(
       name,
       tickAt,

@@ -63,8 +63,11 @@ export type ConfirmationChange =
        *  limit, the limit); null: the change's own answer showed it. A read that came late measures
        *  the queue, not the platform (confirmation.ts actuationSample). */
       readonly dueAt: number | null;
-      /** It had gone unconfirmed before (the state clears). */
+      /** The pipe's change being confirmed had gone unconfirmed (that state clears). */
       readonly wasUnconfirmed: boolean;
+      /** This target went past its limit before it was confirmed: from its first send, its
+       *  actuation measures a lost or stuck change. */
+      readonly pastLimit: boolean;
       /** Its outcome had been unknown (a timeout, a cut, an unreadable answer). */
       readonly outcomeUnknown: boolean;
     }
@@ -249,6 +252,8 @@ export function afterSentChange(
         at: now,
         dueAt: null,
         wasUnconfirmed: prev !== null && prev.unconfirmedAt !== null,
+        // a new target replacing an unconfirmed one starts over: only the same target keeps it
+        pastLimit: sending.unconfirmedAt !== null,
         outcomeUnknown: sending.outcomeUnknown === true,
       }
     : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null

@@ -14,9 +14,9 @@ local h = redis.call('HMGET', KEYS[1], 'decidedAt', 'decisions')
 local cur = tonumber(h[1] or '')
 if cur and cur > tonumber(ARGV[1]) then return 0 end
 if ARGV[2] ~= '' and (h[2] or '0') ~= ARGV[2] then return 2 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-local n = tonumber(h[2] or '0')
-redis.call('HSET', KEYS[1], 'decisions', n and math.floor(n) >= 0 and math.floor(n) + 1 or 1)
+local n = tonumber(h[2] or '')
+if not n or n ~= n or n < 0 or n >= 2^53 then n = 0 end
+redis.call('HSET', KEYS[1], 'decisions', string.format('%d', math.floor(n) + 1), unpack(ARGV, 3))
 return 1
 `;
 

@@ -74,10 +74,10 @@ describe('actuation samples', () => {
 
   it('one sent again after its limit, or whose outcome was unknown, is no sample either', () => {
     // a change cut by a network error, never taken: sent again at its limit, confirmed 615 s after its first send
-    const resent = { sentAt: T0, at: T0 + 615 * SEC, dueAt: T0 + 612 * SEC, wasUnconfirmed: true };
+    const resent = { sentAt: T0, at: T0 + 615 * SEC, dueAt: T0 + 612 * SEC, pastLimit: true };
     expect(actuationSample(resent, 38 * SEC)).toEqual({ skipped: 'unconfirmed' });
     expect(actuationSample({ ...c, outcomeUnknown: true }, 38 * SEC)).toEqual({ skipped: 'outcome_unknown' });
-    expect(actuationSample({ ...c, wasUnconfirmed: false, outcomeUnknown: false }, 38 * SEC)).toEqual({
+    expect(actuationSample({ ...c, pastLimit: false, outcomeUnknown: false }, 38 * SEC)).toEqual({
       ms: 200 * SEC,
     });
   });

@@ -8,7 +8,7 @@ import { afterEndpoint, afterFailure, afterRead, afterSentChange } from '../../s
 import { nextStep, stageOf, turnInstant, type Situation } from '../../src/daemon/lifecycle.js';
 import { unsafeChange } from '../../src/daemon/safety.js';
 import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/state-store.js';
-import { nextDueAt, type Confirming } from '../../src/daemon/confirmation.js';
+import { actuationSample, nextDueAt, type Confirming } from '../../src/daemon/confirmation.js';
 import { demoPipe, oneOff, policy } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -562,6 +562,7 @@ describe('what an answer makes of the record', () => {
         at: SENT_AT + 200,
         dueAt: null,
         wasUnconfirmed: false,
+        pastLimit: false,
         outcomeUnknown: false,
       });
     });
@@ -669,6 +670,7 @@ describe('what an answer makes of the record', () => {
         is: 'confirmed',
         sentAt: SENT_AT,
         wasUnconfirmed: true,
+        pastLimit: true,
         dueAt: T0 + 31 * MIN,
       });
     });
@@ -687,6 +689,13 @@ describe('what an answer makes of the record', () => {
         unconfirmedAt: null,
         notYet: [STREAMS, { replicas: 6 }, STREAMS],
       });
+      // the new target in force at its own answer: measured from its own send, a sample
+      const atOnce = afterSentChange(rec, running({ ...STREAMS, replicas: 4 }), { replicas: 4 }, T0 + 30 * MIN + 150, {
+        ...send,
+        sentAt: T0 + 30 * MIN,
+      });
+      expect(atOnce.confirmation).toMatchObject({ is: 'confirmed', wasUnconfirmed: true, pastLimit: false });
+      expect(actuationSample(atOnce.confirmation as Parameters<typeof actuationSample>[0], 0)).toEqual({ ms: 150 });
     });
 
     it('a change of unknown outcome (taken, timed out, cut) that its settle read does not show: confirming from its send, its confirmation reads on the schedule of its send, not sent again', () => {

@@ -213,6 +213,18 @@ describe('StateStore.writeDecision', () => {
     expect((await store.read('raced')).desired).toEqual({ replicas: 2 });
   });
 
+  it('starts the count of decisions over when it is not a whole number it can count on', async () => {
+    for (const [i, bad] of ['inf', '1e400', '9007199254740993', 'abc', '-3', '2.5'].entries()) {
+      const pipe = `counted-${i}`;
+      await redis.hset(store.keys.pipe(pipe), 'decisions', bad);
+      expect((await store.snapshot(pipe)).invalid).toEqual(['decisions']);
+      expect(await store.writeDecision(pipe, 1_000, { desired: { replicas: 2 } })).toBe(true);
+      const after = await store.snapshot(pipe);
+      expect([bad, after.invalid]).toEqual([bad, []]);
+      expect(after.rec.decisions).toBeGreaterThan(0);
+    }
+  });
+
   it('changedFrom compares JSON values, and the last decision without its instant', () => {
     const base = {
       ...parseRecord({}).rec,
