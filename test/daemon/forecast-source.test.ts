@@ -35,13 +35,14 @@ const SLOT = Math.floor(T / REFRESH) * REFRESH;
 
 const policy = (name: string, query: string): Policy => ({
   name,
-  baseline: { replicas: { min: 1, max: 20 } },
+  // the demo pipe takes 1..10 replicas: the load (up to ~1,200) stays inside at 200 a replica
+  baseline: { replicas: { min: 1, max: 10 } },
   windows: [],
   behavior: { scaleUp: { maxStep: {}, cooldownMs: 0 }, scaleDown: { maxStep: {}, cooldownMs: 0, stabilizationMs: 0 } },
   metric: {
     query,
     match: { group: '{{ .labels.group }}' },
-    targetPer: { replicas: 100 },
+    targetPer: { replicas: 200 },
     onError: { kind: 'hold' },
     staleAfterMs: 3_600_000,
     tolerance: 0,
@@ -79,7 +80,10 @@ async function rangeQueries(): Promise<number> {
 const forecastOf = (r: MetricReading): ForecastReading | undefined => ('value' in r ? r.forecast : undefined);
 
 beforeAll(async () => {
-  const trace = (seed: number, from: number) => seasonalTrace({ from, to: T + 1, stepMs: MIN, seed });
+  // No bursts: where they fall moves with the clock (the trace ends now), and one in the scored
+  // week lifts the peak error past 0.15 at some minutes of the day. What bursts do to a forecast
+  // is pinned by the policy's own tests, on a fixed trace.
+  const trace = (seed: number, from: number) => seasonalTrace({ from, to: T + 1, stepMs: MIN, seed, burstsPerDay: 0 });
   prom = await startPrometheus({
     targets: [],
     retention: '30d',
@@ -159,10 +163,13 @@ describe('forecast source', () => {
     const f = forecastOf(r);
     if (!f || 'error' in f) throw new Error('no forecast');
     const d = decide(load, T, view({ applied: { replicas: 1 }, metric: r }));
-    // the peak of the points up to T + actuation (5 min), the first one at or after it included
-    const ahead = f.points.filter(([t], i) => t <= T + 5 * MIN || (f.points[i - 1]?.[0] ?? 0) < T + 5 * MIN);
-    const wanted = Math.min(20, Math.ceil(Math.max(...ahead.map(([, v]) => v)) / 100));
-    const reactive = Math.min(20, Math.ceil(('value' in r ? r.value : 0) / 100));
+    // the peak of the points from T up to T + actuation (5 min), the first one at or after it
+    // included; those before T are past (T falls up to 12 min into its refresh period)
+    const ahead = f.points.filter(
+      ([t], i) => t >= T && (t <= T + 5 * MIN || (f.points[i - 1]?.[0] ?? 0) < T + 5 * MIN),
+    );
+    const wanted = Math.min(10, Math.ceil(Math.max(...ahead.map(([, v]) => v)) / 200));
+    const reactive = Math.min(10, Math.ceil(('value' in r ? r.value : 0) / 200));
     expect(d.metric?.forecast).toMatchObject({ mode: 'scale', recommended: wanted, raised: wanted > reactive });
     expect(d.desired.replicas).toBe(Math.max(wanted, reactive));
   });
