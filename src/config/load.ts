@@ -3,7 +3,7 @@
 // ConfigError, each with its line and column. Synchronous: it runs once at start and on reload.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { expandCalendars } from './calendar.js';
 import { withCurrentNames } from './env-names.js';
@@ -21,6 +21,7 @@ import { envOverrides, type EnvOverrides } from './env-overrides.js';
 import { ACTUATION_DEFAULTS, assignPools, type ActuationSettings } from '../policy/index.js';
 import type { ApiKeyConfig, Config, PrometheusConfig, RedisSettings } from './types.js';
 import { locate } from './yaml-locate.js';
+import { syntaxIssue } from './yaml-syntax.js';
 import { aliasBombIssue, nodeIssues, withoutRefused } from './yaml-nodes.js';
 
 /** yaml's limit of alias expansions (its guard against a document that multiplies itself). */
@@ -91,18 +92,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
   const lc = new LineCounter();
   // merge keys (`<<: *defaults`) let policies share a behavior block
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true });
-  const [firstError] = doc.errors;
-  if (firstError) {
-    // yaml's own messages can quote the source line (which may hold a secret): use position and code only
-    // after the first syntax error the parser mostly reports the same mistake again: keep the first
-    const first = syntaxIssue(firstError, lc);
-    const more = doc.errors.length - 1;
-    const message =
-      more > 0
-        ? `${first.message} (then ${more} more syntax error${more > 1 ? 's' : ''} that may follow from it)`
-        : first.message;
-    throw new ConfigError('CONFIG_INVALID', file, [{ ...first, message }]);
-  }
+  if (doc.errors.length > 0) throw new ConfigError('CONFIG_INVALID', file, [syntaxIssue(doc.errors, lc, text)]);
   if (doc.contents === null) {
     // `: > config.yaml`, or an editor that truncates before it writes: not a config of defaults
     throw new ConfigError('CONFIG_INVALID', file, [
@@ -258,15 +248,6 @@ function resolvePrometheusPaths(p: PrometheusConfig, at: (file: string) => strin
     ...(p.bearerTokenFile !== undefined ? { bearerTokenFile: at(p.bearerTokenFile) } : {}),
     ...(p.basicAuth !== undefined ? { basicAuth: { ...p.basicAuth, passwordFile: at(p.basicAuth.passwordFile) } } : {}),
   };
-}
-
-function syntaxIssue(e: YAMLError, lc: LineCounter): ConfigIssue {
-  const { line, col } = lc.linePos(e.pos[0]);
-  // yaml quotes the offending token; a long one may be a value (a secret), so only short ones stay
-  const text = (e.message.split('\n')[0] ?? '') // split gives at least one piece
-    .replace(/ at line \d+, column \d+.*$/, '')
-    .replace(/: "(.{3,})"$/, '');
-  return { path: '', line, column: col, message: `YAML syntax: ${text}` };
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
