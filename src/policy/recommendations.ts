@@ -3,18 +3,26 @@
 // (behavior.ts), so a value that a later one equals or beats can never be that answer again: it
 // is dropped (a sliding-window maximum). What is left is exact for any window length, and small:
 // per field at most one entry per distinct value (replicas: 10), whatever the tick or the window.
+// A stored list need not be in time order (a clock stepped back, replicas whose clocks differ), so
+// the rule goes by each entry's time, never by its place in the list: an older entry stored after
+// a newer one must not take the newer one out of the window with it.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import type { Decision, PipeView, Policy } from './types.js';
 
 export type Recommendations = PipeView['recommendations'];
 
-/** `list` without entries older than `keepFrom` and without values a later entry equals or beats. */
-export function pruneRecommendations(list: Recommendations, keepFrom: number): Recommendations {
+/**
+ * `list` in time order, without entries older than `keepFrom` and without values a later entry
+ * equals or beats. An entry after `now` beats nothing: it does not count until its time
+ * (stabilizationFloor), and the one it would beat still does.
+ */
+export function pruneRecommendations(list: Recommendations, keepFrom: number, now = Infinity): Recommendations {
+  const recent = list.filter((r) => r.at >= keepFrom).sort((a, b) => a.at - b.at);
   const out: { at: number; values: ScalingValues }[] = [];
   const best: ScalingValues = {};
-  for (let i = list.length - 1; i >= 0; i--) {
-    const r = list[i];
-    if (r === undefined || r.at < keepFrom) break;
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const r = recent[i];
+    if (r === undefined) continue;
     const values: ScalingValues = {};
     let kept = false;
     for (const f of SCALING_FIELDS) {
@@ -23,7 +31,7 @@ export function pruneRecommendations(list: Recommendations, keepFrom: number): R
       const later = best[f];
       if (later !== undefined && later >= v) continue;
       values[f] = v;
-      best[f] = v;
+      if (r.at <= now) best[f] = v;
       kept = true;
     }
     if (kept) out.push({ at: r.at, values });
@@ -44,5 +52,5 @@ export function recommendationsAfter(
     Object.keys(decision.recommendation).length > 0
       ? [...previous, { at: now, values: decision.recommendation }]
       : previous;
-  return pruneRecommendations(added, keepFrom);
+  return pruneRecommendations(added, keepFrom, now);
 }

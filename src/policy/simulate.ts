@@ -239,8 +239,8 @@ export function pipeTimeline(
 
 /**
  * The first instant after `now` at which a decision can differ from the one made at `now`: a
- * window starts or ends, a cooldown runs out, or a recommendation above the current one
- * (`current`, repeated by every tick until then) leaves the stabilization window.
+ * window starts or ends, a cooldown runs out, a pause ends, or a recommendation above the current
+ * one (`current`, repeated by every tick until then) comes into or leaves the stabilization window.
  */
 export function nextEvent(
   policy: Policy,
@@ -275,15 +275,21 @@ export function nextEvent(
   const { scaleUp, scaleDown } = policy.behavior;
   if (view.lastChange.up !== undefined) consider(view.lastChange.up + scaleUp.cooldownMs);
   if (view.lastChange.down !== undefined) consider(view.lastChange.down + scaleDown.cooldownMs);
-  // An entry counts while at >= now - stabilization: it is gone 1 ms after at + stabilization.
-  // Only one above the current recommendation holds a floor whose end can change anything.
+  // An entry counts from its instant while at >= now - stabilization: it is gone 1 ms after at +
+  // stabilization. Only one above the current recommendation holds a floor whose start or end can
+  // change anything. The kept list (recommendations.ts) drops no entry before its end that a
+  // floor still needs, so these are every instant the floor moves.
   for (const r of view.recommendations) {
     const above = (Object.keys(r.values) as (keyof ScalingValues)[]).some((f) => {
       const v = r.values[f];
       return current[f] === undefined || (v !== undefined && v > current[f]);
     });
-    if (above) consider(r.at + scaleDown.stabilizationMs + 1);
+    if (!above) continue;
+    consider(r.at);
+    consider(r.at + scaleDown.stabilizationMs + 1);
   }
+  // A pause that ends: the pipe is decided again.
+  if (view.paused?.until !== undefined) consider(view.paused.until);
   return next;
 }
 
