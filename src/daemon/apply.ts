@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { isApiError, pipeKind, type ApiError, type Pipe, type ScalingValues } from '../api/index.js';
-import { changeDirections, type PipeConfig } from '../policy/index.js';
+import { changeDirections, outcomeReason, type PipeConfig } from '../policy/index.js';
 import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
 import { handleApiFailure, readOutcome, type ApplyOutcome } from './apply-failure.js';
 import type { AuditDirection } from './events.js';
-import { evaluatePipe, reasonLabel } from './evaluate.js';
+import { evaluatePipe } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
 import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transition } from './lifecycle-answers.js';
 import { nextStep, timingOf, turnInstant, type ReadWhy } from './lifecycle.js';
@@ -212,7 +212,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       after: applied,
       ...(target ? { target } : {}),
       // A scale-up sent ahead of its window says so (lead time), or raised by a forecast.
-      reason: reasonLabel({
+      reason: outcomeReason({
         action: 'change',
         direction: moves.up ? 'up' : 'down',
         reasons: outcome.reasons,

@@ -3,10 +3,10 @@
 // step is a request (a read, an endpoint's read, a change).
 import type { Job } from 'bullmq';
 import type { ScalingValues } from '../api/index.js';
-import type { Decision } from '../policy/index.js';
+import { outcomeReason, type Decision } from '../policy/index.js';
 import { pipeByName, type DaemonContext } from './context.js';
 import { dropped, type JobResult } from './job-results.js';
-import { nextStep, skipCode, type Next } from './lifecycle.js';
+import { nextStep, type Next } from './lifecycle.js';
 import { noteFreeze, noteOverride } from './operator-events.js';
 import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
 import { situationOf } from './situation.js';
@@ -157,9 +157,9 @@ function emitOutcome(
   const safety = next.step.do === 'skip' && d.action === 'change' ? next.step.reason : null;
   if (d.action === 'change' && !dryRun && safety === null) return; // the apply turn reports it
   // A pipe that stays skipped for the same reason is reported once, not at every tick.
-  const reason = safety ?? reasonLabel(d);
+  const reason = safety ?? outcomeReason(d);
   const last = rec.lastDecision;
-  if (d.action === 'skip' && last?.action === 'skip' && reasonLabel(last) === reason) return;
+  if (d.action === 'skip' && last?.action === 'skip' && outcomeReason(last) === reason) return;
   const after: ScalingValues =
     d.action === 'change' && safety === null ? { ...rec.applied, ...d.changes } : rec.applied;
   ctx.emitter.emit('decision', {
@@ -173,14 +173,4 @@ function emitOutcome(
     target: d.recommendation,
     reasons: d.reasons,
   });
-}
-
-/** The short machine reason for a metric label. */
-export function reasonLabel(d: Pick<Decision, 'action' | 'direction' | 'reasons' | 'windows'>): string {
-  if (d.action === 'skip') return skipCode(d);
-  if (d.reasons.some((r) => r.code === 'metric_unavailable')) return 'metric_unavailable';
-  // A scale-up sent ahead of its window (lead time), or raised by a forecast.
-  if (d.direction === 'up' && d.reasons.some((r) => r.code === 'lead_time')) return 'lead_time';
-  if (d.direction === 'up' && d.reasons.some((r) => r.code === 'forecast')) return 'forecast';
-  return d.windows.length > 0 ? 'window' : 'baseline';
 }

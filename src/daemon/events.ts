@@ -25,7 +25,7 @@ export interface DaemonEvents {
     pipe: string;
     direction: AuditDirection;
     result: DecisionResult;
-    /** Short machine reason for the metric label: window, baseline, lead_time, a skip code, an API error code
+    /** Short machine reason (outcomeReason, src/policy/outcome-reason.ts): window, baseline, pipe_bound, lead_time, a skip code, an API error code
      *  (docs/decisions.md#the-reason-label-of-the-decisions-metric). */
     reason: string;
     windows: readonly string[];

@@ -8,7 +8,7 @@ import type { ScalingValues } from '../api/index.js';
 import {
   ACTUATION_DEFAULTS,
   evaluateStep,
-  SKIP_REASON_CODES,
+  skipCode,
   type Decision,
   type ActuationSettings,
   type Direction,
@@ -292,10 +292,4 @@ function sendStep(
 function directionOf(decision: Decision, rec: PipeRecord, body: ScalingValues): Direction {
   if (decision.action === 'change') return decision.direction;
   return Object.entries(body).some(([f, v]) => v > (rec.applied[f as keyof ScalingValues] ?? 0)) ? 'up' : 'down';
-}
-
-/** The skip code of a skip decision: the first of its reasons that is a skip code. */
-export function skipCode(d: Pick<Decision, 'reasons'>): string {
-  const skip = d.reasons.find((r) => (SKIP_REASON_CODES as readonly string[]).includes(r.code));
-  return skip?.code ?? d.reasons[0]?.code ?? 'skip';
 }

@@ -25,6 +25,7 @@ const direction = z.enum(['up', 'down', 'none']);
 const reason = z.object({
   code: z.enum(REASON_CODES),
   field: z.enum(SCALING_FIELDS as [ScalingField, ...ScalingField[]]).optional(),
+  bound: z.enum(['min', 'max']).optional(),
   message: z.string(),
 });
 const storedError = z.object({ at: epochMs, code: z.string(), message: z.string(), requestId: z.string().optional() });

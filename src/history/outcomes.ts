@@ -77,7 +77,7 @@ export interface Outcome {
   readonly outcome: OutcomeName;
   /** Epoch ms. */
   readonly at: number;
-  /** Machine reason: window, baseline, lead_time, a skip code (paused, cooldown...), an API error code. */
+  /** Machine reason: window, baseline, pipe_bound, lead_time, a skip code (paused, cooldown...), an API error code. */
   readonly reason: string;
   /** What the platform had, what it has after, what the policy wanted. */
   readonly before?: ScalingValues;

@@ -69,10 +69,20 @@ function clampHard(field: ScalingField, value: number, bounds: Bounds, reasons: 
   const b = bounds[field];
   if (b !== undefined) {
     if (b.max !== undefined && v > b.max) {
-      reasons.push({ code: 'pipe_bound', field, message: `${field} ${v} -> ${b.max}: pipe bound max ${b.max}${note}` });
+      reasons.push({
+        code: 'pipe_bound',
+        field,
+        bound: 'max',
+        message: `${field} ${v} -> ${b.max}: pipe bound max ${b.max}${note}`,
+      });
       v = b.max;
     } else if (b.min !== undefined && v < b.min) {
-      reasons.push({ code: 'pipe_bound', field, message: `${field} ${v} -> ${b.min}: pipe bound min ${b.min}${note}` });
+      reasons.push({
+        code: 'pipe_bound',
+        field,
+        bound: 'min',
+        message: `${field} ${v} -> ${b.min}: pipe bound min ${b.min}${note}`,
+      });
       v = b.min;
     }
   }

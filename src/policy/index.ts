@@ -10,6 +10,7 @@ export type { ResolvedTarget } from './target.js';
 export { applyBehavior, cooldownRemaining, stabilizationFloor } from './behavior.js';
 export type { BehaviorResult, BehaviorView } from './behavior.js';
 export { decide, changeDirections } from './decide.js';
+export { outcomeReason, skipCode } from './outcome-reason.js';
 export { pruneRecommendations, recommendationsAfter, type Recommendations } from './recommendations.js';
 export { evaluateStep, afterChange, type Step, type Changed } from './step.js';
 // Plan and simulate over decide().

@@ -238,6 +238,8 @@ export type ReasonCode = (typeof REASON_CODES)[number];
 export interface Reason {
   readonly code: ReasonCode;
   readonly field?: ScalingField;
+  /** pipe_bound: which of the pipe's bounds moved the value (a max lowers it, a min raises it). */
+  readonly bound?: 'min' | 'max';
   /** One readable sentence, e.g. "business-hours (Europe/Berlin) sets replicas 6". */
   readonly message: string;
 }

@@ -175,20 +175,26 @@ describe('the target, the kind and the comparison', () => {
 
 describe('clamps, each alone, with the reason it reports', () => {
   const at12 = policy({ baseline: { replicas: { value: 12 } } });
-  it.each<{ name: string; p: Policy; v: Partial<PipeView>; want: number; reason: { code: string; message: string } }>([
+  it.each<{
+    name: string;
+    p: Policy;
+    v: Partial<PipeView>;
+    want: number;
+    reason: { code: string; bound?: string; message: string };
+  }>([
     {
       name: 'pipe bound max',
       p: base,
       v: { bounds: { replicas: { max: 4 } } },
       want: 4,
-      reason: { code: 'pipe_bound', message: 'replicas 6 -> 4: pipe bound max 4' },
+      reason: { code: 'pipe_bound', bound: 'max', message: 'replicas 6 -> 4: pipe bound max 4' },
     },
     {
       name: 'pipe bound min',
       p: base,
       v: { bounds: { replicas: { min: 8 } } },
       want: 8,
-      reason: { code: 'pipe_bound', message: 'replicas 6 -> 8: pipe bound min 8' },
+      reason: { code: 'pipe_bound', bound: 'min', message: 'replicas 6 -> 8: pipe bound min 8' },
     },
     {
       name: 'platform range max',
