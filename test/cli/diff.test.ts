@@ -1,7 +1,7 @@
 // `pipescaler diff` through the built bin, on the shipped config and an edited copy of it, as a
 // pull request's CI would run it: exit 0 when both decide the same, 2 when they differ, 1 on error.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -98,5 +98,24 @@ describe('pipescaler diff', () => {
     const missing = run(['diff', 'config/pipescaler.yaml', join(dir, 'nope.yaml'), ...PERIOD]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("prints the README's example as it stands, in the machine's time zone (TZ=UTC there)", () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const block =
+      /```\n(\$ pipescaler diff config\/pipescaler\.yaml head\.yaml [^\n]*)\n([\s\S]*?)\n {2}\.\.\.\n```/.exec(readme);
+    expect(block, 'the diff example of the README').not.toBeNull();
+    const [, command, shown] = block!;
+    const head = edited('head.yaml', (t) =>
+      t.replace('start: "08:00"            # quote', 'start: "07:00"            # quote'),
+    );
+    const args = command!.replace('$ pipescaler ', '').replace('head.yaml', head).split(' ');
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, TZ: 'UTC' },
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stdout.replaceAll(head, 'head.yaml')).toContain(`${shown!}\n`);
   });
 });
