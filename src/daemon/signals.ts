@@ -1,11 +1,13 @@
 // The signals the daemon handles, and why:
 // - SIGTERM: the service manager (systemd, Kubernetes) stops us: finish in-flight requests (up to
-//   api.timeout, shutdown.ts stopGraceMs), exit 0.
-// - SIGINT: Ctrl-C in a terminal: the same graceful stop; a second one forces the exit.
+//   api.timeout and a second, shutdown.ts stopGraceMs), exit 0 within shutdown.ts stopTimeoutMs.
+// - SIGINT: Ctrl-C in a terminal: the same graceful stop; a second one forces the exit. Under
+//   `npm start` one Ctrl-C arrives twice (the terminal signals npm and the daemon, and npm passes
+//   its own on): a repeat within REPEAT_MS of the first is that same signal, not a second one.
 // - SIGHUP: the conventional "re-read your config".
 import type { DaemonLogger } from './context.js';
 import type { Daemon } from './daemon.js';
-import { stopGraceMs } from './shutdown.js';
+import { stopGraceMs, stopWithinMs } from './shutdown.js';
 
 export interface SignalOptions {
   /** The stop's grace; default the daemon's (stopGraceMs: api.timeout and a second). */
@@ -15,17 +17,28 @@ export interface SignalOptions {
   readonly exit: (code: number) => void;
 }
 
+/** A signal this soon after the first is the same one delivered twice, not a second. */
+export const REPEAT_MS = 1_000;
+
 export function handleSignals(daemon: Daemon, { timeoutMs, logger, exit }: SignalOptions): () => void {
   let stopping = false;
+  let firstAt = 0;
   const stop = (signal: NodeJS.Signals) => {
+    if (stopping && Date.now() - firstAt < REPEAT_MS) return;
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
       exit(1);
       return;
     }
     stopping = true;
+    firstAt = Date.now();
     const graceMs = timeoutMs ?? stopGraceMs(daemon.config());
-    logger.info({ signal, timeoutMs: graceMs }, 'stopping: finishing in-flight requests (up to api.timeout)');
+    // the one number of a stop (shutdown.ts stopTimeoutMs: the service managers' stop timeout)
+    const withinMs = stopWithinMs(graceMs);
+    logger.info(
+      { signal, stopTimeoutMs: withinMs },
+      `stopping: finishing in-flight requests; the daemon exits within ${withinMs / 1000} s`,
+    );
     daemon.stop({ timeoutMs: graceMs }).then(
       () => exit(0),
       (err: unknown) => {

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import type { Config } from '../../src/config/index.js';
 import { createDaemon, DaemonEmitter, handleSignals, type Daemon, type DaemonLogger } from '../../src/daemon/index.js';
-import { ANSWER_WRITE_MS } from '../../src/daemon/shutdown.js';
+import { ANSWER_WRITE_MS, stopWithinMs } from '../../src/daemon/shutdown.js';
 import {
   DEMO,
   FAST_WORKERS,
@@ -146,8 +146,8 @@ describe('a stop with changes in flight', () => {
       });
       process.emit('SIGTERM', 'SIGTERM');
       expect(await exited).toBe(0);
-      // the grace: api.timeout and a second to write the answers
-      expect(said).toContainEqual({ signal: 'SIGTERM', timeoutMs: 3_000 + ANSWER_WRITE_MS });
+      // the stop timeout it says: the grace (api.timeout and a second to write the answers) and the rest
+      expect(said).toContainEqual({ signal: 'SIGTERM', stopTimeoutMs: stopWithinMs(3_000 + ANSWER_WRITE_MS) });
       expect(first.stopLine()).toMatchObject({ graceful: true });
       expect(
         first.decisions

@@ -16,7 +16,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { stopTimeoutNeededMs } from '../../src/daemon/shutdown.js';
+import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
 
 const BASE = 'config/kubernetes';
 const read = (file: string) => readFileSync(join(BASE, file), 'utf8');
@@ -204,7 +204,7 @@ describe('the Kubernetes base', () => {
     expect(config.telemetry.listen).toBe('0.0.0.0:9464');
     // SIGTERM: in-flight requests get the config's api.timeout and a second, then everything
     // closes and the process exits, before the kubelet's SIGKILL
-    expect(pod.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(stopTimeoutNeededMs(config));
+    expect(pod.spec.terminationGracePeriodSeconds * 1000).toBe(stopTimeoutMs(config));
   });
 
   it('keeps one replica through a drain, and scrapes every replica through the Service', () => {

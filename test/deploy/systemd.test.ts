@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { stopTimeoutNeededMs } from '../../src/daemon/shutdown.js';
+import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
 
 const UNIT = 'config/systemd/pipescaler.service';
 const text = readFileSync(UNIT, 'utf8');
@@ -68,8 +68,8 @@ describe('the systemd unit', () => {
       env: { PIPESCALER_KEY_ID: 'k', PIPESCALER_KEY_SECRET: 's' },
     });
     const stopSec = Number(/^(\d+)s$/.exec(values('TimeoutStopSec')[0]!)![1]);
-    expect(stopSec * 1000).toBeGreaterThanOrEqual(stopTimeoutNeededMs(config));
-    expect(stopTimeoutNeededMs(config)).toBeGreaterThan(config.api.timeoutMs);
+    expect(stopSec * 1000).toBe(stopTimeoutMs(config));
+    expect(stopTimeoutMs(config)).toBeGreaterThan(config.api.timeoutMs);
   });
 
   it('hands the key secret over as a credential the config reads through $CREDENTIALS_DIRECTORY', () => {

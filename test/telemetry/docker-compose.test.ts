@@ -10,7 +10,7 @@ import { posix } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { stopTimeoutNeededMs } from '../../src/daemon/shutdown.js';
+import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
 import { freePort } from '../redis-servers.js';
 
 interface Service {
@@ -189,7 +189,7 @@ describe('docker-compose.yml', () => {
       // `docker compose stop` waits for in-flight requests (api.timeout and a second) and the exit
       const grace = /^(\d+)s$/.exec(services.pipescaler!.stop_grace_period ?? '');
       expect(grace, 'stop_grace_period').not.toBeNull();
-      expect(Number(grace![1]) * 1000).toBeGreaterThanOrEqual(stopTimeoutNeededMs(config));
+      expect(Number(grace![1]) * 1000).toBe(stopTimeoutMs(config));
     },
   );
 
