@@ -19,6 +19,7 @@ import type { Lanes } from './lanes.js';
 import { announcePlans, createReload, laneSettings } from './reload.js';
 import type { RestartSetting } from './reload-check.js';
 import { RedisGuard } from './redis-guard.js';
+import { RedisOutage } from './redis-outage.js';
 import { resetDemoState } from './demo-state.js';
 import { MetricSource } from './metric-source.js';
 import { routeOutcomes } from './outcomes.js';
@@ -109,14 +110,18 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const prefix = options.prefix ?? current.redis.prefix;
   let redisReady = false;
   let stopping = false;
+  const isStopping = () => stopping;
+  const ownRedis = !options.redis;
+  const target = { ...current.redis, url: options.redisUrl ?? current.redis.url };
+  const where = ownRedis ? describeRedis(target) : 'given';
+  const outage = new RedisOutage(emitter, where, now);
   const onRedisStatus = (ready: boolean, cause?: string) => {
     redisReady = ready;
     if (stopping) return; // our own quit, not an outage
     if (ready) guard.reconnected();
-    emitter.emit('redis:status', { ready, ...(cause !== undefined ? { cause } : {}) });
+    outage.status(ready);
+    emitter.emit('redis:status', { ready, where, ...(cause !== undefined ? { cause } : {}) });
   };
-  const ownRedis = !options.redis;
-  const target = { ...current.redis, url: options.redisUrl ?? current.redis.url };
   // A cluster needs every key of one script in one slot: refused before anything connects.
   const problem = options.redis ? null : prefixProblem(target, prefix);
   if (problem !== null) throw new Error(`redis.prefix "${prefix}": ${problem}`);
@@ -252,6 +257,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
       await resetDemoState(redis, prefix, store.keys, logger).catch((err: unknown) =>
         logger.warn({ err: (err as Error).message }, "could not check the demo's Redis state at start"),
       );
+    // a stop while the start waited (for Redis): nothing more is started (a function: the
+    // compiler would take `stopping` for what it was before the await)
+    if (isStopping()) return;
     // Not awaited here (Redis may still be coming up); every tick waits for it first, so the
     // marker exists before it is first checked.
     guardStarted = guard
@@ -265,6 +273,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
     let baseUrl = options.api?.baseUrl ?? current.api.baseUrl;
     if (baseUrl === 'embedded') {
       embedded = await startEmbedded(current);
+      if (isStopping()) {
+        await embedded.close();
+        return;
+      }
       baseUrl = embedded.url;
       logger.info({ url: embedded.url, fixtures: current.api.fixtures }, 'embedded cloud started');
     }
@@ -291,7 +303,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
         pipes: current.pipes.length,
         cron: current.evaluate.cron,
         dryRun: current.dryRun,
-        redis: ownRedis ? describeRedis(target) : 'given',
+        redis: where,
       },
       'daemon started',
     );
@@ -301,6 +313,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   async function stop({ timeoutMs = stopGraceMs(current) }: { timeoutMs?: number } = {}): Promise<void> {
     if (stopping) return;
     stopping = true;
+    outage.stop();
     const parts = {
       unwatchConfig: unwatch,
       checks,

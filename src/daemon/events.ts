@@ -140,8 +140,11 @@ export interface DaemonEvents {
   parked: { pipe: string; code: ApiErrorCode; message: string };
   /** A reload: on success what it changed (names only), on failure why it was refused. */
   'config:reload': { result: 'success' | 'failure'; errors?: readonly string[]; changes?: ConfigChanges };
-  /** cause: why the connection failed, when it says more than an outage (a TLS mismatch). */
-  'redis:status': { ready: boolean; cause?: string };
+  /** cause: why the connection failed, when it says more than an outage (a TLS mismatch); where:
+   *  the daemon's Redis (address and db, never a password). */
+  'redis:status': { ready: boolean; cause?: string; where?: string };
+  /** Redis still cannot be reached, downForMs after it went (redis-outage.ts: said with back-off). */
+  'redis:waiting': { where: string; downForMs: number };
   /** Redis lost the daemon's state, or may (an eviction policy): scaling is held while lost. */
   'redis:state': { lost: boolean; cause?: 'data_lost' | 'eviction_policy' };
   /** This replica queried Prometheus for a metric policy's tick (one per policy per tick, fleet-wide). */

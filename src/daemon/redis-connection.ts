@@ -80,9 +80,12 @@ export function describeRedis(target: RedisTarget): string {
     return 'an invalid Redis URL';
   }
   const list = (l: readonly HostPort[]) => l.map((h) => `${h.host}:${h.port}`).join(',');
-  if (e.mode === 'sentinel') return `master "${e.name}" of sentinels ${list(e.sentinels)}`;
+  if (e.mode === 'sentinel') return `master "${e.name}" of sentinels ${list(e.sentinels)} db ${e.db}`;
+  // a cluster has one database only
   if (e.mode === 'cluster') return `cluster ${list(e.nodes)}`;
-  return URL.canParse(e.url) ? new URL(e.url).host : 'an invalid Redis URL';
+  if (!URL.canParse(e.url)) return 'an invalid Redis URL';
+  const url = new URL(e.url);
+  return `${url.hostname}:${url.port || REDIS_PORT} db ${url.pathname.replace(/^\//, '') || '0'}`;
 }
 
 /** Why this prefix cannot work with this target (a cluster without a hash-tagged prefix), or null. */

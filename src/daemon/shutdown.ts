@@ -200,7 +200,12 @@ export function daemonShutdown(p: DaemonParts, timeoutMs: number): ShutdownPlan 
         name: 'stop-heartbeat',
         gracefulMs: 1_000,
         forcedMs: 100,
-        run: () => p.heartbeat.stop().catch(() => undefined),
+        // the beat stops at once; without Redis its key cannot be deleted (it expires on its own):
+        // no wait for that
+        run: () => {
+          const stopped = p.heartbeat.stop().catch(() => undefined);
+          return p.redisReady() ? stopped : none();
+        },
       },
       {
         name: 'close-redis',
@@ -208,7 +213,9 @@ export function daemonShutdown(p: DaemonParts, timeoutMs: number): ShutdownPlan 
         forcedMs: 100,
         run: async () => {
           p.unwatchRedis();
-          await p.ownRedis?.quit();
+          // a QUIT waits for a connection there is none of
+          if (!p.redisReady()) p.ownRedis?.disconnect();
+          else await p.ownRedis?.quit();
         },
         onLate: () => p.ownRedis?.disconnect(),
       },

@@ -124,21 +124,29 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         );
       else logger.error({ result, errors }, 'config reload failed; the previous config stays in force');
     },
-    'redis:status': ({ ready, cause }) => {
+    'redis:status': ({ ready, cause, where }) => {
+      const redis = where !== undefined ? { where } : {};
+      const at = where !== undefined ? ` (${where})` : '';
       // a mistake of the settings (TLS, password) is said as one, whatever the state was
-      if (!ready && cause !== undefined) logger.error({ redis: 'down', cause }, `redis connection failed: ${cause}`);
+      if (!ready && cause !== undefined)
+        logger.error({ redis: 'down', ...redis, cause }, `redis${at} connection failed: ${cause}`);
       if (ready === redisReady) return;
       // a connection never made was not lost: the first attempt failed (Redis not up yet, a wrong url)
       const never = redisReady === undefined;
       redisReady = ready;
-      if (ready) logger.info({ redis: 'ready' }, 'redis connection ready');
+      if (ready) logger.info({ redis: 'ready', ...redis }, `redis${at} connection ready`);
       else if (never)
         logger.warn(
-          { redis: 'down' },
-          'redis not reachable at start; evaluations wait for it, and the daemon keeps trying',
+          { redis: 'down', ...redis },
+          `redis${at} not reachable at start; evaluations wait for it, and the daemon keeps trying`,
         );
-      else logger.warn({ redis: 'down' }, 'redis connection lost; evaluations wait for it');
+      else logger.warn({ redis: 'down', ...redis }, `redis${at} connection lost; evaluations wait for it`);
     },
+    'redis:waiting': ({ where, downForMs }) =>
+      logger.warn(
+        { redis: 'down', where, downForMs },
+        `redis (${where}) still not reachable after ${Math.round(downForMs / 1000)} s; evaluations wait for it, and the daemon keeps trying`,
+      ),
   };
   return subscribe(emitter, listeners);
 }

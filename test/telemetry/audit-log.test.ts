@@ -103,6 +103,21 @@ describe('bindAuditLog', () => {
     ]);
   });
 
+  it("names the daemon's Redis (address and db) in each line of an outage, and says it again while it lasts", () => {
+    const { lines, emitter } = capture();
+    emitter.emit('redis:status', { ready: false, where: '127.0.0.1:1 db 3' });
+    emitter.emit('redis:waiting', { where: '127.0.0.1:1 db 3', downForMs: 3_000 });
+    emitter.emit('redis:status', { ready: false, where: '127.0.0.1:1 db 3', cause: 'authentication refused' });
+    emitter.emit('redis:status', { ready: true, where: '127.0.0.1:1 db 3' });
+    expect(lines.map((l) => l.msg)).toEqual([
+      'redis (127.0.0.1:1 db 3) not reachable at start; evaluations wait for it, and the daemon keeps trying',
+      'redis (127.0.0.1:1 db 3) still not reachable after 3 s; evaluations wait for it, and the daemon keeps trying',
+      'redis (127.0.0.1:1 db 3) connection failed: authentication refused',
+      'redis (127.0.0.1:1 db 3) connection ready',
+    ]);
+    expect(lines[1]).toMatchObject({ redis: 'down', where: '127.0.0.1:1 db 3', downForMs: 3_000 });
+  });
+
   it('does not call a connection never made lost', () => {
     const { lines, emitter } = capture();
     emitter.emit('redis:status', { ready: false });

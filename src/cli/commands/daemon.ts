@@ -297,13 +297,9 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
   history = historyRoute(new HistoryStore(daemon.store.redis, config.redis.prefix), () =>
     config.pipes.map((p) => p.name),
   );
-  try {
-    await daemon.start();
-  } catch (err) {
-    await telemetry.close();
-    throw err;
-  }
-  await new Promise<void>((resolve) => {
+  // The signals are handled from here on, before start(): a start that waits for Redis (an outage,
+  // a wrong address) still stops cleanly on SIGTERM, exit 0.
+  const stopped = new Promise<void>((resolve) => {
     // The stop's grace follows api.timeout (stopGraceMs): every request in flight is answered or times out.
     handleSignals(daemon, {
       logger,
@@ -317,4 +313,11 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
       },
     });
   });
+  try {
+    await daemon.start();
+  } catch (err) {
+    await telemetry.close();
+    throw err;
+  }
+  await stopped;
 }
