@@ -72,7 +72,14 @@ function headline(d: PipeDiff): string {
   }
 }
 
-export function formatDiff(baseFile: string, headFile: string, step: string, diff: ConfigDiff): string {
+/** `skips`: per pipe that made no change, why the daemon skips it (`service_not_running: ...`). */
+export function formatDiff(
+  baseFile: string,
+  headFile: string,
+  step: string,
+  diff: ConfigDiff,
+  skips: Readonly<Record<string, string>> = {},
+): string {
   const differing = diff.pipes.filter((d) => d.status !== 'same').length;
   const out = [
     `diff ${baseFile} -> ${headFile}, ${new Date(diff.from).toISOString()} .. ${new Date(diff.to).toISOString()}, every ${step}: ` +
@@ -81,7 +88,9 @@ export function formatDiff(baseFile: string, headFile: string, step: string, dif
     capacityTable(diff.total),
   ];
   for (const d of diff.pipes) {
-    out.push('', `${headline(d)}${d.simulated ? '' : ' (not simulated: pipe unknown)'}`, `  ${capacityLine(d)}`);
+    const skip = skips[d.pipe];
+    const why = !d.simulated ? ' (not simulated: pipe unknown)' : skip !== undefined ? ` (skipped: ${skip})` : '';
+    out.push('', `${headline(d)}${why}`, `  ${capacityLine(d)}`);
     for (const c of d.changes) out.push(...describeChange(c));
   }
   return out.join('\n');

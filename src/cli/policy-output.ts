@@ -173,11 +173,8 @@ export function formatSimulation(
   for (const pipe of config.pipes) {
     const read = views[pipe.name];
     const mine = changes.filter((c) => c.pipe === pipe.name);
-    if (!read?.view || read.refused) {
-      out.push(
-        '',
-        `${pipe.name}: not simulated, ${read?.view ? 'every change would fail' : 'pipe unknown'}${read?.note ? ` (${read.note})` : ''}`,
-      );
+    if (!read?.view) {
+      out.push('', `${pipe.name}: not simulated, pipe unknown${read?.note ? ` (${read.note})` : ''}`);
       continue;
     }
     const first = atStart.find((e) => e.pipe.name === pipe.name)?.decision;

@@ -18,6 +18,7 @@ import { FixedWindowLimiter, type RateLimit } from './rate-limit.js';
 import { buildServer } from './server.js';
 import { StatsCounter, type CloudStats } from './stats.js';
 import { CloudStore } from './store.js';
+import { cloudState } from './snapshot.js';
 
 export interface CloudOptions {
   /** Path to a fixtures YAML file, or fixtures already in memory (validated either way). */
@@ -97,6 +98,7 @@ export async function startCloud(options: CloudOptions): Promise<EmbeddedCloud> 
           setPropagation,
           stats: () => stats.snapshot(),
           resetStats: () => stats.reset(),
+          state: () => cloudState(store),
         }
       : null,
   });

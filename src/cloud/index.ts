@@ -48,3 +48,4 @@ export type { CloudStats } from './stats.js';
 export type { RateLimit } from './rate-limit.js';
 export { CloudStore, type StoredPipe, type StoredService, type StoredScaling } from './store.js';
 export type { FaultKind } from './faults.js';
+export { cloudState, CloudStateSchema, type CloudState } from './snapshot.js';

@@ -142,6 +142,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const heartbeat = new Heartbeat(redis, store.keys, replicaId, () => ({
     pipes: current.pipes.length,
     dryRun: current.dryRun,
+    ...(embedded ? { embedded: { url: embedded.url, adminToken: embedded.adminToken } } : {}),
   }));
   // On the embedded cloud the state in Redis is the demo's: a start wipes a stopped demo's (demo-state.ts).
   const demo = (options.api?.baseUrl ?? current.api.baseUrl) === 'embedded';
@@ -279,6 +280,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
       }
       baseUrl = embedded.url;
       logger.info({ url: embedded.url, fixtures: current.api.fixtures }, 'embedded cloud started');
+      void heartbeat.beat().catch(() => undefined); // names the cloud now, not at the next beat
     }
     ({ lanes, evaluateQueue, evaluateWorker } = startWorkers({
       redis,

@@ -26,6 +26,9 @@ const ReplicaBeatSchema = z.object({
   at: z.number(),
   pipes: z.number(),
   dryRun: z.boolean(),
+  /** The embedded cloud this replica scales (api.baseUrl embedded): its URL and admin token, for
+   *  `plan` and `simulate` to read it (absent against the platform). */
+  embedded: z.object({ url: z.string(), adminToken: z.string() }).optional(),
 });
 export type ReplicaBeat = Readonly<z.infer<typeof ReplicaBeatSchema>>;
 
@@ -40,7 +43,7 @@ export class Heartbeat {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly id: string,
-    private readonly info: () => { pipes: number; dryRun: boolean },
+    private readonly info: () => Pick<ReplicaBeat, 'pipes' | 'dryRun' | 'embedded'>,
     private readonly now: () => number = Date.now,
   ) {
     this.startedAt = now();

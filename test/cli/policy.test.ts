@@ -179,11 +179,14 @@ describe('pipescaler plan', () => {
     expect(section('backfill-gcs')).toContain('pipe_state: pipe is Completed');
     expect(section('legacy-events')).toContain('pipe_state: pipe is Stopped');
     expect(section('users-cdc')).toContain('kind: database pipes are scaled service-wide');
-    // its service is idle: the pipe reads fine, every change is a 424
+    // its service is idle: the pipe reads fine, and it is skipped as the daemon skips it (a change is a 424)
     expect(section('archive-events')).toContain(
-      'note     service archive is idle: the platform answers 424 to a change',
+      'note     service archive is idle: not scaled until it runs (a change would be answered 424)',
     );
-    expect(section('archive-events')).toContain('send     replicas 3, cpu 1000m, memory 4GB (up)');
+    expect(section('archive-events')).toContain('send     nothing: skipped');
+    expect(section('archive-events')).toContain(
+      'why      service_not_running: service is idle: the platform refuses scaling changes (424) until it runs again',
+    );
   });
 
   it('--json: one object per pipe with the decision and its reasons', () => {
@@ -261,7 +264,7 @@ describe('pipescaler simulate', () => {
     );
     expect(r.stdout).toContain('backfill-gcs: 0 changes (pipe_state: pipe is Completed');
     expect(r.stdout).toContain(
-      'archive-events: not simulated, every change would fail (service archive is idle: the platform answers 424 to a change)',
+      'archive-events: 0 changes (service_not_running: service is idle: the platform refuses scaling changes (424) until it runs again)',
     );
   });
 
@@ -274,7 +277,7 @@ describe('pipescaler simulate', () => {
     );
     const r = run(['simulate', file, '--from', '2026-11-23T07:00:00Z', '--to', '2026-11-23T07:02:00Z']);
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n')[1]).toBe(
+    expect(r.stdout.split('\n')[2]).toBe(
       'key default: up to 4 calls within 10s, above its limit of 1: the daemon queues the rest (scale-ups first), so some land later than shown',
     );
   });

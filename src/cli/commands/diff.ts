@@ -8,6 +8,7 @@ import type { Config } from '../../config/index.js';
 import { capacityLine, capacityRows, diffJson, formatDiff } from '../diff-output.js';
 import { diffReport, renderReport, skipReasons } from '../html-report.js';
 import { readPipeViews } from '../pipe-views.js';
+import { withReadLine } from '../running-cloud.js';
 import { knownViews, load, onlyPipes, period, writeReport } from './policy.js';
 
 /** BASE and HEAD narrowed to the pipes of --pipe: a name in either config counts (added, removed). */
@@ -27,9 +28,11 @@ async function side(
   to: number,
   step: number,
   offline: boolean,
+  readLine: (line: string) => void,
 ): Promise<DiffSide> {
-  const read = await readPipeViews(config, { offline });
-  const views = knownViews(read, true);
+  // on embedded, the fixtures: a diff compares the configs from the same start, run after run
+  const read = await readPipeViews(config, { offline, running: false, read: readLine });
+  const views = knownViews(read);
   return { config, views, changes: simulate(config, views, from, to, step, { fleet }) };
 }
 
@@ -69,24 +72,25 @@ export function registerDiffCommand(program: Command): void {
         const headFleet = load(headFile, [dirname(baseFile)]);
         const [base, head] = narrow(baseFleet, headFleet, opts.pipe);
         const offline = opts.offline ?? false;
-        const baseSide = await side(base, baseFleet, from, to, step, offline);
-        const headSide = await side(head, headFleet, from, to, step, offline);
+        const reads = new Set<string>();
+        const baseSide = await side(base, baseFleet, from, to, step, offline, (l) => reads.add(l));
+        const headSide = await side(head, headFleet, from, to, step, offline, (l) => reads.add(l));
         const diff = diffConfigs(baseSide, headSide, from, to);
+        // skipped pipes are named with the reason the head config (else the base) gives at the start
+        const skips = {
+          ...skipReasons(plan(base, baseSide.views, from), baseSide.changes),
+          ...skipReasons(plan(head, headSide.views, from), headSide.changes),
+        };
         if (opts.html !== undefined) {
           const subtitle = `${baseFile} -> ${headFile}, ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}, every ${opts.step}`;
           const lines = new Map(diff.pipes.map((d) => [d.pipe, capacityLine(d)]));
-          // skipped pipes are drawn with the reason the head config (else the base) gives at the start
-          const skips = {
-            ...skipReasons(plan(base, baseSide.views, from), baseSide.changes),
-            ...skipReasons(plan(head, headSide.views, from), headSide.changes),
-          };
           const capacity = { total: capacityRows(diff.total), line: (pipe: string) => lines.get(pipe) };
           writeReport(opts.html, renderReport(diffReport(baseSide, headSide, diff, subtitle, capacity, skips)));
         }
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(diffJson(diff), null, 2)}\n`
-            : `${formatDiff(baseFile, headFile, opts.step, diff)}\n`,
+            : `${withReadLine(formatDiff(baseFile, headFile, opts.step, diff, skips), [...reads].join('\n'))}\n`,
         );
         if (diff.differs) process.exitCode = 2;
       },

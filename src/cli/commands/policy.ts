@@ -6,6 +6,7 @@ import { DateTime } from 'luxon';
 import { isConfigError, didYouMean, loadConfig, type Config } from '../../config/index.js';
 import { plan, simulate, describeKeyPlan, keyPlans, count, parseDuration, type PipeView } from '../../policy/index.js';
 import { readPipeViews, type PipeViews } from '../pipe-views.js';
+import { withReadLine } from '../running-cloud.js';
 import { withSimulatedOverrides } from '../override-args.js';
 import {
   planOverrideJson,
@@ -60,11 +61,11 @@ export function instant(flag: string, text: string): number {
   return t.toMillis();
 }
 
-/** The views decide() can work on; for simulate, without pipes whose every change is refused. */
-export function knownViews(views: PipeViews, simulating = false): Record<string, PipeView> {
+/** The views decide() can work on (a pipe of an idle service too: decide() skips it, as the daemon). */
+export function knownViews(views: PipeViews): Record<string, PipeView> {
   const out: Record<string, PipeView> = {};
   for (const [name, read] of Object.entries(views)) {
-    if (read.view && !(simulating && read.refused)) out[name] = read.view;
+    if (read.view) out[name] = read.view;
   }
   return out;
 }
@@ -172,7 +173,12 @@ export function registerPolicyCommands(program: Command): void {
         const config = onlyPipes(fleet, opts.pipe);
         const at = opts.at === undefined ? Date.now() : instant('--at', opts.at);
         withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
-        const views = await readPipeViews(config, { offline: opts.offline ?? false });
+        let readLine = '';
+        const views = await readPipeViews(config, {
+          offline: opts.offline ?? false,
+          file,
+          read: (line) => (readLine = line),
+        });
         const readings = await liveReadings(config, at); // Prometheus, not the platform: --offline does not skip it
         // what `pipescaler override` (or onDrift) stored, as the daemon decides with it (a what-if on
         // top), and the actuation the daemon measured, as its lead plans count on it
@@ -198,7 +204,7 @@ export function registerPolicyCommands(program: Command): void {
                 null,
                 2,
               )}\n`
-            : `${formatPlan(at, entries, views, known.overrides, actuationOf)}${formatMetricPlan(config, entries)}\n`,
+            : `${withReadLine(formatPlan(at, entries, views, known.overrides, actuationOf), readLine)}${formatMetricPlan(config, entries)}\n`,
         );
         failIfUnread(views);
       },
@@ -242,7 +248,12 @@ export function registerPolicyCommands(program: Command): void {
         const config = onlyPipes(fleet, opts.pipe);
         const { from, to, step } = period(opts);
         withSimulatedOverrides({}, opts.override, config.pipes); // checked before anything is read
-        const views = await readPipeViews(config, { offline: opts.offline ?? false });
+        let readLine = '';
+        const views = await readPipeViews(config, {
+          offline: opts.offline ?? false,
+          file,
+          read: (line) => (readLine = line),
+        });
         const metricAt = opts.metrics ? recordedMetrics(config, opts.metrics) : undefined;
         // the actuation the daemon measured (the pipe's p95, its kind's), as its lead plans and plan
         // count on it; without Redis, one warning line and the configured expectation
@@ -251,7 +262,7 @@ export function registerPolicyCommands(program: Command): void {
         if (unread !== null) process.stderr.write(`${unread}\n`);
         const actuationOf = actuationFrom('estimates' in measured ? measured.estimates : null);
         const bar = progress('simulate');
-        const simulated = withSimulatedOverrides(knownViews(views, true), opts.override, config.pipes);
+        const simulated = withSimulatedOverrides(knownViews(views), opts.override, config.pipes);
         const changes = simulate(config, simulated, from, to, step, {
           ...(metricAt ? { metricAt } : {}),
           onProgress: (d, t) => bar.update(d, t),
@@ -268,7 +279,7 @@ export function registerPolicyCommands(program: Command): void {
             renderReport(
               simulationReport(
                 config,
-                knownViews(views, true),
+                knownViews(views),
                 notes,
                 changes,
                 from,
@@ -283,7 +294,7 @@ export function registerPolicyCommands(program: Command): void {
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(simulationJson(changes, views, config.pipes, actuationOf), null, 2)}\n`
-            : `${formatSimulation(config, from, to, opts.step, changes, views, atStart, actuationOf)}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
+            : `${withReadLine(formatSimulation(config, from, to, opts.step, changes, views, atStart, actuationOf), readLine)}${metricAt ? '' : formatBands(config, knownViews(views), from, to, step)}\n`,
         );
       },
     );

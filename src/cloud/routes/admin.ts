@@ -1,5 +1,5 @@
-// Run-time control of the cloud, outside /v1: faults, rate limit, propagation, stats. Needs the
-// admin token.
+// Run-time control of the cloud, outside /v1: faults, rate limit, propagation, stats, and what it
+// holds now (state). Needs the admin token.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { isAdmin } from '../auth.js';
@@ -8,6 +8,7 @@ import { FaultConfig, type Propagation } from '../fixtures-schema.js';
 import { readBody } from '../body.js';
 import type { RateLimit } from '../rate-limit.js';
 import type { CloudStats } from '../stats.js';
+import type { CloudState } from '../snapshot.js';
 
 export interface AdminControls {
   readonly token: string;
@@ -20,6 +21,8 @@ export interface AdminControls {
   setPropagation(p: unknown): void;
   stats(): CloudStats;
   resetStats(): void;
+  /** What the cloud holds now (snapshot.ts): what `plan` reads of a running demo. */
+  state(): CloudState;
 }
 
 const RateLimitBody = z.union([
@@ -50,6 +53,7 @@ export function adminRoutes(controls: AdminControls) {
       return ok(req.id, controls.propagation());
     });
     app.get('/admin/stats', async (req) => ok(req.id, controls.stats()));
+    app.get('/admin/state', async (req) => ok(req.id, controls.state()));
     app.delete('/admin/stats', async (req) => {
       controls.resetStats();
       return { status: 200, requestId: req.id };
