@@ -1,7 +1,7 @@
 // `pipescaler diff BASE HEAD --from T --to T`: what a config change would decide differently,
 // pipe by pipe, and the capacity each config runs. Exit 0: the same; 2: they differ; 1: error
 // (as `terraform plan -detailed-exitcode`), so CI can comment on a pull request.
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { diffConfigs, plan, simulate, type DiffSide } from '../../policy/index.js';
 import type { Config } from '../../config/index.js';
@@ -72,9 +72,14 @@ export function registerDiffCommand(program: Command): void {
         const headFleet = load(headFile, [dirname(baseFile)]);
         const [base, head] = narrow(baseFleet, headFleet, opts.pipe);
         const offline = opts.offline ?? false;
-        const reads = new Set<string>();
-        const baseSide = await side(base, baseFleet, from, to, step, offline, (l) => reads.add(l));
-        const headSide = await side(head, headFleet, from, to, step, offline, (l) => reads.add(l));
+        // one read line, the base's; the head's too when it read another fixtures file or source
+        const reads = new Map<string, string>();
+        const readOf = (c: Config) => (line: string) => {
+          const same = line.replace(c.api.fixtures, resolve(c.api.fixtures));
+          if (!reads.has(same)) reads.set(same, reads.size === 0 ? line : line.replace(/^read: /, 'head read: '));
+        };
+        const baseSide = await side(base, baseFleet, from, to, step, offline, readOf(base));
+        const headSide = await side(head, headFleet, from, to, step, offline, readOf(head));
         const diff = diffConfigs(baseSide, headSide, from, to);
         // skipped pipes are named with the reason the head config (else the base) gives at the start
         const skips = {
@@ -90,7 +95,7 @@ export function registerDiffCommand(program: Command): void {
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(diffJson(diff), null, 2)}\n`
-            : `${withReadLine(formatDiff(baseFile, headFile, opts.step, diff, skips), [...reads].join('\n'))}\n`,
+            : `${withReadLine(formatDiff(baseFile, headFile, opts.step, diff, skips), [...reads.values()].join('\n'))}\n`,
         );
         if (diff.differs) process.exitCode = 2;
       },
