@@ -45,6 +45,8 @@ export interface ParseOptions {
    * elsewhere, `head.yaml` at the repository's root, still finds `holidays/...`).
    */
   readonly alsoIn?: readonly string[];
+  /** `validate --offline`: absent secret files are told to this, not errors (secrets.ts). */
+  readonly absentSecretFile?: (file: string, code: string) => void;
 }
 
 /** Where a file the config names is: absolute as it is; else next to the config, or in the first
@@ -69,6 +71,7 @@ export function loadConfig(
   /** Reads the config and every file it names (the daemon's reload notes what each held). */
   readFile: (path: string) => string = readUtf8,
   alsoIn: readonly string[] = [],
+  absentSecretFile?: (file: string, code: string) => void,
 ): Config {
   let text: string;
   try {
@@ -79,7 +82,14 @@ export function loadConfig(
       { path: '', line: 1, column: 1, message: `cannot read the config file (${code})` },
     ]);
   }
-  return parseConfig(text, { file: path, env, needs, readFile, alsoIn });
+  return parseConfig(text, {
+    file: path,
+    env,
+    needs,
+    readFile,
+    alsoIn,
+    ...(absentSecretFile ? { absentSecretFile } : {}),
+  });
 }
 
 /** True for the default key of an embedded config that gave no credentials: use the fixtures' demo key. */
@@ -145,6 +155,7 @@ export function parseConfig(text: string, opts: ParseOptions): Config {
     dir,
     readFile,
     apiCredentials: opts.needs !== 'redis',
+    ...(opts.absentSecretFile ? { absentSecretFile: opts.absentSecretFile } : {}),
   });
   rawIssues.push(...secrets.issues);
   const fromEnv = envOverrides(env);

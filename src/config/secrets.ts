@@ -32,7 +32,15 @@ export interface SecretsInput {
   /** false: the keys' credentials are not wanted (status, pause, resume): each key is resolved
    *  with an empty id and secret, and nothing is asked of it. Default true. */
   readonly apiCredentials?: boolean;
+  /** `validate --offline`: a secret file that is not there (or not readable here) is told to this
+   *  and stands in with a placeholder, instead of being an error: the file exists only where the
+   *  daemon runs (a Kubernetes Secret's mount, systemd's credentials directory). */
+  readonly absentSecretFile?: (file: string, code: string) => void;
 }
+
+/** What an absent secret file stands in with under `absentSecretFile` (a URL for a urlFile). */
+export const ABSENT_SECRET = 'absent-secret-file';
+const ABSENT_URL = 'https://absent-secret-file.invalid/';
 
 /** The variables a `${VAR}` / `${VAR:-default}` source text names. */
 function variablesOf(source: string): string[] {
@@ -48,6 +56,7 @@ export function resolveSecrets({
   dir,
   readFile,
   apiCredentials = true,
+  absentSecretFile,
 }: SecretsInput): SecretsResult {
   const issues: RawIssue[] = [];
   const secrets: string[] = [];
@@ -100,6 +109,10 @@ export function resolveSecrets({
       return { secret };
     } catch (err) {
       const code = isRecord(err) && typeof err.code === 'string' ? err.code : 'unreadable';
+      if (absentSecretFile && (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR')) {
+        absentSecretFile(file, code);
+        return { secret: fileKey === 'urlFile' ? ABSENT_URL : ABSENT_SECRET };
+      }
       issues.push({ path: [...path, fileKey], message: `cannot read ${JSON.stringify(file)} (${code})` });
       return {};
     }

@@ -41,9 +41,13 @@ const OVERRIDE_HELP =
 const MAX_TICKS = 2_200_000;
 
 /** `alsoIn`: folders where a relative file the config names is looked for when not next to it. */
-export function load(file: string, alsoIn: readonly string[] = []): Config {
+export function load(
+  file: string,
+  alsoIn: readonly string[] = [],
+  absentSecretFile?: (file: string, code: string) => void,
+): Config {
   try {
-    const config = loadConfig(file, process.env, 'all', undefined, alsoIn);
+    const config = loadConfig(file, process.env, 'all', undefined, alsoIn, absentSecretFile);
     guardConfig(config);
     return config;
   } catch (err) {
@@ -129,18 +133,32 @@ export function registerPolicyCommands(program: Command): void {
     .argument('[config]', `config file (default ${DEFAULT_CONFIG})`)
     .option('-c, --config <path>', 'config file (instead of the argument)')
     .option('--allow-empty', 'accept a config without pipes')
-    .action(async (arg: string | undefined, opts: { allowEmpty?: boolean; config?: string }) => {
+    .option(
+      '--offline',
+      "check a deployment's config away from it: a secret file not present here is a note, not an error; no Prometheus query",
+    )
+    .action(async (arg: string | undefined, opts: { allowEmpty?: boolean; config?: string; offline?: boolean }) => {
       const file = configFile(arg, opts.config);
-      const config = load(file);
+      const absent: string[] = [];
+      const config = load(
+        file,
+        [],
+        opts.offline
+          ? (path, code) => absent.push(`secret file ${path} not present here (${code}): not checked`)
+          : undefined,
+      );
       if (config.pipes.length === 0 && !opts.allowEmpty) {
         throw new UserError(
           `${file} has no pipes: the daemon would scale nothing (a half-written file?); --allow-empty accepts it`,
         );
       }
       process.stdout.write(`${formatValidate(file, config)}\n`);
+      // each secret file --offline could not read: the daemon reads it where it runs
+      for (const note of [...new Set(absent)]) process.stdout.write(`note: ${note}\n`);
       // What each key's request budget affords: reconcile period, scale-down bound, boundary lead.
       process.stdout.write(`${keyPlans(config).map(describeKeyPlan).join('\n')}\n`);
       // metric queries through Prometheus' own parser, when the configured server answers
+      if (opts.offline) return;
       const queries = await validateQueries(config);
       if (queries.text !== '') process.stdout.write(`${queries.text}\n`);
       if (queries.failed) process.exitCode = 1;
