@@ -1,5 +1,5 @@
-// An API key the platform turned away on its check (key-checks.ts), kept in Redis so `status` can
-// say it. A wrong or rotated secret is otherwise silent on a fleet with state in Redis: nothing is
+// An API key the platform turned away, on its check or on the first call of it refused 401
+// (key-checks.ts), kept in Redis so `status` can say it. A wrong or rotated secret is otherwise silent on a fleet with state in Redis: nothing is
 // due, no pipe's call fails, and the check's 401 still counts as the platform answering. 401 means
 // the key itself is refused (every call of it will be); 403 that it may not list services (the
 // checks stop; its pipes' own calls may still be allowed). Any 2xx of the key clears it.
@@ -22,11 +22,13 @@ export function isRejection(r: Pick<KeyRefusal, 'status'>): boolean {
   return r.status === 401;
 }
 
-/** The line status and the log give. */
-export function describeRefusal(key: string, r: KeyRefusal): string {
+/** The line status and the log give; keyId, when known, names the key as the platform knows it
+ *  (never its secret). */
+export function describeRefusal(key: string, r: KeyRefusal, keyId?: string): string {
+  const name = keyId !== undefined && keyId !== '' ? `key ${key} (keyId ${keyId})` : `key ${key}`;
   return isRejection(r)
-    ? `key ${key}: the platform refuses it (${r.status} ${r.code}) since ${new Date(r.at).toISOString()}: its keyId or secret is wrong or was rotated, so none of its pipes can be scaled; fix it and reload`
-    : `key ${key}: the platform refuses it the services list (${r.status} ${r.code}) since ${new Date(r.at).toISOString()}: no more checks of it until a reload; its pipes' own calls are its contact`;
+    ? `${name}: the platform refuses it (${r.status} ${r.code}) since ${new Date(r.at).toISOString()}: its keyId or secret is wrong or was rotated, so none of its pipes can be scaled; fix it and reload`
+    : `${name}: the platform refuses it the services list (${r.status} ${r.code}) since ${new Date(r.at).toISOString()}: no more checks of it until a reload; its pipes' own calls are its contact`;
 }
 
 type Keys = Pick<ReturnType<typeof redisKeys>, 'keyRefusal'>;

@@ -58,13 +58,45 @@ export class KeyChecks {
     this.#started = this.#clock();
   }
 
-  /** Follow a key's client: any 2xx it gets is a contact, and puts the key's next check off. */
+  /**
+   * Follow a key's client: any 2xx it gets is a contact, and puts the key's next check off. The
+   * first call of it the platform refuses says so at once, once for the key (not a minute later at
+   * its check, nor once per pipe): a 401 is the key refused; a 403 of a pipe's call, that the key
+   * may not act on that pipe (a 403 of the services list is the check's own, #list).
+   */
   watch(client: ApiClient, keyName: string): void {
-    client.events.on('request', ({ status }) => {
+    client.events.on('request', ({ status, code, operation }) => {
+      if (status === 401) {
+        void this.#say(keyName, { status, code: code ?? 'API_UNAUTHORIZED', at: this.o.ctx.now() });
+        return;
+      }
+      if (status === 403 && operation !== 'listServices') {
+        this.#forbidden(keyName, code ?? 'API_FORBIDDEN', operation);
+        return;
+      }
       if (status === null || status < 200 || status >= 300) return;
       this.#lastOk.set(keyName, this.#clock());
+      this.#forbiddenSaid.delete(keyName);
       if (this.#refusals.has(keyName)) void this.#say(keyName, null);
     });
+  }
+
+  /** Keys whose pipe calls were refused 403, said once until a 2xx of the key. */
+  readonly #forbiddenSaid = new Set<string>();
+
+  #forbidden(key: string, code: string, operation: string): void {
+    if (this.#forbiddenSaid.has(key)) return;
+    this.#forbiddenSaid.add(key);
+    const keyId = this.#keyId(key);
+    this.o.ctx.logger.warn(
+      { key, keyId, status: 403, code, operation },
+      `key ${key} (keyId ${keyId}): the platform refuses it a pipe's call (403 ${code}, ${operation}): the key may not act on that pipe; its pipes' lines say which, and each is parked after repeated refusals`,
+    );
+  }
+
+  /** The key's id as its lane sends it (the demo's stands in for an empty one on the embedded cloud). */
+  #keyId(key: string): string {
+    return this.o.lane(key)?.keyId ?? this.o.ctx.config().api.keys[key]?.keyId ?? '';
   }
 
   /** Look for due checks every few seconds (a local comparison; a request only when one is due). */
@@ -203,18 +235,27 @@ export class KeyChecks {
     if ((this.#refusals.get(key) ?? null) === (refusal?.status ?? null)) return;
     if (refusal === null) this.#refusals.delete(key);
     else this.#refusals.set(key, refusal.status);
-    await writeKeyRefusal(ctx.store.redis, ctx.store.keys, key, refusal).catch((err: unknown) =>
-      ctx.logger.debug({ key, err: (err as Error).message }, 'could not store the API key refusal'),
-    );
+    // said first: the pipes' own failed calls come right after (their lines point here)
+    const keyId = this.#keyId(key);
+    if (refusal === null) ctx.logger.info({ key, keyId }, `API key ${key} (keyId ${keyId}) is answered again`);
+    else {
+      const line = { key, keyId, status: refusal.status, code: refusal.code, pipes: pipesOf(ctx.config(), key) };
+      if (isRejection(refusal)) ctx.logger.error(line, describeRefusal(key, refusal, keyId));
+      else ctx.logger.warn(line, describeRefusal(key, refusal, keyId));
+    }
     ctx.emitter.emit(
       'api:key',
       refusal === null ? { key, refused: false } : { key, refused: true, status: refusal.status, code: refusal.code },
     );
-    if (refusal === null) ctx.logger.info({ key }, `API key ${key} is answered again`);
-    else if (isRejection(refusal))
-      ctx.logger.error({ key, status: refusal.status, code: refusal.code }, describeRefusal(key, refusal));
-    else ctx.logger.warn({ key, status: refusal.status, code: refusal.code }, describeRefusal(key, refusal));
+    await writeKeyRefusal(ctx.store.redis, ctx.store.keys, key, refusal).catch((err: unknown) =>
+      ctx.logger.debug({ key, err: (err as Error).message }, 'could not store the API key refusal'),
+    );
   }
+}
+
+/** How many pipes of the config use the key. */
+function pipesOf(config: Config, key: string): number {
+  return config.pipes.filter((p) => p.key === key).length;
 }
 
 /** Each API key with pipes, and the organization of its first pipe. */

@@ -31,8 +31,12 @@ function auditDecision(logger: TelemetryLogger, d: Decision): void {
     requestId: d.requestId,
     ...(d.read !== undefined ? { read: d.read, error: d.message } : {}),
   };
+  const message = d.read !== undefined ? 'pipe read failed' : MESSAGES[d.result];
+  // A refused key (401) fails every call of it: its key's line says so once (key-checks.ts), not
+  // a line per pipe; the pipe's own stays at debug.
+  if (d.result === 'failed' && d.reason === 'API_UNAUTHORIZED') logger.debug(line, message);
   // a read that failed changed nothing: it is no "scaling failed"
-  if (d.result === 'failed') logger.error(line, d.read !== undefined ? 'pipe read failed' : MESSAGES[d.result]);
+  else if (d.result === 'failed') logger.error(line, message);
   else logger.info(line, MESSAGES[d.result]);
 }
 

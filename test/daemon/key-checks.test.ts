@@ -280,7 +280,7 @@ describe('a wrong or rotated key', () => {
       expect(lines).toEqual([
         {
           level: 'error',
-          msg: expect.stringMatching(/^key default: the platform refuses it \(401 API_UNAUTHORIZED\)/),
+          msg: expect.stringMatching(/^key default \(keyId [^)]+\): the platform refuses it \(401 API_UNAUTHORIZED\)/),
         },
       ]);
       expect(readiness.report().api).toBe(false);
@@ -301,7 +301,12 @@ describe('a wrong or rotated key', () => {
       // the secret is fixed (a reload): its first 2xx ends it everywhere
       current = client;
       await client.listServices(DEMO.org);
-      await vi.waitFor(() => expect(lines.at(-1)).toEqual({ level: 'info', msg: 'API key default is answered again' }));
+      await vi.waitFor(() =>
+        expect(lines.at(-1)).toEqual({
+          level: 'info',
+          msg: expect.stringMatching(/^API key default \(keyId [^)]+\) is answered again$/),
+        }),
+      );
       expect(failedChecks(readiness.report())).not.toContain('api_key_rejected:default');
       expect(await registry.getSingleMetricAsString('pipescaler_api_key_rejected')).toContain(
         'pipescaler_api_key_rejected{key="default"} 0',
