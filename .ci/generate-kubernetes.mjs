@@ -3,6 +3,9 @@
 //   config/prometheus/rules.yml       -> config/kubernetes/prometheusrule.yaml (its groups, as is)
 //   config/prometheus/prometheus.yml  -> config/kubernetes/servicemonitor.yaml (the pipescaler
 //                                        job's path and interval: rules.yml's timings assume it)
+// It also writes the alerts' runbook links: every runbook_url of rules.yml and rules.test.yml is
+// the base named in rules.yml's `# runbook base:` line + `#<alert, lower case>`, an absolute URL a
+// notification can link (one setting: edit that line, run this).
 // Run it after editing either (test/deploy/kubernetes.test.ts fails until then):
 //   node .ci/generate-kubernetes.mjs           (re)write both
 //   node .ci/generate-kubernetes.mjs --check   exit 1 when either is not current
@@ -21,8 +24,26 @@ function header(source) {
   );
 }
 
+const RULES = 'config/prometheus/rules.yml';
+const RULE_TESTS = 'config/prometheus/rules.test.yml';
+
+/** The base of the runbook links, from rules.yml's `# runbook base: URL` line. */
+export function runbookBase(rules = read(RULES)) {
+  const m = /^# runbook base: (https?:\/\/\S+)$/m.exec(rules);
+  if (!m) throw new Error(`${RULES} has no "# runbook base: https://..." line`);
+  return m[1];
+}
+
+/** `text` with every runbook_url the base + its anchor. */
+export function withRunbookLinks(text, base) {
+  return text.replace(/runbook_url: "?[^"#\s]*#([a-z0-9-]+)"?/g, (_, anchor) => `runbook_url: "${base}#${anchor}"`);
+}
+
+const base = runbookBase();
+const rulesText = withRunbookLinks(read(RULES), base);
+
 export function prometheusRule() {
-  const rules = parseDocument(read('config/prometheus/rules.yml'));
+  const rules = parseDocument(rulesText);
   const doc = new Document({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
@@ -59,6 +80,8 @@ export function serviceMonitor() {
 }
 
 const outputs = {
+  [RULES]: rulesText,
+  [RULE_TESTS]: withRunbookLinks(read(RULE_TESTS), base),
   'config/kubernetes/prometheusrule.yaml': prometheusRule(),
   'config/kubernetes/servicemonitor.yaml': serviceMonitor(),
 };
@@ -77,7 +100,7 @@ if (process.argv.includes('--check')) {
     console.error(`not current: ${stale.join(', ')}: run node .ci/generate-kubernetes.mjs`);
     process.exit(1);
   }
-  console.log('config/kubernetes/prometheusrule.yaml and servicemonitor.yaml are current');
+  console.log('the runbook links, config/kubernetes/prometheusrule.yaml and servicemonitor.yaml are current');
 } else {
   for (const [path, text] of Object.entries(outputs)) writeFileSync(`${root}${path}`, text);
   console.log(`wrote ${Object.keys(outputs).join(', ')}`);
