@@ -24,7 +24,8 @@ import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
 import { handleDrift } from './operator-events.js';
 import { spend } from './spend.js';
-import { refOf, type PipeRecord } from './state-store.js';
+import { intentOf, newIntent, unknownAfter } from './intent.js';
+import { refOf, type PipeRecord, type Unsettled } from './state-store.js';
 
 interface ApplyJobData extends ApplyJob {
   /** The body sent with `idempotencyKey`; a retry with a different body needs a new key. */
@@ -113,10 +114,20 @@ function answerOf(p: Pipe): PipeAnswer {
   };
 }
 
-/** Writes a transition, reports its drift and enqueues what comes next. */
-async function carryOut(turn: Turn, t: Transition): Promise<void> {
+/**
+ * Writes a transition, reports it and its drift and enqueues what comes next; nothing of it when
+ * another attempt of the job (it lost its lock) or another replica sent a change or recorded one
+ * since the turn's snapshot (intent.ts): that one's record stands. False then.
+ */
+async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
+  if (!(await turn.ctx.store.writeIfIntent(turn.pipe.name, intentOf(turn.rec), t.write))) return false;
+  await follow(turn, t);
+  return true;
+}
+
+/** What a written transition reports and enqueues. */
+async function follow(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
-  await ctx.store.write(pipe.name, t.write);
   const kind = t.write.kind ?? turn.rec.kind;
   // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts),
   // unless its read came late (the queue's time, not the platform's), or the change went
@@ -187,12 +198,27 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     reasons: last?.reasons ?? [],
     after: { ...rec.applied, ...body },
   };
+  // what goes out, stored before it does: the record names it until its answer is recorded
+  const sending: { intent?: Unsettled } = {};
   try {
     let sentAt = ctx.now();
-    const res = await spend(lane, () => {
+    const res = await spend(lane, async () => {
       sentAt = ctx.now();
+      const intent = newIntent(rec, {
+        sent: body,
+        key: idempotencyKey,
+        at: sentAt,
+        attempt: job.attemptsMade + 1,
+        timeoutMs: ctx.config().api.timeoutMs,
+      });
+      // Refused: since the turn's snapshot another attempt of this job (it lost its lock) or
+      // another replica sent a change, or recorded one: nothing goes out (its unit is spent).
+      if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }))) throw new IntentTaken();
+      sending.intent = intent;
       return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false });
     });
+    // stored before the request went out (its id is always there)
+    const intentId = sending.intent?.id ?? '';
     const now = ctx.now();
     ctx.emitter.emit('api:contact', { at: now });
     // From the first decision that wanted this change to its answer (not only the last queue wait).
@@ -205,7 +231,13 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
     const t = afterSentChange(rec, answerOf(res.result), body, now, { ref: refOf(pipe), sentAt, timing: turn.timing });
     const applied = t.write.applied ?? rec.applied;
-    ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
+    // The answer goes in while the record still names this change's intent, whatever became of
+    // the job's lock. Refused: once the request's time ran out another attempt settled the change
+    // with a read, whose record stands (newer than this answer).
+    const recorded = await ctx.store.writeIfIntent(pipe.name, intentId, t.write);
+    if (recorded) ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
+    // The 200 is reported all the same (audit line, history, notifications): this attempt alone
+    // holds it, so it is reported once.
     ctx.emitter.emit('decision', {
       ...outcome,
       result: 'applied',
@@ -220,11 +252,24 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       }),
       requestId: res.requestId,
     });
-    await carryOut(turn, t);
+    if (recorded) await follow(turn, t);
     return { done: 'change', direction: moves.up ? 'up' : 'down' };
   } catch (err) {
-    if (isApiError(err) && unknownOutcome(err)) return unsettle(turn, body, err);
+    if (err instanceof IntentTaken) return { done: 'nothing', step: 'wait', reason: 'sending' };
+    const intent = sending.intent;
+    if (intent && isApiError(err) && unknownOutcome(err)) return unsettle(turn, intent, err);
+    // Answered (4xx, 5xx, 429) or never sent: not carried out. The intent gives way to what the
+    // record held before it, so that the retry sends the change again.
+    if (intent && isApiError(err))
+      await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled });
     return handleApiFailure(ctx, job, pipe, lane, err, outcome);
+  }
+}
+
+/** Another attempt or replica sent or recorded a change since the turn's snapshot. */
+class IntentTaken extends Error {
+  constructor() {
+    super('a change of the pipe was sent or recorded meanwhile');
   }
 }
 
@@ -241,14 +286,12 @@ function unknownOutcome(err: ApiError): boolean {
 /** No other change goes to the pipe until a read settles what the platform holds (lifecycle.ts
  *  stage unsettled); the change is not retried (a second request could land out of order): the
  *  job ends, and the read is the pipe's next turn, on this replica or, at a shutdown, the next. */
-async function unsettle(turn: Turn, sent: ScalingValues, err: ApiError): Promise<JobResult> {
+async function unsettle(turn: Turn, intent: Unsettled, err: ApiError): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
-  // after every read the pipe had before this change, even within one millisecond (or on a clock
-  // that has not moved): a change queued behind that read must not take it for the settling one
-  const at = Math.max(ctx.now(), (rec.lastReadAt ?? -Infinity) + 1);
-  await ctx.store.write(pipe.name, {
-    unsettled: { sent, at, code: err.code, ...(err.reached === 'yes' ? { taken: true } : {}) },
-  });
+  const { sent, at } = intent;
+  // another attempt settled it with a read meanwhile (the request's time had run out): reported then
+  if (!(await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: unknownAfter(intent, err) })))
+    return { done: 'unsettled', code: err.code };
   ctx.emitter.emit('outcome', {
     pipe: pipe.name,
     outcome: 'unsettled',
@@ -282,7 +325,8 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
       dryRun: config.dryRun,
       timing: turn.timing,
     });
-    await carryOut(turn, t);
+    // what another attempt sent or recorded since the snapshot is newer than this read's account
+    if (!(await carryOut(turn, t))) return { done: 'read', why, drift: false };
     if (rec.lastError !== null) ctx.emitter.emit('read:recovered', { pipe: pipe.name, code: rec.lastError.code });
     ctx.emitter.emit('applied', { pipe: pipe.name, values: t.write.applied ?? rec.applied });
     return { done: 'read', why, drift: t.drift !== null };

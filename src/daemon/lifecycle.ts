@@ -28,8 +28,9 @@ import { refOf, toView, type PauseFlag, type PipeRecord, type StoredService } fr
  * - unseen: never read (or forgotten: a lost Redis, ids changed; or a record that names no ids).
  *   Its state is unknown, so its next step is a read, never a change.
  * - moved: the record is of other ids than the config's pipe (a reload changed them): forget it.
- * - unsettled: a change's outcome is unknown (timed out, cut, an unreadable 2xx): a read settles
- *   it before anything else; no other change meanwhile.
+ * - unsettled: a change's outcome is unknown (timed out, cut, an unreadable 2xx), or its request
+ *   is on its way (its intent, stored before it goes out): a read settles it before anything else,
+ *   once its request's time has run out; no other change meanwhile, and never the same again.
  * - parked: 401/403 again and again; nothing until a reload.
  * - refused: a 400/404/424 answered; its changes wait for its next reconcile read.
  * - endpoints: read, and the reverse private endpoints it uses are still to read (one per turn).
@@ -58,7 +59,8 @@ export type Stage = (typeof STAGES)[number];
 export type ReadWhy = 'first_contact' | 'settle' | 'confirm' | 'reconcile';
 
 /** Why a turn sends nothing although the pipe may be scaled. */
-export type WaitReason = 'at_target' | 'dry_run' | 'refused' | 'state_lost' | 'confirming' | 'unconfirmed' | 'backoff';
+export type WaitReason =
+  'at_target' | 'dry_run' | 'refused' | 'state_lost' | 'confirming' | 'unconfirmed' | 'backoff' | 'sending';
 
 /** Why the pipe must not be scaled now: decide()'s skip codes, parking, or a safety violation. */
 export type SkipReason = string;
@@ -145,6 +147,20 @@ export function unsettled(rec: PipeRecord): boolean {
   return rec.unsettled !== null && (rec.lastReadAt === null || rec.lastReadAt < rec.unsettled.at);
 }
 
+/** The code of a change's intent (intent.ts) until its answer, or its failure, is recorded. */
+export const IN_FLIGHT = 'in_flight';
+
+/**
+ * The pipe's change is on its way: its intent is stored and its request's time (api.timeout) has
+ * not run out. Its answer is the sender's to record; another attempt of its job (the job lost its
+ * lock in a stall) or another replica waits. Past that time the sender is gone or stalled: its
+ * outcome is unknown and a read settles it.
+ */
+export function sending(rec: PipeRecord, now: number): boolean {
+  const u = rec.unsettled;
+  return unsettled(rec) && u?.code === IN_FLIGHT && u.until !== undefined && now < u.until;
+}
+
 /**
  * The pipe's calls keep failing and its next attempt is not due (backoff.ts afterCallFailure): an
  * evaluation queues no turn for it and a turn sends nothing until then, so a few failing pipes
@@ -203,7 +219,7 @@ function stepOf(rec: PipeRecord, sit: Situation, now: number): Next {
     case 'moved':
       return only({ do: 'forget' });
     case 'unsettled':
-      return only({ do: 'read', why: 'settle' });
+      return only(sending(rec, now) ? { do: 'wait', reason: 'sending' } : { do: 'read', why: 'settle' });
     case 'parked':
       return only({ do: 'skip', reason: 'parked' });
     case 'unseen':

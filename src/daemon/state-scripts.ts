@@ -44,6 +44,22 @@ redis.call('HSET', KEYS[1], ARGV[1] == 'open' and 'verdictDue' or 'lastVerdict',
 return 1
 `;
 
+// A write conditioned on the change sent and not yet recorded (intent.ts): the fields ARGV[2..] go
+// in only while the id of the record's `unsettled` is ARGV[1] ('' for none, or one without an id).
+// The answer of a change, or a read, whose job lost its lock meanwhile is so recorded once: never
+// over what another attempt recorded or sent since, whatever BullMQ thinks of the job.
+const WRITE_IF_INTENT_SCRIPT = `
+local id = ''
+local text = redis.call('HGET', KEYS[1], 'unsettled')
+if text then
+  local ok, v = pcall(cjson.decode, text)
+  if ok and type(v) == 'table' and type(v.id) == 'string' then id = v.id end
+end
+if id ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash, its
@@ -65,6 +81,9 @@ declare module 'ioredis' {
       base: string,
       ...fieldsAndValues: string[]
     ): Result<number, Context>;
+    /** WRITE_IF_INTENT_SCRIPT: the pipe's hash; the id its unsettled change must have ('' none),
+     *  then field, value pairs. 1 written, 0 refused. */
+    pipescalerWriteIfIntent(pipe: string, intent: string, ...fieldsAndValues: string[]): Result<number, Context>;
     /** VERDICT_SCRIPT: the pipe's hash; open, close or exclude, the boundary, the JSON. 1 written, 0 refused. */
     pipescalerVerdict(
       pipe: string,
@@ -79,4 +98,5 @@ export const STORE_COMMANDS = [
   { name: 'pipescalerSnapshot', numberOfKeys: 5, lua: SNAPSHOT_SCRIPT },
   { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
   { name: 'pipescalerVerdict', numberOfKeys: 1, lua: VERDICT_SCRIPT },
+  { name: 'pipescalerWriteIfIntent', numberOfKeys: 1, lua: WRITE_IF_INTENT_SCRIPT },
 ] as const;

@@ -98,16 +98,11 @@ export interface PipeRecord {
   readonly decisions: number;
   /** The first decision instant that wanted the pending change (the apply-wait metric starts here). */
   readonly wantedSince: number | null;
-  /** A change whose outcome is unknown (timed out, cut, or a 2xx whose answer could not be read):
-   *  what was sent and when. No other change goes out until a read has settled it, and a read that
+  /** A change whose outcome is unknown (timed out, cut, or a 2xx whose answer could not be read),
+   *  or still on its way (its intent, stored before its request goes out: intent.ts): what was sent
+   *  and when. No other change goes out until its answer or a read has settled it, and a read that
    *  finds these values is the change landing late, not drift. */
-  readonly unsettled: {
-    readonly sent: ScalingValues;
-    readonly at: number;
-    readonly code: string;
-    /** The platform answered 2xx (its answer could not be read): the change was taken. */
-    readonly taken?: boolean;
-  } | null;
+  readonly unsettled: Unsettled | null;
   /** A change answered 200 whose target no read has shown in force yet (confirmation.ts): the pipe
    *  is `confirming` (docs/architecture.md#every-change-is-confirmed). */
   readonly confirming: Confirming | null;
@@ -123,6 +118,25 @@ export interface PipeRecord {
   readonly verdictDue: VerdictDue | null;
   /** The last verdict given (what `status` shows). */
   readonly lastVerdict: StoredVerdict | null;
+}
+
+/** A change sent whose answer is not recorded: its intent until its answer comes (code
+ *  `in_flight`), or the change whose outcome is unknown after it failed (its API error code). */
+export interface Unsettled {
+  readonly sent: ScalingValues;
+  /** When it was sent (its intent stored), after every read the pipe had before it. */
+  readonly at: number;
+  readonly code: string;
+  /** The platform answered 2xx (its answer could not be read): the change was taken. */
+  readonly taken?: boolean;
+  /** The intent's own id: its answer is recorded only while the record still holds it. */
+  readonly id?: string;
+  /** The Idempotency-Key it was sent with. */
+  readonly key?: string;
+  /** The job's attempt that sent it (1: its first). */
+  readonly attempt?: number;
+  /** In flight: the instant its request's time runs out (api.timeout after its send). */
+  readonly until?: number;
 }
 
 /** A verdict as stored: the window start, what it was, when it was given. */
@@ -291,6 +305,19 @@ export class StateStore {
     const entries = Object.entries<unknown>(fields).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return;
     await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, storedText(v)])));
+  }
+
+  /**
+   * Write `fields` only while the record's unsettled change is the one whose id is `intent` (''
+   * none): a change's intent stored before its request, its answer recorded, a read's transition
+   * (one script, state-scripts.ts). False when refused: another attempt sent or recorded meanwhile.
+   */
+  async writeIfIntent(pipe: string, intent: string, fields: Partial<PipeRecord>): Promise<boolean> {
+    const args = Object.entries<unknown>(fields)
+      .filter(([, v]) => v !== undefined)
+      .flatMap(([k, v]) => [k, storedText(v)]);
+    if (args.length === 0) return true;
+    return (await this.redis.pipescalerWriteIfIntent(this.keys.pipe(pipe), intent, ...args)) === 1;
   }
 
   /**

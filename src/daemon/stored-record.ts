@@ -72,7 +72,18 @@ export const RECORD_FIELDS = {
   decidedAt: epochMs.nullable(),
   decisions: z.number().int().nonnegative(),
   wantedSince: epochMs.nullable(),
-  unsettled: z.object({ sent: scalingValues, at: epochMs, code: z.string(), taken: z.boolean().optional() }).nullable(),
+  unsettled: z
+    .object({
+      sent: scalingValues,
+      at: epochMs,
+      code: z.string(),
+      taken: z.boolean().optional(),
+      id: z.string().optional(),
+      key: z.string().optional(),
+      attempt: z.number().int().nonnegative().optional(),
+      until: epochMs.optional(),
+    })
+    .nullable(),
   confirming: z
     .object({
       target: scalingValues,

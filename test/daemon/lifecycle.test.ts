@@ -20,6 +20,17 @@ const EMPTY = parseRecord({}).rec;
 /** Confirmation reads from 1 min after a change, unconfirmed 10 min after it. */
 const TIMING = { expectedMs: MIN, limitMs: 10 * MIN, firstReadMs: 15_000 };
 
+/** A change's intent (intent.ts), stored as it goes out at T0 with a request time of 5 s. */
+const INTENT = {
+  sent: { replicas: 6 },
+  at: T0,
+  code: 'in_flight',
+  id: 'b6d1c0de-0000-4000-8000-000000000001',
+  key: 'b6d1c0de-0000-4000-8000-000000000002',
+  attempt: 1,
+  until: T0 + 5_000,
+};
+
 const sit = (over: Partial<Situation> = {}): Situation => ({
   pipe,
   policy: policy('streams', STREAMS, [oneOff('peak', T0 + 10 * MIN, T0 + 20 * MIN, { replicas: 6 })]),
@@ -97,6 +108,22 @@ describe('nextStep: the stage and the step of every kind of record', () => {
       seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' } }),
       {},
       IN_WINDOW,
+      'unsettled',
+      { do: 'read', why: 'settle' },
+    ],
+    [
+      "a change's intent stored and its request on its way: its answer is the sender's, nothing meanwhile",
+      seen({ unsettled: INTENT }),
+      {},
+      INTENT.at + 1_000,
+      'unsettled',
+      { do: 'wait', reason: 'sending' },
+    ],
+    [
+      "a change's intent whose request's time ran out with no answer recorded (the sender gone or stalled): read to settle it",
+      seen({ unsettled: INTENT }),
+      {},
+      INTENT.until,
       'unsettled',
       { do: 'read', why: 'settle' },
     ],
@@ -512,6 +539,19 @@ describe('what an answer makes of the record', () => {
       lastApplied: { ...STREAMS, replicas: 6 },
       lastChange: { up: T0 },
     });
+  });
+
+  it("a change's intent whose answer was never recorded (a crash, a lost lock): a read showing its values is it landed, never drift", () => {
+    const rec = seen({ unsettled: INTENT });
+    const t = afterRead(rec, running({ ...STREAMS, replicas: 6 }), T0 + MIN, ctx);
+    expect(t.drift).toBeNull();
+    expect(t.landed).toEqual({ sent: { replicas: 6 }, at: T0 });
+    expect(t.write).toMatchObject({ unsettled: null, lastApplied: { ...STREAMS, replicas: 6 } });
+    // not in force yet: on its way (confirming from its send), the old values no drift either
+    const early = afterRead(rec, running(STREAMS), T0 + 10_000, ctx);
+    expect(early.drift).toBeNull();
+    expect(early.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: T0, outcomeUnknown: true });
+    expect(stageOf({ ...rec, ...early.write }, sit(), T0 + 10_000)).toBe('confirming');
   });
 
   it('not there yet: still unsettled for a while, and found later it is still no drift', () => {

@@ -245,6 +245,28 @@ describe('StateStore.writeDecision', () => {
   });
 });
 
+describe('StateStore.writeIfIntent', () => {
+  const intent = (id: string) => ({ sent: { replicas: 4 }, at: 1_000, code: 'in_flight', id, until: 6_000 });
+
+  it("writes only while the record's unsettled change is the intent named ('' none): once per intent", async () => {
+    const pipe = 'intent-cas';
+    // no unsettled change (absent, null, or one stored before intents had ids): ''
+    expect(await store.writeIfIntent(pipe, 'a', { readDue: true })).toBe(false);
+    expect(await store.writeIfIntent(pipe, '', { unsettled: intent('a') })).toBe(true);
+    // a second attempt that started from the same record finds it taken
+    expect(await store.writeIfIntent(pipe, '', { unsettled: intent('b') })).toBe(false);
+    expect(await store.writeIfIntent(pipe, 'b', { unsettled: null, lastReadAt: 2_000 })).toBe(false);
+    expect((await store.read(pipe)).unsettled).toMatchObject({ id: 'a' });
+    // its answer, recorded by the attempt that holds it
+    expect(await store.writeIfIntent(pipe, 'a', { unsettled: null, lastReadAt: 2_000 })).toBe(true);
+    expect(await store.read(pipe)).toMatchObject({ unsettled: null, lastReadAt: 2_000 });
+    // and never again
+    expect(await store.writeIfIntent(pipe, 'a', { lastReadAt: 3_000 })).toBe(false);
+    await store.write(pipe, { unsettled: { sent: { replicas: 4 }, at: 1_000, code: 'API_TIMEOUT' } });
+    expect(await store.writeIfIntent(pipe, '', { lastReadAt: 4_000 })).toBe(true);
+  });
+});
+
 describe('pipeByName', () => {
   it('finds a pipe by name in each config it is given, including one loaded after the first', () => {
     const a = {
