@@ -6,6 +6,7 @@ import type { PipeKind, ScalingField, ScalingValues } from '../api/index.js';
 import { didYouMean } from '../config/index.js';
 import { parseDuration, type Override, type PipeConfig } from '../policy/index.js';
 import { UserError } from './run-cli.js';
+import { operatorReason } from './operator-reason.js';
 
 /** The longest an override may last: it is an incident's tool, not a second policy. */
 export const MAX_OVERRIDE_MS = 30 * 86_400_000;
@@ -99,8 +100,7 @@ export function parseOverrideFlags(flags: OverrideFlags, now: number, kind: Pipe
       `${flags.for !== undefined ? '--for' : '--until'}: an override lasts at most 30d (change the policy for longer)`,
     );
   }
-  const reason = (flags.reason ?? 'override by operator').trim();
-  if (reason === '') throw new UserError('--reason: must not be empty');
+  const reason = operatorReason(flags.reason ?? 'override by operator');
   const ramp = parseRamp(flags, values);
   return { values, until, reason, ...(ramp ? { ramp } : {}) };
 }

@@ -58,6 +58,8 @@ export function notifySchema(strict: Strict) {
     timeout: positiveDurationMs().optional(),
     attempts: int(1, 100).optional(),
     backoff: durationMs().optional(),
+    // a sink on a loopback, link-local or private address is refused without it (sink-address.ts)
+    allowPrivateNetwork: z.boolean({ error: 'must be true or false' }).optional(),
   });
   return strict({
     coalesce: durationMs()

@@ -5,6 +5,7 @@ import { isAbsolute, join } from 'node:path';
 import { formatPath } from './errors.js';
 import { parseRedisUrl } from './redis.js';
 import { isRecord, type RawIssue } from './issue.js';
+import { privateHost } from './sink-address.js';
 
 export interface ResolvedKey {
   readonly keyId: string;
@@ -239,6 +240,14 @@ function notifySecrets(
         message: 'must be an http(s) URL',
       });
       url = undefined;
+    }
+    const target = url ?? (typeof spec.url === 'string' ? spec.url : undefined);
+    const inside = target === undefined || spec.allowPrivateNetwork === true ? null : privateHost(target);
+    if (inside !== null) {
+      issues.push({
+        path: [...path, spec.urlFile !== undefined ? 'urlFile' : 'url'],
+        message: `points at ${inside}: a sink inside this machine or its private network needs allowPrivateNetwork: true`,
+      });
     }
     out[name] = { ...(url !== undefined ? { url } : {}), ...(secret !== undefined ? { secret } : {}) };
   }

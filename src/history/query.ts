@@ -8,7 +8,8 @@ import { OUTCOMES, isOutcomeName, type OutcomeName } from './outcomes.js';
 /** Epoch ms of "7d" (back from now) or of an ISO 8601 time; a message when it is neither. */
 export function parseSince(text: string, now: number): number | string {
   const ms = parseDuration(text);
-  if (ms !== null) return now - ms;
+  // a duration that reaches back past 1970 names no time an entry can have (nor a Date: 500)
+  if (ms !== null) return now - ms >= 0 ? now - ms : `"${text.slice(0, 40)}" reaches back before 1970-01-01`;
   const t = Date.parse(text);
   if (/^\d{4}-\d{2}-\d{2}/.test(text) && Number.isFinite(t)) return t;
   return `"${text.slice(0, 40)}" is neither a duration (7d, 12h) nor an ISO time (2026-11-23T08:00:00Z)`;

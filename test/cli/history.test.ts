@@ -126,9 +126,11 @@ notify:
       type: webhook
       url: ${hook.url}
       secret: \${PS_HOOK_SECRET}
+      allowPrivateNetwork: true   # the test's receiver listens on 127.0.0.1
     team:
       type: slack
       url: \${PS_SLACK_URL}
+      allowPrivateNetwork: true
 `,
     );
     const secrets = { PS_HOOK_SECRET: 'hook-secret-4711', PS_SLACK_URL: `${slack.url}/T0/B0/slack-token-4711` };

@@ -119,6 +119,16 @@ describe('pipescaler override', () => {
         [['--set', 'replicas=8', '--for', '60d'], 'an override lasts at most 30d'],
         [['--set', 'replicas=8', '--for', '1h', '--step', 'replicas=2'], '--step: needs --every'],
         [['--set', 'concurrency=4', '--for', '1h'], 'a stream pipe takes'],
+        // the limit of pause's reason, one definition for both (it took 100,000 characters)
+        [
+          ['--set', 'replicas=8', '--for', '1h', '--reason', 'r'.repeat(100_000)],
+          '--reason: 100000 characters, at most 500',
+        ],
+        [
+          ['--set', 'replicas=8', '--for', '1h', '--reason', 'x\u001b[2Jy'],
+          '--reason: control characters are not allowed',
+        ],
+        [['--set', 'replicas=8', '--for', '1h', '--reason', ' '], '--reason: give a reason'],
       ];
       for (const [args, message] of refused) {
         const r = await cli('override', 'orders-events', ...args);

@@ -120,3 +120,61 @@ notify:
     expect(JSON.stringify(found)).not.toContain('literal-secret');
   });
 });
+
+describe('a sink inside the machine or its private network', () => {
+  const sink = (url: string, extra = '') =>
+    `notify:\n  sinks:\n    ops:\n      type: cloudevents\n      url: ${url}\n${extra}`;
+
+  it.each([
+    ['http://169.254.169.254/latest/meta-data/', 'a link-local address (169.254.169.254)'],
+    ['http://10.0.0.1/', 'a private address (10.0.0.1)'],
+    ['http://172.20.1.1/', 'a private address (172.20.1.1)'],
+    ['http://192.168.1.10:8080/hook', 'a private address (192.168.1.10)'],
+    ['http://127.0.0.1:6379/', 'a loopback address (127.0.0.1)'],
+    ['http://2130706433:6379/', 'a loopback address (127.0.0.1)'],
+    ['http://localhost:6379/', 'a loopback address (localhost)'],
+    ['http://[::1]:6379/', 'a loopback address (::1)'],
+    ['http://[::ffff:127.0.0.1]/', 'a loopback address (::ffff:7f00:1)'],
+    ['http://[fe80::1]/', 'a link-local address (fe80::1)'],
+    ['http://[fd00::1]/', 'a private (unique local) address (fd00::1)'],
+    ['http://0.0.0.0/', 'an unspecified address (0.0.0.0)'],
+  ])('%s is refused, naming the field and its line', (url, what) => {
+    expect(issues(() => parse(sink(url)))).toEqual([
+      {
+        line: 23,
+        path: 'notify.sinks.ops.url',
+        message: `points at ${what}: a sink inside this machine or its private network needs allowPrivateNetwork: true`,
+      },
+    ]);
+  });
+
+  it('a sink that says it means it is taken; a public address or a host name is', () => {
+    const c = parse(sink('http://127.0.0.1:8080/hook', '      allowPrivateNetwork: true\n'));
+    expect(c.notify?.sinks[0]?.url).toBe('http://127.0.0.1:8080/hook');
+    for (const url of [
+      'https://hooks.example.com/x',
+      'http://receiver:8080/hook',
+      'http://8.8.8.8/',
+      'http://172.32.0.1/',
+    ])
+      expect(parse(sink(url)).notify?.sinks[0]?.url).toBe(url);
+  });
+
+  it('a Slack URL from the environment is checked too, and only its host is named', () => {
+    const text = 'notify:\n  sinks:\n    team:\n      type: slack\n      url: ${SLACK_URL}\n';
+    const found = issues(() => parse(text, { SLACK_URL: 'http://10.1.2.3/services/T0/B0/token-4711' }));
+    expect(found).toEqual([
+      expect.objectContaining({
+        path: 'notify.sinks.team.url',
+        message: expect.stringMatching(/a private address \(10\.1\.2\.3\)/),
+      }),
+    ]);
+    expect(JSON.stringify(found)).not.toContain('token-4711');
+  });
+
+  it('allowPrivateNetwork takes only true or false', () => {
+    expect(issues(() => parse(sink('http://127.0.0.1/', '      allowPrivateNetwork: "yes"\n')))).toContainEqual(
+      expect.objectContaining({ path: 'notify.sinks.ops.allowPrivateNetwork', message: 'must be true or false' }),
+    );
+  });
+});

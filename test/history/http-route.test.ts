@@ -64,6 +64,12 @@ describe('GET /history', () => {
 
     expect(await get('')).toEqual({ status: 400, body: { error: expect.stringMatching(/^pipe: required/) } });
     expect((await get('?pipe=orders-events&since=soon')).body.error).toMatch(/^since: "soon" is neither/);
+    // a duration past what a date can hold was a 500
+    expect(await get('?pipe=orders-events&since=99999999999d')).toEqual({
+      status: 400,
+      body: { error: 'since: "99999999999d" reaches back before 1970-01-01' },
+    });
+    expect((await get(`?pipe=orders-events&since=${'9'.repeat(400)}d`)).status).toBe(400);
     expect((await get('?pipe=orders-events&outcome=nope')).body.error).toMatch(/^outcome: "nope" is not an outcome/);
     expect((await get('?pipe=orders-events&limit=5000')).body.error).toBe('limit: must be an integer from 0 to 1000');
     expect((await get('?pipe=other')).status).toBe(404);

@@ -74,6 +74,7 @@ notify:
       type: webhook
       url: ${receiver.url}
       secret: \${PS_HOOK_SECRET}
+      allowPrivateNetwork: true   # the test's receiver listens on 127.0.0.1
       events: [applied]
       timeout: 60s
       backoff: 100ms

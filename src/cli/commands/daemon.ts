@@ -31,23 +31,17 @@ import { configFile, DEFAULT_CONFIG } from '../cli-input.js';
 import { guardConfig } from '../output-guard.js';
 import { printable } from '../../api/internal.js';
 import { formatStatusText, NO_DAEMON, START_DAEMON } from '../status-output.js';
+import { operatorReason } from '../operator-reason.js';
 
 /** The longest `pause --for`: longer is a pause until resumed (no --for), not a date. */
 const MAX_PAUSE_MS = 366 * 24 * 3_600_000;
-/** A pause reason is a line in status and logs, not a document. */
-const MAX_REASON = 500;
 /** `status` when no daemon replica is alive: nothing scales the pipes (as `systemctl status`: 3). */
 const NO_DAEMON_EXIT = 3;
 const LOG_FORMATS = ['json', 'pretty'] as const;
 
 /** A pause checked before anything is written: its end a real instant, its reason one short line. */
 function pauseFlag(opts: { for?: string; reason: string }, now: number): { reason: string; until?: number } {
-  const reason = opts.reason.trim();
-  if (reason === '') throw new UserError('--reason: give a reason (it is shown in status and logs)');
-  if (reason.length > MAX_REASON) {
-    throw new UserError(`--reason: ${reason.length} characters, at most ${MAX_REASON} (a line of status)`);
-  }
-  if (printable(reason) !== reason) throw new UserError('--reason: control characters are not allowed');
+  const reason = operatorReason(opts.reason);
   if (opts.for === undefined) return { reason };
   const ms = parseDuration(opts.for);
   if (ms === null || ms <= 0) throw new UserError(`--for: "${opts.for}" is not a duration (e.g. 30m, 2h)`);
