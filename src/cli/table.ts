@@ -11,6 +11,9 @@ export interface Column<T> {
   floor?: number;
   /** 'right' pads on the left, for numbers; default 'left'. */
   align?: 'left' | 'right';
+  /** Where a cut cell loses its characters: 'end' (default), or 'middle' for names whose end tells
+   *  them apart ("orders-ev…central-1", "orders-ev…st-1"). */
+  cut?: 'end' | 'middle';
 }
 
 /** Renders an absent value as "-", a list as "a,b", anything else as its string; a text from
@@ -47,12 +50,16 @@ export function formatTable<T>(rows: readonly T[], columns: readonly Column<T>[]
       over -= cut;
     }
   }
-  const fit = (s: string, w: number, align: Column<T>['align']): string =>
-    s.length > w ? `${s.slice(0, Math.max(0, w - 1))}…` : align === 'right' ? s.padStart(w) : s.padEnd(w);
+  const fit = (s: string, w: number, c: Column<T> | undefined): string => {
+    if (s.length <= w) return c?.align === 'right' ? s.padStart(w) : s.padEnd(w);
+    if (c?.cut !== 'middle') return `${s.slice(0, Math.max(0, w - 1))}…`;
+    const head = Math.ceil((w - 1) / 2);
+    return `${s.slice(0, head)}…${s.slice(s.length - (w - 1 - head))}`;
+  };
   return grid
     .map((line) =>
       line
-        .map((s, i) => fit(s, widths[i] ?? 0, columns[i]?.align))
+        .map((s, i) => fit(s, widths[i] ?? 0, columns[i]))
         .join(' '.repeat(GAP))
         .trimEnd(),
     )

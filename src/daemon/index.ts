@@ -10,7 +10,13 @@ export {
   type StoredVerdict,
 } from './state-store.js';
 export { OVERRIDE_KEPT_MS, refOf, type Orphan, type PipeIdentity, type StoredOverrideValue } from './operator-state.js';
-export { readPipeStatuses, type ChangeOnItsWay, type PipeStatus } from './status.js';
+export {
+  readPipeStatuses,
+  type ChangeOnItsWay,
+  type ChangeState,
+  type PipeStatus,
+  type PlatformShown,
+} from './status.js';
 export { describeRefusal, isRejection, type KeyRefusal } from './key-auth.js';
 export { handleSignals } from './signals.js';
 export { ConfigFiles } from './config-watch.js';

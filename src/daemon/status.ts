@@ -6,6 +6,9 @@ import type { StoredOverrideValue } from './operator-state.js';
 import type { PauseFlag, StateStore, StoredDecision, StoredError, StoredVerdict } from './state-store.js';
 import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
 import { nextScaleUps, readEstimates, type NextScaleUp } from './next-scale-up.js';
+import { accountOf, type ChangeOnItsWay, type PlatformShown } from './pipe-account.js';
+
+export type { ChangeOnItsWay, ChangeState, PlatformShown } from './pipe-account.js';
 
 export interface PipeStatus {
   readonly pipe: string;
@@ -15,7 +18,10 @@ export interface PipeStatus {
   readonly pool?: string;
   readonly kind: PipeKind | null;
   readonly state: PipeState | null;
+  /** The values the platform last showed (platform.values; kept for scripts that read it). */
   readonly applied: ScalingValues;
+  /** What the platform last showed: its values and state, and the instant of that read or answer. */
+  readonly platform: PlatformShown;
   readonly desired: ScalingValues | null;
   readonly windows: readonly string[];
   readonly lastDecision: StoredDecision | null;
@@ -36,24 +42,14 @@ export interface PipeStatus {
   readonly lastVerdict: StoredVerdict | null;
   /** The window start whose verdict is still open (not confirmed yet, before its deadline). */
   readonly verdictDue: { readonly boundary: number; readonly windows: readonly string[] } | null;
-  /** A change answered 200 that no read has shown in force yet (`confirming`), or not within
-   *  evaluate.actuation.max (`unconfirmed`, since `unconfirmedAt`); null: none on its way. */
+  /** The newest change sent that no read has shown in force (pipe-account.ts): sending,
+   *  confirming, outcome_unknown or unconfirmed, since when; null: none on its way. */
   readonly change: ChangeOnItsWay | null;
   /** The last confirmation: the target's values and the first read that showed them in force. */
   readonly confirmed: { readonly values: ScalingValues; readonly at: number } | null;
   /** leadTime auto: the pipe's next scale-up (when it may be sent, when it is expected at target,
    *  the actuation counted on and where that comes from), or null. */
   readonly nextScaleUp: NextScaleUp | null;
-}
-
-export interface ChangeOnItsWay {
-  readonly state: 'confirming' | 'unconfirmed';
-  readonly target: ScalingValues;
-  /** The first send of this target. */
-  readonly sentAt: number;
-  readonly unconfirmedAt: number | null;
-  /** Sends of this target after the first (after the limit, or a reload). */
-  readonly resends: number;
 }
 
 /** The reasons that hold a change back, in the order they are named. */
@@ -81,6 +77,7 @@ export async function readPipeStatuses(
       // a pause declared in the config holds whatever Redis holds, as the evaluation sees it
       const paused: PauseFlag | null = p.paused ? { reason: p.paused, scope: 'config' } : pause;
       const last = rec.lastDecision;
+      const { platform, change } = accountOf(rec, now);
       return {
         pipe: p.name,
         policy: p.policy,
@@ -88,7 +85,8 @@ export async function readPipeStatuses(
         ...(p.pool !== undefined ? { pool: p.pool } : {}),
         kind: rec.kind,
         state: rec.state,
-        applied: rec.applied,
+        applied: platform.values,
+        platform,
         desired: rec.desired,
         windows: last?.windows ?? [],
         lastDecision: last,
@@ -102,15 +100,7 @@ export async function readPipeStatuses(
         keyRefused: refusals.get(p.key) ?? null,
         lastVerdict: rec.lastVerdict,
         verdictDue: rec.verdictDue ? { boundary: rec.verdictDue.boundary, windows: rec.verdictDue.windows } : null,
-        change: rec.confirming
-          ? {
-              state: rec.confirming.unconfirmedAt === null ? 'confirming' : 'unconfirmed',
-              target: rec.confirming.target,
-              sentAt: rec.confirming.sentAt,
-              unconfirmedAt: rec.confirming.unconfirmedAt,
-              resends: rec.confirming.resends,
-            }
-          : null,
+        change,
         confirmed: rec.confirmed,
         nextScaleUp: ups.get(p.name) ?? null,
       };

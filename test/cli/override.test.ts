@@ -86,9 +86,9 @@ describe('pipescaler override', () => {
       expect((await cli('override', '--list')).stdout).toMatch(
         /^orders-events: replicas 10, cpu 1000m until \S+ \(operator\): override by operator\n$/,
       );
-      expect((await cli('status')).stdout).toMatch(/^orders-events\s.*\soverride replicas 10, cpu 1000m \(\d+/m);
+      expect((await cli('status')).stdout).toMatch(/^orders-events\s.*\soverride 10x1000m \(\d+/m);
       expect((await cli('status', '--wide')).stdout).toMatch(
-        /^orders-events\s.*\soverride replicas=10 replicaCpuMillicores=1000 until \S+Z, ramp replicas=2 every 5m: override by operator$/m,
+        /^ {4}status: override replicas=10 replicaCpuMillicores=1000 until \S+Z, ramp replicas=2 every 5m: override by operator$/m,
       );
       const json = JSON.parse((await cli('status', '--json')).stdout) as { pipe: string; override: unknown }[];
       expect(json.find((r) => r.pipe === 'orders-events')?.override).toMatchObject({ values: { replicas: 10 } });

@@ -1,4 +1,5 @@
-// `status` as text: the daemons line, a table that fits 100 columns (cut in a set order), --wide.
+// `status` as text: the daemons line, a table that fits 100 columns (cut in a set order), --wide
+// (a row and the pipe's lines, within 160 columns).
 import { describe, expect, it } from 'vitest';
 import { formatAge, formatReplicas, formatStatusText } from '../../src/cli/status-output.js';
 import type { PipeStatus } from '../../src/daemon/index.js';
@@ -14,6 +15,11 @@ function row(over: Partial<PipeStatus>): PipeStatus {
     kind: 'stream',
     state: 'Running',
     applied: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 },
+    platform: {
+      values: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 },
+      state: 'Running',
+      at: NOW - 9_000,
+    },
     desired: { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 4 },
     windows: ['business-hours'],
     lastDecision: {
@@ -80,12 +86,11 @@ describe('status text', () => {
     );
   });
 
-  it('fits 100 columns with long names, a skip reason and a pause, cutting the status first', () => {
+  it('fits 100 columns with long names, a skip reason and a pause: the window and the decision age as they fit', () => {
     const statuses = [
       row({}),
       row({
         pipe: 'archive-events-eu-central-1',
-        state: 'Running',
         desired: null,
         reason: 'service_not_running',
         windows: ['business-hours-extended'],
@@ -93,6 +98,7 @@ describe('status text', () => {
       row({
         pipe: 'legacy-events',
         state: 'Stopped',
+        platform: { values: { replicas: 1 }, state: 'Stopped', at: NOW - 65_000 },
         reason: 'pipe_state',
         paused: { reason: 'migration to the new cluster, see TICKET-1234', scope: 'all', until: NOW + 5_400_000 },
       }),
@@ -112,28 +118,29 @@ describe('status text', () => {
     );
     const lines = text.trimEnd().split('\n');
     for (const l of lines) expect(l.length, l).toBeLessThanOrEqual(100);
-    expect(lines[2]).toMatch(/^PIPE\s+STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+AGE\s+REASON\s+STATUS$/);
-    // reason codes and values stay whole; what is cut ends in "…"
-    expect(text).toContain('service_not_running');
-    expect(text).toMatch(/^clickstream\s+Running\s+6x1000m\/4GB\s+8x2000m\/8GB\s+business-…\s+12s\s+cooldown\s+ok$/m);
-    expect(text).toMatch(/^orders-events\s+Running\s+6x1000m\/4GB\s+=\s/m);
-    expect(text).toMatch(/^legacy-events\s+Stopped\s+.*\s+pipe_state\s+paused \(a…$/m);
-    // wider, the status comes back before anything else
+    // the window does not fit whole: left to a wider terminal
+    expect(lines[2]).toMatch(/^PIPE\s+PLATFORM\s+READ\s+CHANGE\s+DECIDED\s+STATUS$/);
+    // reason codes, values and the pause's fact stay whole; what is cut ends in "…"
+    expect(text).toMatch(/^archive-events-eu-central-1\s+6x1000m\/4GB\s+9s\s+-\s+12s\s+service_not_running$/m);
+    expect(text).toMatch(/^clickstream\s+6x1000m\/4GB\s+9s\s+8x2000m\/8GB wanted\s+12s\s+cooldown$/m);
+    expect(text).toMatch(/^orders-events\s+6x1000m\/4GB\s+9s\s+=\s+12s\s+ok$/m);
+    expect(text).toMatch(/^legacy-events\s+Stopped\s+65s\s+6x1000m\/4GB wanted\s+12s\s+paused \(all pipes\), .*…$/m);
+    // wider, the window and the whole status come back
     expect(formatStatusText(statuses, [], [], { wide: false, width: 200, now: NOW })).toMatch(
-      /^legacy-events\s+Stopped\s+.*\s+business-hours\s+12s\s+pipe_state\s+paused \(all, 90m left\): migration to/m,
+      /^legacy-events\s+Stopped\s.*\sbusiness-hours\s+12s\s+paused \(all pipes\), 90m left: migration to the new cluster, see TICKET-1234$/m,
     );
   });
 
   it('shows the key when the pipes use more than one', () => {
     const one = formatStatusText([row({}), row({ pipe: 'b' })], [], [], { wide: false, width: 100, now: NOW });
-    expect(one).toMatch(/^PIPE\s+STATE\s/m);
+    expect(one).toMatch(/^PIPE\s+PLATFORM\s/m);
     const two = formatStatusText([row({}), row({ pipe: 'b', key: 'batch-1', pool: 'batch' })], [], [], {
       wide: false,
       width: 100,
       now: NOW,
     });
-    expect(two).toMatch(/^PIPE\s+KEY\s+STATE\s/m);
-    expect(two).toMatch(/^b\s+batch-1 \(pool batch\)\s+Running\s/m);
+    expect(two).toMatch(/^PIPE\s+KEY\s+PLATFORM\s/m);
+    expect(two).toMatch(/^b\s+batch-1 \(pool batch\)\s+6x1000m\/4GB\s/m);
   });
 
   it("--wide shows each pipe's next scale-up under leadTime auto: when it may be sent, when it is at target, from what", () => {
@@ -147,9 +154,9 @@ describe('status text', () => {
     const statuses = [row({ nextScaleUp: up }), row({ pipe: 'b' })];
     const wide = formatStatusText(statuses, [], [], { wide: true, width: 100, now: NOW });
     expect(wide).toContain(
-      'send from 2026-11-23T10:55:41Z, at target by 10:59:00Z for 11:00:00Z (3m12s actuation: the p95 of stream pipes over their last 45 changes)',
+      '    next scale-up: send from 2026-11-23T10:55:41Z, at target by 10:59:00Z for 11:00:00Z (3m12s actuation: the p95 of stream pipes over their last 45 changes)',
     );
-    expect(wide).toMatch(/^b\s.*\s0\s+-\s+-\s+ok$/m);
+    expect(wide).toMatch(/^b\s+default\s+6x1000m\/4GB\s+9s\s+=\s+-\s+ok$/m);
     // the plan reserves its confirmation reads: at target, then confirmed by its confirming read
     const confirming = { ...up, atTargetAt: Date.parse('2026-11-23T10:58:40Z') };
     expect(
@@ -161,7 +168,7 @@ describe('status text', () => {
     expect(formatStatusText(statuses, [], [], { wide: false, width: 100, now: NOW })).not.toContain('10:55:41Z');
   });
 
-  it('--wide: every column whole, the pause until its instant, the error message', () => {
+  it('--wide: a row of whole columns, then the values, the instants, the pause until its instant, the error message', () => {
     const statuses = [
       row({
         paused: { reason: 'freeze', scope: 'config' },
@@ -169,19 +176,23 @@ describe('status text', () => {
       }),
     ];
     const text = formatStatusText(statuses, [], [], { wide: true, width: 100, now: NOW });
-    expect(text).toMatch(
-      /^PIPE\s+POLICY\s+KEY\s+KIND\/STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+LAST DECISION\s+AGE\s+REASON\s+DRIFTS\s+AT TARGET\s+STATUS$/m,
+    expect(text).toMatch(/^PIPE\s+KEY\s+PLATFORM\s+READ\s+CHANGE\s+VERDICT\s+STATUS$/m);
+    expect(text).toMatch(/^orders-events\s+default\s+6x1000m\/4GB\s+9s\s+=\s+-\s+paused \(config\)$/m);
+    expect(text).toContain(
+      '    platform: replicas=6 replicaCpuMillicores=1000 replicaMemoryGb=4 (stream, Running), read 2026-11-23T09:59:51.000Z',
     );
-    expect(text).toContain('replicas=6 replicaCpuMillicores=1000 replicaMemoryGb=4');
-    expect(text).toContain('none 2026-11-23T09:59:48.000Z');
-    expect(text).toMatch(/paused \(config\): freeze$/m);
+    expect(text).toContain(
+      '    decision: none 2026-11-23T09:59:48.000Z (business-hours), desired replicas=6 replicaCpuMillicores=1000 replicaMemoryGb=4; policy weekday-business-hours, key',
+    );
+    expect(text).toContain('\n      default, 0 drifts\n');
+    expect(text).toMatch(/^ {4}status: paused \(config\): freeze$/m);
     const errored = formatStatusText(
       [row({ lastError: { at: NOW, code: 'API_TIMEOUT', message: 'scalePipe: timed out after 30000 ms' } })],
       [],
       [],
       { wide: true, width: 100, now: NOW },
     );
-    expect(errored).toMatch(/error API_TIMEOUT: scalePipe: timed out after 30000 ms$/m);
+    expect(errored).toMatch(/^ {4}status: error API_TIMEOUT: scalePipe: timed out after 30000 ms$/m);
     const refused = formatStatusText(
       [
         row({
@@ -192,7 +203,7 @@ describe('status text', () => {
       [],
       { wide: true, width: 100, now: NOW },
     );
-    expect(refused).toMatch(/error API_BAD_REQUEST: replicas must be between 1 and 10$/m);
+    expect(refused).toMatch(/status: error API_BAD_REQUEST: replicas must be between 1 and 10$/m);
   });
 });
 
@@ -215,7 +226,7 @@ describe('window verdicts in status', () => {
     expect(formatStatusText([row({})], [], [], { wide: false, width: 100, now: NOW })).not.toContain('VERDICT');
     const text = formatStatusText(rows, [], [], { wide: false, width: 100, now: NOW });
     for (const l of text.trimEnd().split('\n')) expect(l.length, l).toBeLessThanOrEqual(100);
-    expect(text).toMatch(/^PIPE\s+STATE\s+APPLIED\s+DESIRED\s+WINDOW\s+AGE\s+VERDICT\s+REASON\s+STATUS$/m);
+    expect(text).toMatch(/^PIPE\s+PLATFORM\s+READ\s+CHANGE\s+WINDOW\s+DECIDED\s+VERDICT\s+STATUS$/m);
     expect(text).toMatch(/^a\s.*\s12s\s+met\s/m);
     expect(text).toMatch(/^b\s.*\s12s\s+late 3m\s/m);
     expect(text).toMatch(/^c\s.*\s12s\s+missed\s/m);
@@ -241,32 +252,47 @@ describe('a change on its way', () => {
   const change = {
     state: 'confirming' as const,
     target: { replicas: 8 },
+    since: NOW - 45_000,
     sentAt: NOW - 45_000,
     unconfirmedAt: null,
     resends: 0,
   };
 
-  it('confirming: the target and how long ago it was sent; an error says more', () => {
+  it('confirming: the values it brings and how long ago it was sent; an error shows beside it', () => {
     const text = formatStatusText([row({ change })], [], [], { wide: false, width: 120, now: NOW });
-    expect(text).toMatch(/confirming replicas 8 \(sent 45s ago\)$/m);
+    expect(text).toMatch(/^orders-events\s+6x1000m\/4GB\s+9s\s+8x1000m\/4GB confirming 45s\s.*\sok$/m);
     const failing = row({ change, lastError: { at: NOW, code: 'API_TIMEOUT', message: 'x' } });
-    expect(formatStatusText([failing], [], [], { wide: false, width: 120, now: NOW })).toMatch(/error API_TIMEOUT$/m);
+    expect(formatStatusText([failing], [], [], { wide: false, width: 120, now: NOW })).toMatch(
+      /\s8x1000m\/4GB confirming 45s\s.*\serror API_TIMEOUT$/m,
+    );
   });
 
-  it('unconfirmed: before an error, with its re-send; --wide gives the instants', () => {
+  it('outcome unknown: the values still the last read, the change named with how long since its answer was lost', () => {
+    const unknown = { ...change, state: 'outcome_unknown' as const, since: NOW - 15_000, code: 'API_TIMEOUT' };
+    const rows = [row({ change: unknown })];
+    expect(formatStatusText(rows, [], [], { wide: false, width: 100, now: NOW })).toMatch(
+      /^orders-events\s+6x1000m\/4GB\s+9s\s+8x1000m\/4GB outcome unknown 15s\s/m,
+    );
+    expect(formatStatusText(rows, [], [], { wide: true, width: 100, now: NOW })).toContain(
+      '    change: replicas=8 outcome unknown since 2026-11-23T09:59:45.000Z (API_TIMEOUT), sent 2026-11-23T09:59:15.000Z',
+    );
+  });
+
+  it('unconfirmed: since when, with its re-send; --wide gives the instants', () => {
     const unconfirmed = {
       ...change,
       state: 'unconfirmed' as const,
+      since: NOW - 2 * 60_000,
       sentAt: NOW - 12 * 60_000,
       unconfirmedAt: NOW - 2 * 60_000,
       resends: 1,
     };
     const rows = [row({ change: unconfirmed, lastError: { at: NOW, code: 'API_TIMEOUT', message: 'x' } })];
     expect(formatStatusText(rows, [], [], { wide: false, width: 140, now: NOW })).toMatch(
-      /unconfirmed replicas 8 \(sent 12m ago, sent again\)$/m,
+      /\s8x1000m\/4GB unconfirmed 2m\s.*\serror API_TIMEOUT$/m,
     );
     expect(formatStatusText(rows, [], [], { wide: true, width: 120, now: NOW })).toMatch(
-      /unconfirmed replicas=8 \(sent 2026-11-23T09:48:00.000Z, unconfirmed since 2026-11-23T09:58:00.000Z, sent again\)$/m,
+      /^ {4}change: replicas=8 unconfirmed since 2026-11-23T09:58:00.000Z, sent 2026-11-23T09:48:00.000Z, sent again$/m,
     );
   });
 });
