@@ -109,7 +109,13 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   let expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
   // A change being confirmed: its target in force confirms it; its old values (or the transient
   // 0/null) are "not yet", never drift; any other value of a sent field was set by someone else.
-  const c = contact ? null : rec.confirming;
+  // A change of unknown outcome sent after it, that this read shows landed, replaced it as a 200
+  // would have (afterSend): the older target's fields it sent are no longer on their way.
+  const older = contact ? null : rec.confirming;
+  const c =
+    older !== null && landed && older.lastSentAt < u.at
+      ? { ...afterSend(older, rec.applied, u.sent, u.at, ctx.timing), outcomeUnknown: true as const }
+      : older;
   const check = c ? confirmationRead(c, answer, applied, now, ctx.timing) : null;
   if (c && check && !check.inForce && expected) expected = notYetExpected(expected, c, applied, check.foreign);
   // A change of unknown outcome that its settle read does not show is on its way all the same: the
