@@ -53,7 +53,7 @@ describe('a change of unknown outcome landing after an older one being confirmed
     expect(t.drift).toBeNull();
     expect(t.write.unsettled).toBeNull();
     expect(t.write.confirming).toBeNull();
-    const after = { ...rec, ...t.write } as PipeRecord;
+    const after = { ...rec, ...t.write };
     expect(accountOf(after, now)).toEqual({
       platform: { values: BASE, state: 'Running', at: now },
       change: null,

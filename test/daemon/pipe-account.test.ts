@@ -136,7 +136,7 @@ describe('accountOf: a record as status tells it', () => {
       },
     });
     // past its limit it is unconfirmed like any other
-    const late = { ...r, confirming: { ...(r.confirming as Confirming), unconfirmedAt: T0 + 11 * 60 * SEC } };
+    const late = { ...r, confirming: { ...r.confirming!, unconfirmedAt: T0 + 11 * 60 * SEC } };
     expect(accountOf(late, T0 + 12 * 60 * SEC).change).toMatchObject({
       state: 'unconfirmed',
       since: T0 + 11 * 60 * SEC,
