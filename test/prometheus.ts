@@ -35,6 +35,8 @@ export interface PrometheusOptions {
   readonly backfill?: string;
   /** --storage.tsdb.retention.time, default 1h; a backfilled history needs it longer than its span. */
   readonly retention?: string;
+  /** host:port of Alertmanagers to send the alerts to (the `alerting` block). */
+  readonly alertmanagers?: readonly string[];
 }
 
 /** OpenMetrics text of gauges: one family, its series' points (epoch ms, value), sorted by time. */
@@ -107,6 +109,7 @@ function configYaml(o: PrometheusOptions, ruleFiles: readonly string[]): string 
       evaluation_interval: o.evaluationInterval ?? '1s',
     },
     rule_files: ruleFiles,
+    ...(o.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: o.alertmanagers }] }] } } : {}),
     scrape_configs: jobs.map((j) => ({
       job_name: j.job,
       metrics_path: j.metricsPath ?? '/metrics',

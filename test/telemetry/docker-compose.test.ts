@@ -33,6 +33,7 @@ const dockerfile = readFileSync('Dockerfile', 'utf8');
 const prometheus = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as {
   rule_files: string[];
   scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+  alerting?: { alertmanagers: { static_configs: { targets: string[] }[] }[] };
 };
 const datasources = parse(readFileSync('config/grafana/provisioning/datasources/prometheus.yml', 'utf8')) as {
   datasources: { uid: string; type: string; url: string }[];
@@ -95,8 +96,9 @@ function repoPath(service: Service, containerPath: string): string | undefined {
 }
 
 describe('docker-compose.yml', () => {
-  it('has redis, the daemon, the embedded cloud, the demo lag exporter, prometheus and grafana', () => {
+  it('has redis, the daemon, the embedded cloud, the demo lag exporter, prometheus, its alertmanager and grafana', () => {
     expect(Object.keys(services).sort()).toEqual([
+      'alertmanager',
       'cloud',
       'grafana',
       'lag-exporter',
@@ -104,6 +106,9 @@ describe('docker-compose.yml', () => {
       'prometheus',
       'redis',
     ]);
+    // Prometheus sends its alerts to the compose Alertmanager, which loads config/alertmanager
+    expect(prometheus.alerting?.alertmanagers[0]?.static_configs[0]?.targets).toEqual(['alertmanager:9093']);
+    expect(services.alertmanager!.volumes).toContain('./config/alertmanager:/etc/alertmanager:ro');
     // the demo pipe orders-lag's metric: Prometheus scrapes the exporter, the daemon queries Prometheus
     expect(prometheus.scrape_configs.find((j) => j.job_name === 'lag-exporter')!.static_configs[0]!.targets).toEqual([
       'lag-exporter:9308',
