@@ -3,7 +3,7 @@
 // and each time the measured actuation changes (actuation-store.ts).
 import {
   keyPlans,
-  leadPlan,
+  leadPlanAt,
   leadPlanSpan,
   leadUntil,
   tickIntervalMs,
@@ -43,7 +43,7 @@ export function leadPlanFor(config: Config, at: number, measured?: MeasuredActua
   const span = leadPlanSpan(at);
   const cached = leads.get(config);
   if (cached?.plan.from === span.from && cached.version === measured?.version) return cached.plan;
-  const plan = leadPlan(config, span.from, span.to, measured ? { actuationMs: (p) => measured.actuationMs(p) } : {});
+  const plan = leadPlanAt(config, at, measured ? { actuationMs: (p) => measured.actuationMs(p) } : {});
   leads.set(config, { plan, version: measured?.version });
   return plan;
 }

@@ -3,7 +3,7 @@
 // there (the plan reserves its confirmation reads), and the actuation
 // the plan counted on with where that comes from (the pipe's measured p95, its kind's, or the
 // configured expectation). The plan is made as the daemon makes it, from the samples in Redis.
-import { leadPlan, leadPlanSpan, nextSlot, type ScalingConfig } from '../policy/index.js';
+import { leadPlanAt, nextSlot, type ScalingConfig } from '../policy/index.js';
 import {
   actuationPipes,
   countsMeasured,
@@ -49,8 +49,7 @@ export function nextScaleUps(
   now: number,
   estimates: ReadonlyMap<string, ActuationEstimate> | null,
 ): Map<string, NextScaleUp> {
-  const span = leadPlanSpan(now);
-  const plan = leadPlan(config, span.from, span.to, {
+  const plan = leadPlanAt(config, now, {
     actuationMs: (p) => estimates?.get(refOf(p))?.ms,
   });
   const out = new Map<string, NextScaleUp>();

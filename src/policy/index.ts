@@ -36,7 +36,7 @@ export {
   ACTUATION_DEFAULTS,
   CONFIRM_READS_PLANNED,
   expectedActuationMs,
-  leadPlan,
+  leadPlanAt,
   leadPlanSpan,
   leadUntil,
   nextSlot,

@@ -140,10 +140,14 @@ export interface LeadPlanOptions {
   readonly actuationMs?: (pipe: PipeConfig) => number | undefined;
 }
 
-/** The lead plan of every key for the boundaries in (from, to]. */
-export function leadPlan(config: ScalingConfig, from: number, to: number, opts: LeadPlanOptions = {}): LeadPlan {
+/** The scale-ups due in (from, to], by key, each key's in config order and by boundary. */
+export function leadJobs(
+  config: ScalingConfig,
+  from: number,
+  to: number,
+  opts: LeadPlanOptions = {},
+): Map<string, LeadJob[]> {
   const keyOf = opts.keyOf ?? ((p: PipeConfig) => p.key);
-  const tickMs = tickIntervalMs(config.evaluate.cron);
   const boundaries = new Map<string, number[]>();
   const rising = new Map<string, boolean[]>();
   const jobs = new Map<string, LeadJob[]>();
@@ -178,15 +182,29 @@ export function leadPlan(config: ScalingConfig, from: number, to: number, opts: 
     const actuationMs = expectedActuationMs(config, opts.actuationMs?.(pipe));
     for (const [i, boundary] of bs.entries()) if (up[i]) list.push({ pipe: pipe.name, index, boundary, actuationMs });
   });
+  return jobs;
+}
 
+/** One key's slots (latest first) for its jobs (scheduleKey), or null when the key has no rate. */
+export function scheduleJobs(
+  config: ScalingConfig,
+  key: string,
+  jobs: readonly LeadJob[],
+): ReturnType<typeof scheduleKey> | null {
+  const rate = config.api.keys[key]?.rateLimit;
+  if (!rate || jobs.length === 0) return null;
+  const marginMs = LEAD_MARGIN_TICKS * tickIntervalMs(config.evaluate.cron);
+  return scheduleKey(key, [...jobs], keyLanes(rate, readShareOf(config), marginMs));
+}
+
+/** The lead plan of every key for the boundaries in (from, to]. The daemon, `status`, `plan` and
+ *  `simulate` take the plan in force at an instant from leadPlanAt(), never from a span of their own. */
+export function leadPlan(config: ScalingConfig, from: number, to: number, opts: LeadPlanOptions = {}): LeadPlan {
   const slots = new Map<string, LeadSlot[]>();
   const keys = new Map<string, KeyLead>();
-  const marginMs = LEAD_MARGIN_TICKS * tickMs;
-  const readShare = readShareOf(config);
-  for (const [key, list] of jobs) {
-    const rate = config.api.keys[key]?.rateLimit;
-    if (!rate || list.length === 0) continue;
-    const planned = scheduleKey(key, list, keyLanes(rate, readShare, marginMs));
+  for (const [key, list] of leadJobs(config, from, to, opts)) {
+    const planned = scheduleJobs(config, key, list);
+    if (!planned) continue;
     for (const { pipe, slot } of planned.slots) {
       let own = slots.get(pipe);
       if (!own) slots.set(pipe, (own = []));
@@ -208,6 +226,17 @@ const HOUR_MS = 3_600_000;
 export function leadPlanSpan(now: number): { from: number; to: number } {
   const from = Math.floor(now / HOUR_MS) * HOUR_MS;
   return { from, to: from + 2 * MAX_LEAD_MS };
+}
+
+/**
+ * The keys' lead plan in force at `at`: the one the daemon follows (src/daemon/key-periods.ts),
+ * whose next slots `status` shows, that `plan` decides with, and that `simulate` steps through
+ * hour by hour (lead-period.ts). The one entry point: made from the same inputs, all four tell
+ * the same slots.
+ */
+export function leadPlanAt(config: ScalingConfig, at: number, opts: LeadPlanOptions = {}): LeadPlan {
+  const span = leadPlanSpan(at);
+  return leadPlan(config, span.from, span.to, opts);
 }
 
 /** The pipe's first slot whose boundary is after `now` (for plan and status), or null. */

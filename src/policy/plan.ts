@@ -2,7 +2,7 @@
 // pipe views and prints.
 import { policyOf } from './config-lookup.js';
 import { decide } from './decide.js';
-import { leadPlan, leadPlanSpan, leadUntil, nextSlot, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
+import { leadPlanAt, leadUntil, nextSlot, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
 import type { ScalingConfig, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
 
@@ -41,9 +41,8 @@ export function plan(
   fleet: ScalingConfig = config,
   lead: Pick<LeadPlanOptions, 'actuationMs'> = {},
 ): PlanEntry[] {
-  // The keys' lead plans as the daemon makes them at this instant (leadTime auto).
-  const span = leadPlanSpan(at);
-  const plans = leadPlan(fleet, span.from, span.to, lead);
+  // The keys' lead plans the daemon follows at this instant (leadTime auto).
+  const plans = leadPlanAt(fleet, at, lead);
   return config.pipes.map((pipe) => {
     const policy = policyOf(config, pipe);
     const view = views[pipe.name] ?? null;

@@ -10,12 +10,12 @@
 // starting view share one timeline. Pure, so the daemon's tests can hold their timeline against it.
 import type { ScalingValues } from '../api/index.js';
 import { policyOf } from './config-lookup.js';
-import { expectedActuationMs, leadPlan, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
+import { expectedActuationMs, type LeadPlanOptions } from './lead-plan.js';
+import { leadPeriod, type LeadPeriod, type LeadStep } from './lead-period.js';
 import { metricSignature } from './metric.js';
 import { recommendationsAfter } from './recommendations.js';
 import { afterChange, evaluateStep } from './step.js';
 import {
-  MAX_LEAD_MS,
   type ScalingConfig,
   type Direction,
   type LeadOutcome,
@@ -81,12 +81,12 @@ export function simulate(
   opts: SimulateOptions = {},
 ): SimulatedChange[] {
   if (!(stepMs > 0)) throw new RangeError('stepMs must be above 0');
-  // leadTime auto: the keys' lead plans, as the daemon makes them (a boundary up to the longest
-  // lead after the period may start a change within it).
+  // leadTime auto: the keys' lead plans in force through the period, as the daemon makes them
+  // (leadPlanAt() of each hour).
   const fleet = opts.fleet ?? config;
-  const lead = leadPlan(fleet, from, to + MAX_LEAD_MS, opts.actuationMs ? { actuationMs: opts.actuationMs } : {});
+  const lead = leadPeriod(fleet, from, to, opts.actuationMs ? { actuationMs: opts.actuationMs } : {});
   const actuationOf = (pipe: PipeConfig) => expectedActuationMs(fleet, opts.actuationMs?.(pipe));
-  const groups = new Map<string, { policy: Policy; view: PipeView; pipes: PipeConfig[]; slots: readonly LeadSlot[] }>();
+  const groups = new Map<string, { policy: Policy; view: PipeView; pipes: PipeConfig[]; steps: readonly LeadStep[] }>();
   let total = 0;
   for (const pipe of config.pipes) {
     const view = views[pipe.name];
@@ -95,33 +95,40 @@ export function simulate(
     const policy = policyOf(config, pipe);
     // a metric's readings are the pipe's own: such a pipe shares its timeline with no other
     const own = policy.metric !== undefined && opts.metricAt !== undefined ? pipe.name : '';
-    // Pipes whose lead slots start at the same ticks share a timeline (a slot starts a change at
-    // the first tick at or after its start).
-    const slots = (lead.slots.get(pipe.name) ?? []).filter((s) => s.boundary > from && s.start < to);
+    // Pipes whose lead horizon is the same at every tick share a timeline.
+    const steps = lead.steps(pipe.name);
     let ticks = '';
-    for (const s of slots)
-      ticks += `${s.boundary}:${s.start <= from ? from : nextTick(from, stepMs, s.start - 1, s.start)},`;
+    let last: string | null = null;
+    for (const [i, s] of steps.entries()) {
+      const tick = s.at <= from ? from : nextTick(from, stepMs, s.at - 1, s.at);
+      const after = steps[i + 1];
+      // a step that no tick sees (the next one starts before its first tick) says nothing
+      if (tick >= to || (after !== undefined && after.at <= tick)) continue;
+      const value = `${s.until ?? '-'}`;
+      if (value === last) continue;
+      ticks += `${tick}:${value},`;
+      last = value;
+    }
     const key = `${pipe.policy}\u0000${own}\u0000${ticks}\u0000${JSON.stringify(start)}`;
     const group = groups.get(key);
     if (group) group.pipes.push(pipe);
-    else groups.set(key, { policy, view: start, pipes: [pipe], slots });
+    else groups.set(key, { policy, view: start, pipes: [pipe], steps });
     total++;
   }
   const order = new Map(config.pipes.map((p, i) => [p.name, i]));
   const changes: SimulatedChange[] = [];
   let done = 0;
-  for (const { policy, view, pipes, slots } of groups.values()) {
+  for (const { policy, view, pipes, steps } of groups.values()) {
     const { metricAt } = opts;
     const [first] = pipes; // a group is made with its first pipe
     const metric = policy.metric && metricAt && first ? (now: number) => metricAt(first, policy, now) : undefined;
-    const timeline = pipeTimeline(policy, view, from, to, stepMs, metric, slots);
+    const timeline = pipeTimeline(policy, view, from, to, stepMs, metric, steps);
     for (const pipe of pipes) {
       const actuationMs = actuationOf(pipe);
-      const own = lead.slots.get(pipe.name) ?? [];
       for (const c of timeline) {
         const expected = c.direction === 'up' && actuationMs > 0 ? { expectedAt: c.at + actuationMs } : {};
         const change = { ...c, ...expected };
-        changes.push({ ...change, ...plannedSlot(change, own), pipe: pipe.name });
+        changes.push({ ...change, ...plannedSlot(change, lead, pipe.name), pipe: pipe.name });
       }
     }
     done += pipes.length;
@@ -131,12 +138,12 @@ export function simulate(
   return changes.sort((a, b) => a.at - b.at || rank(a.pipe) - rank(b.pipe));
 }
 
-/** A lead scale-up's slot when it plans confirmation reads: its start, and its confirming read's
- *  end (or later, when the change went after its slot: a read slot after it is at target). */
-function plannedSlot(c: Omit<SimulatedChange, 'pipe'>, slots: readonly LeadSlot[]): Pick<SimulatedChange, 'slot'> {
+/** A lead scale-up's slot (in the plan in force when it went) when it plans confirmation reads:
+ *  its start, and its confirming read's end (or later, when the change went after its slot: a
+ *  read slot after it is at target). */
+function plannedSlot(c: Omit<SimulatedChange, 'pipe'>, lead: LeadPeriod, pipe: string): Pick<SimulatedChange, 'slot'> {
   if (!c.lead || c.expectedAt === undefined) return {};
-  const { boundary } = c.lead;
-  const s = slots.find((x) => x.boundary === boundary);
+  const s = lead.slotAt(pipe, c.at, c.lead.boundary);
   if (s?.atTargetAt === undefined) return {};
   return {
     slot: { start: s.start, confirmedBy: Math.max(s.expectedAt, c.expectedAt + (s.expectedAt - s.atTargetAt)) },
@@ -151,9 +158,9 @@ export function pipeTimeline(
   to: number,
   stepMs: number,
   metric?: (now: number) => MetricReading | undefined,
-  slots: readonly LeadSlot[] = [],
+  steps: readonly LeadStep[] = [],
 ): Omit<SimulatedChange, 'pipe'>[] {
-  const lead = new SlotCursor(slots);
+  const lead = new StepCursor(steps);
   const until = (now: number): Partial<Pick<PipeView, 'leadUntil'>> => {
     const u = lead.until(now);
     return u === undefined ? {} : { leadUntil: u };
@@ -293,41 +300,28 @@ export function nextEvent(
   return next;
 }
 
-/**
- * A pipe's lead slots (by boundary) as simulated time moves forward: the lead horizon at an
- * instant (leadUntil() of lead-plan.ts) and the next slot start, looking only at the slots whose
- * boundary is at most the longest lead ahead (a slot starts at most that long before it).
- */
-class SlotCursor {
-  #first = 0;
+/** A pipe's lead horizon (lead-period.ts steps) as simulated time moves forward. */
+class StepCursor {
+  #i = 0;
 
-  constructor(private readonly slots: readonly LeadSlot[]) {}
+  constructor(private readonly steps: readonly LeadStep[]) {}
 
-  #skip(now: number): void {
-    while ((this.slots[this.#first]?.boundary ?? Infinity) <= now) this.#first++;
+  #seek(now: number): void {
+    while ((this.steps[this.#i + 1]?.at ?? Infinity) <= now) this.#i++;
   }
 
+  /** PipeView.leadUntil at `now`. */
   until(now: number): number | undefined {
-    this.#skip(now);
-    let until: number | undefined;
-    for (let i = this.#first; ; i++) {
-      const s = this.slots[i];
-      if (s === undefined || s.boundary - MAX_LEAD_MS > now) break;
-      if (s.start <= now && (until === undefined || s.boundary > until)) until = s.boundary;
-    }
-    return until;
+    this.#seek(now);
+    const s = this.steps[this.#i];
+    return s !== undefined && s.at <= now ? s.until : undefined;
   }
 
+  /** The next instant after `now` at which the horizon changes. */
   nextStart(now: number): number | undefined {
-    this.#skip(now);
-    let next: number | undefined;
-    for (let i = this.#first; ; i++) {
-      const s = this.slots[i];
-      if (s === undefined || (next !== undefined && s.boundary - MAX_LEAD_MS > next)) break;
-      const { start } = s;
-      if (start > now && (next === undefined || start < next)) next = start;
-    }
-    return next;
+    this.#seek(now);
+    for (let i = this.#i, s = this.steps[i]; s !== undefined; s = this.steps[++i]) if (s.at > now) return s.at;
+    return undefined;
   }
 }
 

@@ -4,8 +4,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ScalingValues } from '../../src/api/index.js';
 import { changeDirections, decide } from '../../src/policy/decide.js';
-import { MAX_LEAD_MS } from '../../src/policy/types.js';
-import { leadPlan, leadUntil, type LeadPlan } from '../../src/policy/lead-plan.js';
+import { leadPlanAt, leadPlanSpan, leadUntil, type LeadPlan } from '../../src/policy/lead-plan.js';
 import { recommendationsAfter } from '../../src/policy/recommendations.js';
 import { simulate, type SimulatedChange } from '../../src/policy/simulate.js';
 import type { MetricReading, PipeConfig, PipeView, Policy } from '../../src/policy/types.js';
@@ -31,6 +30,8 @@ const runs = (short: number, share = 1): { numRuns: number; seed: number } => ({
   seed: SEED,
 });
 
+type LeadHorizon = (now: number) => number | undefined;
+
 /** The reference: decide() at every tick, as the daemon's loop runs (with the pipe's lead slots). */
 function stepping(
   p: Policy,
@@ -38,13 +39,13 @@ function stepping(
   from: number,
   to: number,
   stepMs: number,
-  lead?: { plan: LeadPlan; pipe: string },
+  lead?: LeadHorizon,
   metric?: (now: number) => MetricReading,
 ): Omit<SimulatedChange, 'pipe'>[] {
   const out: Omit<SimulatedChange, 'pipe'>[] = [];
   let view = start;
   for (let now = from; now < to; now += stepMs) {
-    const until = lead ? leadUntil(lead.plan, lead.pipe, now) : undefined;
+    const until = lead?.(now);
     const reading = metric?.(now);
     const d = decide(p, now, {
       ...(until === undefined ? view : { ...view, leadUntil: until }),
@@ -94,11 +95,17 @@ function configOf(p: Policy, names: string[]): Config {
   } as unknown as Config;
 }
 
-/** The key's lead plan as simulate() makes it, for the reference stepping of one pipe. */
-const planOf = (config: Config, from: number, to: number, name: string) => ({
-  plan: leadPlan(config, from, to + MAX_LEAD_MS),
-  pipe: name,
-});
+/** A pipe's lead horizon at each instant as the daemon has it: leadUntil() in the plan in force
+ *  then (leadPlanAt(), made once an hour as the daemon's cache makes it). */
+const planOf = (config: Config, _from: number, _to: number, name: string): LeadHorizon => {
+  const plans = new Map<number, LeadPlan>();
+  return (now) => {
+    const hour = leadPlanSpan(now).from;
+    let plan = plans.get(hour);
+    if (!plan) plans.set(hour, (plan = leadPlanAt(config, now)));
+    return leadUntil(plan, name, now);
+  };
+};
 
 const case_ = instant.chain((from) =>
   fc.record({
