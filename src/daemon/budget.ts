@@ -21,6 +21,7 @@ declare module 'ioredis' {
       afterEndMs: number,
       readShare: number,
       read: '0' | '1',
+      now: number | '',
     ): Result<number, Context>;
     /** OBSERVE: key, remaining, reset ms, limit, window ms, margin ms, '1' for a 429. */
     pipescalerBudgetObserve(
@@ -31,6 +32,7 @@ declare module 'ioredis' {
       perMs: number,
       marginMs: number,
       rateLimited: '0' | '1',
+      now: number | '',
     ): Result<number, Context>;
   }
 }
@@ -71,6 +73,15 @@ export function boundedResetMs(resetSeconds: number | undefined, perMs: number):
   return ms > maxResetMs(perMs) ? { ms: perMs, valid: false } : { ms: Math.max(1, ms), valid: true };
 }
 
+// A script's instant: Redis' clock, one for every replica; a budget given a clock of its own (tests)
+// passes its instant as the script's last argument instead.
+const now = (arg: number) => `local now = tonumber(ARGV[${arg}])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
 // KEYS[1] budget hash; ARGV limit, window ms, margin ms before the end, margin ms after the end,
 // read share, 1 for a read. Returns 0 when a
 // unit was taken, else the ms to wait (negative: a read whose share is spent, changes may go).
@@ -79,9 +90,7 @@ export function boundedResetMs(resetSeconds: number | undefined, perMs: number):
 // holds on average, not in bursts; by time, not per window opened, so the gaps between the
 // platform's windows (the margins, the answers' latency) do not cost reads their share.
 const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt')
+${now(7)}local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt')
 local e = tonumber(h[1]) or 0
 local left = tonumber(h[2]) or 0
 local limit = tonumber(ARGV[1])
@@ -109,9 +118,7 @@ return 0
 // KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, margin ms,
 // 1 for a 429. An answer whose window ends before ours began is an older window's: ignored.
 const OBSERVE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local remaining = tonumber(ARGV[1])
+${now(7)}local remaining = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local win = tonumber(ARGV[4])
@@ -167,6 +174,8 @@ export class KeyBudget {
     private readonly redis: RedisClient,
     readonly key: string,
     public limit: BudgetLimit,
+    /** Absent: Redis' clock (the daemon). Tests drive the budget on a clock of their own. */
+    private readonly clock?: () => number,
   ) {
     defineLua(redis, BUDGET_COMMANDS);
   }
@@ -183,6 +192,7 @@ export class KeyBudget {
       afterEndMs(perMs),
       this.readShare,
       kind === 'read' ? '1' : '0',
+      this.clock?.() ?? '',
     );
   }
 
@@ -201,6 +211,7 @@ export class KeyBudget {
       perMs,
       marginMs(perMs),
       rateLimited ? '1' : '0',
+      this.clock?.() ?? '',
     );
   }
 
