@@ -3,16 +3,20 @@
 // Every request of the daemon takes one unit first (spend.ts); no unit, no request.
 //
 // The platform counts a fixed window per key that starts at the first request after the last
-// window ended. The hash holds our view of it: `end` (epoch ms, Redis clock) and `left`. A take
-// after `end` opens a new window of ours; every answer corrects both from its headers, so the
-// phase and the count follow the platform's, whoever else spent from the same key.
+// window ended. The hash holds our view of it (epoch ms, Redis clock): `start`, the instant a take
+// opened it (its id); `end`, the latest the platform's window may end; `early`, the earliest; and
+// `left`. A take after `end` opens a new window of ours, one from the margin before `early` on
+// waits for it. Every answer comes with its unit's instant: one of the window in force corrects
+// all three from its headers, so the phase and the count follow the platform's, whoever else spent
+// from the same key; one of an older window (a unit taken before `start`) moves nothing.
 import type { Result } from 'ioredis';
 import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** TAKE: key, limit, window ms, margin ms before the end, margin ms after it, read share, '1' for a read. */
+    /** TAKE: key, limit, window ms, margin ms before the end, margin ms after it, read share, '1' for a
+     *  read, the instant ('' for Redis' clock): [0 or the ms to wait, the take's instant]. */
     pipescalerBudgetTake(
       key: string,
       requests: number,
@@ -22,24 +26,26 @@ declare module 'ioredis' {
       readShare: number,
       read: '0' | '1',
       now: number | '',
-    ): Result<number, Context>;
-    /** OBSERVE: key, remaining, reset ms, limit, window ms, margin ms, '1' for a 429. */
+    ): Result<[number, number], Context>;
+    /** OBSERVE: key, remaining, reset ms, limit, window ms, '1' for a 429, the instant its unit was
+     *  taken, the instant ('' for Redis' clock). */
     pipescalerBudgetObserve(
       key: string,
       remaining: number,
       resetMs: number,
       requests: number,
       perMs: number,
-      marginMs: number,
       rateLimited: '0' | '1',
+      takenAt: number,
       now: number | '',
     ): Result<number, Context>;
   }
 }
 
-/** No request in the last `margin` ms of a window: a request sent then may reach the platform
- *  after the window ended and count in the next one (our view of the end is late by an answer's
- *  latency, and the request takes its own). 1 % of the window, 25 ms at least. */
+/** No request in the last `margin` ms before a window's earliest end (a unit's instant plus its
+ *  answer's Reset: early by the unit's request's way to the platform): a request sent then may
+ *  reach the platform after the window ended and count in the next one (the request takes its own
+ *  way too). 1 % of the window, 25 ms at least. */
 export function marginMs(perMs: number): number {
   return Math.max(25, Math.round(perMs * 0.01));
 }
@@ -48,9 +54,9 @@ export function marginMs(perMs: number): number {
 export const RESET_RESOLUTION_MS = 10;
 
 /**
- * None before `afterEndMs` after the window's end as the answers report it. That end is never
- * early by more than the Reset's rounding (it is the answer's arrival plus its Reset, and the
- * platform counted it earlier), so the Reset's resolution suffices: 1 % of the window, 10 ms at
+ * None before `afterEndMs` after the window's latest end as the answers report it. That end is
+ * never early by more than the Reset's rounding (it is the answer's processing plus its Reset, and
+ * the platform counted it earlier), so the Reset's resolution suffices: 1 % of the window, 10 ms at
  * least. (25 ms, the other margin's floor, cost a compressed 1-s window 2.5 % of the key's rate.)
  */
 export function afterEndMs(perMs: number): number {
@@ -83,16 +89,17 @@ end
 `;
 
 // KEYS[1] budget hash; ARGV limit, window ms, margin ms before the end, margin ms after the end,
-// read share, 1 for a read. Returns 0 when a
-// unit was taken, else the ms to wait (negative: a read whose share is spent, changes may go).
-// Redis' clock, so replicas whose clocks differ share one view. Reads earn share x limit credits
-// per window's length of time (`rc` as of `rt`), at most one window's worth plus one, so the share
+// read share, 1 for a read, the instant ('' for Redis' clock). Returns {wait, instant}: wait 0 when
+// a unit was taken at that instant (its answer gives it back to OBSERVE), else the ms to wait
+// (negative: a read whose share is spent, changes may go). Reads earn share x limit credits per
+// window's length of time (\`rc\` as of \`rt\`), at most one window's worth plus one, so the share
 // holds on average, not in bursts; by time, not per window opened, so the gaps between the
 // platform's windows (the margins, the answers' latency) do not cost reads their share.
 const TAKE = `
-${now(7)}local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt')
+${now(7)}local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt', 'early')
 local e = tonumber(h[1]) or 0
 local left = tonumber(h[2]) or 0
+local early = tonumber(h[5]) or e
 local limit = tonumber(ARGV[1])
 local win = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
@@ -101,51 +108,60 @@ local share = tonumber(ARGV[5]) * limit
 local rc = tonumber(h[3]) or (share + 1)
 local rt = tonumber(h[4]) or now
 rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
+local opened = false
 if now >= e + after then
+  opened = true
   e = now + win
+  early = e
   left = limit
-elseif now >= e - margin then
-  return e + after - now
+elseif now >= early - margin then
+  return {e + after - now, now}
 end
-if left <= 0 then return e + after - now end
-if ARGV[6] == '1' and rc < 1 then return -math.max(1, math.ceil((1 - rc) * win / share)) end
+if left <= 0 then return {e + after - now, now} end
+if ARGV[6] == '1' and rc < 1 then return {-math.max(1, math.ceil((1 - rc) * win / share)), now} end
 if ARGV[6] == '1' then rc = rc - 1 end
-redis.call('HSET', KEYS[1], 'end', e, 'left', left - 1, 'rc', rc, 'rt', now)
+redis.call('HSET', KEYS[1], 'end', e, 'early', early, 'left', left - 1, 'rc', rc, 'rt', now)
+if opened then redis.call('HSET', KEYS[1], 'start', now) end
 redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
-return 0
+return {0, now}
 `;
 
-// KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, margin ms,
-// 1 for a 429. An answer whose window ends before ours began is an older window's: ignored.
+// KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, 1 for a 429, the
+// instant its unit was taken, the instant ('' for Redis' clock). An answer of a unit
+// taken before the window in force opened is an older window's: it never moves the window nor
+// opens one (processed late, now + Reset would place the old window's end inside the new one, and
+// the next take would open a window the platform does not have); a 429 of it empties what is left,
+// nothing more. An answer of the window in force sets both ends from its Reset.
 const OBSERVE = `
 ${now(7)}local remaining = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local win = tonumber(ARGV[4])
-local margin = tonumber(ARGV[5])
-local h = redis.call('HMGET', KEYS[1], 'end', 'left')
-local e = tonumber(h[1]) or 0
+local taken = tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'start', 'early')
+local e = tonumber(h[1])
 local left = tonumber(h[2])
-if reset < 0 then
-  if ARGV[6] == '1' then
-    e = math.max(e, now + win)
-    left = 0
-  else
-    return 0
-  end
-else
-  local theirs = now + reset
-  if ARGV[6] == '1' then
-    e = math.max(e, theirs)
-    left = 0
-  elseif theirs <= e - win + margin then
-    return 0
-  else
-    e = theirs
-    if remaining >= 0 then left = math.min(left or remaining, remaining) end
-  end
+local early = tonumber(h[4]) or e
+if e and taken < (tonumber(h[3]) or 0) then
+  if ARGV[5] ~= '1' then return 0 end
+  redis.call('HSET', KEYS[1], 'left', 0)
+  return 1
 end
-redis.call('HSET', KEYS[1], 'end', e, 'left', left or limit)
+e = e or 0
+if reset < 0 then
+  if ARGV[5] ~= '1' then return 0 end
+  e = math.max(e, now + win)
+  left = 0
+elseif ARGV[5] == '1' then
+  e = math.max(e, now + reset)
+  left = 0
+else
+  e = now + reset
+  early = taken + reset
+  if remaining >= 0 then left = math.min(left or remaining, remaining) end
+end
+if not h[3] then redis.call('HSET', KEYS[1], 'start', taken) end
+redis.call('HSET', KEYS[1], 'end', e, 'early', math.min(early or e, e), 'left', left or limit)
 redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
 return 1
 `;
@@ -158,6 +174,12 @@ const BUDGET_COMMANDS = [
 export interface BudgetLimit {
   readonly requests: number;
   readonly perMs: number;
+}
+
+/** A take's result: `waitMs` 0 when a unit was taken at `at`. */
+export interface BudgetTake {
+  readonly waitMs: number;
+  readonly at: number;
 }
 
 export interface BudgetAnswer {
@@ -180,11 +202,12 @@ export class KeyBudget {
     defineLua(redis, BUDGET_COMMANDS);
   }
 
-  /** 0 when a request may go now (a unit was taken), else the ms to wait before asking again;
-   *  negative for a read whose share is spent while changes could still go. */
-  async take(kind: 'change' | 'read' = 'change'): Promise<number> {
+  /** waitMs 0: a unit was taken at `at` (Redis' clock), the request may go now and its answer is
+   *  observed with that instant. Else the ms to wait before asking again; negative for a read whose
+   *  share is spent while changes could still go. */
+  async take(kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
     const { requests, perMs } = this.limit;
-    return await this.redis.pipescalerBudgetTake(
+    const [waitMs, at] = await this.redis.pipescalerBudgetTake(
       this.key,
       requests,
       perMs,
@@ -194,10 +217,12 @@ export class KeyBudget {
       kind === 'read' ? '1' : '0',
       this.clock?.() ?? '',
     );
+    return { waitMs, at };
   }
 
-  /** What an answer said of the platform's window (any status); a 429 empties the window. */
-  async observe(answer: BudgetAnswer | undefined, rateLimited = false): Promise<void> {
+  /** What the answer to the request of the unit taken at `takenAt` said of the platform's window
+   *  (any status); a 429 empties the window. Only an answer of the window in force moves it. */
+  async observe(takenAt: number, answer: BudgetAnswer | undefined, rateLimited = false): Promise<void> {
     const { requests, perMs } = this.limit;
     const reset = answer?.resetSeconds;
     const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
@@ -209,8 +234,8 @@ export class KeyBudget {
       resetMs,
       requests,
       perMs,
-      marginMs(perMs),
       rateLimited ? '1' : '0',
+      takenAt,
       this.clock?.() ?? '',
     );
   }

@@ -15,6 +15,7 @@ import { isApiError, type ApiClient } from '../api/index.js';
 import { describeRefusal, isRejection, writeKeyRefusal, type KeyRefusal } from './key-auth.js';
 import type { Config } from '../config/index.js';
 import type { DaemonContext, KeyLane } from './context.js';
+import type { BudgetTake } from './budget.js';
 
 export const DEFAULT_CHECK_EVERY_MS = 60_000;
 
@@ -180,25 +181,25 @@ export class KeyChecks {
   async check(lane: KeyLane, organizationId: string): Promise<CheckResult> {
     const { ctx } = this.o;
     const key = lane.keyName;
-    let waitMs: number;
+    let unit: BudgetTake;
     try {
-      waitMs = await lane.budget.take('read');
+      unit = await lane.budget.take('read');
     } catch (err) {
       // Redis did not answer the budget: no request goes out.
       ctx.logger.debug({ key, err: (err as Error).message }, 'API key check skipped: its budget could not be read');
-      waitMs = 1;
+      unit = { waitMs: 1, at: 0 };
     }
-    const result = waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId);
+    const result = unit.waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId, unit.at);
     ctx.emitter.emit('api:check', { key, result });
     return result;
   }
 
-  async #list(lane: KeyLane, organizationId: string): Promise<CheckResult> {
+  async #list(lane: KeyLane, organizationId: string, takenAt: number): Promise<CheckResult> {
     const { ctx } = this.o;
     try {
       const res = await lane.client.listServices(organizationId, undefined, { retry: false });
       ctx.emitter.emit('api:contact', { at: ctx.now() });
-      await lane.budget.observe(res.rateLimit).catch(() => {});
+      await lane.budget.observe(takenAt, res.rateLimit).catch(() => {});
       await ctx.store
         .writeServices(
           organizationId,
@@ -212,7 +213,7 @@ export class KeyChecks {
         ctx.logger.debug({ key: lane.keyName, err: (err as Error).message }, 'API key check failed');
         return 'failed';
       }
-      await lane.budget.observe(err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
+      await lane.budget.observe(takenAt, err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
       if (err.status !== undefined) ctx.emitter.emit('api:contact', { at: ctx.now() });
       if (err.status === 401 || err.status === 403)
         await this.#say(lane.keyName, { status: err.status, code: err.code, at: ctx.now() });

@@ -1,6 +1,7 @@
 // Every request of a turn goes through spend(): a unit of the key's shared budget first (or the
 // key's queue waits for the next window, the job back in its place with its priority and no
-// attempt spent), then the call, then what its answer said of the platform's window.
+// attempt spent), then the call, then what its answer said of the platform's window, given with the
+// unit's instant so that the budget knows which window the answer belongs to.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimitError } from 'bullmq';
 import { isApiError } from '../api/index.js';
@@ -20,12 +21,13 @@ export async function spend<
   T extends { readonly rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number } | undefined },
 >(lane: KeyLane, call: () => Promise<T>, opts: { read?: boolean } = {}): Promise<T> {
   const kind = opts.read ? 'read' : 'change';
-  let waitMs = await lane.budget.take(kind);
+  let unit = await lane.budget.take(kind);
   // At most twice: a window another turn (or replica) filled meanwhile goes to the queue's wait.
-  for (let i = 0; i < 2 && waitMs > 0 && waitMs <= ARMED_WAIT_MS; i++) {
-    await sleep(waitMs);
-    waitMs = await lane.budget.take(kind);
+  for (let i = 0; i < 2 && unit.waitMs > 0 && unit.waitMs <= ARMED_WAIT_MS; i++) {
+    await sleep(unit.waitMs);
+    unit = await lane.budget.take(kind);
   }
+  const { waitMs, at } = unit;
   if (waitMs !== 0) {
     // No unit (positive), or the key's read share spent until its next credit (negative: at most
     // window / (readShare x requests), 4 s at 10 per 10 s). The queue waits that long and the job
@@ -40,9 +42,9 @@ export async function spend<
   try {
     res = await call();
   } catch (err) {
-    if (isApiError(err)) await lane.budget.observe(err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
+    if (isApiError(err)) await lane.budget.observe(at, err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
     throw err;
   }
-  await lane.budget.observe(res.rateLimit).catch(() => {});
+  await lane.budget.observe(at, res.rateLimit).catch(() => {});
   return res;
 }

@@ -30,7 +30,7 @@ let n = 0;
 const fresh = (limit = { requests: 10, perMs: 10_000 }) => new KeyBudget(redis, `${prefix}:ps:budget:k${n++}`, limit);
 const takes = async (b: KeyBudget, count: number, kind: 'change' | 'read' = 'change') => {
   const out: number[] = [];
-  for (let i = 0; i < count; i++) out.push(await b.take(kind));
+  for (let i = 0; i < count; i++) out.push((await b.take(kind)).waitMs);
   return out;
 };
 
@@ -54,25 +54,25 @@ describe("one key's budget", () => {
     expect(reads.filter((w) => w === 0)).toHaveLength(3);
     expect(reads.slice(3).every((w) => w < 0)).toBe(true); // negative: only reads wait
     expect(await takes(b, 7)).toEqual(Array(7).fill(0));
-    expect(await b.take()).toBeGreaterThan(0);
+    expect((await b.take()).waitMs).toBeGreaterThan(0);
   });
 
   it('reads earn their share by time, not per window opened: the wait says when the next credit comes', async () => {
     const b = fresh({ requests: 10, perMs: 400 });
     expect(await takes(b, 3, 'read')).toEqual([0, 0, 0]); // a full share to start with: 2.5 + 1
-    const wait = -(await b.take('read'));
+    const wait = -(await b.take('read')).waitMs;
     // half a credit left: the other half comes in 0.5 / 2.5 of a window (80 ms)
     expect(wait).toBeGreaterThan(40);
     expect(wait).toBeLessThanOrEqual(80);
     const t0 = Date.now();
-    await until(async () => (await b.take('read')) === 0, 5_000, 'a read credit');
+    await until(async () => (await b.take('read')).waitMs === 0, 5_000, 'a read credit');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(wait - 40);
     // in a few windows of nothing but reads, about 2.5 per window: the share of the time, whatever
     // the windows the reads opened
     let reads = 0;
     const t1 = Date.now();
     while (Date.now() - t1 < 2_000) {
-      const w = await b.take('read');
+      const w = (await b.take('read')).waitMs;
       if (w === 0) reads++;
       else await new Promise((r) => setTimeout(r, Math.abs(w))); // the wait the budget names
     }
@@ -82,31 +82,33 @@ describe("one key's budget", () => {
 
   it("follows the platform's answers: remaining lowers what is left, reset moves the window; an older window's answer is ignored", async () => {
     const b = fresh();
-    await takes(b, 2);
-    // An answer whose window ended as ours began (a late answer of the last one): not ours.
-    await b.observe({ remaining: 9, resetSeconds: 0 });
+    const { at } = await b.take();
+    await b.take();
+    // An answer of a unit taken before this window opened (a late answer of the last one): not ours.
+    await b.observe(at - 1, { remaining: 9, resetSeconds: 0 });
     expect((await b.view())!.left).toBe(8);
-    await b.observe({ remaining: 3, resetSeconds: 4 });
+    await b.observe(at, { remaining: 3, resetSeconds: 4 });
     expect((await b.view())!.left).toBe(3);
     expect(await takes(b, 3)).toEqual([0, 0, 0]);
-    const wait = await b.take();
+    const { waitMs: wait } = await b.take();
     expect(wait).toBeGreaterThan(3_500);
     expect(wait).toBeLessThanOrEqual(4_200);
   });
 
   it("a full window's next unit comes the Reset's resolution (10 ms) after its reported end", async () => {
     const b = fresh({ requests: 10, perMs: 1_000 });
-    await takes(b, 10);
-    await b.observe({ remaining: 0, resetSeconds: 0.5 });
-    const wait = await b.take();
+    const { at } = await b.take();
+    await takes(b, 9);
+    await b.observe(at, { remaining: 0, resetSeconds: 0.5 });
+    const { waitMs: wait } = await b.take();
     expect(wait).toBeGreaterThan(500 + 10 - 40);
     expect(wait).toBeLessThanOrEqual(500 + 10);
   });
 
   it('a 429 empties the window until its reset (bounded: an epoch time is not believed)', async () => {
     const b = fresh();
-    await b.observe({ remaining: 0, resetSeconds: 1795345850 }, true);
-    const wait = await b.take();
+    await b.observe(Date.now(), { remaining: 0, resetSeconds: 1795345850 }, true);
+    const { waitMs: wait } = await b.take();
     expect(wait).toBeGreaterThan(9_000);
     expect(wait).toBeLessThanOrEqual(10_200);
   });

@@ -42,8 +42,8 @@ describe('Lua scripts', () => {
       const round = async () => {
         await own.snapshot('lua');
         await own.writeDecision('lua', 1_000, { desired: { replicas: 2 } });
-        await budget.take();
-        await budget.observe({ remaining: 5, resetSeconds: 3 });
+        const { at } = await budget.take();
+        await budget.observe(at, { remaining: 5, resetSeconds: 3 });
       };
       await round();
       expect(scripts()).toEqual(['eval', 'eval', 'eval', 'eval']);
