@@ -3,6 +3,7 @@
 // A target is never given as the pipe's values: only a read or a change's answer puts values in
 // `applied`. Pure; status.ts builds each row's platform and change with it.
 import type { PipeState, ScalingValues } from '../api/index.js';
+import { IN_FLIGHT } from './lifecycle.js';
 import type { PipeRecord } from './state-store.js';
 
 /**
@@ -44,9 +45,6 @@ export interface PipeAccount {
   readonly change: ChangeOnItsWay | null;
 }
 
-/** The record's change whose request is out (its intent stored before the send), by its code. */
-const IN_FLIGHT = 'in_flight';
-
 /** The pipe as the record knows it at `now` (`now` only tells a request still out from one whose
  *  time ran out). */
 export function accountOf(rec: PipeRecord, now: number): PipeAccount {
@@ -68,7 +66,7 @@ function changeOf(rec: PipeRecord, now: number): ChangeOnItsWay | null {
       resends: 0,
     };
     if (u.code === IN_FLIGHT) {
-      const until = (u as { readonly until?: number }).until;
+      const until = u.until;
       return until === undefined || now < until
         ? { ...base, state: 'sending', since: u.at }
         : { ...base, state: 'outcome_unknown', since: until };

@@ -150,7 +150,7 @@ describe('accountOf: a record as status tells it', () => {
 
   it('a change whose request is out (its intent stored): sending until its time runs out, then outcome unknown', () => {
     const intent = { sent: { replicas: 2 }, at: T0 + 20 * SEC, code: 'in_flight', until: T0 + 22 * SEC };
-    const r = { ...rec(), unsettled: intent } as PipeRecord;
+    const r = rec({ unsettled: intent });
     expect(accountOf(r, T0 + 21 * SEC).change).toMatchObject({
       state: 'sending',
       target: { replicas: 2 },

@@ -134,9 +134,14 @@ export function registerDaemonCommands(program: Command): void {
 
   program
     .command('status')
-    .description('whether a daemon is alive; per pipe: applied, desired, window, age, skip reason, paused')
+    .description(
+      'whether a daemon is alive; per pipe: what the platform last showed and when, the change on its way, window, reason, pause, override',
+    )
     .option('--json', 'one JSON array, an object per pipe (whether a daemon is alive goes to stderr when none is)')
-    .option('--wide', 'every column at full length (policy, key, values, decision instant, drifts, errors)')
+    .option(
+      '--wide',
+      'within 160 columns: every column whole, then per pipe its values, instants, policy, drifts and texts',
+    )
     .option('-c, --config <path>', 'config file (for the Redis url and prefix; no API settings needed)', DEFAULT_CONFIG)
     .action(async (opts: { json?: boolean; wide?: boolean; config: string }) => {
       await withStore(opts.config, async (store, config) => {
