@@ -23,6 +23,9 @@ if (SEED_TEXT !== undefined && !/^-?\d+$/.test(SEED_TEXT))
   throw new Error(`PIPESCALER_SIMULATE_SEED must be a whole number, not ${JSON.stringify(SEED_TEXT)}`);
 const SEED =
   SEED_TEXT !== undefined ? Number(SEED_TEXT) : LONG_RUNS !== undefined ? Math.floor(Math.random() * 2 ** 31) : 26;
+/** A long run takes minutes per property (fast-check runs them synchronously: vitest's timeout
+ *  would only call a finished run late). */
+const TIMEOUT_MS = LONG_RUNS !== undefined ? 24 * 3_600_000 : 120_000;
 /** The runs of a property: its own few in `npm test`; in a long run PIPESCALER_SIMULATE_RUNS for
  *  the widest one (random policies and views), a `share` of that for the narrower ones. */
 const runs = (short: number, share = 1): { numRuns: number; seed: number } => ({
@@ -202,21 +205,25 @@ describe('simulate() at the speed of its changes', () => {
     console.log(`simulate properties: seed ${SEED} (PIPESCALER_SIMULATE_SEED=${SEED} runs them again)`);
   });
 
-  it('gives exactly the changes of stepping every tick (daily windows, behavior in hours)', () => {
-    let changed = 0;
-    fc.assert(
-      fc.property(busyCase, ({ from, days, stepMs, policy: p, view }) => {
-        const to = from + days * DAY;
-        const config = configOf(p, ['a']);
-        const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
-        if (expected.length > 0) changed++;
-        const got = simulate(config, { a: view }, from, to, stepMs);
-        expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
-      }),
-      runs(80, 0.25),
-    );
-    expect(changed / runs(80, 0.25).numRuns).toBeGreaterThan(0.6);
-  }, 120_000);
+  it(
+    'gives exactly the changes of stepping every tick (daily windows, behavior in hours)',
+    () => {
+      let changed = 0;
+      fc.assert(
+        fc.property(busyCase, ({ from, days, stepMs, policy: p, view }) => {
+          const to = from + days * DAY;
+          const config = configOf(p, ['a']);
+          const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
+          if (expected.length > 0) changed++;
+          const got = simulate(config, { a: view }, from, to, stepMs);
+          expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
+        }),
+        runs(80, 0.25),
+      );
+      expect(changed / runs(80, 0.25).numRuns).toBeGreaterThan(0.6);
+    },
+    TIMEOUT_MS,
+  );
 
   // Cases random seeds found, kept as they were shrunk: each once gave simulate() a timeline that
   // stepping every tick does not.
@@ -298,116 +305,128 @@ describe('simulate() at the speed of its changes', () => {
   });
 
   // A fixed seed with fewer runs in `npm test`; `npm run model:simulate` runs it on random seeds.
-  it('gives exactly the changes of stepping every tick (random policies, views, steps)', () => {
-    fc.assert(
-      fc.property(case_, ({ from, days, stepMs, policy: p, view }) => {
-        const to = from + days * DAY;
-        const config = configOf(p, ['a', 'b']);
-        const got = simulate(config, { a: view, b: view }, from, to, stepMs);
-        // each pipe with its own slots in the key's lead plan (the same timeline when they start on the same ticks)
-        expect(got.filter((c) => c.pipe === 'a').map(({ pipe: _, ...c }) => c)).toEqual(
-          stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a')),
-        );
-        expect(got.filter((c) => c.pipe === 'b').map(({ pipe: _, ...c }) => c)).toEqual(
-          stepping(p, view, from, to, stepMs, planOf(config, from, to, 'b')),
-        );
-        // sorted by time, then config order
-        expect(got.map((c) => c.at)).toEqual([...got.map((c) => c.at)].sort((x, y) => x - y));
-      }),
-      runs(100),
-    );
-  }, 120_000);
+  it(
+    'gives exactly the changes of stepping every tick (random policies, views, steps)',
+    () => {
+      fc.assert(
+        fc.property(case_, ({ from, days, stepMs, policy: p, view }) => {
+          const to = from + days * DAY;
+          const config = configOf(p, ['a', 'b']);
+          const got = simulate(config, { a: view, b: view }, from, to, stepMs);
+          // each pipe with its own slots in the key's lead plan (the same timeline when they start on the same ticks)
+          expect(got.filter((c) => c.pipe === 'a').map(({ pipe: _, ...c }) => c)).toEqual(
+            stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a')),
+          );
+          expect(got.filter((c) => c.pipe === 'b').map(({ pipe: _, ...c }) => c)).toEqual(
+            stepping(p, view, from, to, stepMs, planOf(config, from, to, 'b')),
+          );
+          // sorted by time, then config order
+          expect(got.map((c) => c.at)).toEqual([...got.map((c) => c.at)].sort((x, y) => x - y));
+        }),
+        runs(100),
+      );
+    },
+    TIMEOUT_MS,
+  );
 
-  it('gives exactly the changes of stepping every tick for a metric policy without readings', () => {
-    // Without a recorded series a metric policy holds (or takes its onError choice) inside the
-    // window's range: it changes only where a schedule would, so simulate() skips as it does there.
-    const onError = fc.constantFrom(
-      { kind: 'hold' } as const,
-      { kind: 'baseline' } as const,
-      { kind: 'fixed', values: { replicas: 5 } } as const,
-    );
-    const metricCase = busyCase.chain((c) =>
-      fc
-        .record({ lo: fc.integer({ min: 1, max: 4 }), span: fc.integer({ min: 0, max: 6 }), onError })
-        .map(({ lo, span, onError: e }) => ({
+  it(
+    'gives exactly the changes of stepping every tick for a metric policy without readings',
+    () => {
+      // Without a recorded series a metric policy holds (or takes its onError choice) inside the
+      // window's range: it changes only where a schedule would, so simulate() skips as it does there.
+      const onError = fc.constantFrom(
+        { kind: 'hold' } as const,
+        { kind: 'baseline' } as const,
+        { kind: 'fixed', values: { replicas: 5 } } as const,
+      );
+      const metricCase = busyCase.chain((c) =>
+        fc
+          .record({ lo: fc.integer({ min: 1, max: 4 }), span: fc.integer({ min: 0, max: 6 }), onError })
+          .map(({ lo, span, onError: e }) => ({
+            ...c,
+            policy: {
+              ...c.policy,
+              windows: c.policy.windows.map((w) => ({
+                ...w,
+                target: { ...w.target, replicas: { min: lo, max: lo + span } },
+              })),
+              metric: {
+                query: 'q',
+                match: {},
+                targetPer: { replicas: 100 },
+                onError: e,
+                staleAfterMs: 120_000,
+                tolerance: 0.1,
+              },
+            },
+          })),
+      );
+      let changed = 0;
+      fc.assert(
+        fc.property(metricCase, ({ from, days, stepMs, policy: p, view }) => {
+          const to = from + days * DAY;
+          const config = configOf(p, ['a']);
+          const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
+          if (expected.length > 0) changed++;
+          const got = simulate(config, { a: view }, from, to, stepMs);
+          expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
+        }),
+        runs(60, 0.1),
+      );
+      expect(changed / runs(60, 0.1).numRuns).toBeGreaterThan(0.4);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'gives exactly the changes of stepping every tick for a metric policy with recorded readings',
+    () => {
+      // Ticks whose readings give the same recommendation are decided once (metricSignature): a
+      // random walk of the value, with gaps (stale, unavailable), must change nothing of that.
+      const walk = fc.array(fc.integer({ min: -150, max: 150 }), { minLength: 50, maxLength: 50 });
+      const metricCase = busyCase.chain((c) =>
+        fc.record({ steps: walk, tolerance: fc.constantFrom(0, 0.1, 0.3) }).map(({ steps, tolerance }) => ({
           ...c,
+          steps,
           policy: {
             ...c.policy,
-            windows: c.policy.windows.map((w) => ({
-              ...w,
-              target: { ...w.target, replicas: { min: lo, max: lo + span } },
-            })),
+            windows: c.policy.windows.map((w) => ({ ...w, target: { ...w.target, replicas: { min: 1, max: 12 } } })),
             metric: {
               query: 'q',
               match: {},
               targetPer: { replicas: 100 },
-              onError: e,
+              onError: { kind: 'hold' as const },
               staleAfterMs: 120_000,
-              tolerance: 0.1,
+              tolerance,
             },
           },
         })),
-    );
-    let changed = 0;
-    fc.assert(
-      fc.property(metricCase, ({ from, days, stepMs, policy: p, view }) => {
-        const to = from + days * DAY;
-        const config = configOf(p, ['a']);
-        const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'));
-        if (expected.length > 0) changed++;
-        const got = simulate(config, { a: view }, from, to, stepMs);
-        expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
-      }),
-      runs(60, 0.1),
-    );
-    expect(changed / runs(60, 0.1).numRuns).toBeGreaterThan(0.4);
-  }, 120_000);
-
-  it('gives exactly the changes of stepping every tick for a metric policy with recorded readings', () => {
-    // Ticks whose readings give the same recommendation are decided once (metricSignature): a
-    // random walk of the value, with gaps (stale, unavailable), must change nothing of that.
-    const walk = fc.array(fc.integer({ min: -150, max: 150 }), { minLength: 50, maxLength: 50 });
-    const metricCase = busyCase.chain((c) =>
-      fc.record({ steps: walk, tolerance: fc.constantFrom(0, 0.1, 0.3) }).map(({ steps, tolerance }) => ({
-        ...c,
-        steps,
-        policy: {
-          ...c.policy,
-          windows: c.policy.windows.map((w) => ({ ...w, target: { ...w.target, replicas: { min: 1, max: 12 } } })),
-          metric: {
-            query: 'q',
-            match: {},
-            targetPer: { replicas: 100 },
-            onError: { kind: 'hold' as const },
-            staleAfterMs: 120_000,
-            tolerance,
-          },
-        },
-      })),
-    );
-    let changed = 0;
-    fc.assert(
-      fc.property(metricCase, ({ from, days, stepMs, policy: p, view, steps }) => {
-        const to = from + days * DAY;
-        // a value per 20 min from the walk; every 7th period has no point (a stale value)
-        const points: [number, number][] = [];
-        let v = 400;
-        for (let t = from, i = 0; t < to; t += 1_200_000, i++) {
-          v = Math.max(0, v + (steps[i % steps.length] ?? 0));
-          if (i % 7 !== 6) points.push([t, v]);
-        }
-        const series = [{ labels: {}, points }];
-        const config = configOf(p, ['a']);
-        const reading = (now: number) => recordedReading(series, p, config.pipes[0]!, now);
-        const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'), reading);
-        if (expected.length > 0) changed++;
-        const got = simulate(config, { a: view }, from, to, stepMs, { metricAt: (_pipe, _p, now) => reading(now) });
-        expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
-      }),
-      runs(60, 0.1),
-    );
-    expect(changed / runs(60, 0.1).numRuns).toBeGreaterThan(0.4);
-  }, 120_000);
+      );
+      let changed = 0;
+      fc.assert(
+        fc.property(metricCase, ({ from, days, stepMs, policy: p, view, steps }) => {
+          const to = from + days * DAY;
+          // a value per 20 min from the walk; every 7th period has no point (a stale value)
+          const points: [number, number][] = [];
+          let v = 400;
+          for (let t = from, i = 0; t < to; t += 1_200_000, i++) {
+            v = Math.max(0, v + (steps[i % steps.length] ?? 0));
+            if (i % 7 !== 6) points.push([t, v]);
+          }
+          const series = [{ labels: {}, points }];
+          const config = configOf(p, ['a']);
+          const reading = (now: number) => recordedReading(series, p, config.pipes[0]!, now);
+          const expected = stepping(p, view, from, to, stepMs, planOf(config, from, to, 'a'), reading);
+          if (expected.length > 0) changed++;
+          const got = simulate(config, { a: view }, from, to, stepMs, { metricAt: (_pipe, _p, now) => reading(now) });
+          expect(got.map(({ pipe: _, ...c }) => c)).toEqual(expected);
+        }),
+        runs(60, 0.1),
+      );
+      expect(changed / runs(60, 0.1).numRuns).toBeGreaterThan(0.4);
+    },
+    TIMEOUT_MS,
+  );
 
   it('reports progress per timeline', () => {
     const seen: [number, number][] = [];
