@@ -20,7 +20,7 @@ import { announcePlans, createReload, laneSettings } from './reload.js';
 import type { RestartSetting } from './reload-check.js';
 import { RedisGuard } from './redis-guard.js';
 import { RedisOutage } from './redis-outage.js';
-import { resetDemoState } from './demo-state.js';
+import { DemoConflict, resetDemoState } from './demo-state.js';
 import { MetricSource } from './metric-source.js';
 import { routeOutcomes } from './outcomes.js';
 import { readTurnName, type EvaluateJob } from './queues.js';
@@ -255,9 +255,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
     if (running) return;
     running = true;
     if (demo)
-      await resetDemoState(redis, prefix, store.keys, logger).catch((err: unknown) =>
-        logger.warn({ err: (err as Error).message }, "could not check the demo's Redis state at start"),
-      );
+      await resetDemoState(redis, prefix, store.keys, logger).catch((err: unknown) => {
+        // a second demo on a running one's prefix does not start
+        if (err instanceof DemoConflict) throw err;
+        logger.warn({ err: (err as Error).message }, "could not check the demo's Redis state at start");
+      });
     // a stop while the start waited (for Redis): nothing more is started (a function: the
     // compiler would take `stopping` for what it was before the await)
     if (isStopping()) return;

@@ -4,14 +4,30 @@
 // embedded cloud wipes its prefix's state at start, when, and only when, that state is the embedded
 // demo's: the marker key (redis-guard.ts) of a demo says `demo: true`. State without that marker
 // (a real deployment's, or one from before the marker said so) is never touched, nor is a prefix
-// on which another replica is alive (its demo keeps running).
+// on which another replica is alive (its demo keeps running). A second embedded demo on the prefix
+// of one that runs is refused (DemoConflict): it would share the first one's Redis state while
+// scaling a cloud of its own, each "reverting drift" the other caused.
 import { isCluster, type RedisClient } from './redis-connection.js';
 import type { DaemonLogger } from './context.js';
-import { readReplicas } from './heartbeat.js';
+import { readReplicas, type ReplicaBeat } from './heartbeat.js';
 import type { redisKeys } from './redis-keys.js';
 import { isDemoMarker } from './redis-guard.js';
 
 export type DemoReset = 'fresh' | 'wiped' | 'kept:not_demo' | 'kept:alive';
+
+/** Another embedded demo runs on this Redis prefix: this one does not start. */
+export class DemoConflict extends Error {
+  override readonly name = 'DemoConflict';
+}
+
+function conflict(prefix: string, other: ReplicaBeat & { embedded: { url: string } }): DemoConflict {
+  return new DemoConflict(
+    `another embedded demo is running on the Redis prefix "${prefix}" (pid ${other.pid} on ${other.host}, ` +
+      `started ${new Date(other.startedAt).toISOString()}, its cloud at ${other.embedded.url}): a second one would ` +
+      "share its Redis state while scaling a cloud of its own, each undoing the other's changes as drift. Stop that " +
+      `one, or give this one a prefix of its own: PIPESCALER_REDIS_PREFIX=${prefix}-2`,
+  );
+}
 
 /** Wipe the prefix's keys (ours and BullMQ's) when they are a stopped embedded demo's. */
 export async function resetDemoState(
@@ -29,7 +45,10 @@ export async function resetDemoState(
     );
     return 'kept:not_demo';
   }
-  if ((await readReplicas(redis, keys)).length > 0) {
+  const alive = await readReplicas(redis, keys);
+  const demo = alive.find((r) => r.embedded !== undefined);
+  if (demo?.embedded) throw conflict(prefix, { ...demo, embedded: demo.embedded });
+  if (alive.length > 0) {
     logger.info({ prefix }, "another daemon is alive on the demo's Redis prefix: its state is kept");
     return 'kept:alive';
   }

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/daemon/context.js';
-import { resetDemoState } from '../../src/daemon/demo-state.js';
+import { DemoConflict, resetDemoState } from '../../src/daemon/demo-state.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { Heartbeat } from '../../src/daemon/heartbeat.js';
 import { RedisGuard } from '../../src/daemon/redis-guard.js';
@@ -54,6 +54,28 @@ describe('resetDemoState', () => {
     try {
       await expect.poll(() => redis.exists(keys.replica('other-replica'))).toBe(1);
       expect(await resetDemoState(redis, prefix, keys, silentLogger)).toBe('kept:alive');
+      expect(await redis.hget(keys.pipe('clickstream'), 'applied')).toBe('{"replicas":6}');
+    } finally {
+      await beat.stop();
+    }
+  });
+
+  it('refuses a second embedded demo on the prefix of one that runs, naming it', async () => {
+    const { prefix, keys } = await previousRun(true);
+    const beat = new Heartbeat(redis, keys, 'running-demo', () => ({
+      pipes: 10,
+      dryRun: false,
+      embedded: { url: 'http://127.0.0.1:40001', adminToken: 't' },
+    }));
+    beat.start();
+    try {
+      await expect.poll(() => redis.exists(keys.replica('running-demo'))).toBe(1);
+      await expect(resetDemoState(redis, prefix, keys, silentLogger)).rejects.toThrow(
+        new RegExp(
+          `^another embedded demo is running on the Redis prefix "${prefix}" \\(pid ${process.pid} on .*its cloud at http://127\\.0\\.0\\.1:40001\\)`,
+        ),
+      );
+      await expect(resetDemoState(redis, prefix, keys, silentLogger)).rejects.toBeInstanceOf(DemoConflict);
       expect(await redis.hget(keys.pipe('clickstream'), 'applied')).toBe('{"replicas":6}');
     } finally {
       await beat.stop();

@@ -315,6 +315,8 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
   try {
     await daemon.start();
   } catch (err) {
+    // what it started (the Redis connection) must not keep the process alive
+    await daemon.stop({ timeoutMs: 0 }).catch(() => undefined);
     await telemetry.close();
     throw err;
   }
