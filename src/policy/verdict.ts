@@ -4,7 +4,9 @@
 // lowest value the winning windows accept (within the pipe's bounds and the platform's ranges:
 // lead-plan.ts floors), and "confirmed" is a read that showed it in force, never a PATCH's 200.
 // A pipe the operator took out of the policy's hands at the start (paused, an override, a freeze
-// holding its change, a dry run) is `excluded`: its verdict says so and counts in no share.
+// holding its change, a dry run) is `excluded`: its verdict says so and counts in no share. So is
+// a start Redis lost the daemon's state around (`state_lost`) unless reads show it met: its sends
+// and reads before the loss are gone, and scaling is held until every pipe is read again.
 // Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import { floors } from './lead-plan.js';
@@ -14,8 +16,9 @@ import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
 export const VERDICTS = ['met', 'late', 'missed', 'excluded'] as const;
 export type VerdictName = (typeof VERDICTS)[number];
 
-/** Why a pipe had no say in a window start: what took it out of the policy's hands. */
-export const EXCLUSIONS = ['paused', 'override', 'freeze', 'dry_run'] as const;
+/** Why a pipe had no say in a window start: what took it out of the policy's hands, or the
+ *  daemon's state lost around it (stateLostAround). */
+export const EXCLUSIONS = ['paused', 'override', 'freeze', 'dry_run', 'state_lost'] as const;
 export type Exclusion = (typeof EXCLUSIONS)[number];
 
 /** Missed: not confirmed by the deadline (the limit, or the window's end), or by the next window start. */
@@ -54,7 +57,30 @@ export interface Confirmed {
 
 export type Judged =
   | { readonly verdict: 'met' | 'late'; readonly lateMs: number; readonly confirmedAt: number }
-  | { readonly verdict: 'missed'; readonly reason: Miss };
+  | { readonly verdict: 'missed'; readonly reason: Miss }
+  | { readonly verdict: 'excluded'; readonly reason: 'state_lost' };
+
+/** When Redis lost the daemon's state: from the loss to the instant every pipe had been read again
+ *  (null: still being read; scaling is held all that time). */
+export interface StateLoss {
+  readonly from: number;
+  readonly to: number | null;
+}
+
+/**
+ * Whether a loss of the daemon's state touched a window start: it came before the start's
+ * deadline, and its hold lasted into the span in which a change for the start goes out (from
+ * `limitMs` before the boundary: the most a lead plan counts on for a change). What was sent and
+ * read for the start before the loss is gone, and nothing was sent while it was held.
+ */
+export function stateLostAround(
+  due: Pick<VerdictDue, 'boundary' | 'deadline'>,
+  loss: StateLoss | null,
+  limitMs: number,
+): boolean {
+  if (loss === null) return false;
+  return loss.from <= due.deadline && (loss.to ?? Infinity) > due.boundary - limitMs;
+}
 
 /**
  * The window starts of a policy in (from, to] for a pipe with these bounds and fields: a boundary
@@ -102,13 +128,16 @@ export function atTarget(values: ScalingValues, target: ScalingValues): boolean 
  * confirmed at target at or before the boundary, late by (confirmed - boundary) when after it but
  * by the deadline, missed once the deadline has passed without. `final`: the next window start
  * ends it now (missed: superseded, unless it is met or late already). `reported`: what the
- * platform last reported, which a confirmation must not contradict.
+ * platform last reported, which a confirmation must not contradict. `stateLost`: the daemon's
+ * state was lost around the start (stateLostAround): a read that showed the target by the boundary
+ * (one that rebuilt the state counts) still makes it met; anything else is no verdict (excluded,
+ * state_lost) rather than late or missed on evidence that is gone.
  */
 export function judgeVerdict(
   due: VerdictDue,
   confirmed: Confirmed | null,
   now: number,
-  opts: { final?: boolean; reported?: ScalingValues } = {},
+  opts: { final?: boolean; reported?: ScalingValues; stateLost?: boolean } = {},
 ): Judged | null {
   if (now < due.boundary && !opts.final) return null;
   // A confirmation the platform's latest report contradicts (a read since showed less: a change
@@ -116,8 +145,10 @@ export function judgeVerdict(
   const stands = opts.reported === undefined || atTarget(opts.reported, due.target);
   if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(confirmed.values, due.target)) {
     const lateMs = Math.max(0, confirmed.at - due.boundary);
-    return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: confirmed.at };
+    if (lateMs === 0 || !opts.stateLost)
+      return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: confirmed.at };
   }
+  if (opts.stateLost) return { verdict: 'excluded', reason: 'state_lost' };
   if (opts.final) return { verdict: 'missed', reason: 'superseded' };
   return now >= due.deadline ? { verdict: 'missed', reason: 'not_confirmed' } : null;
 }

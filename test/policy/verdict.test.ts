@@ -6,6 +6,7 @@ import {
   atTarget,
   exclusionOf,
   judgeVerdict,
+  stateLostAround,
   VERDICT_LIMIT_DEFAULT_MS,
   windowStartsIn,
   type VerdictDue,
@@ -230,6 +231,65 @@ describe('judgeVerdict', () => {
       lateMs: 5_000,
       confirmedAt: B + 5_000,
     });
+  });
+});
+
+describe("after Redis lost the daemon's state", () => {
+  const LIMIT = VERDICT_LIMIT_DEFAULT_MS;
+  const MIN = 60_000;
+
+  it('a loss touches a start from the limit before its boundary (the lead span) to its deadline, hold included', () => {
+    const d = due({ deadline: B + 20_000 });
+    // lost 17.4 s before the boundary, every pipe read again 5 s later
+    expect(stateLostAround(d, { from: B - 17_400, to: B - 12_400 }, LIMIT)).toBe(true);
+    // lost after the boundary, before the deadline: what it was judged on is gone
+    expect(stateLostAround(d, { from: B + 10_000, to: B + 15_000 }, LIMIT)).toBe(true);
+    // still held (not every pipe read again): every start until it is over
+    expect(stateLostAround(d, { from: B - 60 * MIN, to: null }, LIMIT)).toBe(true);
+    // a hold that ended within the limit before the boundary: a lead send may have been held
+    expect(stateLostAround(d, { from: B - 30 * MIN, to: B - LIMIT + 1 }, LIMIT)).toBe(true);
+    // over before the lead span began, or lost after the deadline, or never: untouched
+    expect(stateLostAround(d, { from: B - 30 * MIN, to: B - LIMIT }, LIMIT)).toBe(false);
+    expect(stateLostAround(d, { from: B + 20_001, to: B + 30_000 }, LIMIT)).toBe(false);
+    expect(stateLostAround(d, null, LIMIT)).toBe(false);
+  });
+
+  it('a read that showed the target in force by the boundary (one that rebuilt the state too) makes it met', () => {
+    // the audit's case: read at concurrency 34 at +222.6 s after the loss, the window at +240 s
+    const d = due({ target: { concurrency: 34 }, deadline: B + 20_000 });
+    const rebuilt = { values: { concurrency: 34, replicas: 2 }, at: B - 17_400 };
+    expect(judgeVerdict(d, rebuilt, B, { stateLost: true, reported: { concurrency: 34 } })).toEqual({
+      verdict: 'met',
+      lateMs: 0,
+      confirmedAt: B - 17_400,
+    });
+  });
+
+  it('anything else is no verdict (excluded, state_lost), never missed, never late on evidence that is gone', () => {
+    const d = due({ deadline: B + 20_000 });
+    // nothing confirmed, the boundary passed: said at once, a later read cannot make it met
+    expect(judgeVerdict(d, null, B, { stateLost: true })).toEqual({ verdict: 'excluded', reason: 'state_lost' });
+    // below the target at the boundary
+    expect(judgeVerdict(d, { values: { replicas: 2 }, at: B - 5_000 }, B, { stateLost: true })).toEqual({
+      verdict: 'excluded',
+      reason: 'state_lost',
+    });
+    // first read after the loss came after the boundary: met or late cannot be told
+    expect(judgeVerdict(d, { values: { replicas: 6 }, at: B + 3_000 }, B + 5_000, { stateLost: true })).toEqual({
+      verdict: 'excluded',
+      reason: 'state_lost',
+    });
+    // past the deadline, or superseded
+    expect(judgeVerdict(d, null, B + 20_000, { stateLost: true })).toEqual({
+      verdict: 'excluded',
+      reason: 'state_lost',
+    });
+    expect(judgeVerdict(d, null, B + 10_000, { stateLost: true, final: true })).toEqual({
+      verdict: 'excluded',
+      reason: 'state_lost',
+    });
+    // before the boundary: not yet judged
+    expect(judgeVerdict(d, null, B - 1, { stateLost: true })).toBeNull();
   });
 });
 
