@@ -3,7 +3,7 @@
 // the daemon, so each file holds one piece of the flow.
 import type { Queue } from 'bullmq';
 import type { ApiClient } from '../api/index.js';
-import type { Direction, PipeConfig } from '../policy/index.js';
+import type { Direction, PipeConfig, StateLoss } from '../policy/index.js';
 import type { Config } from '../config/index.js';
 import type { KeyBudget } from './budget.js';
 import type { ReadWhy } from './lifecycle.js';
@@ -41,6 +41,9 @@ export interface DaemonContext {
   now(): number;
   /** Why Redis' state is not to be trusted (it lost our state, redis-guard.ts): no change goes out. */
   stateLost(): string | null;
+  /** The span of the last time Redis lost the daemon's state (redis-guard.ts), or null: the window
+   *  verdicts around it are judged by what reads showed since (verdicts.ts). */
+  stateLoss(): StateLoss | null;
   /** Auth failures (401/403) in a row after which a pipe is parked until the next reload. */
   readonly parkAfter: number;
   laneFor(pipe: PipeConfig): KeyLane | undefined;

@@ -182,6 +182,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     metrics,
     parkAfter: options.parkAfter ?? 3,
     stateLost: () => guard.held(),
+    stateLoss: () => guard.lastLoss(),
     laneFor: (pipe) => lanes?.get(pipe.key),
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
     measuredActuationMs: (pipe) => (countsMeasured(current) ? actuation.actuationMs(pipe) : undefined),

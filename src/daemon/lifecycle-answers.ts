@@ -5,6 +5,7 @@ import {
   KIND_FIELDS,
   type PipeKind,
   type PipeScaling,
+  type ScalingField,
   type PipeState,
   type ReversePrivateEndpointStatus,
   type ScalingValues,
@@ -196,8 +197,10 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
 
 /**
  * The record's last confirmation after an answer (undefined: unchanged): the desired target (or
- * the change just confirmed) when the answer shows it in force in a state that takes scaling; its
- * instant is the first answer that showed these values, kept by later ones that show them again.
+ * the change just confirmed) when the answer shows it in force in a state that takes scaling; with
+ * neither (a first contact, a record rebuilt after Redis lost it), the values it shows in force.
+ * Its instant is the first answer that showed these values, kept by later ones that show them (or
+ * some of them, as a target decided since names) again: a window verdict counts from that read.
  */
 function confirmationOf(
   rec: PipeRecord,
@@ -208,14 +211,19 @@ function confirmationOf(
 ): Confirmed | undefined {
   if (!answer.kind) return undefined;
   const desired = rec.desired ? targetOfKind(answer.kind, rec.desired) : null;
+  const shown = targetOfKind(answer.kind, applied);
   const values =
     desired && !isEmpty(desired) && showsInForce(answer.state, answer.scaling, desired)
       ? desired
       : confirming
         ? targetOfKind(answer.kind, { ...applied, ...confirming.target })
-        : null;
+        : !desired && !rec.confirming && !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown)
+          ? shown
+          : null;
   if (values === null) return undefined;
-  return { values, at: rec.confirmed && sameValues(rec.confirmed.values, values) ? rec.confirmed.at : now };
+  const since = rec.confirmed;
+  const kept = since !== null && Object.entries(values).every(([f, v]) => since.values[f as ScalingField] === v);
+  return { values, at: kept ? since.at : now };
 }
 
 /** When and against what a change was sent: its first instant and the confirmation's timing. */

@@ -11,7 +11,14 @@
 // While either holds, scaling is held (evaluations decide and record, nothing is sent), the
 // 'redis:state' event drives a metric, an error log line and /readyz. A loss is over once every
 // configured pipe has been read again (or its read failed) after it; a policy once it is noeviction.
+// The replica that finds it over writes that instant into the marker (`rebuiltAt`): every replica,
+// and one started later, then knows the span of the last loss, which the window verdicts around it
+// are judged by (verdicts.ts: what was sent and read before the loss is gone, nothing was sent
+// while it was held).
+import type { Result } from 'ioredis';
 import { z } from 'zod';
+import type { StateLoss } from '../policy/index.js';
+import { defineLua } from './lua.js';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import type { DaemonLogger } from './context.js';
 import type { DaemonEmitter } from './events.js';
@@ -25,6 +32,8 @@ const MarkerSchema = z.object({
   since: z.number(),
   /** Set when a replica found the marker gone: the instant of the loss. */
   lostAt: z.number().optional(),
+  /** Set when a replica found every pipe read again after the loss at `lostAt`. */
+  rebuiltAt: z.number().optional(),
   /** Written by a daemon on the embedded cloud: the state is the demo's, which the next demo
    *  start may wipe (demo-state.ts). */
   demo: z.literal(true).optional(),
@@ -36,8 +45,24 @@ export function isDemoMarker(text: string): boolean {
   return parseStored(MarkerSchema, text)?.demo === true;
 }
 
+// The marker's `rebuiltAt` is written only over the marker of the loss it ends: a replica that
+// found the marker gone again meanwhile has written a new one, which must stay.
+const MARKER_REBUILT_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
+return 0
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** MARKER_REBUILT_SCRIPT: the marker; the text it must still hold, the text to write. 1 written. */
+    pipescalerMarkerRebuilt(marker: string, expected: string, next: string): Result<number, Context>;
+  }
+}
+
 export class RedisGuard {
   private lostAt: number | null = null;
+  /** The last loss this replica knows of (kept after the hold ends), or null. */
+  private loss: StateLoss | null = null;
   private policy: string | null = null;
   private policyChecked = false;
   private lastCause: StateLossCause | null | undefined = undefined;
@@ -51,7 +76,15 @@ export class RedisGuard {
     private readonly now: () => number,
     /** A daemon on the embedded cloud: its marker says so. */
     private readonly demo = false,
-  ) {}
+  ) {
+    defineLua(redis, [{ name: 'pipescalerMarkerRebuilt', numberOfKeys: 1, lua: MARKER_REBUILT_SCRIPT }]);
+  }
+
+  /** The span of the last loss of the state (its end null while held for it), or null. */
+  lastLoss(): StateLoss | null {
+    // held here still (another replica may have found every pipe read already): not over
+    return this.loss !== null && this.lostAt !== null ? { from: this.loss.from, to: null } : this.loss;
+  }
 
   /** The cause scaling is held for, or null. */
   held(): StateLossCause | null {
@@ -77,6 +110,7 @@ export class RedisGuard {
         { pipes: pipes.length },
         'every pipe was read again after the Redis state loss: scaling resumes',
       );
+      await this.noteRebuilt(this.lostAt);
       this.lostAt = null;
     }
     this.report(pipes.length);
@@ -90,14 +124,32 @@ export class RedisGuard {
       await this.redis.set(this.keys.marker, marker);
       this.known = marker;
       this.lostAt = at;
+      this.loss = { from: at, to: null };
       return;
     }
     if (value === this.known) return;
     this.known = value;
     const marker = parseStored(MarkerSchema, value);
     if (marker === null) return;
-    // another replica found the state lost: hold here too until every pipe is read again
-    if (marker.lostAt !== undefined) this.lostAt = Math.max(this.lostAt ?? 0, marker.lostAt);
+    if (marker.lostAt === undefined) return;
+    const rebuilt = marker.rebuiltAt !== undefined && marker.rebuiltAt >= marker.lostAt ? marker.rebuiltAt : null;
+    // another replica found the state lost: hold here too until every pipe is read again (a replica
+    // not holding for a loss already over, one started since, has nothing to wait for)
+    if (rebuilt === null || this.lostAt !== null) this.lostAt = Math.max(this.lostAt ?? 0, marker.lostAt);
+    if (this.loss === null || marker.lostAt >= this.loss.from)
+      this.loss = { from: marker.lostAt, to: rebuilt ?? (this.loss?.from === marker.lostAt ? this.loss.to : null) };
+  }
+
+  /** The hold for the loss at `lostAt` is over here: the first replica to find it says when, in the
+   *  marker (a replica started later knows the span, not only the loss). */
+  private async noteRebuilt(lostAt: number): Promise<void> {
+    const at = this.now();
+    if (this.loss?.from === lostAt && this.loss.to === null) this.loss = { from: lostAt, to: at };
+    const text = this.known;
+    const marker = text === null ? null : parseStored(MarkerSchema, text);
+    if (text === null || marker?.lostAt !== lostAt || marker.rebuiltAt !== undefined) return;
+    const next = JSON.stringify({ ...marker, rebuiltAt: at } satisfies Marker);
+    if ((await this.redis.pipescalerMarkerRebuilt(this.keys.marker, text, next)) === 1) this.known = next;
   }
 
   private tag(): Pick<Marker, 'demo'> {

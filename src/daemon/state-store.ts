@@ -106,9 +106,10 @@ export interface PipeRecord {
   /** A change answered 200 whose target no read has shown in force yet (confirmation.ts): the pipe
    *  is `confirming` (docs/architecture.md#every-change-is-confirmed). */
   readonly confirming: Confirming | null;
-  /** The pipe's last confirmation: the values of its desired target (or of the change confirmed)
-   *  and the first read (or change answer) that showed them in force in a state that takes
-   *  scaling; later reads that show the same values keep that instant. Null: never seen at target. */
+  /** The pipe's last confirmation: the values of its desired target (or of the change confirmed;
+   *  with neither, as after Redis lost the record, the values a read showed) and the first read (or
+   *  change answer) that showed them in force in a state that takes scaling; later reads that show
+   *  them again keep that instant (lifecycle-answers.ts). Null: never seen in force. */
   readonly confirmed: Confirmed | null;
   /** The override the last evaluation found in force, to emit 'override' on each change only. */
   readonly overrideSeen: OverrideSeen | null;

@@ -7,6 +7,7 @@ const EXCLUDED: Readonly<Record<string, string>> = {
   override: 'an override was in force',
   freeze: 'a freeze held its change',
   dry_run: 'dry run: nothing is sent',
+  state_lost: "Redis lost the daemon's state around it and no read showed the target by then",
 };
 
 /** "late by 3m: business at 2026-11-23T09:00:00.000Z wanted replicas 6, confirmed 09:03:00Z". */

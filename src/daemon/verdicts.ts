@@ -3,11 +3,15 @@
 // given then, as superseded when nothing confirmed it), and gives the due verdict once the record's
 // confirmation (or the deadline) settles it. Each step is one script on the pipe's record
 // (state-store.ts verdict), so three replicas and restarts give one verdict per pipe and start.
+// A start that Redis lost the daemon's state around (redis-guard.ts) is met when a read showed its
+// target by the boundary (a read that rebuilt the state counts), else no verdict (excluded,
+// state_lost): never missed or late on evidence that is gone.
 import { KIND_FIELDS, SCALING_FIELDS, type ScalingField } from '../api/index.js';
 import {
   assumedKind,
   exclusionOf,
   judgeVerdict,
+  stateLostAround,
   tickIntervalMs,
   verdictDue,
   windowStartsIn,
@@ -52,10 +56,17 @@ export async function noteVerdicts(
   let due = rec.verdictDue;
   // what the platform last reported, until the first read: nothing to contradict a confirmation
   const reported = rec.lastReadAt === null ? undefined : rec.applied;
+  const loss = ctx.stateLoss();
+  const lost = (d: VerdictDue): boolean => stateLostAround(d, loss, limitMs);
   for (const start of windowStartsIn(policy, pipe.bounds, fieldsOf(rec, pipe, policy), from, tickAt)) {
     if (due !== null && due.boundary >= start.boundary) continue;
     if (due !== null)
-      await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, start.boundary, { final: true }));
+      await give(
+        ctx,
+        pipe.name,
+        due,
+        judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due) }),
+      );
     due = null;
     const next = verdictDue(start, limitMs);
     const excluded = exclusionOf(decision, config.dryRun, paused);
@@ -69,7 +80,8 @@ export async function noteVerdicts(
     await ctx.store.verdict(pipe.name, 'open', next);
     due = next;
   }
-  if (due !== null) await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt, { reported }));
+  if (due !== null)
+    await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due) }));
 }
 
 async function give(ctx: DaemonContext, pipe: string, due: VerdictDue, judged: Judged | null): Promise<void> {

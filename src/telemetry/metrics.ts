@@ -206,7 +206,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     windowVerdicts: new Counter({
       name: 'pipescaler_window_verdicts_total',
-      help: 'Window starts per pipe by verdict: met (confirmed at target by the boundary), late (after it), missed (not within the limit), excluded (paused, override, freeze, dry run)',
+      help: 'Window starts per pipe by verdict: met (confirmed at target by the boundary), late (after it), missed (not within the limit), excluded (paused, override, freeze, dry run, state lost around it)',
       labelNames: ['pipe', 'verdict'] as const,
       registers,
     }),
