@@ -15,6 +15,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default'],
+    // The test Redis (test/test-redis.ts): a PIPESCALER_TEST_REDIS_URL also reaches the daemons and
+    // CLIs the tests start, which read the shipped config's redis.url otherwise.
+    env: process.env.PIPESCALER_TEST_REDIS_URL ? { PIPESCALER_REDIS_URL: process.env.PIPESCALER_TEST_REDIS_URL } : {},
     // `npm test` reports coverage of src (v8: the runtime's own counters, no instrumentation; the
     // files run in forks, whose counters vitest merges). Code run by a child process (the CLI and
     // daemon from dist/) is not counted. The thresholds are the floor: they may only rise.

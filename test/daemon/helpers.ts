@@ -9,8 +9,10 @@ import { generatedPipeIds } from '../../src/cloud/index.js';
 import type { Daemon, DaemonEmitter, DaemonEvents } from '../../src/daemon/index.js';
 import type { Behavior, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
 import type { ApiKeyConfig, Config } from '../../src/config/types.js';
+import { TEST_REDIS_URL } from '../test-redis.js';
 
-export const REDIS_URL = 'redis://127.0.0.1:6379';
+/** The test Redis (test/test-redis.ts: PIPESCALER_TEST_REDIS_URL). */
+export const REDIS_URL = TEST_REDIS_URL;
 
 const runFile = promisify(execFile);
 

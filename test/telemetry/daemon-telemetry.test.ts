@@ -1,6 +1,7 @@
 // startDaemonTelemetry: the one call the daemon makes. Its events reach the metrics, the audit log
 // and /readyz; its queues' BullMQ metrics are appended; each API client is bound on demand; close
 // lets go of everything.
+import { TEST_REDIS_URL } from '../test-redis.js';
 import { Writable } from 'node:stream';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -35,7 +36,7 @@ describe('startDaemonTelemetry', () => {
   let telemetry: DaemonTelemetry;
 
   beforeAll(async () => {
-    redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     queue = new Queue('evaluate', { connection: redis, prefix: PREFIX });
     await queue.add('evaluate', { pipe: 'orders-events' });
     const destination = new Writable({

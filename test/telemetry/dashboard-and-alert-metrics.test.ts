@@ -1,6 +1,7 @@
 // Every metric the Grafana dashboard and the alert rules read is in /metrics after a short run:
 // the daemon's and the client's events drive the bindings, a real BullMQ queue on the real Redis
 // supplies the bullmq_* names, and the scrape goes over HTTP.
+import { TEST_REDIS_URL } from '../test-redis.js';
 import { EventEmitter } from 'node:events';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Queue } from 'bullmq';
@@ -38,7 +39,7 @@ describe('metrics used by the dashboard and the alert rules', () => {
   let text: string;
 
   beforeAll(async () => {
-    redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     queues = [
       new Queue('evaluate', { connection: redis, prefix: PREFIX }),
       new Queue('apply-default', { connection: redis, prefix: PREFIX }),
