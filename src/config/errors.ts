@@ -14,14 +14,34 @@ export interface ConfigIssue {
   readonly message: string;
 }
 
+/** The longest quoted input a message echoes whole; a longer one is cut to its start and length. */
+const ECHO_CHARS = 80;
+/** The longest message: whatever it quotes, an error stays a few lines. */
+const MESSAGE_CHARS = 1_000;
+
+/**
+ * A message with every long quoted input (a quoted word without spaces) cut: a 20 MB pipe name is named by its start and its
+ * length, not printed whole (a message quotes what it refuses as `"..."`).
+ */
+export function cutEchoes(message: string): string {
+  const cut = message.replace(
+    new RegExp(`"([^"\\s]{${ECHO_CHARS + 1},})"`, 'g'),
+    (_all, inner: string) => `"${inner.slice(0, ECHO_CHARS - 20)}..." (${inner.length} characters)`,
+  );
+  return cut.length > MESSAGE_CHARS ? `${cut.slice(0, MESSAGE_CHARS)}... (${cut.length} characters)` : cut;
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+  readonly issues: readonly ConfigIssue[];
   constructor(
     readonly code: ConfigErrorCode,
     readonly file: string,
-    readonly issues: readonly ConfigIssue[],
+    issues: readonly ConfigIssue[],
   ) {
-    super(issues.map((i) => formatIssue(file, i)).join('\n'));
+    const cut = issues.map((i) => ({ ...i, message: cutEchoes(i.message) }));
+    super(cut.map((i) => formatIssue(file, i)).join('\n'));
+    this.issues = cut;
   }
 
   /**

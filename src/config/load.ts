@@ -21,8 +21,12 @@ import { envOverrides, type EnvOverrides } from './env-overrides.js';
 import { ACTUATION_DEFAULTS, assignPools, type ActuationSettings } from '../policy/index.js';
 import type { ApiKeyConfig, Config, PrometheusConfig, RedisSettings } from './types.js';
 import { locate } from './yaml-locate.js';
-import { syntaxIssue } from './yaml-syntax.js';
+import { STACK_OVERFLOW, syntaxIssue, TOO_DEEP } from './yaml-syntax.js';
 import { aliasBombIssue, nodeIssues, withoutRefused } from './yaml-nodes.js';
+
+/** The largest config file, in characters: 10,000 pipes take about 3 MB. A larger one is refused
+ *  before it is parsed (a 20 MB value made validate use 856 MB). */
+export const MAX_CONFIG_CHARS = 8 * 1024 * 1024;
 
 /** yaml's limit of alias expansions (its guard against a document that multiplies itself). */
 const MAX_ALIAS_COUNT = 100;
@@ -98,7 +102,27 @@ export function isDemoKey(key: Pick<ApiKeyConfig, 'keyId'>): boolean {
 }
 
 export function parseConfig(text: string, opts: ParseOptions): Config {
+  try {
+    return parseText(text, opts);
+  } catch (err) {
+    // a document yaml could read but that is nested too deeply for the steps after it
+    if (!(err instanceof RangeError && err.message.includes(STACK_OVERFLOW))) throw err;
+    throw new ConfigError('CONFIG_INVALID', opts.file, [{ path: '', line: 1, column: 1, message: TOO_DEEP }]);
+  }
+}
+
+function parseText(text: string, opts: ParseOptions): Config {
   const { file } = opts;
+  if (text.length > MAX_CONFIG_CHARS) {
+    throw new ConfigError('CONFIG_INVALID', file, [
+      {
+        path: '',
+        line: 1,
+        column: 1,
+        message: `the config file holds ${text.length.toLocaleString('en-US')} characters, at most ${MAX_CONFIG_CHARS.toLocaleString('en-US')} (10,000 pipes take about 3 million)`,
+      },
+    ]);
+  }
   const lc = new LineCounter();
   // merge keys (`<<: *defaults`) let policies share a behavior block
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true });

@@ -6,6 +6,10 @@
 import type { LineCounter, YAMLError } from 'yaml';
 import type { ConfigIssue } from './errors.js';
 
+export const STACK_OVERFLOW = 'Maximum call stack size exceeded';
+export const TOO_DEEP =
+  'nested too deeply to read (hundreds of levels of mappings or lists): a config is a few levels deep; check the brackets and the indentation';
+
 /** First character at or after `offset` that is neither blank nor part of a comment line. */
 function firstContent(text: string, offset: number): number {
   let i = offset;
@@ -20,8 +24,8 @@ function firstContent(text: string, offset: number): number {
 
 /** Where an editor fixes the error, as an offset in the text, and what to say there. */
 function mistake(
-  first: YAMLError,
-  second: YAMLError | undefined,
+  [first, second]: readonly [YAMLError, YAMLError | undefined],
+  errors: number,
   text: string,
 ): { at: number; message?: string; errors: number } {
   // `baseUrl: embedded` then `   timeout: 30s` one column deeper: "embedded timeout" became a
@@ -40,6 +44,8 @@ function mistake(
     };
   }
   if (first.code === 'BAD_INDENT') return { at: firstContent(text, first.pos[0]), errors: 1 };
+  // yaml catches its own stack overflow on a document nested thousands of levels deep
+  if (first.message.includes(STACK_OVERFLOW)) return { at: first.pos[0], message: TOO_DEEP, errors };
   return { at: first.pos[0], errors: 1 };
 }
 
@@ -47,7 +53,7 @@ function mistake(
 export function syntaxIssue(errors: readonly YAMLError[], lc: LineCounter, text: string): ConfigIssue {
   const [first, second] = errors;
   if (first === undefined) throw new Error('syntaxIssue needs an error');
-  const place = mistake(first, second, text);
+  const place = mistake([first, second], errors.length, text);
   const { line, col } = lc.linePos(place.at);
   // yaml's own messages can quote the source line (which may hold a secret) or a long token (a value):
   // keep its words without the quote
