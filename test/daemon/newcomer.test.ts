@@ -22,7 +22,8 @@ const env = {
   ...process.env,
   PIPESCALER_REDIS_PREFIX: prefix,
   PIPESCALER_TELEMETRY_LISTEN: '127.0.0.1:0',
-  TZ: 'Europe/Berlin',
+  // the README's examples print instants in UTC (a container's and CI's zone)
+  TZ: 'UTC',
 };
 
 afterAll(async () => {
