@@ -38,9 +38,12 @@ export function historySchema(strict: Strict) {
       .refine((ms) => ms <= 366 * DAY_MS, 'must be at most 366d')
       .optional(),
     maxEntries: int(10, 100_000).optional(),
+    // the whole fleet's entries (about 180 bytes each in Redis): each pipe keeps an equal share
+    maxTotalEntries: int(10, 1_000_000_000).optional(),
   }).transform((h): HistorySettings => ({
     retentionMs: h.retention ?? HISTORY_DEFAULTS.retentionMs,
     maxEntries: h.maxEntries ?? HISTORY_DEFAULTS.maxEntries,
+    ...(h.maxTotalEntries !== undefined ? { maxTotalEntries: h.maxTotalEntries } : {}),
   }));
 }
 

@@ -39,6 +39,8 @@ export interface HistorySettings {
   readonly retentionMs: number;
   /** Entries kept per pipe at most (identical repeats collapse into one). */
   readonly maxEntries: number;
+  /** Entries kept for the whole fleet at most: each pipe keeps its share (history/store.ts historyLimits). */
+  readonly maxTotalEntries?: number;
 }
 
 /** One notification sink (src/notify). */

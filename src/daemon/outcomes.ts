@@ -3,13 +3,7 @@
 // awaited by the work that emitted the outcome; stop() flushes both, then unbinds them.
 import type { WorkerOptions, Queue, Worker } from 'bullmq';
 import type { Config } from '../config/index.js';
-import {
-  DEFAULT_MAX_ENTRIES,
-  DEFAULT_RETENTION_MS,
-  HistoryStore,
-  recordHistory,
-  type Outcome,
-} from '../history/index.js';
+import { historyLimits, HistoryStore, recordHistory, type Outcome } from '../history/index.js';
 import { Notifier } from '../notify/index.js';
 import type { DaemonLogger } from './context.js';
 import type { DaemonEmitter } from './events.js';
@@ -41,7 +35,7 @@ export function routeOutcomes(o: OutcomesOptions): Outcomes {
   const history = recordHistory(
     o.emitter,
     new HistoryStore(o.redis, o.prefix),
-    () => o.config().history ?? { retentionMs: DEFAULT_RETENTION_MS, maxEntries: DEFAULT_MAX_ENTRIES },
+    () => historyLimits(o.config().history, o.config().pipes.length),
     (err) => o.logger.debug({ err: err.message }, 'history write failed'),
   );
   let notifier: Notifier | null = null;

@@ -14,6 +14,7 @@ export {
 export { cleanText, type HistoryEntry } from './codec.js';
 export {
   HistoryStore,
+  historyLimits,
   DEFAULT_MAX_ENTRIES,
   DEFAULT_RETENTION_MS,
   type HistoryLimits,

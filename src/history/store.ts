@@ -19,6 +19,24 @@ export interface HistoryLimits {
   readonly maxEntries: number;
 }
 
+/**
+ * A pipe's limits under the config's history settings: its own maxEntries, lowered to an equal
+ * share of maxTotalEntries among the pipes of the config (at least one entry), so the fleet's
+ * lists never hold more than the total together. The share is enforced at each pipe's next write
+ * (the append script trims to it); a pipe that stops writing keeps what it has until it expires.
+ */
+export function historyLimits(
+  settings:
+    { readonly retentionMs: number; readonly maxEntries: number; readonly maxTotalEntries?: number } | undefined,
+  pipes: number,
+): HistoryLimits {
+  const retentionMs = settings?.retentionMs ?? DEFAULT_RETENTION_MS;
+  const maxEntries = settings?.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  const total = settings?.maxTotalEntries;
+  if (total === undefined || pipes === 0) return { retentionMs, maxEntries };
+  return { retentionMs, maxEntries: Math.max(1, Math.min(maxEntries, Math.floor(total / pipes))) };
+}
+
 // KEYS[1] the pipe's list. ARGV: identity, new entry, now (base 36), requestId, cutoff (epoch ms),
 // maxEntries, retention (ms). Entries are identity, first, last, count, requestId.
 const APPEND_SCRIPT = `

@@ -2,7 +2,8 @@
 // write at once), bounded by size and by age, and read back by time, outcome and page.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HistoryStore, type Outcome } from '../../src/history/index.js';
+import { HistoryStore, historyLimits, type Outcome } from '../../src/history/index.js';
+import { parseConfig } from '../../src/config/load.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix } from '../daemon/helpers.js';
 
 const prefix = uniquePrefix('history');
@@ -88,5 +89,33 @@ describe('HistoryStore', () => {
     const rest = await store.read('d', { limit: 10, offset: 20 });
     expect(rest.entries.map((e) => e.reason)).toEqual(['r4', 'r3', 'r2', 'r1', 'r0']);
     expect(rest.next).toBeNull();
+  });
+
+  it('a total cap: the fleet keeps at most history.maxTotalEntries, each pipe an equal share', async () => {
+    const config = parseConfig('api:\n  baseUrl: embedded\nhistory: { maxEntries: 50, maxTotalEntries: 20 }\n', {
+      file: 'c.yaml',
+      env: {},
+    });
+    expect(config.history).toEqual({ retentionMs: 42 * 86_400_000, maxEntries: 50, maxTotalEntries: 20 });
+    const pipes = ['t1', 't2', 't3', 't4', 't5'];
+    const each = historyLimits(config.history, pipes.length);
+    expect(each).toEqual({ retentionMs: 42 * 86_400_000, maxEntries: 4 });
+    const store = new HistoryStore(redis, prefix);
+    for (const pipe of pipes)
+      for (let i = 0; i < 12; i++) await store.append(skip(pipe, T0 + i * 1_000, `r${i}`), each);
+    const lengths = await Promise.all(pipes.map((p) => redis.llen(store.key(p))));
+    expect(lengths).toEqual([4, 4, 4, 4, 4]);
+    expect(lengths.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(20);
+    // the newest stay
+    expect((await store.read('t1')).entries.map((e) => e.reason)).toEqual(['r11', 'r10', 'r9', 'r8']);
+  });
+
+  it('historyLimits: per pipe maxEntries alone, the lower of the two, at least one entry', () => {
+    const h = { retentionMs: 1_000, maxEntries: 2_000 };
+    expect(historyLimits(h, 2_000)).toEqual(h);
+    expect(historyLimits({ ...h, maxTotalEntries: 1_000_000 }, 2_000)).toEqual({ retentionMs: 1_000, maxEntries: 500 });
+    expect(historyLimits({ ...h, maxTotalEntries: 100_000_000 }, 2_000)).toEqual(h);
+    expect(historyLimits({ ...h, maxTotalEntries: 10 }, 2_000)).toEqual({ retentionMs: 1_000, maxEntries: 1 });
+    expect(historyLimits(undefined, 3)).toEqual({ retentionMs: 42 * 86_400_000, maxEntries: 2_000 });
   });
 });
