@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePort, kill } from './redis-servers.js';
 
-export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
-export const PROMTOOL_BIN = process.env.PROMTOOL_BIN ?? '/usr/bin/promtool';
+export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN ?? 'prometheus';
+export const PROMTOOL_BIN = process.env.PROMTOOL_BIN ?? 'promtool';
 
 export interface ScrapeJob {
   readonly job: string;

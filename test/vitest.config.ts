@@ -15,6 +15,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default'],
+    // Checks the external tools once: a missing one skips its tests with one line, or fails under CI.
+    globalSetup: ['test/tools-setup.ts'],
     // The test Redis (test/test-redis.ts): a PIPESCALER_TEST_REDIS_URL also reaches the daemons and
     // CLIs the tests start, which read the shipped config's redis.url otherwise.
     env: process.env.PIPESCALER_TEST_REDIS_URL ? { PIPESCALER_REDIS_URL: process.env.PIPESCALER_TEST_REDIS_URL } : {},

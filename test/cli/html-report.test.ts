@@ -10,6 +10,10 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleText } from './example.js';
+import { findTool, requireTool } from '../require-tool.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? 'chromium';
+const hasChromium = requireTool(CHROMIUM, 'chromium');
 
 const BIN = 'dist/cli/main.js';
 
@@ -33,7 +37,7 @@ function run(args: string[]) {
 
 beforeAll(async () => {
   browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: findTool(CHROMIUM) ?? CHROMIUM,
     args: [
       '--headless',
       '--no-sandbox',
@@ -66,7 +70,7 @@ async function open(file: string): Promise<{ page: Page; errors: string[]; reque
   return { page, errors, requests };
 }
 
-describe('simulate --html', () => {
+describe.skipIf(!hasChromium)('simulate --html', () => {
   it('renders a chart per pipe and field, and a hover shows the instant and the reason', async () => {
     const file = join(dir, 'simulate.html');
     const r = run(['simulate', ...PERIOD, '--html', file]);
@@ -126,7 +130,7 @@ describe('simulate --html', () => {
   }, 60_000);
 });
 
-describe('reads without hovering', () => {
+describe.skipIf(!hasChromium)('reads without hovering', () => {
   it('value ticks on the y-axis, the time zone named under the time axis (one per pipe), skipped pipes with their reason', async () => {
     const file = join(dir, 'read.html');
     expect(run(['simulate', ...PERIOD, '--html', file]).code).toBe(0);
@@ -191,7 +195,7 @@ describe('reads without hovering', () => {
   }, 60_000);
 });
 
-describe('diff --html', () => {
+describe.skipIf(!hasChromium)('diff --html', () => {
   it('overlays base and head on the charts of the pipes that differ', async () => {
     copyFileSync('config/cloud.yaml', join(dir, 'cloud.yaml'));
     const head = join(dir, 'earlier.yaml');

@@ -5,9 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
-import { openMetricsGauge, startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, openMetricsGauge, startPrometheus, type PrometheusServer } from '../prometheus.js';
 import { seasonalTrace } from '../policy/seasonal-trace.js';
 import { DAY_MS } from '../../src/policy/forecast.js';
+import { requireTool } from '../require-tool.js';
+
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
 
 const BIN = 'dist/cli/main.js';
 let prom: PrometheusServer;
@@ -41,7 +44,7 @@ afterAll(async () => {
   await exporter?.close();
 });
 
-describe('metric policies in the CLI', () => {
+describe.skipIf(!hasPrometheus)('metric policies in the CLI', () => {
   it('validate checks each query through the server', async () => {
     const ok = await run(['validate'], { PROMETHEUS_URL: prom.url });
     expect(ok.code).toBe(0);
@@ -148,7 +151,7 @@ describe('metric policies in the CLI', () => {
   });
 });
 
-describe('plan with a forecast', () => {
+describe.skipIf(!hasPrometheus)('plan with a forecast', () => {
   // a real Prometheus holding two weeks of the lag, backfilled up to now; the example config with
   // metric.forecast added to its metric policy (written beside a copy of its relative files)
   let history: PrometheusServer;

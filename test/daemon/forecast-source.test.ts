@@ -15,10 +15,13 @@ import { decide } from '../../src/policy/decide.js';
 import { DAY_MS } from '../../src/policy/forecast.js';
 import type { ForecastReading, MetricReading, PipeConfig, Policy } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';
-import { openMetricsGauge, startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, openMetricsGauge, startPrometheus, type PrometheusServer } from '../prometheus.js';
 import { seasonalTrace, seasonalValue } from '../policy/seasonal-trace.js';
 import { view } from '../policy/build.js';
 import { REDIS_URL, cleanupPrefix, collect, demoPipe, testConfig, uniquePrefix } from './helpers.js';
+import { requireTool } from '../require-tool.js';
+
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
 
 const prefix = uniquePrefix('forecastsrc');
 const LOAD = 'orders_in_per_second';
@@ -116,7 +119,7 @@ afterAll(async () => {
   await prom?.stop();
 });
 
-describe('forecast source', () => {
+describe.skipIf(!hasPrometheus)('forecast source', () => {
   it('makes one forecast per policy and refresh for every pipe on every replica, from one range query', async () => {
     const made = replicas.map((r) => collect(r.emitter, 'forecast:made'));
     const before = await rangeQueries();

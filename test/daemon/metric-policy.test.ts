@@ -13,7 +13,7 @@ import type { Decision, Policy } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';
 import { createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../../src/telemetry/index.js';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
-import { startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, startPrometheus, type PrometheusServer } from '../prometheus.js';
 import { freePort } from '../redis-servers.js';
 import { parseScrape, sampleValue } from '../telemetry/exposition-parse.js';
 import { substituteVariables } from '../telemetry/promql-names.js';
@@ -28,6 +28,9 @@ import {
   testConfig,
   uniquePrefix,
 } from './helpers.js';
+import { requireTool } from '../require-tool.js';
+
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
 
 const prefix = uniquePrefix('metric');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -204,7 +207,7 @@ async function own(name: string, labels: Record<string, string>): Promise<number
   return sampleValue(parseScrape(await telemetry.registry.metrics()), name, labels);
 }
 
-describe('a lag-driven policy against a real Prometheus', () => {
+describe.skipIf(!hasPrometheus)('a lag-driven policy against a real Prometheus', () => {
   it('tracks the lag inside the window, narrows to the baseline after it, holds through an outage, resumes after', async () => {
     const queries = collect(emitter, 'metric:query');
     const evaluations = collect(emitter, 'evaluation');

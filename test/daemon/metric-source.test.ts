@@ -13,8 +13,11 @@ import { readingProblem } from '../../src/policy/metric.js';
 import type { MetricReading, PipeConfig, Policy } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
-import { startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, startPrometheus, type PrometheusServer } from '../prometheus.js';
 import { REDIS_URL, cleanupPrefix, collect, demoPipe, testConfig, uniquePrefix } from './helpers.js';
+import { requireTool } from '../require-tool.js';
+
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
 
 const prefix = uniquePrefix('metricsrc');
 const LAG = 'kafka_consumergroup_lag';
@@ -88,7 +91,7 @@ afterAll(async () => {
   for (const r of replicas) r.redis.disconnect();
 });
 
-describe('MetricSource across replicas', () => {
+describe.skipIf(!hasPrometheus)('MetricSource across replicas', () => {
   it('queries Prometheus once per policy and tick; every pipe on either replica gets its own sample', async () => {
     const events = replicas.map((r) => collect(r.emitter, 'metric:query'));
     const before = await served();

@@ -10,6 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSentinelGroup, type SentinelGroup } from '../redis-topologies.js';
 import { collect, pipeOf, runCli, uniquePrefix } from './helpers.js';
 import { startTopologyRun, type TopologyRun } from './topology-run.js';
+import { requireTool } from '../require-tool.js';
+
+const hasSentinel = requireTool('redis-sentinel', 'redis-sentinel');
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
@@ -34,7 +37,7 @@ async function configSet(port: number, policy: string): Promise<void> {
   }
 }
 
-describe('Redis Sentinel', () => {
+describe.skipIf(!hasSentinel)('Redis Sentinel', () => {
   it('the daemon and the CLI follow a failover (the master killed) and lose nothing', async () => {
     group = await startSentinelGroup();
     const prefix = uniquePrefix('sentinel');

@@ -9,6 +9,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
+import { requireTool } from '../require-tool.js';
+
+const hasSystemdAnalyze = requireTool('systemd-analyze', 'systemd');
 
 const UNIT = 'config/systemd/pipescaler.service';
 const text = readFileSync(UNIT, 'utf8');
@@ -24,7 +27,7 @@ function analyze(...args: string[]) {
   return spawnSync('systemd-analyze', args, { encoding: 'utf8', timeout: 30_000 });
 }
 
-describe('the systemd unit', () => {
+describe.skipIf(!hasSystemdAnalyze)('the systemd unit', () => {
   it('passes systemd-analyze verify', () => {
     const r = analyze('verify', UNIT);
     expect(r.error).toBeUndefined();

@@ -6,6 +6,9 @@ import { connectRedis } from '../../src/daemon/index.js';
 import { HistoryStore, type Outcome } from '../../src/history/index.js';
 import { startSentinelGroup, type SentinelGroup } from '../redis-topologies.js';
 import { uniquePrefix, until } from '../daemon/helpers.js';
+import { requireTool } from '../require-tool.js';
+
+const hasSentinel = requireTool('redis-sentinel', 'redis-sentinel');
 
 let group: SentinelGroup | undefined;
 
@@ -17,7 +20,7 @@ afterEach(async () => {
 const limits = { retentionMs: 42 * 86_400_000, maxEntries: 2_000 };
 const T0 = Date.parse('2026-11-23T08:00:00Z');
 
-describe('history behind Sentinel', () => {
+describe.skipIf(!hasSentinel)('history behind Sentinel', () => {
   it('keeps what was acknowledged and replicated before the master died, and collapses on after it', async () => {
     group = await startSentinelGroup('pshistory');
     const prefix = uniquePrefix('history-sentinel');

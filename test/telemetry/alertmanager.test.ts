@@ -4,9 +4,9 @@
 // config/alertmanager/alertmanager.yml, whose receiver `operators` is given a webhook: the
 // receiver this test runs gets the alert with its summary and an absolute runbook_url, then its
 // resolution. The metric comes from a gauge exporter the test sets. Each server on a free loopback
-// port, stopped by its own pid. Without the binary the test is skipped, except under CI=true.
+// port, stopped by its own pid. Without the binaries the test is skipped (test/require-tool.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,14 +14,12 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startGaugeExporter, type GaugeExporter } from '../gauge-exporter.js';
-import { startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { requireTool } from '../require-tool.js';
 import { freePort, kill } from '../redis-servers.js';
 
-const ALERTMANAGER_BIN = process.env.ALERTMANAGER_BIN ?? '/usr/bin/prometheus-alertmanager';
-const missing = !existsSync(ALERTMANAGER_BIN);
-if (missing && process.env.CI === 'true') throw new Error(`${ALERTMANAGER_BIN} is missing: CI runs every test`);
-if (missing)
-  process.stderr.write(`skipped: ${ALERTMANAGER_BIN} missing (Debian: apt-get install prometheus-alertmanager)\n`);
+const ALERTMANAGER_BIN = process.env.ALERTMANAGER_BIN ?? 'prometheus-alertmanager';
+const missing = !requireTool(ALERTMANAGER_BIN, 'prometheus-alertmanager') || !requireTool(PROMETHEUS_BIN, 'prometheus');
 
 interface Notification {
   status: 'firing' | 'resolved';
@@ -94,42 +92,38 @@ async function startAlertmanager(webhook: string): Promise<string> {
   return `127.0.0.1:${port}`;
 }
 
-describe('an alert through a real Alertmanager', () => {
-  it.skipIf(missing)(
-    'reaches the webhook of the shipped route with an absolute runbook link, and resolves',
-    async () => {
-      const receiver = await startReceiver();
-      const alertmanager = await startAlertmanager(receiver.url);
-      const exporter: GaugeExporter = await startGaugeExporter();
-      cleanup.push(() => exporter.close());
-      exporter.set('pipescaler_redis_state_lost', { cause: 'flushed' }, 0);
-      const prometheus: PrometheusServer = await startPrometheus({
-        targets: [exporter.target],
-        ruleFiles: ['config/prometheus/rules.yml'],
-        alertmanagers: [alertmanager],
-      });
-      cleanup.push(() => prometheus.stop());
-      await prometheus.waitFor('pipescaler_redis_state_lost', (r) => r.length === 1);
-      // no false alert at start
-      expect((await prometheus.alerts()).filter((a) => a.state === 'firing')).toEqual([]);
+describe.skipIf(missing)('an alert through a real Alertmanager', () => {
+  it('reaches the webhook of the shipped route with an absolute runbook link, and resolves', async () => {
+    const receiver = await startReceiver();
+    const alertmanager = await startAlertmanager(receiver.url);
+    const exporter: GaugeExporter = await startGaugeExporter();
+    cleanup.push(() => exporter.close());
+    exporter.set('pipescaler_redis_state_lost', { cause: 'flushed' }, 0);
+    const prometheus: PrometheusServer = await startPrometheus({
+      targets: [exporter.target],
+      ruleFiles: ['config/prometheus/rules.yml'],
+      alertmanagers: [alertmanager],
+    });
+    cleanup.push(() => prometheus.stop());
+    await prometheus.waitFor('pipescaler_redis_state_lost', (r) => r.length === 1);
+    // no false alert at start
+    expect((await prometheus.alerts()).filter((a) => a.state === 'firing')).toEqual([]);
 
-      exporter.set('pipescaler_redis_state_lost', { cause: 'flushed' }, 1);
-      await expect.poll(() => receiver.got.length, { timeout: 30_000, interval: 250 }).toBeGreaterThan(0);
-      const [first] = receiver.got;
-      expect(first).toMatchObject({ status: 'firing', receiver: 'operators' });
-      const alert = first!.alerts[0]!;
-      expect(alert.labels).toMatchObject({ alertname: 'PipescalerRedisStateLost', cause: 'flushed' });
-      expect(alert.annotations.summary).toBeTruthy();
-      expect(alert.annotations.runbook_url).toMatch(/^https:\/\/\S+\/runbooks\.md#pipescalerredisstatelost$/);
-      expect(receiver.got.every((n) => n.alerts.every((a) => a.labels.alertname === 'PipescalerRedisStateLost'))).toBe(
-        true,
-      );
+    exporter.set('pipescaler_redis_state_lost', { cause: 'flushed' }, 1);
+    await expect.poll(() => receiver.got.length, { timeout: 30_000, interval: 250 }).toBeGreaterThan(0);
+    const [first] = receiver.got;
+    expect(first).toMatchObject({ status: 'firing', receiver: 'operators' });
+    const alert = first!.alerts[0]!;
+    expect(alert.labels).toMatchObject({ alertname: 'PipescalerRedisStateLost', cause: 'flushed' });
+    expect(alert.annotations.summary).toBeTruthy();
+    expect(alert.annotations.runbook_url).toMatch(/^https:\/\/\S+\/runbooks\.md#pipescalerredisstatelost$/);
+    expect(receiver.got.every((n) => n.alerts.every((a) => a.labels.alertname === 'PipescalerRedisStateLost'))).toBe(
+      true,
+    );
 
-      exporter.set('pipescaler_redis_state_lost', { cause: 'flushed' }, 0);
-      await expect
-        .poll(() => receiver.got.some((n) => n.status === 'resolved'), { timeout: 60_000, interval: 250 })
-        .toBe(true);
-    },
-    120_000,
-  );
+    exporter.set('pipescaler_redis_state_lost', { cause: 'flushed' }, 0);
+    await expect
+      .poll(() => receiver.got.some((n) => n.status === 'resolved'), { timeout: 60_000, interval: 250 })
+      .toBe(true);
+  }, 120_000);
 });

@@ -3,9 +3,12 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { PROMETHEUS_BIN, startPrometheus, type PrometheusServer } from '../prometheus.js';
+import { requireTool } from '../require-tool.js';
 
-describe('test/prometheus.ts', () => {
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
+
+describe.skipIf(!hasPrometheus)('test/prometheus.ts', () => {
   let target: Server;
   let prom: PrometheusServer;
   let hits = 0;

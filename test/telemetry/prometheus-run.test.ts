@@ -9,7 +9,6 @@
 //     platform answers 404, a key it refuses, a 429, scaling answering 500, the cloud stopped;
 //   - every dashboard expression, variables substituted, returns series for what the run produced.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -41,22 +40,18 @@ import {
   type PrometheusServer,
   type RuleFile,
 } from '../prometheus.js';
+import { requireTool } from '../require-tool.js';
 import { OPTIONAL, untilGcObserved } from './metric-coverage.js';
 import { dashboardExpressions, metricNamesIn, substituteVariables } from './promql-names.js';
 
-const hasPrometheus = spawnSync(PROMETHEUS_BIN, ['--version']).status === 0;
-const inCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-if (!hasPrometheus && !inCi)
-  console.warn(
-    `${PROMETHEUS_BIN} not found: skipping the real-Prometheus test (apt-get install prometheus; CI installs it)`,
-  );
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
 
 const RULES = 'config/prometheus/rules.yml';
 const DASHBOARD = 'config/grafana/dashboards/pipescaler.json';
 const GHOST = 'ghost-events';
 const LEGACY = 'legacy-events';
 
-describe.skipIf(!hasPrometheus && !inCi)('the dashboard and the alerts against a real Prometheus', () => {
+describe.skipIf(!hasPrometheus)('the dashboard and the alerts against a real Prometheus', () => {
   const prefix = uniquePrefix('promrun');
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const dir = mkdtempSync(join(tmpdir(), 'pipescaler-promrun-'));

@@ -1,6 +1,6 @@
 // promtool checks the Prometheus config and the alert rules, and runs the rules' unit tests
-// (config/prometheus/rules.test.yml fires each alert). Skipped only on a machine without promtool
-// outside CI; under CI=true a missing promtool fails (.ci/run installs it).
+// (config/prometheus/rules.test.yml fires each alert). Skipped on a machine without promtool
+// (test/require-tool.ts); under CI a missing promtool fails the run (.ci/run installs it).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,28 +8,17 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { PARSE_VARIABLES, dashboardExpressions, substituteVariables } from './promql-names.js';
 import { describe, expect, it } from 'vitest';
+import { PROMTOOL_BIN as PROMTOOL } from '../prometheus.js';
+import { requireTool } from '../require-tool.js';
 
-/** PROMTOOL names another binary (or a missing one, to see the skip). */
-const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
-const hasPromtool = spawnSync(PROMTOOL, ['--version']).status === 0;
-const inCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+const hasPromtool = requireTool(PROMTOOL, 'prometheus');
 
 function promtool(...args: string[]): { status: number | null; output: string } {
   const run = spawnSync(PROMTOOL, args, { encoding: 'utf8', cwd: 'config/prometheus' });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-if (!hasPromtool && !inCi) {
-  console.warn(
-    'promtool not found: skipping the Prometheus config and alert rule checks (apt-get install prometheus; CI installs it)',
-  );
-}
-
-describe.skipIf(!hasPromtool && !inCi)('Prometheus config and alert rules (promtool)', () => {
-  it('has promtool (CI installs it in .ci/run)', () => {
-    expect(hasPromtool, 'promtool is missing: .ci/run should have installed the Debian package prometheus').toBe(true);
-  });
-
+describe.skipIf(!hasPromtool)('Prometheus config and alert rules (promtool)', () => {
   it('accepts prometheus.yml', () => {
     const run = promtool('check', 'config', 'prometheus.yml');
     expect(run.output).toContain('SUCCESS');

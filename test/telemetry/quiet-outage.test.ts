@@ -3,7 +3,6 @@
 // calls are its keys' checks (one services list each). They keep it ready and its alerts quiet;
 // when the platform stops answering, they alone bring PipescalerApiUnreachable for the key and
 // PipescalerNotReady. rules.test.yml plays the same timeline at the default settings.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,11 +20,11 @@ import {
   waitForEvent,
 } from '../daemon/helpers.js';
 import { PROMETHEUS_BIN, scaledRules, startPrometheus, type PromAlert, type PrometheusServer } from '../prometheus.js';
+import { requireTool } from '../require-tool.js';
 
-const hasPrometheus = spawnSync(PROMETHEUS_BIN, ['--version']).status === 0;
-const inCi = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+const hasPrometheus = requireTool(PROMETHEUS_BIN, 'prometheus');
 
-describe.skipIf(!hasPrometheus && !inCi)('a quiet fleet against a real Prometheus', () => {
+describe.skipIf(!hasPrometheus)('a quiet fleet against a real Prometheus', () => {
   const prefix = uniquePrefix('quiet');
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const emitter = new DaemonEmitter();
