@@ -255,7 +255,7 @@ describe('pipescaler override', () => {
       ]);
       expect(noRedis.code).toBe(0);
       expect(noRedis.stderr).toMatch(
-        /^warning: could not read Redis \(cannot reach Redis at 127\.0\.0\.1:1: [^\n]+\): the plan shows no stored override and counts on the configured actuation \(evaluate\.actuation\.expected\)\n$/,
+        /^warning: could not read Redis \(cannot reach Redis at 127\.0\.0\.1:1 db 0: [^\n]+\): the plan shows no stored override and counts on the configured actuation \(evaluate\.actuation\.expected\)\n$/,
       );
       expect(noRedis.stdout).toMatch(/^orders-events {2}policy /m);
       expect(noRedis.stdout).not.toContain('override');

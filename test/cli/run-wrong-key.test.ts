@@ -25,6 +25,8 @@ describe('run with a wrong API key', () => {
         PIPESCALER_KEY_SECRET: 'wrong-secret-never-shown',
       },
       /"msg":"pipe read failed"|refuses it \(401/,
+      // the first call goes at the first tick (evaluate.cron every 30 s), up to 30 s after the start
+      42_000,
     );
     expect(r.matched, r.stdout + r.stderr).toBe(true);
     // long before the key's first check (api.checkEvery: 1 min)

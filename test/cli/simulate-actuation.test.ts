@@ -80,7 +80,7 @@ describe('simulate with measured actuation', () => {
     const json = await simulate(noRedis, '--json');
     expect(json.code).toBe(0);
     expect(json.stderr).toMatch(
-      /^warning: could not read Redis \(cannot reach Redis at 127\.0\.0\.1:1: [^\n]+\): the simulation counts on the configured actuation \(evaluate\.actuation\.expected\)\n$/,
+      /^warning: could not read Redis \(cannot reach Redis at 127\.0\.0\.1:1 db 0: [^\n]+\): the simulation counts on the configured actuation \(evaluate\.actuation\.expected\)\n$/,
     );
     expect(ups(json.stdout)[0]).toMatchObject({ actuationMs: 0, actuationSource: 'configured', measuredRead: false });
     const text = await simulate(noRedis);
