@@ -313,7 +313,10 @@ async function run(path: string, format: (typeof LOG_FORMATS)[number] | undefine
     });
   });
   try {
-    await daemon.start();
+    // A stop during the start (Redis unreachable) ends the wait too: a start that never settles
+    // left this function pending with nothing else alive, and Node 24 then exits 13 (an
+    // unsettled top-level await) instead of the stop's 0.
+    await Promise.race([daemon.start(), stopped]);
   } catch (err) {
     // what it started (the Redis connection) must not keep the process alive
     await daemon.stop({ timeoutMs: 0 }).catch(() => undefined);
