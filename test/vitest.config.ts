@@ -1,6 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { missingTools } from './require-tool.js';
+
+// A run without some external tools skips their tests (tools-setup.ts), and the code only they
+// reach is then not covered: the floor below holds for a run with every tool, as CI's is.
+const everyTool = missingTools().length === 0;
 
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
@@ -31,7 +36,7 @@ export default defineConfig({
       // branches 74.22%, functions 77.06%, lines 81.11%; the floors sit half a point under, for
       // the run-to-run and Node-to-Node spread (a run of some files only falls under them: run
       // those without --coverage). They may only rise.
-      thresholds: { statements: 79.3, branches: 73.7, functions: 76.5, lines: 80.6 },
+      thresholds: everyTool ? { statements: 79.3, branches: 73.7, functions: 76.5, lines: 80.6 } : {},
     },
   },
 });
