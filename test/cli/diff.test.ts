@@ -100,11 +100,11 @@ describe('pipescaler diff', () => {
     expect(missing.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("prints the README's example as it stands, in the machine's time zone (TZ=UTC there)", () => {
-    const readme = readFileSync('README.md', 'utf8');
+  it("prints docs/cli.md's example as it stands, in the machine's time zone (TZ=UTC there)", () => {
+    const page = readFileSync('docs/cli.md', 'utf8');
     const block =
-      /```\n(\$ pipescaler diff config\/pipescaler\.yaml head\.yaml [^\n]*)\n([\s\S]*?)\n {2}\.\.\.\n```/.exec(readme);
-    expect(block, 'the diff example of the README').not.toBeNull();
+      /```\n(\$ pipescaler diff config\/pipescaler\.yaml head\.yaml [^\n]*)\n([\s\S]*?)\n {2}\.\.\.\n```/.exec(page);
+    expect(block, 'the diff example of docs/cli.md').not.toBeNull();
     const [, command, shown] = block!;
     const head = edited('head.yaml', (t) =>
       t.replace('start: "08:00"            # quote', 'start: "07:00"            # quote'),

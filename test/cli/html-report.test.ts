@@ -1,7 +1,7 @@
 // The HTML reports of `simulate --html` and `diff --html`, opened in a real browser (Debian's
 // chromium driven by playwright-core): one chart per pipe and field, no console error, nothing
 // fetched from the network, and hovering a change shows its instant and reason.
-// PIPESCALER_UPDATE_DOCS=1 also writes the picture the README shows (npm run docs:report).
+// PIPESCALER_UPDATE_DOCS=1 also writes the picture docs/cli.md shows (npm run docs:report).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

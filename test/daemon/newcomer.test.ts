@@ -1,9 +1,10 @@
 // A newcomer's first day, on a fresh copy of the repository (the built dist/, config/, README.md,
-// package.json; node_modules linked): `npm start` (the BUILT daemon on the shipped config, against
-// the embedded cloud) logs an "applied" decision within a minute and answers /readyz; the README's
-// commands for validate, plan, simulate, diff and status, taken from the README itself, work as
-// written; SIGTERM exits 0; and a second `npm start` gives the same demo: its previous run's Redis
-// state is wiped, so the same pipe is scaled again from the same values.
+// docs/, package.json; node_modules linked): `npm start` (the BUILT daemon on the shipped config,
+// against the embedded cloud) logs an "applied" decision within a minute and answers /readyz; the
+// commands for validate, plan, simulate, diff and status, taken from the pages that show them (the
+// README's check of a config, docs/cli.md's diff and status), work as written; SIGTERM exits 0; and
+// a second `npm start` gives the same demo: its previous run's Redis state is wiped, so the same
+// pipe is scaled again from the same values.
 // Needs `npm run build` first; runs on its own Redis prefix via PIPESCALER_REDIS_PREFIX. Waits on
 // log lines and exits, never on sleeps.
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,7 +23,7 @@ const env = {
   ...process.env,
   PIPESCALER_REDIS_PREFIX: prefix,
   PIPESCALER_TELEMETRY_LISTEN: '127.0.0.1:0',
-  // the README's examples print instants in UTC (a container's and CI's zone)
+  // the docs' examples print instants in UTC (a container's and CI's zone)
   TZ: 'UTC',
 };
 
@@ -32,10 +33,13 @@ afterAll(async () => {
   rmSync(repo, { recursive: true, force: true });
 });
 
-/** The README's commands for these subcommands, as written, with their optional `[...]` parts left out. */
-function readmeCommands(readme: string, subcommands: readonly string[]): { line: string; args: string[] }[] {
+/** The first day's pages: the README, and docs/cli.md for the commands it shows there. */
+const FIRST_DAY_PAGES = ['README.md', 'docs/cli.md'];
+
+/** A page's commands for these subcommands, as written, with their optional `[...]` parts left out. */
+function pageCommands(page: string, subcommands: readonly string[]): { line: string; args: string[] }[] {
   const out: { line: string; args: string[] }[] = [];
-  const blocks = readme.match(/^```[a-z]*\n[\s\S]*?^```$/gm) ?? [];
+  const blocks = page.match(/^```[a-z]*\n[\s\S]*?^```$/gm) ?? [];
   for (const block of blocks)
     for (const raw of block.split('\n')) {
       const m = /^(?:\$ )?pipescaler (\S+)(.*)$/.exec(raw);
@@ -49,9 +53,9 @@ function readmeCommands(readme: string, subcommands: readonly string[]): { line:
   return out;
 }
 
-/** The block of output the README shows after `$ <command>`, up to its "..." or the block's end. */
-function shownOutput(readme: string, line: string): string[] {
-  const lines = readme.split('\n');
+/** The block of output a page shows after `$ <command>`, up to its "..." or the block's end. */
+function shownOutput(page: string, line: string): string[] {
+  const lines = page.split('\n');
   const shown: string[] = [];
   for (const l of lines.slice(lines.indexOf(line) + 1)) {
     if (l.startsWith('```') || l.trim() === '...') break;
@@ -71,14 +75,14 @@ function cli(args: string[]) {
 }
 
 interface Daemon {
-  /** The "applied" decision line of the README's demo pipe (clickstream) and the telemetry URL. */
+  /** The "applied" decision line of the demo pipe the README names (clickstream) and the telemetry URL. */
   readonly applied: Record<string, unknown>;
   readonly telemetryUrl: string | undefined;
   readonly lines: Record<string, unknown>[];
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
-/** `npm start` in the copy (its build step done): resolves once the README's demo pipe,
+/** `npm start` in the copy (its build step done): resolves once the demo pipe the README names,
  *  clickstream, has its change applied (other pipes' changes depend on the time of day). */
 async function npmStart(): Promise<Daemon> {
   const child = spawn(process.execPath, ['dist/cli/main.js', 'run', 'config/pipescaler.yaml'], {
@@ -132,9 +136,9 @@ async function npmStart(): Promise<Daemon> {
 }
 
 describe("a newcomer's first day", () => {
-  it('npm start applies a decision, the README commands work as written, a second npm start gives the same demo', async () => {
+  it("npm start applies a decision, the first day's commands work as written where the docs show them, a second npm start gives the same demo", async () => {
     expect(existsSync('dist/cli/main.js'), 'build first: npm run build').toBe(true);
-    for (const part of ['dist', 'config', 'README.md', 'package.json'])
+    for (const part of ['dist', 'config', 'README.md', 'docs', 'package.json'])
       cpSync(part, join(repo, part), { recursive: true });
     symlinkSync(resolve('node_modules'), join(repo, 'node_modules'));
 
@@ -158,24 +162,33 @@ describe("a newcomer's first day", () => {
       expect(metrics).toMatch(/^pipescaler_/m);
       expect(metrics).toMatch(/^bullmq_job_count\{/m);
 
-      // The README's commands, while the daemon runs (status wants one alive).
-      const readme = readFileSync(join(repo, 'README.md'), 'utf8');
-      // The first day's commands: the worked incident further down shows an override in force, a
+      // The first day's commands, while the daemon runs (status wants one alive), each run from the
+      // page that shows it. The worked incident of docs/operations.md shows an override in force, a
       // situation of its own, not the demo's.
-      const firstDay = readme.slice(0, readme.indexOf('### An incident'));
-      const commands = readmeCommands(firstDay, ['validate', 'plan', 'simulate', 'diff', 'status']);
+      const commands = FIRST_DAY_PAGES.flatMap((file) => {
+        const page = readFileSync(join(repo, file), 'utf8');
+        return pageCommands(page, ['validate', 'plan', 'simulate', 'diff', 'status']).map((c) => ({
+          ...c,
+          file,
+          page,
+        }));
+      });
       expect(commands.map((c) => c.args[0]).sort()).toEqual(['diff', 'plan', 'simulate', 'status', 'validate']);
-      // "Moving the example's business hours from 08:00 to 07:00 (Berlin)", written where the README does
+      // "Moving the example's business hours from 08:00 to 07:00 (Berlin)", written where docs/cli.md does
       const example = readFileSync(join(repo, 'config/pipescaler.yaml'), 'utf8');
       writeFileSync(join(repo, 'head.yaml'), example.replace('start: "08:00"', 'start: "07:00"'));
       const expected: Record<string, number> = { validate: 0, plan: 0, simulate: 0, diff: 2, status: 0 };
-      for (const { line: written, args } of commands) {
+      for (const { line: written, args, file, page } of commands) {
         const r = cli(args);
-        expect({ written, code: r.code, stderr: r.stderr }).toMatchObject({ written, code: expected[args[0]!] });
+        expect({ file, written, code: r.code, stderr: r.stderr }).toMatchObject({
+          file,
+          written,
+          code: expected[args[0]!],
+        });
         expect(r.stdout, written).not.toBe('');
         if (written.startsWith('$ ')) {
-          // the output the README shows is what it prints
-          const shown = shownOutput(readme, written);
+          // the output the page shows is what it prints
+          const shown = shownOutput(page, written);
           expect(r.stdout.split('\n').slice(0, shown.length)).toEqual(shown);
         }
       }

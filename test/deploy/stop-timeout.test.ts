@@ -1,6 +1,6 @@
 // One stop timeout, derived from api.timeout by one function (shutdown.ts stopTimeoutMs), and stated
 // the same in every file that gives or promises it: the systemd unit, the Kubernetes Deployment,
-// the compose file, the README, docs/deploy.md and the daemon's own `stopping` line.
+// the compose file, docs/operations.md, docs/deploy.md and the daemon's own `stopping` line.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
@@ -36,9 +36,9 @@ describe('the stop timeout', () => {
     expect(read('docker-compose.yml')).toMatch(new RegExp(`^ +stop_grace_period: ${S}s$`, 'm'));
   });
 
-  it('is the one stop time the README, docs/deploy.md and the files comments state', () => {
+  it('is the one stop time docs/operations.md, docs/deploy.md and the files comments state', () => {
     const within = `exits (0 )?within \`?api.timeout\`? \\+ 5 s`;
-    expect(prose('README.md')).toMatch(new RegExp(`${within}, ${S} s at the default`));
+    expect(prose('docs/operations.md')).toMatch(new RegExp(`${within}, ${S} s at the default`));
     expect(prose('docs/deploy.md')).toMatch(new RegExp(`${within} of a SIGTERM, ${S} s at the default`));
     expect(prose('docs/deploy.md')).toContain(`\`terminationGracePeriodSeconds: ${S}\``);
     expect(prose('docs/deploy.md')).toContain(`\`stop_grace_period\`, both ${S} s`);
@@ -46,7 +46,7 @@ describe('the stop timeout', () => {
     for (const file of ['config/systemd/pipescaler.service', 'config/kubernetes/deployment.yaml', 'docker-compose.yml'])
       expect(prose(file), file).toMatch(new RegExp(`${within} \\(${S} s at the default 30 s\\)`));
     // what they said before, each a number of its own
-    for (const file of ['README.md', 'docs/deploy.md', 'src/daemon/README.md'])
+    for (const file of ['README.md', 'docs/operations.md', 'docs/deploy.md', 'src/daemon/README.md'])
       for (const old of ['(15 s)', '16 at most', '35 s at most', 'both 45 s', 'api.timeout` + 15 s'])
         expect(prose(file), `${file}: ${old}`).not.toContain(old);
   });

@@ -1,7 +1,7 @@
 // Every dependency that has an install script is decided in package.json's allowScripts (npm 11
 // runs none it does not allow, and `npm ci` warns about each one not decided): a package the
 // lockfile gains with an install script fails here until it is allowed or denied with a reason
-// (README, Development). No entry outlives its package.
+// (docs/development.md, "CI and install scripts"). No entry outlives its package.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
