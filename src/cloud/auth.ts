@@ -1,7 +1,7 @@
 // HTTP Basic auth against the fixtures' keys, and the admin bearer token. Secrets are compared as
 // SHA-256 digests with timingSafeEqual, so neither their content nor their length leaks in timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { StoredKey } from './store.js';
+import type { StoredKey } from './records.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 const same = (a: Buffer, b: Buffer): boolean => timingSafeEqual(a, b);

@@ -43,9 +43,10 @@ export type {
   Propagation,
   PropagationDelay,
 } from './fixtures-schema.js';
+export { type StoredPipe, type StoredService, type StoredScaling } from './records.js';
 export type { PendingChange } from './propagation.js';
 export type { CloudStats } from './stats.js';
 export type { RateLimit } from './rate-limit.js';
-export { CloudStore, type StoredPipe, type StoredService, type StoredScaling } from './store.js';
+export { CloudStore } from './store.js';
 export type { FaultKind } from './faults.js';
 export { cloudState, CloudStateSchema, type CloudState } from './snapshot.js';

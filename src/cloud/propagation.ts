@@ -5,9 +5,14 @@
 // delay instead of sleeping.
 import { pipeKind, type ScalingField } from '../api/index.js';
 import type { ParsedFixtures, Propagation, PropagationDelay } from './fixtures-schema.js';
-import type { CloudStore, StoredPipe, StoredScaling } from './store.js';
+import type { StoredPipe, StoredScaling } from './records.js';
 
 /** A change the platform has taken but not yet carried out. */
+/** Where the changes on their way are kept (the cloud's store). */
+export interface PendingStore {
+  readonly pending: Map<string, PendingChange[]>;
+}
+
 export interface PendingChange {
   readonly values: Partial<StoredScaling>;
   /** Epoch ms it was asked for. */
@@ -40,7 +45,7 @@ export function delayOf(config: Propagation, pipe: StoredPipe): number {
 }
 
 /** What the pipe will hold once everything pending has taken effect (stuck changes included). */
-export function desiredScaling(store: CloudStore, pipe: StoredPipe): StoredScaling {
+export function desiredScaling(store: PendingStore, pipe: StoredPipe): StoredScaling {
   const out = { ...pipe.scaling };
   for (const c of store.pending.get(pipe.id.toLowerCase()) ?? []) Object.assign(out, c.values);
   return out;
@@ -51,7 +56,7 @@ export function desiredScaling(store: CloudStore, pipe: StoredPipe): StoredScali
  * its delay has passed. Returns whether the pipe's scaling changed now.
  */
 export function takeChange(
-  store: CloudStore,
+  store: PendingStore,
   pipe: StoredPipe,
   values: Partial<StoredScaling>,
   delayMs: number,
@@ -77,7 +82,7 @@ export function takeChange(
 
 /** Last writer wins: a pending change that would take effect after `from` loses the fields of a
  *  later request (a stuck one too: a new request replaces it). */
-function supersede(store: CloudStore, pipe: StoredPipe, values: Partial<StoredScaling>, from: number): void {
+function supersede(store: PendingStore, pipe: StoredPipe, values: Partial<StoredScaling>, from: number): void {
   const id = pipe.id.toLowerCase();
   const list = store.pending.get(id);
   if (!list) return;
@@ -92,7 +97,7 @@ function supersede(store: CloudStore, pipe: StoredPipe, values: Partial<StoredSc
 }
 
 /** Apply the pipe's changes whose time has come, in the order they take effect. */
-export function settle(store: CloudStore, pipe: StoredPipe, now: number): void {
+export function settle(store: PendingStore, pipe: StoredPipe, now: number): void {
   const id = pipe.id.toLowerCase();
   const list = store.pending.get(id);
   if (!list) return;
@@ -106,7 +111,7 @@ export function settle(store: CloudStore, pipe: StoredPipe, now: number): void {
 }
 
 /** Whether a change of the pipe is still on its way (for `reads: transient`). */
-export function propagating(store: CloudStore, pipe: StoredPipe): boolean {
+export function propagating(store: PendingStore, pipe: StoredPipe): boolean {
   return store.pending.has(pipe.id.toLowerCase());
 }
 

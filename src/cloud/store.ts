@@ -1,63 +1,9 @@
 // The in-memory state of the embedded cloud: Maps by id, so a lookup costs the same with ten
 // pipes or ten thousand. Records are the JSON the API answers; tests may read and alter them.
-import type { z } from 'zod';
-import type {
-  FieldMapping,
-  PipeDestination,
-  PipeSettings,
-  PipeSource,
-  PipeState,
-  ReversePrivateEndpoint,
-  ScalingField,
-  Service,
-  Source,
-} from '../api/index.js';
-import type { FixtureAlert, FixtureDashboard, ParsedFixtures } from './fixtures-schema.js';
+import type { ScalingField } from '../api/index.js';
+import type { ParsedFixtures } from './fixtures-schema.js';
 import { settle, type PendingChange } from './propagation.js';
-
-export type StoredScaling = Record<ScalingField, number | null>;
-export interface StoredPipe {
-  id: string;
-  serviceId: string;
-  name: string;
-  state: PipeState;
-  scaling: StoredScaling;
-  source: PipeSource;
-  destination: z.output<typeof PipeDestination>;
-  fieldMappings: z.output<typeof FieldMapping>[];
-  settings?: z.output<typeof PipeSettings> | null | undefined;
-  createdAt: string;
-  updatedAt: string;
-  /** Members the fixtures add beyond the contract's fields are answered as given. */
-  [extra: string]: unknown;
-}
-type WithTileIds<D extends { tiles: readonly { id?: string | undefined }[] }> = Omit<D, 'tiles'> & {
-  tiles: (D['tiles'][number] & { id: string })[];
-};
-export type StoredDashboard = WithTileIds<z.output<typeof FixtureDashboard> & { tags: string[] }>;
-export type StoredAlert = z.output<typeof FixtureAlert>;
-
-export interface StoredService {
-  readonly organizationId: string;
-  /** The service as the services list answers it (with state and tags). */
-  readonly service: Service & { state: NonNullable<Service['state']>; tags: NonNullable<Service['tags']> };
-  readonly pipes: Map<string, StoredPipe>;
-  readonly reversePrivateEndpoints: Map<string, ReversePrivateEndpoint>;
-  readonly dashboards: Map<string, StoredDashboard>;
-  readonly alerts: Map<string, StoredAlert>;
-  readonly sources: Map<string, Source>;
-}
-
-export interface StoredOrganization {
-  readonly id: string;
-  readonly name: string | undefined;
-  readonly services: Map<string, StoredService>;
-}
-
-export interface StoredKey {
-  readonly keyId: string;
-  readonly organizationId: string;
-}
+import type { StoredOrganization, StoredPipe, StoredScaling, StoredService, WithTileIds } from './records.js';
 
 const EMPTY_SCALING: StoredScaling = {
   replicas: null,

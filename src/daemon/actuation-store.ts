@@ -11,7 +11,7 @@ import type { Result } from 'ioredis';
 import { defineLua, type LuaCommand } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
-import { refOf, type PipeIdentity } from './operator-state.js';
+import { refOf, type PipeIdentity } from './record.js';
 
 /** The latencies kept per pipe: its p95 follows the last ones (evaluate.actuation.minSamples <= this). */
 export const ACTUATION_SAMPLES_KEPT = 50;

@@ -10,12 +10,13 @@ import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { isApiError, ServiceState, type ApiError, type ScalingValues } from '../api/index.js';
 import type { PipeConfig, Reason } from '../policy/index.js';
 import { boundedResetMs } from './budget.js';
-import type { DaemonContext, KeyLane } from './context.js';
+import type { DaemonContext } from './context.js';
 import type { AuditDirection } from './events.js';
 import { afterCallFailure } from './backoff.js';
-import type { ReadWhy } from './lifecycle.js';
+import type { ReadWhy } from './job-results.js';
 import type { ApplyJob } from './queues.js';
-import type { PipeRecord } from './state-store.js';
+import type { PipeRecord } from './record.js';
+import type { KeyLane } from './lane.js';
 
 export interface ApplyOutcome {
   readonly pipe: string;

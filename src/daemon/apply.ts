@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { isApiError, pipeKind, type ApiError, type Pipe, type ScalingValues } from '../api/index.js';
 import { changeDirections, outcomeReason, type PipeConfig } from '../policy/index.js';
-import { pipeByName, type DaemonContext, type KeyLane } from './context.js';
+import { type DaemonContext } from './context.js';
 import { handleApiFailure, readOutcome, type ApplyOutcome } from './apply-failure.js';
 import type { AuditDirection } from './events.js';
 import { evaluatePipe } from './evaluate.js';
 import { dropped, type JobResult } from './job-results.js';
-import { afterEndpoint, afterRead, afterSentChange, type PipeAnswer, type Transition } from './lifecycle-answers.js';
-import { nextStep, timingOf, turnInstant, type ReadWhy } from './lifecycle.js';
+import { afterEndpoint, afterRead, afterSentChange } from './lifecycle-answers.js';
+import { nextStep, turnInstant } from './lifecycle.js';
 import { actuationSample, expectedValues, type ConfirmTiming } from './confirmation.js';
 import { reportConfirmation } from './confirm-events.js';
 import { recordActuation } from './actuation-store.js';
@@ -24,8 +24,13 @@ import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
 import { handleDrift } from './operator-events.js';
 import { spend } from './spend.js';
-import { intentOf, newIntent, unknownAfter } from './intent.js';
-import { refOf, type PipeRecord, type Unsettled } from './state-store.js';
+import { intentOf, newIntent, unknownAfter } from './unsettled.js';
+import { refOf, type PipeRecord, type Unsettled } from './record.js';
+import { type KeyLane } from './lane.js';
+import { pipeByName } from './pipe-index.js';
+import { type ReadWhy } from './job-results.js';
+import { timingOf } from './steps.js';
+import { type PipeAnswer, type Transition } from './transition.js';
 
 interface ApplyJobData extends ApplyJob {
   /** The body sent with `idempotencyKey`; a retry with a different body needs a new key. */

@@ -1,6 +1,6 @@
 // A pipe whose calls keep failing backs off (docs/architecture.md#a-pipes-lifecycle): pure, its
 // state in the pipe's record (failures, retryAt); lifecycle.ts backingOff reads it.
-import type { PipeRecord } from './state-store.js';
+import type { PipeRecord } from './record.js';
 
 /** The jitter: each delay is stretched by up to half at random, never cut, so that the pipes of
  *  one outage do not retry in step and no retry comes before its doubling's instant. */

@@ -5,8 +5,8 @@ import type { PipeKind } from '../api/index.js';
 import type { PipeConfig } from '../policy/index.js';
 import type { DaemonContext } from './context.js';
 import type { SkippedSample } from './confirmation.js';
-import type { ConfirmationChange } from './lifecycle-answers.js';
-import type { PipeRecord } from './state-store.js';
+import type { ConfirmationChange } from './transition.js';
+import type { PipeRecord } from './record.js';
 
 export function reportConfirmation(
   ctx: DaemonContext,

@@ -8,15 +8,12 @@ import {
   nextDueAt,
   pastLimit,
   showsInForce,
-  type Confirming,
   type ConfirmTiming,
 } from './confirmation.js';
-import type { ConfirmationChange, PipeAnswer } from './lifecycle-answers.js';
+import type { ConfirmationChange, PipeAnswer } from './transition.js';
 import { changesFor, isEmpty } from './scaling-values.js';
-import type { PipeRecord } from './state-store.js';
-
-/** The read is the first since the change of unknown outcome sent at `at` (its settle read). */
-export const unsettledAt = (rec: PipeRecord, at: number): boolean => rec.lastReadAt === null || rec.lastReadAt < at;
+import { type Confirming } from './record.js';
+import type { PipeRecord } from './record.js';
 
 /** The change of unknown outcome `u`, which a read does not show yet, as the change being confirmed
  *  (after `prev`, an earlier one on its way, whose target becomes "not yet"): its first

@@ -8,31 +8,8 @@ import { KIND_FIELDS, SCALABLE_PIPE_STATES, type PipeKind, type PipeScaling, typ
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import type { ActuationSettings } from '../policy/index.js';
 import { sameValues } from './scaling-values.js';
-
-/** A change answered 200 whose target no read has shown in force yet. */
-export interface Confirming {
-  /** The values sent for this target (every field of its changes). */
-  readonly target: ScalingValues;
-  /** The first send of this target: actuation latency counts from here. */
-  readonly sentAt: number;
-  /** The last send (the first, or the re-send after the limit): the limit counts from here. */
-  readonly lastSentAt: number;
-  /** When the next confirmation read is due; null: none (the limit passed, reconcile reads only). */
-  readonly dueAt: number | null;
-  /** Confirmation reads since the last send (counted; their instants are fixed at the send:
-   *  confirmationReads). */
-  readonly reads: number;
-  /** Re-sends after the limit: at most MAX_RESENDS. */
-  readonly resends: number;
-  /** Values a read may show for a sent field meanwhile without being drift: the values before the
-   *  first send, and earlier targets of the same fields still on their way. */
-  readonly notYet: readonly ScalingValues[];
-  /** When the limit passed with the target not in force (the `unconfirmed` outcome), or null. */
-  readonly unconfirmedAt: number | null;
-  /** The change's outcome was unknown (timed out, cut, unreadable) and a read did not show it: it
-   *  may be on its way, or may never have reached the platform. Its confirmation is no sample. */
-  readonly outcomeUnknown?: true;
-}
+import type { Confirming } from './record.js';
+import type { SampleSkip } from './events.js';
 
 /** When and how long confirmation reads go (situation.ts, from evaluate.actuation). */
 export interface ConfirmTiming {
@@ -189,7 +166,6 @@ export function resendDue(c: Confirming | null, reloadedAt = -Infinity): boolean
 
 /** Why a confirmation is not an actuation sample (the reason label of
  *  pipescaler_actuation_samples_skipped_total). */
-export type SampleSkip = 'late_read' | 'unconfirmed' | 'outcome_unknown';
 
 /** A confirmation that is no actuation sample, and why (`lateMs`: how late its read came). */
 export interface SkippedSample {

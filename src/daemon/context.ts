@@ -1,35 +1,14 @@
 // What the processors share with the daemon that runs them: the live config (swapped on reload),
 // the state store, the clock, the emitter, and the way to enqueue work. Processors get this, not
 // the daemon, so each file holds one piece of the flow.
-import type { Queue } from 'bullmq';
-import type { ApiClient } from '../api/index.js';
 import type { Direction, PipeConfig, StateLoss } from '../policy/index.js';
 import type { Config } from '../config/index.js';
-import type { KeyBudget } from './budget.js';
-import type { ReadWhy } from './lifecycle.js';
+import type { KeyLane } from './lane.js';
+import type { DaemonLogger } from './logger.js';
+import type { ReadWhy } from './job-results.js';
 import type { DaemonEmitter } from './events.js';
 import type { MetricSource } from './metric-source.js';
 import type { StateStore } from './state-store.js';
-
-/** The slice of a pino logger the daemon uses. */
-export interface DaemonLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-}
-
-export const silentLogger: DaemonLogger = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
-
-/** The client and apply queue that serve one API key. */
-export interface KeyLane {
-  readonly keyName: string;
-  readonly keyId: string;
-  readonly client: ApiClient;
-  readonly queue: Queue;
-  /** The key's request budget, shared by every replica: every request takes a unit (spend.ts). */
-  readonly budget: KeyBudget;
-}
 
 export interface DaemonContext {
   config(): Config;
@@ -66,16 +45,3 @@ export interface DaemonContext {
   /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
   enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
 }
-
-export function pipeByName(config: Config, name: string): PipeConfig | undefined {
-  let byName = pipeIndex.get(config);
-  if (!byName) {
-    byName = new Map(config.pipes.map((p) => [p.name, p]));
-    pipeIndex.set(config, byName);
-  }
-  return byName.get(name);
-}
-
-// A config is never changed once loaded (a reload swaps in another), so its index is made once:
-// a find() per job was a tenth of a steady tick's CPU at 10,000 pipes (O(N) per job).
-const pipeIndex = new WeakMap<Config, ReadonlyMap<string, PipeConfig>>();

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queue, Worker, WorkerOptions } from 'bullmq';
 import type { ApiClient } from '../api/index.js';
 import { loadEffectiveConfig, type Config } from '../config/index.js';
-import { silentLogger, type DaemonContext, type DaemonLogger } from './context.js';
+import { type DaemonContext } from './context.js';
 import { ConfigFiles } from './config-watch.js';
 import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js';
 import { enqueueEvaluation, enqueueTurn } from './enqueue.js';
@@ -32,6 +32,7 @@ import { StateStore } from './state-store.js';
 import { readPipeStatuses, type PipeStatus } from './status.js';
 import { createTick } from './tick.js';
 import { startWorkers } from './workers.js';
+import { silentLogger, type DaemonLogger } from './logger.js';
 
 export interface DaemonOptions {
   /** A loaded Config, or the path of a YAML config (then also the file reloads come from). */

@@ -8,7 +8,7 @@
 // of one that runs is refused (DemoConflict): it would share the first one's Redis state while
 // scaling a cloud of its own, each "reverting drift" the other caused.
 import { isCluster, type RedisClient } from './redis-connection.js';
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 import { readReplicas, type ReplicaBeat } from './heartbeat.js';
 import type { redisKeys } from './redis-keys.js';
 import { isDemoMarker } from './redis-guard.js';

@@ -4,8 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Direction, PipeConfig } from '../policy/index.js';
-import type { DaemonLogger, KeyLane } from './context.js';
+import type { KeyLane } from './lane.js';
 import { applyJobOptions, evaluateJobId, evaluateJobOptions, type ApplyJobName } from './queues.js';
+import type { DaemonLogger } from './logger.js';
 
 export async function enqueueEvaluation(queue: Queue | null, pipe: string, tickAt: number, suffix = ''): Promise<void> {
   await queue?.add('evaluate', { pipe, tickAt }, evaluateJobOptions(evaluateJobId(pipe, tickAt, suffix)));

@@ -4,14 +4,16 @@
 import type { Job } from 'bullmq';
 import type { ScalingValues } from '../api/index.js';
 import { outcomeReason, type Decision } from '../policy/index.js';
-import { pipeByName, type DaemonContext } from './context.js';
+import { type DaemonContext } from './context.js';
 import { dropped, type JobResult } from './job-results.js';
-import { nextStep, type Next } from './lifecycle.js';
+import { nextStep } from './lifecycle.js';
 import { noteFreeze, noteOverride } from './operator-events.js';
 import { STALE_AFTER_MS, type EvaluateJob } from './queues.js';
 import { situationOf } from './situation.js';
-import { refOf, type PipeRecord, type StoredDecision } from './state-store.js';
+import { refOf, type PipeRecord, type StoredDecision } from './record.js';
 import { noteVerdicts } from './verdicts.js';
+import { pipeByName } from './pipe-index.js';
+import { type Next } from './steps.js';
 
 export function createEvaluateProcessor(ctx: DaemonContext) {
   return async function evaluate(job: Job<EvaluateJob>): Promise<JobResult> {

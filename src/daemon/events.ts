@@ -5,10 +5,11 @@ import { EventEmitter } from 'node:events';
 import type { ApiErrorCode, PipeKind, ScalingValues } from '../api/index.js';
 import type { Outcome } from '../history/index.js';
 import type { Decision, Direction, Reason } from '../policy/index.js';
-import type { StoredVerdict } from './state-store.js';
-import type { ReadWhy } from './lifecycle.js';
+import type { StoredVerdict } from './record.js';
+import type { ReadWhy } from './job-results.js';
 import type { ConfigChanges } from './reload-changes.js';
-import type { SampleSkip } from './confirmation.js';
+
+export type SampleSkip = 'late_read' | 'unconfirmed' | 'outcome_unknown';
 
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
 

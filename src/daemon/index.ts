@@ -1,15 +1,8 @@
 export { createDaemon, type Daemon, type DaemonOptions, type DaemonStatus } from './daemon.js';
 export { DaemonEmitter, type DaemonEvents, type DecisionResult } from './events.js';
-export { silentLogger, type DaemonLogger } from './context.js';
-export {
-  StateStore,
-  type PipeRecord,
-  type PauseFlag,
-  type StoredDecision,
-  type StoredError,
-  type StoredVerdict,
-} from './state-store.js';
-export { OVERRIDE_KEPT_MS, refOf, type Orphan, type PipeIdentity, type StoredOverrideValue } from './operator-state.js';
+export { silentLogger, type DaemonLogger } from './logger.js';
+export { StateStore } from './state-store.js';
+export { OVERRIDE_KEPT_MS, type Orphan } from './operator-state.js';
 export {
   readPipeStatuses,
   type ChangeOnItsWay,
@@ -17,6 +10,16 @@ export {
   type PipeStatus,
   type PlatformShown,
 } from './status.js';
+export {
+  type PipeRecord,
+  type PauseFlag,
+  type StoredDecision,
+  type StoredError,
+  type StoredVerdict,
+  refOf,
+  type PipeIdentity,
+  type StoredOverrideValue,
+} from './record.js';
 export { describeRefusal, isRejection, type KeyRefusal } from './key-auth.js';
 export { handleSignals } from './signals.js';
 export { ConfigFiles } from './config-watch.js';

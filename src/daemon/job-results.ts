@@ -1,7 +1,10 @@
 // What a job did, as BullMQ keeps it (a job's returnvalue): queue listings, tests and the bench
 // read it. One word per meaning: a turn that sent nothing says whether it waited or skipped, and why.
 import type { Direction } from '../policy/index.js';
-import type { ReadWhy } from './lifecycle.js';
+
+/** Why a read is made: a first contact is what every change waits for (the full budget), and so
+ *  is a settle; a confirmation read takes the key's read share ahead of reconcile reads. */
+export type ReadWhy = 'first_contact' | 'settle' | 'confirm' | 'reconcile';
 
 export type DropReason = 'unknown_pipe' | 'unknown_policy' | 'no_key' | 'stale' | 'superseded' | 'pipe_changed';
 

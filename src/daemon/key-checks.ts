@@ -14,8 +14,11 @@
 import { isApiError, type ApiClient } from '../api/index.js';
 import { describeRefusal, isRejection, writeKeyRefusal, type KeyRefusal } from './key-auth.js';
 import type { Config } from '../config/index.js';
-import type { DaemonContext, KeyLane } from './context.js';
+import type { DaemonEmitter } from './events.js';
+import type { DaemonLogger } from './logger.js';
+import type { StateStore } from './state-store.js';
 import type { BudgetTake } from './budget.js';
+import type { KeyLane } from './lane.js';
 
 export const DEFAULT_CHECK_EVERY_MS = 60_000;
 
@@ -33,7 +36,14 @@ export function checkPollMs(everyMs: number): number {
 export type CheckResult = 'ok' | 'failed' | 'no_budget';
 
 export interface KeyChecksOptions {
-  readonly ctx: Pick<DaemonContext, 'config' | 'emitter' | 'logger' | 'now' | 'store'>;
+  /** What a check needs of the daemon (a slice of the processors' context). */
+  readonly ctx: {
+    config(): Config;
+    readonly emitter: DaemonEmitter;
+    readonly logger: DaemonLogger;
+    now(): number;
+    readonly store: StateStore;
+  };
   readonly lane: (keyName: string) => KeyLane | undefined;
   /** Wall clock of the intervals (epoch ms); default Date.now. */
   readonly clock?: () => number;

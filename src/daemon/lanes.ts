@@ -5,7 +5,7 @@ import type { RedisClient } from './redis-connection.js';
 import { ApiClient } from '../api/index.js';
 import type { ApiKeyConfig, Config } from '../config/index.js';
 import { KeyBudget } from './budget.js';
-import type { KeyLane } from './context.js';
+import type { KeyLane } from './lane.js';
 import { redisKeys } from './redis-keys.js';
 import { applyQueueName, chosenBackoff } from './queues.js';
 

@@ -11,7 +11,7 @@ import {
   readActuation,
   type ActuationEstimate,
 } from './actuation-store.js';
-import { refOf } from './operator-state.js';
+import { refOf } from './record.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
 

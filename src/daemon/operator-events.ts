@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ScalingValues } from '../api/index.js';
 import { onDriftAction, overrideValuesAt, type Decision, type PipeConfig, type Policy } from '../policy/index.js';
 import type { DaemonContext } from './context.js';
-import type { StoredOverrideValue } from './operator-state.js';
-import type { PipeRecord } from './state-store.js';
+import type { StoredOverrideValue, PipeRecord } from './record.js';
 
 /** Emit 'override' when the override in force at `at` is not the one the last evaluation saw. */
 export async function noteOverride(

@@ -9,42 +9,7 @@ import type { redisKeys } from './redis-keys.js';
 import { z } from 'zod';
 import { keysStartingWith } from './redis-connection.js';
 import { parseStored, StoredOverride, StoredPause, storedText } from './stored-record.js';
-
-/** Who a pipe is: its config name (for messages) and the ids its operator state is keyed by. */
-export interface PipeIdentity {
-  readonly name: string;
-  readonly organizationId: string;
-  readonly serviceId: string;
-  readonly pipeId: string;
-}
-
-/** Each object's ref: an evaluation asks it of its pipe several times (snapshot, lifecycle, the
- *  decision, the actuation estimate). A pipe's ids never change in place: a reload makes new objects. */
-const refs = new WeakMap<object, string>();
-
-/** The ids a pipe's record and operator state are about, lower case: "<org>/<service>/<pipe>". */
-export function refOf(p: {
-  readonly organizationId: string;
-  readonly serviceId: string;
-  readonly pipeId: string;
-}): string {
-  let ref = refs.get(p);
-  if (ref === undefined) {
-    ref = `${p.organizationId}/${p.serviceId}/${p.pipeId}`.toLowerCase();
-    refs.set(p, ref);
-  }
-  return ref;
-}
-
-export interface PauseFlag {
-  readonly reason: string;
-  readonly until?: number;
-  /** 'all' when it comes from `pause --all`, 'config' from pipes[].paused. */
-  readonly scope?: 'pipe' | 'all' | 'config';
-}
-
-/** An override as stored: the policy's Override plus the name the pipe had when it was set. */
-export type StoredOverrideValue = Override & { readonly pipe: string };
+import { refOf, type PauseFlag, type PipeIdentity, type StoredOverrideValue } from './record.js';
 
 /** Operator state whose pipe is no longer in the config. */
 export interface Orphan {

@@ -4,7 +4,7 @@
 // listener in each reporter. Events that are outcomes already (`outcome` itself) pass untouched.
 import type { Outcome } from '../history/index.js';
 import type { Config } from '../config/index.js';
-import { pipeByName } from './context.js';
+import { pipeByName } from './pipe-index.js';
 import { verdictText } from './verdict-text.js';
 import type { DaemonEmitter, DaemonEvents } from './events.js';
 

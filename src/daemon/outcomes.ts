@@ -5,7 +5,7 @@ import type { WorkerOptions, Queue, Worker } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { historyLimits, HistoryStore, recordHistory, type Outcome } from '../history/index.js';
 import { Notifier } from '../notify/index.js';
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 import type { DaemonEmitter } from './events.js';
 import { bridgeOutcomes } from './outcome-bridge.js';
 import type { RedisClient } from './redis-connection.js';

@@ -3,8 +3,8 @@
 // A target is never given as the pipe's values: only a read or a change's answer puts values in
 // `applied`. Pure; status.ts builds each row's platform and change with it.
 import type { PipeState, ScalingValues } from '../api/index.js';
-import { IN_FLIGHT } from './lifecycle.js';
-import type { PipeRecord } from './state-store.js';
+import { IN_FLIGHT } from './unsettled.js';
+import type { PipeRecord } from './record.js';
 
 /**
  * - sending: its request is out, its answer awaited (until api.timeout after its send);

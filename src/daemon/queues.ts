@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { Direction } from '../policy/index.js';
-import type { ReadWhy } from './lifecycle.js';
+import type { ReadWhy } from './job-results.js';
 import { safeName } from './redis-keys.js';
 
 export const EVALUATE_QUEUE = 'evaluate';

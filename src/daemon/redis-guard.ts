@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { StateLoss } from '../policy/index.js';
 import { defineLua } from './lua.js';
 import { isCluster, type RedisClient } from './redis-connection.js';
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 import type { DaemonEmitter } from './events.js';
 import type { redisKeys } from './redis-keys.js';
 import { fieldValue, parseStored } from './stored-record.js';

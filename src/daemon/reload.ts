@@ -3,7 +3,7 @@
 // parts follow. A refused reload changes nothing: the last good config keeps running.
 import type { ApiKeyConfig, Config } from '../config/index.js';
 import { describeKeyPlan, readShareOf } from '../policy/index.js';
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 import { effectiveKeys } from './embedded.js';
 import type { DaemonEmitter } from './events.js';
 import { plansOf } from './key-periods.js';

@@ -8,9 +8,9 @@ import {
   type ScalingField,
   type ScalingValues,
 } from '../api/index.js';
-import type { Situation } from './lifecycle.js';
-import { trustedState, refuses } from './service-lists.js';
-import { refOf, type PipeRecord } from './state-store.js';
+import type { Situation } from './steps.js';
+import { trustedState, refuses } from './service-state.js';
+import { refOf, type PipeRecord } from './record.js';
 
 /** Every SafetyViolation: the reason label of a change the safety check refused. */
 export const SAFETY_VIOLATIONS = [

@@ -2,7 +2,7 @@
 // evaluation per pipe per tick. UTC, because node-cron's DST handling follows the wall clock and
 // windows carry their own zones anyway.
 import cron, { type ScheduledTask } from 'node-cron';
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 
 export interface Scheduler {
   stop(): Promise<void>;

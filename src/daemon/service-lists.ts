@@ -1,28 +1,13 @@
 // The state of a pipe's service, read before a change: the platform refuses a change to an idle
 // or stopped service (424), and a services list tells that for a whole organization in one GET.
 import { RateLimitError } from 'bullmq';
-import { isApiError, SERVICE_STATES_REFUSING_CHANGES, type ServiceState } from '../api/index.js';
+import { isApiError, type ServiceState } from '../api/index.js';
 import type { PipeConfig } from '../policy/index.js';
 import { pauseLane } from './apply-failure.js';
-import type { DaemonContext, KeyLane } from './context.js';
+import type { DaemonContext } from './context.js';
 import { spend } from './spend.js';
-import type { StoredService } from './state-store.js';
-
-/**
- * The stored state of a service if it is recent enough to trust (younger than a reconcile
- * period): undefined means "read the list again before a change"; null, "the platform did not say".
- */
-export function trustedState(
-  service: StoredService | null,
-  at: number,
-  reconcileMs: number,
-): ServiceState | null | undefined {
-  return service && at - service.at < reconcileMs ? service.state : undefined;
-}
-
-/** Whether the platform would refuse a change to a service in this state (424). */
-export const refuses = (state: ServiceState | null | undefined): boolean =>
-  state !== null && state !== undefined && SERVICE_STATES_REFUSING_CHANGES.has(state);
+import { trustedState } from './service-state.js';
+import type { KeyLane } from './lane.js';
 
 /**
  * Reads an organization's services list, one request at a time per organization in this replica:

@@ -6,7 +6,7 @@
 // service manager that waits the grace and a few seconds more never SIGKILLs. Each close step has
 // its own limit; one that overruns is named in the stop line.
 import type { Queue, Worker } from 'bullmq';
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 import type { EmbeddedCloud } from './embedded.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { KeyChecks } from './key-checks.js';

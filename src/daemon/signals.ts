@@ -5,7 +5,7 @@
 //   `npm start` one Ctrl-C arrives twice (the terminal signals npm and the daemon, and npm passes
 //   its own on): a repeat within REPEAT_MS of the first is that same signal, not a second one.
 // - SIGHUP: the conventional "re-read your config".
-import type { DaemonLogger } from './context.js';
+import type { DaemonLogger } from './logger.js';
 import type { Daemon } from './daemon.js';
 import { stopGraceMs, stopWithinMs } from './shutdown.js';
 

@@ -3,8 +3,9 @@
 import type { PipeConfig, Policy } from '../policy/index.js';
 import type { DaemonContext } from './context.js';
 import { readDueAfterMs } from './key-periods.js';
-import { decides, stageOf, type Situation } from './lifecycle.js';
-import type { Snapshot } from './state-store.js';
+import { decides, stageOf } from './lifecycle.js';
+import type { Snapshot } from './record.js';
+import { type Situation } from './steps.js';
 
 /**
  * @param at the instant the turn decides at

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimitError } from 'bullmq';
 import { isApiError } from '../api/index.js';
-import type { KeyLane } from './context.js';
+import type { KeyLane } from './lane.js';
 
 /**
  * A unit due within this many ms is waited for in the turn, which then sends at once: the queue's

@@ -2,8 +2,8 @@
 import type { PipeKind, PipeState, ScalingValues } from '../api/index.js';
 import { SKIP_REASON_CODES, type Reason } from '../policy/index.js';
 import type { Config } from '../config/index.js';
-import type { StoredOverrideValue } from './operator-state.js';
-import type { PauseFlag, StateStore, StoredDecision, StoredError, StoredVerdict } from './state-store.js';
+import type { StoredOverrideValue, PauseFlag, StoredDecision, StoredError, StoredVerdict } from './record.js';
+import type { StateStore } from './state-store.js';
 import { readKeyRefusals, type KeyRefusal } from './key-auth.js';
 import { nextScaleUps, readEstimates, type NextScaleUp } from './next-scale-up.js';
 import { accountOf, type ChangeOnItsWay, type PlatformShown } from './pipe-account.js';

@@ -1,6 +1,6 @@
 // A window verdict in words, for the audit line, the history and notifications, and `status --wide`.
 import { formatDuration } from '../policy/index.js';
-import type { StoredVerdict } from './state-store.js';
+import type { StoredVerdict } from './record.js';
 
 const EXCLUDED: Readonly<Record<string, string>> = {
   paused: 'the pipe was paused',

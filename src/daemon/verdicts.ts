@@ -23,7 +23,7 @@ import {
   type VerdictDue,
 } from '../policy/index.js';
 import type { DaemonContext } from './context.js';
-import type { PipeRecord, StoredVerdict } from './state-store.js';
+import type { PipeRecord, StoredVerdict } from './record.js';
 
 /** How long after a window start a pipe not confirmed at target has missed it: the actuation cap. */
 export function verdictLimitMs(ctx: DaemonContext): number {

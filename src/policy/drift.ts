@@ -3,14 +3,9 @@
 // override with reason `manual` for a while (hold), or keep it as a floor until the current window
 // ends (adoptAsFloor). Pure: the daemon calls it where it detects drift and stores the override.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { Override } from './override.js';
+import type { Override } from './types.js';
 import type { Policy } from './types.js';
 import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
-
-export type OnDrift =
-  | { readonly kind: 'revert' }
-  | { readonly kind: 'hold'; readonly durationMs: number }
-  | { readonly kind: 'adoptAsFloor' };
 
 export type DriftAction = { readonly action: 'revert' } | { readonly action: 'override'; readonly override: Override };
 

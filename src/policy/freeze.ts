@@ -4,26 +4,8 @@
 // not lost: the decision keeps wanting it, and it goes out at the first tick after the freeze
 // ends. Pure.
 import type { ScalingField, ScalingValues } from '../api/index.js';
-import type { Reason, Window } from './types.js';
+import type { Freeze, FreezeOutcome, FreezeScope, Reason } from './types.js';
 import { describeWindow, nextBoundary, occurrenceAt } from './windows.js';
-
-export type FreezeScope = 'scaleDown' | 'all';
-
-export interface Freeze {
-  readonly scope: FreezeScope;
-  /** When: a window (its priority and target unused). */
-  readonly window: Window;
-}
-
-/** What the freezes of a decision held: for plan, simulate, diff and status. */
-export interface FreezeOutcome {
-  /** The names of the freezes in force that held something. */
-  readonly freezes: readonly string[];
-  /** Per field, the value the policy wanted and the freeze held back. */
-  readonly held: ScalingValues;
-  /** The end of the latest of those freezes: when the held values go out at the earliest. */
-  readonly until: number;
-}
 
 /** The freezes in force at `now`, each with the end of its occurrence. */
 export function activeFreezes(freezes: readonly Freeze[], now: number): { freeze: Freeze; end: number }[] {

@@ -86,17 +86,11 @@ export {
   type RecordedPipe,
   type Recommendation,
 } from './recommend.js';
-export {
-  overrideValuesAt,
-  overrideTarget,
-  describeValues,
-  type Override,
-  type OverrideRamp,
-  type OverridesAllowed,
-} from './override.js';
+export { overrideValuesAt, overrideTarget, describeValues } from './override.js';
 export { activeFreezes, applyFreezes, describeFreeze, nextFreezeBoundary } from './freeze.js';
-export type { Freeze, FreezeOutcome, FreezeScope } from './freeze.js';
-export { onDriftAction, type DriftAction, type OnDrift } from './drift.js';
+export { type Override, type OverrideRamp, type OverridesAllowed, type OnDrift } from './types.js';
+export type { Freeze, FreezeOutcome, FreezeScope } from './types.js';
+export { onDriftAction, type DriftAction } from './drift.js';
 export {
   atTarget,
   exclusionOf,

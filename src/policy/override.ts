@@ -6,33 +6,7 @@
 // nor held by a freeze; the pipe's bounds, the platform's ranges and the pipe's state (skips,
 // pauses) still apply. `behavior.overrides: scaleUpOnly` makes every override a floor.
 import { SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
-import type { Reason } from './types.js';
-
-export interface OverrideRamp {
-  /** Per field, how far each step moves toward the override's value. */
-  readonly step: ScalingValues;
-  readonly everyMs: number;
-  /** What the pipe had when the override was set: the ramp starts there. */
-  readonly start: ScalingValues;
-}
-
-export interface Override {
-  /** Unique per override: a newer one supersedes (events, status). */
-  readonly id: string;
-  readonly values: ScalingValues;
-  readonly setAt: number;
-  /** Ends here (exclusive): from this instant the policy's target is back. */
-  readonly until: number;
-  readonly reason: string;
-  /** operator: `pipescaler override`; manual: a change made by hand kept by onDrift. */
-  readonly source: 'operator' | 'manual';
-  /** set: the values replace the target; floor: the target goes no lower than them. */
-  readonly mode: 'set' | 'floor';
-  readonly ramp?: OverrideRamp;
-}
-
-/** What a policy lets overrides do (`behavior.overrides`): any value, or scale-ups only. */
-export type OverridesAllowed = 'any' | 'scaleUpOnly';
+import type { Override, OverridesAllowed, Reason } from './types.js';
 
 /** The override's values at `now` (ramp applied), or null when it is not in force. */
 export function overrideValuesAt(o: Override, now: number): ScalingValues | null {

@@ -10,9 +10,6 @@ import type {
   ScalingValues,
   ServiceState,
 } from '../api/index.js';
-import type { OnDrift } from './drift.js';
-import type { Freeze, FreezeOutcome } from './freeze.js';
-import type { Override, OverridesAllowed } from './override.js';
 
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
 /** The days in calendar order, Monday first. */
@@ -343,3 +340,55 @@ export interface ActuationSettings {
 
 /** The longest lead a window's scale-ups may start before it (behavior.scaleUp.leadTime). */
 export const MAX_LEAD_MS = 24 * 3_600_000;
+
+// The policy's operator-facing shapes: drift handling, freezes and overrides (drift.ts, freeze.ts and
+// override.ts act on them).
+
+export type OnDrift =
+  | { readonly kind: 'revert' }
+  | { readonly kind: 'hold'; readonly durationMs: number }
+  | { readonly kind: 'adoptAsFloor' };
+
+export type FreezeScope = 'scaleDown' | 'all';
+
+export interface Freeze {
+  readonly scope: FreezeScope;
+  /** When: a window (its priority and target unused). */
+  readonly window: Window;
+}
+
+/** What the freezes of a decision held: for plan, simulate, diff and status. */
+export interface FreezeOutcome {
+  /** The names of the freezes in force that held something. */
+  readonly freezes: readonly string[];
+  /** Per field, the value the policy wanted and the freeze held back. */
+  readonly held: ScalingValues;
+  /** The end of the latest of those freezes: when the held values go out at the earliest. */
+  readonly until: number;
+}
+
+export interface OverrideRamp {
+  /** Per field, how far each step moves toward the override's value. */
+  readonly step: ScalingValues;
+  readonly everyMs: number;
+  /** What the pipe had when the override was set: the ramp starts there. */
+  readonly start: ScalingValues;
+}
+
+export interface Override {
+  /** Unique per override: a newer one supersedes (events, status). */
+  readonly id: string;
+  readonly values: ScalingValues;
+  readonly setAt: number;
+  /** Ends here (exclusive): from this instant the policy's target is back. */
+  readonly until: number;
+  readonly reason: string;
+  /** operator: `pipescaler override`; manual: a change made by hand kept by onDrift. */
+  readonly source: 'operator' | 'manual';
+  /** set: the values replace the target; floor: the target goes no lower than them. */
+  readonly mode: 'set' | 'floor';
+  readonly ramp?: OverrideRamp;
+}
+
+/** What a policy lets overrides do (`behavior.overrides`): any value, or scale-ups only. */
+export type OverridesAllowed = 'any' | 'scaleUpOnly';

@@ -12,7 +12,7 @@ import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { afterCallFailure } from '../../src/daemon/backoff.js';
 import { backingOff } from '../../src/daemon/lifecycle.js';
 import { APPLY_ATTEMPTS } from '../../src/daemon/queues.js';
-import type { PipeRecord } from '../../src/daemon/state-store.js';
+import type { PipeRecord } from '../../src/daemon/record.js';
 import { REDIS_URL, cleanupPrefix, generatedPipes, policy, testConfig, uniquePrefix } from './helpers.js';
 
 const prefix = uniquePrefix('backoff-budget');

@@ -4,7 +4,7 @@
 // longer has, and decide() would decide against it). Pure, no Redis.
 import { describe, expect, it } from 'vitest';
 import { afterRead } from '../../src/daemon/lifecycle-answers.js';
-import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/state-store.js';
+import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/record.js';
 import { accountOf } from '../../src/daemon/pipe-account.js';
 import { demoPipe } from './helpers.js';
 

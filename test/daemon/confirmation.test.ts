@@ -28,7 +28,7 @@ import {
 import { tamperProxy, type TamperProxy } from './tamper-proxy.js';
 import { p95 } from '../../src/daemon/actuation-store.js';
 import { redisKeys } from '../../src/daemon/redis-keys.js';
-import { refOf } from '../../src/daemon/state-store.js';
+import { refOf } from '../../src/daemon/record.js';
 
 const prefix = uniquePrefix('confirmation');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });

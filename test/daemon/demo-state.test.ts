@@ -3,7 +3,7 @@
 // touched. Real Redis, one prefix per case.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/daemon/context.js';
+import { silentLogger } from '../../src/daemon/logger.js';
 import { DemoConflict, resetDemoState } from '../../src/daemon/demo-state.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { Heartbeat } from '../../src/daemon/heartbeat.js';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { ApiClient } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
-import { silentLogger, type DaemonContext, type KeyLane } from '../../src/daemon/context.js';
+import { type DaemonContext } from '../../src/daemon/context.js';
 import { createDaemon } from '../../src/daemon/daemon.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { checkPollMs, DEFAULT_CHECK_EVERY_MS, KeyChecks } from '../../src/daemon/key-checks.js';
@@ -34,6 +34,8 @@ import {
   uniquePrefix,
   waitForEvent,
 } from './helpers.js';
+import { silentLogger } from '../../src/daemon/logger.js';
+import { type KeyLane } from '../../src/daemon/lane.js';
 
 const prefix = uniquePrefix('key-checks');
 const redis = new Redis(REDIS_URL);

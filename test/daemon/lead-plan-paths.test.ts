@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { generatedPipeIds } from '../../src/cloud/index.js';
 import { leadPlanFor, leadUntilFor } from '../../src/daemon/key-periods.js';
 import { nextScaleUps } from '../../src/daemon/next-scale-up.js';
-import { refOf } from '../../src/daemon/operator-state.js';
+import { refOf } from '../../src/daemon/record.js';
 import { nextSlot } from '../../src/policy/lead-plan.js';
 import { plan } from '../../src/policy/plan.js';
 import { simulate } from '../../src/policy/simulate.js';

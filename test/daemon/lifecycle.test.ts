@@ -5,11 +5,12 @@ import { describe, expect, it } from 'vitest';
 import type { PipeScaling } from '../../src/api/index.js';
 import { afterCallFailure } from '../../src/daemon/backoff.js';
 import { afterEndpoint, afterFailure, afterRead, afterSentChange } from '../../src/daemon/lifecycle-answers.js';
-import { nextStep, stageOf, turnInstant, type Situation } from '../../src/daemon/lifecycle.js';
+import { nextStep, stageOf, turnInstant } from '../../src/daemon/lifecycle.js';
 import { unsafeChange } from '../../src/daemon/safety.js';
-import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/state-store.js';
-import { actuationSample, nextDueAt, type Confirming } from '../../src/daemon/confirmation.js';
+import { parseRecord, refOf, type PipeRecord, type Confirming } from '../../src/daemon/record.js';
+import { actuationSample, nextDueAt } from '../../src/daemon/confirmation.js';
 import { demoPipe, oneOff, policy } from './helpers.js';
+import { type Situation } from '../../src/daemon/steps.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;

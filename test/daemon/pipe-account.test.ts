@@ -3,8 +3,8 @@
 // a change whose answer was lost is "outcome unknown" from then, whatever older change was confirming.
 import { describe, expect, it } from 'vitest';
 import { accountOf } from '../../src/daemon/pipe-account.js';
-import { parseRecord, type PipeRecord } from '../../src/daemon/state-store.js';
-import type { Confirming } from '../../src/daemon/confirmation.js';
+import { parseRecord, type PipeRecord } from '../../src/daemon/record.js';
+import type { Confirming } from '../../src/daemon/record.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const SEC = 1_000;

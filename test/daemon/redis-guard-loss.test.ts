@@ -5,7 +5,7 @@
 // prefix, the clock injected.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/daemon/context.js';
+import { silentLogger } from '../../src/daemon/logger.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
 import { RedisGuard } from '../../src/daemon/redis-guard.js';
 import { redisKeys } from '../../src/daemon/redis-keys.js';

@@ -5,12 +5,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ApiClient } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
-import { silentLogger, type DaemonContext, type KeyLane } from '../../src/daemon/context.js';
+import { type DaemonContext } from '../../src/daemon/context.js';
 import { DaemonEmitter } from '../../src/daemon/events.js';
-import { refuses, ServiceLists } from '../../src/daemon/service-lists.js';
+import { ServiceLists } from '../../src/daemon/service-lists.js';
 import { StateStore } from '../../src/daemon/state-store.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import { cleanupPrefix, DEMO, demoPipe, REDIS_URL, uniquePrefix } from './helpers.js';
+import { silentLogger } from '../../src/daemon/logger.js';
+import { type KeyLane } from '../../src/daemon/lane.js';
+import { refuses } from '../../src/daemon/service-state.js';
 
 const prefix = uniquePrefix('service-lists');
 const redis = new Redis(REDIS_URL);

@@ -1,13 +1,14 @@
 // The pipe record in Redis: snapshot() reads the record and the pause that applies in one command.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changedFrom, parseRecord, refOf, StateStore, type PipeIdentity } from '../../src/daemon/state-store.js';
+import { StateStore } from '../../src/daemon/state-store.js';
 import { sameJson } from '../../src/daemon/stored-record.js';
 import type { ScalingValues } from '../../src/api/index.js';
-import { pipeByName } from '../../src/daemon/context.js';
+import { pipeByName } from '../../src/daemon/pipe-index.js';
 import { KeyBudget } from '../../src/daemon/budget.js';
 import { cleanupPrefix, REDIS_URL, uniquePrefix } from './helpers.js';
 import type { Config } from '../../src/config/types.js';
+import { changedFrom, parseRecord, refOf, type PipeIdentity } from '../../src/daemon/record.js';
 
 const prefix = uniquePrefix('state-store');
 let redis: Redis;

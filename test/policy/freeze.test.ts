@@ -5,7 +5,7 @@
 import { DateTime, IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/policy/decide.js';
-import type { Freeze } from '../../src/policy/freeze.js';
+import type { Freeze } from '../../src/policy/types.js';
 import { pipeTimeline } from '../../src/policy/simulate.js';
 import { at, oneOff, policy, recurring, view } from './build.js';
 

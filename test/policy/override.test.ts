@@ -3,10 +3,11 @@
 // ramp by their own step, and under `overrides: scaleUpOnly` (or as a floor) only raise.
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/policy/decide.js';
-import { overrideValuesAt, type Override } from '../../src/policy/override.js';
+import { overrideValuesAt } from '../../src/policy/override.js';
 import { pipeTimeline } from '../../src/policy/simulate.js';
 import type { Behavior } from '../../src/policy/types.js';
 import { at, policy, view } from './build.js';
+import { type Override } from '../../src/policy/types.js';
 
 const T = at('2026-11-24T16:00Z');
 const MIN = 60_000;

@@ -3,7 +3,8 @@ import type { Operation } from '../../api/index.js';
 import type { PathParamOf, SentResultOf } from '../../api/internal.js';
 import type { Propagation, Quirks } from '../fixtures-schema.js';
 import { notFound } from '../errors.js';
-import type { CloudStore, StoredOrganization, StoredService } from '../store.js';
+import type { CloudStore } from '../store.js';
+import type { StoredOrganization, StoredService } from '../records.js';
 
 export interface RouteContext<Op extends Operation> {
   /** The operation's path parameters, by the names of its path template. */

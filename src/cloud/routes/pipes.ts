@@ -11,7 +11,7 @@ import {
 import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, CloudHttpError, parseBody } from '../errors.js';
 import { changedFields, delayOf, desiredScaling, propagating, settle, takeChange } from '../propagation.js';
-import type { StoredPipe } from '../store.js';
+import type { StoredPipe } from '../records.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
 
 export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePipe'> {

@@ -3,8 +3,9 @@
 import { ENDPOINTS } from '../../api/index.js';
 import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, parseBody } from '../errors.js';
-import { newObjectId, withTileIds, type StoredAlert, type StoredDashboard, type StoredService } from '../store.js';
+import { newObjectId, withTileIds } from '../store.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
+import { type StoredAlert, type StoredDashboard, type StoredService } from '../records.js';
 
 function requireBody(ctx: { body(): unknown }): unknown {
   const body = ctx.body();
