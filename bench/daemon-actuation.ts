@@ -13,7 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, StateStore } from '../src/daemon/index.js';
-import { readEstimates } from '../src/daemon/next-scale-up.js';
+import { readEstimates } from '../src/daemon/views/next-scale-up.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
 import type { OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
 import type { Config } from '../src/config/types.js';

@@ -4,9 +4,9 @@
 // deduplication per pipe, what is kept; workers.ts WORKER_OPTIONS: BullMQ's metrics, the lock).
 // Runs in a fresh process (child.ts) so its peak RSS is its own.
 import { Queue, Worker } from 'bullmq';
-import { tickEvaluationOptions } from '../src/daemon/queues.js';
-import { TICK_BATCH } from '../src/daemon/tick.js';
-import { WORKER_OPTIONS } from '../src/daemon/workers.js';
+import { tickEvaluationOptions } from '../src/daemon/lanes/queues.js';
+import { TICK_BATCH } from '../src/daemon/runtime/tick.js';
+import { WORKER_OPTIONS } from '../src/daemon/runtime/workers.js';
 import { benchPrefix, connect, deletePrefix } from './redis.js';
 
 export interface NoopArgs {

@@ -256,7 +256,7 @@ function actuationSettings(a: {
     maxMs: a.max ?? ACTUATION_DEFAULTS.maxMs,
     minSamples: a.minSamples ?? ACTUATION_DEFAULTS.minSamples,
     ...(a.measured === false ? { measured: false } : {}),
-    // absent: the daemon's FIRST_READ_MS (src/daemon/confirmation.ts)
+    // absent: the daemon's FIRST_READ_MS (src/daemon/lifecycle/confirmation.ts)
     ...(a.firstRead !== undefined ? { firstReadMs: a.firstRead } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // Where the daemon's Redis is: one server (`redis://`, `rediss://`), a Sentinel group
 // (`redis+sentinel://host:port,host:port/<master name>`, or `redis.sentinels` + `redis.name`) or a
 // Redis Cluster (`redis+cluster://host:port,host:port`, or `redis.cluster`). Pure: parsing and the
-// checks of the config; the connection itself is src/daemon/redis-connection.ts.
+// checks of the config; the connection itself is src/daemon/store/redis-connection.ts.
 //
 // A Redis Cluster needs every key that one script or command touches in one hash slot. BullMQ's
 // scripts and the daemon's own (budget, state snapshot, decision compare-and-set, pause reads) touch

@@ -1,6 +1,6 @@
 // The outcome vocabulary: what the daemon did to a pipe (or did not do, and why), as one event
 // shape that the history recorder and the notifier both take. The daemon emits it as its `outcome`
-// event (src/daemon/events.ts); nothing downstream reads the daemon's other events.
+// event (src/daemon/model/events.ts); nothing downstream reads the daemon's other events.
 //
 // Adding an outcome: append its name to OUTCOMES with a severity in OUTCOME_SEVERITY (tsc refuses
 // a name without one), emit `{ outcome: '<name>', pipe, at, reason, ... }` on the daemon's emitter,

@@ -229,7 +229,7 @@ export function leadPlanSpan(now: number): { from: number; to: number } {
 }
 
 /**
- * The keys' lead plan in force at `at`: the one the daemon follows (src/daemon/key-periods.ts),
+ * The keys' lead plan in force at `at`: the one the daemon follows (src/daemon/lanes/lead-plans.ts),
  * whose next slots `status` shows, that `plan` decides with, and that `simulate` steps through
  * hour by hour (lead-period.ts). The one entry point: made from the same inputs, all four tell
  * the same slots.

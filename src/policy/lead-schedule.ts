@@ -18,7 +18,7 @@ export const LEAD_MARGIN_TICKS = 2;
 
 /**
  * Confirmation reads the plan reserves for each scale-up whose actuation it counts: the daemon's
- * schedule (src/daemon/confirmation.ts) reads a change at most this many times before the read
+ * schedule (src/daemon/lifecycle/confirmation.ts) reads a change at most this many times before the read
  * that confirms it (a probe before the expected actuation, the confirming read at it). A schedule
  * that reads more often must raise this, or the plan's reads no longer fit the read share.
  */

@@ -48,7 +48,7 @@ export interface VerdictDue {
 }
 
 /** The last confirmation (the record's `confirmed`): the target values of a change and the first
- *  read that showed them in force, at `at`. The daemon's confirmation (daemon/confirmation.ts)
+ *  read that showed them in force, at `at`. The daemon's confirmation (daemon/lifecycle/confirmation.ts)
  *  writes it; a verdict reads it. */
 export interface Confirmed {
   readonly values: ScalingValues;

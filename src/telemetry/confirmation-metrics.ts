@@ -1,4 +1,4 @@
-// The metrics and log lines of change confirmation (src/daemon/confirmation.ts): how long each
+// The metrics and log lines of change confirmation (src/daemon/lifecycle/confirmation.ts): how long each
 // change took from sent to confirmed at target (by pipe kind, and the last value per pipe; a
 // confirmation by a read that came late is counted apart, not as a sample), and
 // which pipes have a change that did not come into force within evaluate.actuation.max

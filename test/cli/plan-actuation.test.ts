@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StateStore } from '../../src/daemon/index.js';
-import { recordActuation } from '../../src/daemon/actuation-store.js';
+import { recordActuation } from '../../src/daemon/store/actuation-store.js';
 import { DEMO, REDIS_URL, cleanupPrefix, runCli, uniquePrefix } from '../daemon/helpers.js';
 
 const prefix = uniquePrefix('plan-actuation');

@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readReplicas } from '../../src/daemon/heartbeat.js';
-import { redisKeys } from '../../src/daemon/redis-keys.js';
+import { readReplicas } from '../../src/daemon/store/heartbeat.js';
+import { redisKeys } from '../../src/daemon/store/redis-keys.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix, until } from '../daemon/helpers.js';
 import { runUntil } from './run-until.js';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatStatusText } from '../../src/cli/status-output.js';
 import type { PipeStatus } from '../../src/daemon/index.js';
-import type { ReplicaBeat } from '../../src/daemon/heartbeat.js';
+import type { ReplicaBeat } from '../../src/daemon/store/heartbeat.js';
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 const SEC = 1_000;

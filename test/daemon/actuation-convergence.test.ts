@@ -5,14 +5,14 @@
 // (actuationSample, the pipe's last ACTUATION_SAMPLES_KEPT), and the next change's expectation the
 // pipe's p95 of them (estimateOf). A generation: the samples turned over once.
 import { describe, expect, it } from 'vitest';
-import { ACTUATION_SAMPLES_KEPT, estimateOf } from '../../src/daemon/actuation-store.js';
-import { actuationSample, confirmTiming, firstDueAt, nextDueAt } from '../../src/daemon/confirmation.js';
+import { ACTUATION_SAMPLES_KEPT, estimateOf } from '../../src/daemon/store/actuation-store.js';
+import { actuationSample, confirmTiming, firstDueAt, nextDueAt } from '../../src/daemon/lifecycle/confirmation.js';
 
 const SEC = 1_000;
 const MIN = 60 * SEC;
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const TICK = 30 * SEC;
-/** A tick and two read-share spacings at 10 per 10 s and a 0.25 share (key-periods.ts). */
+/** A tick and two read-share spacings at 10 per 10 s and a 0.25 share (lead-plans.ts). */
 const TOLERANCE = TICK + 8 * SEC;
 const D = 3 * MIN;
 const GEN = ACTUATION_SAMPLES_KEPT;

@@ -4,15 +4,15 @@
 // in their first minute, in real time (the jobs' retries wait BullMQ's real delays: the pipe's
 // backoff, backoff.ts). From a 1 s base the six attempts of each pipe's first turn went out
 // within 31 s: 30 of the key's 60 units in a minute. The first ten minutes are counted on the
-// backoff's own schedule (afterCallFailure and lifecycle.ts backingOff, ticks every 30 s).
+// backoff's own schedule (afterCallFailure and next-step.ts backingOff, ticks every 30 s).
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
-import { afterCallFailure } from '../../src/daemon/backoff.js';
-import { backingOff } from '../../src/daemon/lifecycle.js';
-import { APPLY_ATTEMPTS } from '../../src/daemon/queues.js';
-import type { PipeRecord } from '../../src/daemon/record.js';
+import { afterCallFailure } from '../../src/daemon/lifecycle/backoff.js';
+import { backingOff } from '../../src/daemon/lifecycle/next-step.js';
+import { APPLY_ATTEMPTS } from '../../src/daemon/lanes/queues.js';
+import type { PipeRecord } from '../../src/daemon/model/record.js';
 import { REDIS_URL, cleanupPrefix, generatedPipes, policy, testConfig, uniquePrefix } from './helpers.js';
 
 const prefix = uniquePrefix('backoff-budget');

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { refOf, StateStore } from '../../src/daemon/index.js';
 import { loadConfig } from '../../src/config/index.js';
-import { Heartbeat } from '../../src/daemon/heartbeat.js';
+import { Heartbeat } from '../../src/daemon/store/heartbeat.js';
 import { REDIS_URL, cleanupPrefix, runCli, uniquePrefix, type CliResult } from './helpers.js';
 
 const run = promisify(execFile);

@@ -3,9 +3,9 @@
 // record must not go on confirming the older target (status would name a change the platform no
 // longer has, and decide() would decide against it). Pure, no Redis.
 import { describe, expect, it } from 'vitest';
-import { afterRead } from '../../src/daemon/lifecycle-answers.js';
-import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/record.js';
-import { accountOf } from '../../src/daemon/pipe-account.js';
+import { afterRead } from '../../src/daemon/lifecycle/answers.js';
+import { parseRecord, refOf, type PipeRecord } from '../../src/daemon/model/record.js';
+import { accountOf } from '../../src/daemon/views/pipe-account.js';
 import { demoPipe } from './helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');

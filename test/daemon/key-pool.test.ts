@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import { applyQueueName, type ApplyJob } from '../../src/daemon/queues.js';
+import { applyQueueName, type ApplyJob } from '../../src/daemon/lanes/queues.js';
 import { keyPlans } from '../../src/policy/key-budget.js';
 import { assignPools } from '../../src/policy/key-pool.js';
 import type { PipeConfig } from '../../src/policy/types.js';

@@ -6,8 +6,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DaemonEmitter } from '../../src/daemon/index.js';
-import { recordActuation } from '../../src/daemon/actuation-store.js';
-import { redisKeys } from '../../src/daemon/redis-keys.js';
+import { recordActuation } from '../../src/daemon/store/actuation-store.js';
+import { redisKeys } from '../../src/daemon/store/redis-keys.js';
 import { LEAD_RATE_SHARE, leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
 import { readShareOf } from '../../src/policy/read-share.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix, until } from './helpers.js';

@@ -1,13 +1,13 @@
-// One lead plan: the daemon's (key-periods.ts), status's next scale-up (next-scale-up.ts), `plan`
+// One lead plan: the daemon's (lead-plans.ts), status's next scale-up (next-scale-up.ts), `plan`
 // (policy/plan.ts) and `simulate` (policy/simulate.ts) all take it from leadPlanAt(), so for one
 // config, measured actuation and instant they tell the same slot. The case is one where a span of
 // simulate's own (its period plus the longest lead) left out a boundary of the daemon's plan whose
 // changes push an earlier boundary's slot back.
 import { describe, expect, it } from 'vitest';
 import { generatedPipeIds } from '../../src/cloud/index.js';
-import { leadPlanFor, leadUntilFor } from '../../src/daemon/key-periods.js';
-import { nextScaleUps } from '../../src/daemon/next-scale-up.js';
-import { refOf } from '../../src/daemon/record.js';
+import { leadPlanFor, leadUntilFor } from '../../src/daemon/lanes/lead-plans.js';
+import { nextScaleUps } from '../../src/daemon/views/next-scale-up.js';
+import { refOf } from '../../src/daemon/model/record.js';
 import { nextSlot } from '../../src/policy/lead-plan.js';
 import { plan } from '../../src/policy/plan.js';
 import { simulate } from '../../src/policy/simulate.js';

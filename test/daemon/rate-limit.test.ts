@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedCloud, generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
-import type { ApplyJob } from '../../src/daemon/queues.js';
+import type { ApplyJob } from '../../src/daemon/lanes/queues.js';
 import { createDaemon, DaemonEmitter, refOf, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import {

@@ -8,8 +8,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
-import { REPORT_AT } from '../../src/daemon/apply-failure.js';
-import { APPLY_ATTEMPTS } from '../../src/daemon/queues.js';
+import { REPORT_AT } from '../../src/daemon/work/turn-failure.js';
+import { APPLY_ATTEMPTS } from '../../src/daemon/lanes/queues.js';
 import {
   DEMO,
   FAST_WORKERS,

@@ -1,4 +1,4 @@
-// Redis Cluster (src/daemon/redis-connection.ts): three masters of this test's own on free ports,
+// Redis Cluster (src/daemon/store/redis-connection.ts): three masters of this test's own on free ports,
 // made with `redis-cli --cluster create` (test/redis-topologies.ts). With a hash-tagged prefix the
 // daemon runs end to end on it (BullMQ's scripts, the budget, the state snapshot, the decision
 // compare-and-set, the tick's SET NX, pause --all / resume --all, a reload) and converges; every

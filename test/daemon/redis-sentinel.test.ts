@@ -1,4 +1,4 @@
-// Redis Sentinel (src/daemon/redis-connection.ts): a master, a replica and three sentinels of this
+// Redis Sentinel (src/daemon/store/redis-connection.ts): a master, a replica and three sentinels of this
 // test's own on free ports (test/redis-topologies.ts). The daemon and the CLI (pause, status,
 // resume) connect through redis+sentinel://; the master is killed between two ticks and the
 // sentinels promote the replica. Nothing is lost: the pause set before holds through the tick that

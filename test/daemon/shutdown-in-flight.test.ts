@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
 import type { Config } from '../../src/config/index.js';
 import { createDaemon, DaemonEmitter, handleSignals, type Daemon, type DaemonLogger } from '../../src/daemon/index.js';
-import { ANSWER_WRITE_MS, stopWithinMs } from '../../src/daemon/shutdown.js';
+import { ANSWER_WRITE_MS, stopWithinMs } from '../../src/daemon/runtime/shutdown.js';
 import {
   DEMO,
   FAST_WORKERS,

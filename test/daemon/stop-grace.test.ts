@@ -8,8 +8,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import { STOP_AFTER_GRACE_MS } from '../../src/daemon/shutdown.js';
-import { applyQueueName } from '../../src/daemon/queues.js';
+import { STOP_AFTER_GRACE_MS } from '../../src/daemon/runtime/shutdown.js';
+import { applyQueueName } from '../../src/daemon/lanes/queues.js';
 import {
   DEMO,
   FAST_WORKERS,

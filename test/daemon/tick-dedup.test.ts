@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCloud } from '../../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
-import { evaluateJobOptions, EVALUATE_KEEP_COUNT, type EvaluateJob } from '../../src/daemon/queues.js';
+import { evaluateJobOptions, EVALUATE_KEEP_COUNT, type EvaluateJob } from '../../src/daemon/lanes/queues.js';
 import {
   FAST_WORKERS,
   REDIS_URL,

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { boundedResetMs } from '../../src/daemon/budget.js';
+import { boundedResetMs } from '../../src/daemon/lanes/budget.js';
 import { createDaemon, DaemonEmitter, type Daemon } from '../../src/daemon/index.js';
 import type { PipeConfig } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';

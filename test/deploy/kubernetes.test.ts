@@ -16,7 +16,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
+import { stopTimeoutMs } from '../../src/daemon/runtime/shutdown.js';
 
 const BASE = 'config/kubernetes';
 const read = (file: string) => readFileSync(join(BASE, file), 'utf8');

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { handleSignals, type Daemon } from '../../src/daemon/index.js';
-import { stopGraceMs, stopTimeoutMs } from '../../src/daemon/shutdown.js';
+import { stopGraceMs, stopTimeoutMs } from '../../src/daemon/runtime/shutdown.js';
 
 const config = parseConfig(readFileSync('config/pipescaler.yaml', 'utf8'), {
   file: 'config/pipescaler.yaml',

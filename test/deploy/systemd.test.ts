@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
+import { stopTimeoutMs } from '../../src/daemon/runtime/shutdown.js';
 import { requireTool } from '../require-tool.js';
 
 const hasSystemdAnalyze = requireTool('systemd-analyze', 'systemd');

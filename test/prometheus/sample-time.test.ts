@@ -1,6 +1,6 @@
 // The query that carries each sample's own time: which shapes keep their inputs' times (a
 // selector, an aggregation of them), and which go as they are. Against a real Prometheus in
-// test/daemon/metric-source.test.ts.
+// test/daemon/sources/metric-source.test.ts.
 import { describe, expect, it } from 'vitest';
 import { pairKey, sampleTimeQuery, withSampleTimes } from '../../src/prometheus/sample-time.js';
 

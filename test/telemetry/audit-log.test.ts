@@ -2,7 +2,7 @@
 // from what to what, why, and the platform's requestId.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import { bindAuditLog, createLogger } from '../../src/telemetry/index.js';
 import { emitDaemonRun } from './run-events.js';
 

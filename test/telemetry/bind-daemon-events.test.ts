@@ -2,7 +2,7 @@
 // series, reloads unpark, labels stay bounded.
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import { Registry, bindClientEvents, bindDaemonEvents, createMetrics } from '../../src/telemetry/index.js';
 import { parseScrape, sampleValue } from './exposition-parse.js';
 

@@ -1,7 +1,7 @@
 // A confirmation by a read that came late is a confirmation, not an actuation sample: it is counted
 // apart (pipescaler_actuation_samples_skipped_total) and leaves the latency series alone.
 import { describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import {
   Registry,
   bindConfirmationEvents,

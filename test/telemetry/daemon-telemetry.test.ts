@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClientEmitter } from '../../src/api/index.js';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import type { Config } from '../../src/config/types.js';
 import {
   createLogger,

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import {
   Registry,
   bindClientEvents,

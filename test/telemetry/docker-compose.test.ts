@@ -10,7 +10,7 @@ import { posix } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { stopTimeoutMs } from '../../src/daemon/shutdown.js';
+import { stopTimeoutMs } from '../../src/daemon/runtime/shutdown.js';
 import { freePort } from '../redis-servers.js';
 
 interface Service {

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import { createLogger, startDaemonTelemetry } from '../../src/telemetry/index.js';
 
 const root = new URL('../../', import.meta.url);

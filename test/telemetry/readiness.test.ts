@@ -1,6 +1,6 @@
 // The readiness report from the daemon's events, on a fake clock.
 import { describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import { createReadiness, failedChecks } from '../../src/telemetry/index.js';
 
 describe('createReadiness', () => {

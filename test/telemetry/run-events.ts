@@ -3,7 +3,7 @@
 // overrides, a freeze and both kinds of reload, plus the API client's attempts (2xx, 4xx, 5xx, timeouts). `marker` goes wherever a
 // careless implementation could leak it (error messages, reasons, config errors).
 import { EventEmitter } from 'node:events';
-import type { DaemonEmitter } from '../../src/daemon/events.js';
+import type { DaemonEmitter } from '../../src/daemon/model/events.js';
 import type { Decision } from '../../src/policy/types.js';
 
 const decision = (over: Partial<Decision> = {}): Decision => ({

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import type { Config } from '../../src/config/types.js';
 import {
   Registry,

@@ -1,0 +1,248 @@
+// The request budget of one API key, shared by every replica through one Redis hash and paced to
+// the platform's own window as its answers report it (X-RateLimit-Remaining, X-RateLimit-Reset).
+// Every request of the daemon takes one unit first (spend.ts); no unit, no request.
+//
+// The platform counts a fixed window per key that starts at the first request after the last
+// window ended. The hash holds our view of it (epoch ms, Redis clock): `start`, the instant a take
+// opened it (its id); `end`, the latest the platform's window may end; `early`, the earliest; and
+// `left`. A take after `end` opens a new window of ours, one from the margin before `early` on
+// waits for it. Every answer comes with its unit's instant: one of the window in force corrects
+// all three from its headers, so the phase and the count follow the platform's, whoever else spent
+// from the same key; one of an older window (a unit taken before `start`) moves nothing.
+import type { Result } from 'ioredis';
+import { defineLua } from '../store/lua.js';
+import type { RedisClient } from '../store/redis-connection.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** TAKE: key, limit, window ms, margin ms before the end, margin ms after it, read share, '1' for a
+     *  read, the instant ('' for Redis' clock): [0 or the ms to wait, the take's instant]. */
+    pipescalerBudgetTake(
+      key: string,
+      requests: number,
+      perMs: number,
+      marginMs: number,
+      afterEndMs: number,
+      readShare: number,
+      read: '0' | '1',
+      now: number | '',
+    ): Result<[number, number], Context>;
+    /** OBSERVE: key, remaining, reset ms, limit, window ms, '1' for a 429, the instant its unit was
+     *  taken, the instant ('' for Redis' clock). */
+    pipescalerBudgetObserve(
+      key: string,
+      remaining: number,
+      resetMs: number,
+      requests: number,
+      perMs: number,
+      rateLimited: '0' | '1',
+      takenAt: number,
+      now: number | '',
+    ): Result<number, Context>;
+  }
+}
+
+/** No request in the last `margin` ms before a window's earliest end (a unit's instant plus its
+ *  answer's Reset: early by the unit's request's way to the platform): a request sent then may
+ *  reach the platform after the window ended and count in the next one (the request takes its own
+ *  way too). 1 % of the window, 25 ms at least. */
+export function marginMs(perMs: number): number {
+  return Math.max(25, Math.round(perMs * 0.01));
+}
+
+/** The Reset header's resolution: seconds with two decimals (docs/platform-api.md). */
+export const RESET_RESOLUTION_MS = 10;
+
+/**
+ * None before `afterEndMs` after the window's latest end as the answers report it. That end is
+ * never early by more than the Reset's rounding (it is the answer's processing plus its Reset, and
+ * the platform counted it earlier), so the Reset's resolution suffices: 1 % of the window, 10 ms at
+ * least. (25 ms, the other margin's floor, cost a compressed 1-s window 2.5 % of the key's rate.)
+ */
+export function afterEndMs(perMs: number): number {
+  return Math.max(RESET_RESOLUTION_MS, Math.round(perMs * 0.01));
+}
+
+/** A 429's or an answer's X-RateLimit-Reset beyond this is not believed: the window instead. */
+export function maxResetMs(perMs: number): number {
+  return Math.min(2 * perMs, 60_000);
+}
+
+/**
+ * Seconds from X-RateLimit-Reset, bounded: at most twice the key's window and 60 s; a larger or
+ * missing/unparsable value is the window (an epoch time read as seconds froze a key for decades).
+ */
+export function boundedResetMs(resetSeconds: number | undefined, perMs: number): { ms: number; valid: boolean } {
+  if (resetSeconds === undefined || !Number.isFinite(resetSeconds) || resetSeconds < 0)
+    return { ms: perMs, valid: false };
+  const ms = Math.ceil(resetSeconds * 1000);
+  return ms > maxResetMs(perMs) ? { ms: perMs, valid: false } : { ms: Math.max(1, ms), valid: true };
+}
+
+// A script's instant: Redis' clock, one for every replica; a budget given a clock of its own (tests)
+// passes its instant as the script's last argument instead.
+const now = (arg: number) => `local now = tonumber(ARGV[${arg}])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+// KEYS[1] budget hash; ARGV limit, window ms, margin ms before the end, margin ms after the end,
+// read share, 1 for a read, the instant ('' for Redis' clock). Returns {wait, instant}: wait 0 when
+// a unit was taken at that instant (its answer gives it back to OBSERVE), else the ms to wait
+// (negative: a read whose share is spent, changes may go). Reads earn share x limit credits per
+// window's length of time (\`rc\` as of \`rt\`), at most one window's worth plus one, so the share
+// holds on average, not in bursts; by time, not per window opened, so the gaps between the
+// platform's windows (the margins, the answers' latency) do not cost reads their share.
+const TAKE = `
+${now(7)}local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt', 'early')
+local e = tonumber(h[1]) or 0
+local left = tonumber(h[2]) or 0
+local early = tonumber(h[5]) or e
+local limit = tonumber(ARGV[1])
+local win = tonumber(ARGV[2])
+local margin = tonumber(ARGV[3])
+local after = tonumber(ARGV[4])
+local share = tonumber(ARGV[5]) * limit
+local rc = tonumber(h[3]) or (share + 1)
+local rt = tonumber(h[4]) or now
+rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
+local opened = false
+if now >= e + after then
+  opened = true
+  e = now + win
+  early = e
+  left = limit
+elseif now >= early - margin then
+  return {e + after - now, now}
+end
+if left <= 0 then return {e + after - now, now} end
+if ARGV[6] == '1' and rc < 1 then return {-math.max(1, math.ceil((1 - rc) * win / share)), now} end
+if ARGV[6] == '1' then rc = rc - 1 end
+redis.call('HSET', KEYS[1], 'end', e, 'early', early, 'left', left - 1, 'rc', rc, 'rt', now)
+if opened then redis.call('HSET', KEYS[1], 'start', now) end
+redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
+return {0, now}
+`;
+
+// KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, 1 for a 429, the
+// instant its unit was taken, the instant ('' for Redis' clock). An answer of a unit
+// taken before the window in force opened is an older window's: it never moves the window nor
+// opens one (processed late, now + Reset would place the old window's end inside the new one, and
+// the next take would open a window the platform does not have); a 429 of it empties what is left,
+// nothing more. An answer of the window in force sets both ends from its Reset.
+const OBSERVE = `
+${now(7)}local remaining = tonumber(ARGV[1])
+local reset = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local win = tonumber(ARGV[4])
+local taken = tonumber(ARGV[6])
+local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'start', 'early')
+local e = tonumber(h[1])
+local left = tonumber(h[2])
+local early = tonumber(h[4]) or e
+if e and taken < (tonumber(h[3]) or 0) then
+  if ARGV[5] ~= '1' then return 0 end
+  redis.call('HSET', KEYS[1], 'left', 0)
+  return 1
+end
+e = e or 0
+if reset < 0 then
+  if ARGV[5] ~= '1' then return 0 end
+  e = math.max(e, now + win)
+  left = 0
+elseif ARGV[5] == '1' then
+  e = math.max(e, now + reset)
+  left = 0
+else
+  e = now + reset
+  early = taken + reset
+  if remaining >= 0 then left = math.min(left or remaining, remaining) end
+end
+if not h[3] then redis.call('HSET', KEYS[1], 'start', taken) end
+redis.call('HSET', KEYS[1], 'end', e, 'early', math.min(early or e, e), 'left', left or limit)
+redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
+return 1
+`;
+
+const BUDGET_COMMANDS = [
+  { name: 'pipescalerBudgetTake', numberOfKeys: 1, lua: TAKE },
+  { name: 'pipescalerBudgetObserve', numberOfKeys: 1, lua: OBSERVE },
+] as const;
+
+export interface BudgetLimit {
+  readonly requests: number;
+  readonly perMs: number;
+}
+
+/** A take's result: `waitMs` 0 when a unit was taken at `at`. */
+export interface BudgetTake {
+  readonly waitMs: number;
+  readonly at: number;
+}
+
+export interface BudgetAnswer {
+  readonly remaining?: number | undefined;
+  readonly resetSeconds?: number | undefined;
+}
+
+/** One key's budget. `limit` may change on reload (set it again). */
+export class KeyBudget {
+  /** Share of the budget reads may take (evaluate.readShare). */
+  public readShare = 0.25;
+
+  constructor(
+    private readonly redis: RedisClient,
+    readonly key: string,
+    public limit: BudgetLimit,
+    /** Absent: Redis' clock (the daemon). Tests drive the budget on a clock of their own. */
+    private readonly clock?: () => number,
+  ) {
+    defineLua(redis, BUDGET_COMMANDS);
+  }
+
+  /** waitMs 0: a unit was taken at `at` (Redis' clock), the request may go now and its answer is
+   *  observed with that instant. Else the ms to wait before asking again; negative for a read whose
+   *  share is spent while changes could still go. */
+  async take(kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
+    const { requests, perMs } = this.limit;
+    const [waitMs, at] = await this.redis.pipescalerBudgetTake(
+      this.key,
+      requests,
+      perMs,
+      marginMs(perMs),
+      afterEndMs(perMs),
+      this.readShare,
+      kind === 'read' ? '1' : '0',
+      this.clock?.() ?? '',
+    );
+    return { waitMs, at };
+  }
+
+  /** What the answer to the request of the unit taken at `takenAt` said of the platform's window
+   *  (any status); a 429 empties the window. Only an answer of the window in force moves it. */
+  async observe(takenAt: number, answer: BudgetAnswer | undefined, rateLimited = false): Promise<void> {
+    const { requests, perMs } = this.limit;
+    const reset = answer?.resetSeconds;
+    const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
+    const remaining = answer?.remaining ?? -1;
+    if (resetMs < 0 && !rateLimited) return;
+    await this.redis.pipescalerBudgetObserve(
+      this.key,
+      remaining,
+      resetMs,
+      requests,
+      perMs,
+      rateLimited ? '1' : '0',
+      takenAt,
+      this.clock?.() ?? '',
+    );
+  }
+
+  /** For status and tests: our current view of the window. */
+  async view(): Promise<{ end: number; left: number } | null> {
+    const [end, left] = await this.redis.hmget(this.key, 'end', 'left');
+    return end === null || left === null ? null : { end: Number(end), left: Number(left) };
+  }
+}

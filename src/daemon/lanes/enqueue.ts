@@ -1,0 +1,65 @@
+// How the processors enqueue work (through DaemonContext): an evaluation on the evaluate queue, a
+// turn on the pipe's key lane. A turn deduplicated onto one already waiting raises that one to its
+// priority, so a change never waits behind a read.
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import type { Direction, PipeConfig } from '../../policy/index.js';
+import type { KeyLane } from './lane.js';
+import { applyJobOptions, evaluateJobId, evaluateJobOptions, type ApplyJobName } from './queues.js';
+import type { DaemonLogger } from '../model/logger.js';
+
+export async function enqueueEvaluation(queue: Queue | null, pipe: string, tickAt: number, suffix = ''): Promise<void> {
+  await queue?.add('evaluate', { pipe, tickAt }, evaluateJobOptions(evaluateJobId(pipe, tickAt, suffix)));
+}
+
+export async function enqueueTurn(
+  lane: KeyLane | undefined,
+  logger: DaemonLogger,
+  pipe: PipeConfig,
+  direction: Direction,
+  tickAt: number,
+  name: ApplyJobName,
+  sentAt?: number,
+): Promise<void> {
+  if (!lane) {
+    logger.error({ pipe: pipe.name, key: pipe.key }, 'pipe names an API key that is not configured');
+    return;
+  }
+  const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
+  const opts = applyJobOptions(name, pipe.name, direction, Date.now(), sentAt);
+  const job = await lane.queue.add(name, data, opts);
+  // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
+  // scale-down's) priority, nor behind a read's delay, nor a confirmation read behind a reconcile
+  // read's. The turn does the newest desire anyway.
+  if (name !== 'read' && job.id !== undefined)
+    await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
+}
+
+async function upgradePending(
+  queue: Queue,
+  id: string,
+  ourId: string | undefined,
+  ours: string,
+  priority: number,
+): Promise<void> {
+  // Our job was added (no turn was pending): nothing to upgrade. Every evaluation that still
+  // wants a waiting change lands here, once per tick per pipe (1,200 a tick at a cold start).
+  if (id === ourId) return;
+  try {
+    const pending = await queue.getJob(id);
+    if (!pending || (pending.data as { idempotencyKey?: string }).idempotencyKey === ours) return;
+    // Already at our priority or ahead, and never delayed (a retry's backoff sets `delay`): nothing
+    // to raise or promote, and no need to ask its state.
+    if (pending.priority <= priority && !(pending.delay > 0)) return;
+    const state = await pending.getState();
+    if (state === 'delayed') await pending.promote();
+    if (
+      (state === 'delayed' || state === 'prioritized' || state === 'waiting') &&
+      (pending.opts.priority ?? 0) > priority
+    ) {
+      await pending.changePriority({ priority });
+    }
+  } catch {
+    // It became active or finished meanwhile: that turn (or the next) sends the newest desire.
+  }
+}

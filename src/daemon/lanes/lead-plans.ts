@@ -1,0 +1,91 @@
+// The effective reconcile period of each key's pipes under the current config (key-budget.ts),
+// computed once per loaded config, and the keys' lead plans (lead-plan.ts), once per config and hour
+// and each time the measured actuation changes (actuation-store.ts).
+import {
+  keyPlans,
+  leadPlanAt,
+  leadPlanSpan,
+  leadUntil,
+  tickIntervalMs,
+  type KeyPlan,
+  type LeadPlan,
+  type PipeConfig,
+} from '../../policy/index.js';
+import type { Config } from '../../config/index.js';
+
+const cache = new WeakMap<Config, ReadonlyMap<string, KeyPlan>>();
+
+export function plansOf(config: Config): ReadonlyMap<string, KeyPlan> {
+  let plans = cache.get(config);
+  if (!plans) {
+    plans = new Map(keyPlans(config).map((p) => [p.key, p]));
+    cache.set(config, plans);
+  }
+  return plans;
+}
+
+export function reconcileMsFor(config: Config, pipe: PipeConfig): number {
+  return plansOf(config).get(pipe.key)?.reconcileMs ?? config.evaluate.reconcileMs;
+}
+
+/** The measured actuation the daemon feeds its lead plans (actuation-store.ts ActuationEstimates):
+ *  `version` changes when an estimate does, so the plan is made again. */
+export interface MeasuredActuation {
+  readonly version: number;
+  actuationMs(pipe: PipeConfig): number | undefined;
+}
+
+const leads = new WeakMap<Config, { plan: LeadPlan; version: number | undefined }>();
+
+/** The keys' lead plan the daemon follows at `at`: made once per config, hour and measured
+ *  estimates (without `measured`: the configured expectation). */
+export function leadPlanFor(config: Config, at: number, measured?: MeasuredActuation): LeadPlan {
+  const span = leadPlanSpan(at);
+  const cached = leads.get(config);
+  if (cached?.plan.from === span.from && cached.version === measured?.version) return cached.plan;
+  const plan = leadPlanAt(config, at, measured ? { actuationMs: (p) => measured.actuationMs(p) } : {});
+  leads.set(config, { plan, version: measured?.version });
+  return plan;
+}
+
+/** PipeView.leadUntil of the pipe at `at` under leadTime auto (undefined: no slot has started). */
+export function leadUntilFor(
+  config: Config,
+  pipe: PipeConfig,
+  at: number,
+  measured?: MeasuredActuation,
+): number | undefined {
+  return leadUntil(leadPlanFor(config, at, measured), pipe.name, at);
+}
+
+/**
+ * How long after a pipe's last read (or change) its next read is due, so that every pipe of its key
+ * is read within the key's reconcile period: early enough that the key's read share reads all its
+ * pipes in time even when they all came due at once (a cold start, a boundary), and two ticks to
+ * spare (a read is found due at a tick and sent in a turn). 0 for a key whose period the share
+ * stretched: its reads go round continuously at the share's pace, in the order of their last
+ * reads, each pipe once per period.
+ */
+export function readDueAfterMs(config: Config, pipe: PipeConfig): number {
+  const plan = plansOf(config).get(pipe.key);
+  if (!plan) return config.evaluate.reconcileMs;
+  const readAllMs = plan.pipes * readSpacingMs(plan);
+  return Math.max(0, plan.reconcileMs - readAllMs - 2 * tickIntervalMs(config.evaluate.cron));
+}
+
+/** The read share's pace on the key: one read every this many ms. */
+function readSpacingMs(plan: KeyPlan): number {
+  return plan.rate.perMs / (plan.readShare * plan.rate.requests);
+}
+
+/**
+ * How late a confirmation read may come after its due instant and still be an actuation sample
+ * (confirmation.ts actuationSample): a read is found due at the first tick after its instant (up to
+ * a tick interval), then waits its turn at the read share's pace (a unit, and the one a change or a
+ * read ahead of it took: two spacings; 8 s at the platform's 10 per 10 s and a 0.25 share). Later
+ * than that, the read waited in a queue, and its sample would be the queue's.
+ */
+export function lateReadToleranceMs(config: Config, pipe: PipeConfig): number {
+  const plan = plansOf(config).get(pipe.key);
+  return tickIntervalMs(config.evaluate.cron) + (plan ? 2 * readSpacingMs(plan) : 0);
+}

@@ -1,0 +1,50 @@
+// Every request of a turn goes through spend(): a unit of the key's shared budget first (or the
+// key's queue waits for the next window, the job back in its place with its priority and no
+// attempt spent), then the call, then what its answer said of the platform's window, given with the
+// unit's instant so that the budget knows which window the answer belongs to.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RateLimitError } from 'bullmq';
+import { isApiError } from '../../api/index.js';
+import type { KeyLane } from './lane.js';
+
+/**
+ * A unit due within this many ms is waited for in the turn, which then sends at once: the queue's
+ * wait, a job fetched again and its turn decided again took 10-20 ms past the window's opening
+ * (more on a busy process), about 1.5 % of a 1-s window, at every window of a busy key.
+ */
+export const ARMED_WAIT_MS = 40;
+/** The queue's wait ends this much before the unit is due: the turns fetched then are decided and
+ *  waiting (ARMED_WAIT_MS) when the window opens. */
+export const ARMED_LEAD_MS = 20;
+
+export async function spend<
+  T extends { readonly rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number } | undefined },
+>(lane: KeyLane, call: () => Promise<T>, opts: { read?: boolean } = {}): Promise<T> {
+  const kind = opts.read ? 'read' : 'change';
+  let unit = await lane.budget.take(kind);
+  // At most twice: a window another turn (or replica) filled meanwhile goes to the queue's wait.
+  for (let i = 0; i < 2 && unit.waitMs > 0 && unit.waitMs <= ARMED_WAIT_MS; i++) {
+    await sleep(unit.waitMs);
+    unit = await lane.budget.take(kind);
+  }
+  const { waitMs, at } = unit;
+  if (waitMs !== 0) {
+    // No unit (positive), or the key's read share spent until its next credit (negative: at most
+    // window / (readShare x requests), 4 s at 10 per 10 s). The queue waits that long and the job
+    // goes back to the front of its priority (BullMQ's rate limit), so reads keep their order, the
+    // one due longest first (a read that stepped aside to the delayed set came back behind every
+    // other and could starve). A read is only taken when no change waits (priorities): a change
+    // that comes meanwhile waits for that credit at most.
+    await lane.queue.rateLimit(waitMs > 0 ? Math.max(1, waitMs - ARMED_LEAD_MS) : -waitMs);
+    throw new RateLimitError();
+  }
+  let res: T;
+  try {
+    res = await call();
+  } catch (err) {
+    if (isApiError(err)) await lane.budget.observe(at, err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
+    throw err;
+  }
+  await lane.budget.observe(at, res.rateLimit).catch(() => {});
+  return res;
+}

@@ -1,0 +1,291 @@
+// What an answer makes of a pipe's record, and what its next turn is: the second half of the
+// lifecycle (next-step.ts has the first). Pure: the apply processor writes what these return,
+// emits their events and enqueues their next step.
+import {
+  KIND_FIELDS,
+  type PipeKind,
+  type ScalingField,
+  type ReversePrivateEndpointStatus,
+  type ScalingValues,
+} from '../../api/index.js';
+import { afterChange, changeDirections, type Confirmed } from '../../policy/index.js';
+import {
+  afterSend,
+  expectedValues,
+  pastLimit,
+  showsInForce,
+  targetOfKind,
+  type ConfirmTiming,
+} from './confirmation.js';
+import { confirmationRead, notYetExpected, onItsWay } from './confirm-read.js';
+import { REFUSALS } from './next-step.js';
+import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from '../model/scaling-values.js';
+import { type Confirming } from '../model/record.js';
+import type { PipeRecord, StoredError } from '../model/record.js';
+import type { ConfirmationChange, PipeAnswer, Then, Transition } from './transition.js';
+import { noReadSince } from './unsettled.js';
+
+/** How long a change whose outcome is unknown may still land: a read that finds its values later
+ *  than this calls them drift. The platform carries out a request it received within seconds to
+ *  minutes; a request a client gave up on was seen landing up to 6-9 minutes later. */
+export const UNSETTLED_MS = 15 * 60_000;
+
+const NOTHING: Then = { then: 'nothing' };
+
+export interface ReadContext {
+  readonly ref: string;
+  /** The key's reads go round continuously (its period stretched to its read share). */
+  readonly continuousReads: boolean;
+  readonly dryRun: boolean;
+  /** When confirmation reads go and the limit (confirmation.ts confirmTiming). */
+  readonly timing: ConfirmTiming;
+}
+
+/** A read's answer: the pipe as the platform has it now. */
+export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx: ReadContext): Transition {
+  const contact = rec.lastReadAt === null || rec.kind === null;
+  // Statuses of endpoints the pipe no longer uses are dropped; the others are read again, each in
+  // a turn of its own so the key's budget counts every request.
+  const endpoints: Record<string, ReversePrivateEndpointStatus> = {};
+  for (const id of answer.endpointIds) {
+    const status = rec.endpoints[id];
+    if (status !== undefined) endpoints[id] = status;
+  }
+  const applied = mergeReported(rec.applied, answer.scaling);
+  // A change whose outcome was unknown: its values, found now, are that change landing (late).
+  const u = rec.unsettled;
+  const landed = u !== null && Object.entries(u.sent).every(([f, v]) => applied[f as keyof ScalingValues] === v);
+  let expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
+  // A change being confirmed: its target in force confirms it; its old values (or the transient
+  // 0/null) are "not yet", never drift; any other value of a sent field was set by someone else.
+  // A change of unknown outcome sent after it, that this read shows landed, replaced it as a 200
+  // would have (afterSend): the older target's fields it sent are no longer on their way.
+  const older = contact ? null : rec.confirming;
+  const c =
+    older !== null && landed && older.lastSentAt < u.at
+      ? { ...afterSend(older, rec.applied, u.sent, u.at, ctx.timing), outcomeUnknown: true as const }
+      : older;
+  const check = c ? confirmationRead(c, answer, applied, now, ctx.timing) : null;
+  if (c && check && !check.inForce && expected) expected = notYetExpected(expected, c, applied, check.foreign);
+  // A change of unknown outcome that its settle read does not show is on its way all the same: the
+  // platform may have taken it (a 2xx whose answer could not be read) or carry it out after its
+  // client gave up, then take its propagation time. It is confirmed like one answered 200, from
+  // its send (onItsWay): not sent again before its limit; an earlier change still being confirmed
+  // (sent before it) makes way for it as a 200 would have, its target "not yet" unless this read
+  // shows it in force. Unless its limit has passed, or the read shows someone else's values for it.
+  const adopted =
+    !contact &&
+    u !== null &&
+    !landed &&
+    noReadSince(rec, u.at) &&
+    (c === null || c.lastSentAt < u.at) &&
+    !pastLimit({ lastSentAt: u.at }, now, ctx.timing)
+      ? onItsWay(
+          u,
+          c === null || check?.inForce ? null : (check?.next ?? c),
+          c === null ? rec.applied : applied,
+          answer,
+          now,
+          ctx.timing,
+        )
+      : null;
+  const confirming = adopted ?? (check ? check.next : c);
+  const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
+  const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
+  const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
+  const confirmed = confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null);
+  const write: Partial<PipeRecord> = {
+    kind: answer.kind,
+    state: answer.state,
+    applied,
+    endpoints,
+    endpointsDue: answer.endpointIds,
+    // a read of a record holding an unsettled change was sent after it: it settles it, even within
+    // the same millisecond
+    lastReadAt: u !== null ? Math.max(now, u.at) : now,
+    readDue: false,
+    lastError: null,
+    authFailures: 0,
+    ...SUCCEEDED,
+    ref: ctx.ref,
+    // The platform has other values than the stored desire was decided against: decide again from
+    // what it has, so the correction follows maxStep, cooldowns and each direction's rules.
+    ...(moved ? { desired: null } : {}),
+    // What a first contact finds is the reference for drift until pipescaler changes the pipe: a
+    // pipe already at target would otherwise never see a change made by hand called drift.
+    ...(contact ? { lastApplied: applied } : {}),
+    ...(landed
+      ? {
+          lastApplied: expected,
+          lastChange: afterChange(rec.applied, rec.lastChange, u.sent, u.at, applied).lastChange,
+          unsettled: null,
+        }
+      : u !== null && now - u.at > UNSETTLED_MS
+        ? { unsettled: null }
+        : {}),
+    ...(confirmed !== undefined ? { confirmed } : {}),
+    ...(adopted !== null || check !== null ? { confirming } : {}),
+  };
+  let next: Then;
+  if (answer.endpointIds.length > 0) next = { then: 'read' };
+  else if (contact || moved) next = { then: 'evaluate' };
+  else if (check?.resend && adopted === null) next = { then: 'change', up: changeDirections(applied, check.resend).up };
+  else
+    next =
+      pending(answer.kind, rec.desired, expectedValues(applied, confirming), ctx.dryRun) ??
+      (ctx.continuousReads ? { then: 'read' } : NOTHING);
+  return {
+    write,
+    next,
+    drift: drift ? { expected: expected ?? {}, actual: applied } : null,
+    ...(landed ? { landed: { sent: u.sent, at: u.at } } : {}),
+    ...(check?.change ? { confirmation: check.change } : {}),
+  };
+}
+
+/**
+ * The record's last confirmation after an answer (undefined: unchanged): the desired target (or
+ * the change just confirmed) when the answer shows it in force in a state that takes scaling; with
+ * neither (a first contact, a record rebuilt after Redis lost it), the values it shows in force.
+ * Its instant is the first answer that showed these values, kept by later ones that show them (or
+ * some of them, as a target decided since names) again: a window verdict counts from that read.
+ */
+function confirmationOf(
+  rec: PipeRecord,
+  answer: PipeAnswer,
+  applied: ScalingValues,
+  now: number,
+  confirming: Confirming | null,
+): Confirmed | undefined {
+  if (!answer.kind) return undefined;
+  const desired = rec.desired ? targetOfKind(answer.kind, rec.desired) : null;
+  const shown = targetOfKind(answer.kind, applied);
+  const values =
+    desired && !isEmpty(desired) && showsInForce(answer.state, answer.scaling, desired)
+      ? desired
+      : confirming
+        ? targetOfKind(answer.kind, { ...applied, ...confirming.target })
+        : !desired && !rec.confirming && !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown)
+          ? shown
+          : null;
+  if (values === null) return undefined;
+  const since = rec.confirmed;
+  const kept = since !== null && Object.entries(values).every(([f, v]) => since.values[f as ScalingField] === v);
+  return { values, at: kept ? since.at : now };
+}
+
+/** When and against what a change was sent: its first instant and the confirmation's timing. */
+export interface SendContext {
+  readonly ref: string;
+  /** When the request went out (actuation latency counts from the first send of a target). */
+  readonly sentAt: number;
+  readonly timing: ConfirmTiming;
+}
+
+/** A change's answer: the pipe as the platform holds it now, which may still be its old values
+ *  (the change takes effect later): then the pipe is confirming until a read shows the target. */
+export function afterSentChange(
+  rec: PipeRecord,
+  answer: PipeAnswer,
+  sent: ScalingValues,
+  now: number,
+  send: SendContext,
+): Transition {
+  // The kind sent was known from a read; the answer's is the platform's word.
+  const kind = answer.kind ?? rec.kind;
+  // What the platform reports, not what was sent: a change in effect later shows its old values
+  // (or a transient null, which keeps what was known) until then.
+  const applied = mergeReported(rec.applied, answer.scaling);
+  const before = expectedValues(rec.applied, rec.confirming);
+  const sending = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing);
+  const inForce = showsInForce(answer.state, answer.scaling, sending.target);
+  // The answer is the pipe's read: a field not sent that differs from what we last applied
+  // drifted behind our back.
+  const notSent = rec.lastApplied
+    ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in sending.target)))
+    : null;
+  const drift = kind && notSent ? driftOf(kind, notSent, applied) : null;
+  const prev = rec.confirming;
+  const change: ConfirmationChange | undefined = inForce
+    ? {
+        is: 'confirmed',
+        values: sending.target,
+        sentAt: sending.sentAt,
+        at: now,
+        dueAt: null,
+        wasUnconfirmed: prev !== null && prev.unconfirmedAt !== null,
+        // a new target replacing an unconfirmed one starts over: only the same target keeps it
+        pastLimit: sending.unconfirmedAt !== null,
+        outcomeUnknown: sending.outcomeUnknown === true,
+      }
+    : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null
+      ? { is: 'dropped', target: prev.target, reason: 'new_target' }
+      : undefined;
+  const confirmed = inForce ? confirmationOf(rec, answer, applied, now, sending) : undefined;
+  const write: Partial<PipeRecord> = {
+    applied,
+    // What pipescaler itself applied: the reference for drift once the change is in force.
+    lastApplied: { ...applied, ...sending.target },
+    state: answer.state,
+    kind,
+    // Stamped by the evaluation step's rule (both directions when one PATCH moves fields both ways).
+    lastChange: afterChange(before, rec.lastChange, sent, now).lastChange,
+    lastError: null,
+    authFailures: 0,
+    ...SUCCEEDED,
+    lastReadAt: now,
+    readDue: false,
+    wantedSince: null,
+    unsettled: null,
+    confirming: inForce ? null : sending,
+    ...(confirmed !== undefined ? { confirmed } : {}),
+    ref: send.ref,
+  };
+  return {
+    write,
+    next: drift ? { then: 'evaluate' } : NOTHING,
+    drift: drift ? { expected: notSent ?? {}, actual: applied } : null,
+    ...(change ? { confirmation: change } : {}),
+  };
+}
+
+/** A reverse private endpoint's status: the next one is read, or the pipe decided again. */
+export function afterEndpoint(rec: PipeRecord, id: string, status: ReversePrivateEndpointStatus): Transition {
+  const rest = rec.endpointsDue.filter((e) => e !== id);
+  return {
+    write: { endpoints: { ...rec.endpoints, [id]: status }, endpointsDue: rest, ...SUCCEEDED },
+    next: rest.length > 0 ? { then: 'read' } : { then: 'evaluate' },
+    drift: null,
+  };
+}
+
+/** A call answered: the pipe's backoff ends. */
+const SUCCEEDED = { failures: 0, retryAt: null } as const satisfies Partial<PipeRecord>;
+
+/** What a failed request leaves in the record; `authFailures` counts 401/403 in a row (this one
+ *  included), after `parkAfter` of which the pipe is parked until a reload. */
+export function afterFailure(
+  error: StoredError,
+  authFailures: number,
+  parkAfter: number,
+): { readonly write: Partial<PipeRecord>; readonly parked: boolean; readonly refused: boolean } {
+  const parked = (error.code === 'API_UNAUTHORIZED' || error.code === 'API_FORBIDDEN') && authFailures >= parkAfter;
+  return {
+    write: { lastError: error, ...(parked ? { parked: error } : {}) },
+    parked,
+    refused: REFUSALS.has(error.code),
+  };
+}
+
+/** A desire that waited behind a read gets its own turn. */
+function pending(
+  kind: PipeKind | null,
+  desired: ScalingValues | null,
+  applied: ScalingValues,
+  dryRun: boolean,
+): Then | null {
+  if (!kind || !desired || dryRun || KIND_FIELDS[kind].length === 0) return null;
+  const body = changesFor(kind, desired, applied);
+  if (isEmpty(body)) return null;
+  return { then: 'change', up: changeDirections(applied, body).up };
+}

@@ -1,0 +1,107 @@
+// What a read makes of the change being confirmed, and of a change of unknown outcome the read does
+// not show yet (on its way): the confirmation half of answers.ts afterRead. Pure.
+import type { ScalingValues } from '../../api/index.js';
+import {
+  afterSend,
+  foreignValues,
+  MAX_RESENDS,
+  nextDueAt,
+  pastLimit,
+  showsInForce,
+  type ConfirmTiming,
+} from './confirmation.js';
+import type { ConfirmationChange, PipeAnswer } from './transition.js';
+import { changesFor, isEmpty } from '../model/scaling-values.js';
+import { type Confirming } from '../model/record.js';
+import type { PipeRecord } from '../model/record.js';
+
+/** The change of unknown outcome `u`, which a read does not show yet, as the change being confirmed
+ *  (after `prev`, an earlier one on its way, whose target becomes "not yet"): its first
+ *  confirmation read the next of its send's schedule (the probe, then the expected propagation...).
+ *  Null when the read shows a value of its fields that is neither its target nor "not yet". */
+export function onItsWay(
+  u: NonNullable<PipeRecord['unsettled']>,
+  prev: Confirming | null,
+  before: ScalingValues,
+  answer: PipeAnswer,
+  now: number,
+  t: ConfirmTiming,
+): Confirming | null {
+  const sent: Confirming = { ...afterSend(prev, before, u.sent, u.at, t), outcomeUnknown: true };
+  // the next of the send's confirmation reads (confirmation.ts): a settle read at once waits for them
+  const way = { ...sent, dueAt: nextDueAt({ lastSentAt: u.at }, now, t) ?? sent.dueAt };
+  return foreignValues(way, answer.scaling) === null ? way : null;
+}
+
+export interface ConfirmationRead {
+  readonly inForce: boolean;
+  /** Sent fields at a value that is neither the target nor "not yet": someone else's. */
+  readonly foreign: ScalingValues | null;
+  /** The record's confirmation after this read (null: confirmed, or given up to a hand change). */
+  readonly next: Confirming | null;
+  readonly change?: ConfirmationChange;
+  /** The fields to send again: the limit passed and the re-send is not spent. */
+  readonly resend?: ScalingValues;
+}
+
+/** What a read makes of the change being confirmed. */
+export function confirmationRead(
+  c: Confirming,
+  answer: PipeAnswer,
+  applied: ScalingValues,
+  now: number,
+  t: ConfirmTiming,
+): ConfirmationRead {
+  if (showsInForce(answer.state, answer.scaling, c.target)) {
+    return {
+      inForce: true,
+      foreign: null,
+      next: null,
+      change: {
+        is: 'confirmed',
+        values: c.target,
+        sentAt: c.sentAt,
+        at: now,
+        dueAt: c.dueAt ?? c.lastSentAt + t.limitMs,
+        wasUnconfirmed: c.unconfirmedAt !== null,
+        pastLimit: c.unconfirmedAt !== null,
+        outcomeUnknown: c.outcomeUnknown === true,
+      },
+    };
+  }
+  const foreign = foreignValues(c, answer.scaling);
+  if (foreign) {
+    // changed by hand meanwhile: drift, and the change is no longer pipescaler's to confirm
+    const dropped = c.unconfirmedAt !== null ? { change: { is: 'dropped', target: c.target, reason: 'drift' } } : {};
+    return { inForce: false, foreign, next: null, ...(dropped as { change?: ConfirmationChange }) };
+  }
+  if (c.dueAt === null) return { inForce: false, foreign: null, next: c };
+  if (!pastLimit(c, now, t))
+    return { inForce: false, foreign: null, next: { ...c, reads: c.reads + 1, dueAt: nextDueAt(c, now, t) } };
+  const first = c.unconfirmedAt === null;
+  const next: Confirming = { ...c, reads: c.reads + 1, dueAt: null, unconfirmedAt: c.unconfirmedAt ?? now };
+  const resend = c.resends < MAX_RESENDS && answer.kind ? changesFor(answer.kind, c.target, applied) : {};
+  return {
+    inForce: false,
+    foreign: null,
+    next,
+    ...(first ? { change: { is: 'unconfirmed', target: c.target, sentAt: c.sentAt, resends: c.resends } } : {}),
+    ...(!isEmpty(resend) ? { resend } : {}),
+  };
+}
+
+/** The drift reference while a change is on its way: a sent field showing a "not yet" value is
+ *  compared with itself (no drift); one showing someone else's value with the target. */
+export function notYetExpected(
+  expected: ScalingValues,
+  c: Confirming,
+  applied: ScalingValues,
+  foreign: ScalingValues | null,
+): ScalingValues {
+  const out: ScalingValues = { ...expected };
+  for (const f of Object.keys(c.target) as (keyof ScalingValues)[]) {
+    if (foreign && f in foreign) out[f] = c.target[f];
+    else if (applied[f] !== undefined) out[f] = applied[f];
+  }
+  return out;
+}

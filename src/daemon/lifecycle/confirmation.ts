@@ -1,0 +1,202 @@
+// Every change is confirmed (docs/architecture.md#every-change-is-confirmed): after a change the
+// platform answered 200, the pipe is `confirming` until a read shows its target in force in a state
+// that takes scaling. Pure: when the confirmation reads are due (a probe before the expected
+// propagation, a read at it, then a back-off up to the limit), what a read shows (in force, not
+// yet, or someone else's values), what a change's answer makes of the record's confirmation, and
+// which confirmations are actuation samples.
+import { KIND_FIELDS, SCALABLE_PIPE_STATES, type PipeKind, type PipeScaling, type PipeState } from '../../api/index.js';
+import type { ScalingField, ScalingValues } from '../../api/index.js';
+import type { ActuationSettings } from '../../policy/index.js';
+import { sameValues } from '../model/scaling-values.js';
+import type { Confirming } from '../model/record.js';
+import type { SampleSkip } from '../model/events.js';
+
+/** When and how long confirmation reads go (situation.ts, from evaluate.actuation). */
+export interface ConfirmTiming {
+  /** The expected propagation: the pipe's measured p95, else evaluate.actuation.expected (capped). */
+  readonly expectedMs: number;
+  /** A change not in force this long after it was sent is unconfirmed (evaluate.actuation.max). */
+  readonly limitMs: number;
+  /** The soonest a confirmation read follows a send, or another read (evaluate.actuation.firstRead). */
+  readonly firstReadMs: number;
+}
+
+/** evaluate.actuation.firstRead's default: the answer itself was a read of the pipe, and the live
+ *  platform's transient 0/null values last a few seconds after a change. */
+export const FIRST_READ_MS = 15_000;
+/**
+ * The probe read goes at this share of the expected actuation E, the confirming read at E. A sample
+ * is the instant of the read that shows the target, so it is never below the platform's propagation
+ * D: reads at E alone only let the estimate grow (each tick's and queue's delay adds to it, and a
+ * platform that got faster is never seen). With the probe, an estimate above D/0.75 is measured
+ * down by a quarter at each turn-over of the samples (10 x D is within 1.4 x D after 7), and one in
+ * [D, D/0.75 = 1.33 x D] holds, leaving a tick's delay of room under 1.4 x D. A higher share holds
+ * tighter but comes down slower; a lower one comes down faster but holds up to D/share.
+ */
+export const PROBE_SHARE = 0.75;
+/** A change not in force within the limit is sent once more (the same target), then left
+ *  unconfirmed until a read shows it or a new target is sent; a reload sends it once more. */
+export const MAX_RESENDS = 1;
+/** Earlier targets kept as "not yet" values: enough for a change or two in a row on their way. */
+const NOT_YET_KEPT = 4;
+
+export function confirmTiming(a: ActuationSettings, measuredMs?: number): ConfirmTiming {
+  const ms = measuredMs !== undefined && Number.isFinite(measuredMs) ? measuredMs : a.expectedMs;
+  return {
+    expectedMs: Math.min(Math.max(0, ms), a.maxMs),
+    limitMs: a.maxMs,
+    firstReadMs: Math.max(1, a.firstReadMs ?? FIRST_READ_MS),
+  };
+}
+
+/**
+ * The confirmation reads' instants after a send at `sentAt`, in order, none past the limit: a probe
+ * at PROBE_SHARE of the expected actuation E, the confirming read at E (the same read when E is
+ * within firstRead: both go at firstRead), then a back-off doubling from a quarter of E (firstRead
+ * at least), the last at the limit. Two reads by E, as the lead plan reserves for a scale-up.
+ */
+export function* confirmationReads(sentAt: number, t: ConfirmTiming): Generator<number> {
+  const end = sentAt + t.limitMs;
+  const probe = firstDueAt(sentAt, t);
+  yield probe;
+  const confirming = Math.min(sentAt + Math.max(t.firstReadMs, t.expectedMs), end);
+  if (confirming > probe) yield confirming;
+  const step = Math.max(t.expectedMs / 4, t.firstReadMs);
+  for (let k = 1, at = confirming; at < end; k++) {
+    at = Math.min(confirming + step * (2 ** k - 1), end);
+    yield at;
+  }
+}
+
+/** The first confirmation read after a send at `sentAt`: the probe, never before firstRead, never
+ *  past the limit. */
+export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
+  return sentAt + Math.min(Math.max(t.firstReadMs, Math.ceil(PROBE_SHARE * t.expectedMs)), t.limitMs);
+}
+
+/**
+ * The read after one at `now` that found the target not in force: the first of the send's reads
+ * (confirmationReads) after `now`, so a read that came late (a tick, the read share's queue) stands
+ * for those it passed; null once the limit has passed.
+ */
+export function nextDueAt(c: Pick<Confirming, 'lastSentAt'>, now: number, t: ConfirmTiming): number | null {
+  if (now >= c.lastSentAt + t.limitMs) return null;
+  for (const at of confirmationReads(c.lastSentAt, t)) if (at > now) return at;
+  return c.lastSentAt + t.limitMs;
+}
+
+/** Whether the limit has passed for the last send. */
+export function pastLimit(c: Pick<Confirming, 'lastSentAt'>, now: number, t: ConfirmTiming): boolean {
+  return now >= c.lastSentAt + t.limitMs;
+}
+
+/** Whether a confirmation read is due at `now`. */
+export function confirmDue(c: Confirming | null, now: number): boolean {
+  return c !== null && c.dueAt !== null && now >= c.dueAt;
+}
+
+/** What the pipe will hold once the change being confirmed is in force: what decide() decides
+ *  against, so a pipe still propagating is not sent the same change again. */
+export function expectedValues(applied: ScalingValues, c: Confirming | null): ScalingValues {
+  return c === null ? applied : { ...applied, ...c.target };
+}
+
+/** Whether the answer shows every field of `values` as a number equal to it (a null, the live
+ *  API's transient 0/null right after a change, is not yet), in a state that takes scaling. */
+export function showsInForce(state: PipeState, reported: PipeScaling, values: ScalingValues): boolean {
+  if (!SCALABLE_PIPE_STATES.has(state)) return false;
+  return Object.entries(values).every(([f, v]) => reported[f as ScalingField] === v);
+}
+
+/** The fields of the record's desired target that the pipe's kind has (what a confirmation names). */
+export function targetOfKind(kind: PipeKind, desired: ScalingValues): ScalingValues {
+  const out: ScalingValues = {};
+  for (const f of KIND_FIELDS[kind]) if (desired[f] !== undefined) out[f] = desired[f];
+  return out;
+}
+
+/**
+ * The sent fields a read shows at a value that is neither the target nor one of its "not yet"
+ * values: changed behind pipescaler's back while the change was on its way (drift). Null when none.
+ */
+export function foreignValues(c: Confirming, reported: PipeScaling): ScalingValues | null {
+  const out: ScalingValues = {};
+  for (const [f, want] of Object.entries(c.target) as [ScalingField, number][]) {
+    const v = reported[f];
+    if (typeof v !== 'number' || v === want) continue;
+    if (!c.notYet.some((n) => n[f] === v)) out[f] = v;
+  }
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/**
+ * The record's confirmation after a change was sent at `sentAt` and answered 200 at `now` (the
+ * answer not showing it in force yet): the same target keeps its first send (a re-send counts one
+ * more), another target starts over, with what the pipe held and the earlier target as "not yet".
+ */
+export function afterSend(
+  prev: Confirming | null,
+  before: ScalingValues,
+  sent: ScalingValues,
+  sentAt: number,
+  t: ConfirmTiming,
+): Confirming {
+  const target = { ...(prev?.target ?? {}), ...sent };
+  const same = prev !== null && sameValues(prev.target, target);
+  const notYet = [before, ...(prev ? [prev.target, ...prev.notYet] : [])].slice(0, NOT_YET_KEPT);
+  return {
+    target,
+    sentAt: same ? prev.sentAt : sentAt,
+    lastSentAt: sentAt,
+    dueAt: firstDueAt(sentAt, t),
+    reads: 0,
+    resends: same ? prev.resends + (prev.unconfirmedAt !== null ? 1 : 0) : 0,
+    notYet,
+    unconfirmedAt: same ? prev.unconfirmedAt : null,
+    ...(same && prev.outcomeUnknown ? { outcomeUnknown: true as const } : {}),
+  };
+}
+
+/** The change is due a re-send: the limit passed unconfirmed and the re-sends are not spent, or
+ *  a reload came since the last send (the operator may have fixed what held it): one more. */
+export function resendDue(c: Confirming | null, reloadedAt = -Infinity): boolean {
+  if (c?.unconfirmedAt == null || c.dueAt !== null) return false;
+  return c.resends < MAX_RESENDS || reloadedAt > c.lastSentAt;
+}
+
+/** Why a confirmation is not an actuation sample (the reason label of
+ *  pipescaler_actuation_samples_skipped_total). */
+
+/** A confirmation that is no actuation sample, and why (`lateMs`: how late its read came). */
+export interface SkippedSample {
+  readonly skipped: SampleSkip;
+  readonly lateMs?: number;
+}
+
+/**
+ * A confirmation's actuation sample (confirmedAt - sentAt), or why it is none. The confirmation
+ * itself stands (verdicts, events, status); only the sample goes:
+ * - late_read: its read came more than `toleranceMs` after it was due (lead-plans.ts
+ *   lateReadToleranceMs: a tick and the read share's pace): it measured the daemon's queue, not
+ *   the platform, and would lift the estimate it was scheduled by;
+ * - unconfirmed: it went past the limit and was sent again: from its first send it measures a lost
+ *   or stuck change (two such samples of 615 s, from a change cut by a network error, made a
+ *   kind's estimate its 10-minute cap in bench/actuation.ts);
+ * - outcome_unknown: its outcome was unknown (onItsWay): it was sent when the request went, which
+ *   need not be when the platform took it, if it ever did.
+ */
+export function actuationSample(
+  c: {
+    readonly sentAt: number;
+    readonly at: number;
+    readonly dueAt: number | null;
+    readonly pastLimit?: boolean;
+    readonly outcomeUnknown?: boolean;
+  },
+  toleranceMs: number,
+): { readonly ms: number } | SkippedSample {
+  if (c.pastLimit === true) return { skipped: 'unconfirmed' };
+  if (c.outcomeUnknown === true) return { skipped: 'outcome_unknown' };
+  const lateMs = c.dueAt === null ? 0 : c.at - c.dueAt;
+  return lateMs > toleranceMs ? { skipped: 'late_read', lateMs } : { ms: Math.max(0, c.at - c.sentAt) };
+}

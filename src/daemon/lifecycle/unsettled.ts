@@ -1,0 +1,71 @@
+// The change of unknown outcome, in one place. A change's intent (what is about to be sent: values,
+// Idempotency-Key, instant, attempt) is stored in the pipe's record as its `unsettled` change before
+// the request goes out, one script conditioned on the record (state-store.ts writeIfIntent). While
+// its request's time runs (code `in_flight`) the pipe is `sending`: only the attempt that holds the
+// intent records its answer. A request that failed without a readable answer (timed out, cut, an
+// unreadable 2xx) leaves the change `unsettled` with its error's code. Either way, no other change
+// goes out until a read has settled it (answers.ts afterRead): a read that shows the values is the
+// change landing late, never drift, and the same change is never sent again. A job that outlives
+// its lock, its second attempt, another replica or the next start finds it in the record.
+import { randomUUID } from 'node:crypto';
+import type { ApiError, ScalingValues } from '../../api/index.js';
+import type { PipeRecord, Unsettled } from '../model/record.js';
+
+/** The read is the first since the change of unknown outcome sent at `at` (its settle read). */
+export const noReadSince = (rec: PipeRecord, at: number): boolean => rec.lastReadAt === null || rec.lastReadAt < at;
+
+/** A change's outcome is unknown and no read has come since it was sent. */
+export function unsettled(rec: PipeRecord): boolean {
+  return rec.unsettled !== null && noReadSince(rec, rec.unsettled.at);
+}
+
+/** The code of a change's intent until its answer, or its failure, is recorded. */
+export const IN_FLIGHT = 'in_flight';
+
+/**
+ * The pipe's change is on its way: its intent is stored and its request's time (api.timeout) has
+ * not run out. Its answer is the sender's to record; another attempt of its job (the job lost its
+ * lock in a stall) or another replica waits. Past that time the sender is gone or stalled: its
+ * outcome is unknown and a read settles it.
+ */
+export function sending(rec: PipeRecord, now: number): boolean {
+  const u = rec.unsettled;
+  return unsettled(rec) && u?.code === IN_FLIGHT && u.until !== undefined && now < u.until;
+}
+
+/** The id of the record's change sent and not yet recorded ('' none): every write of a turn's
+ *  answer is conditioned on it being what the turn started from. */
+export const intentOf = (rec: PipeRecord): string => rec.unsettled?.id ?? '';
+
+export interface IntentOf {
+  readonly sent: ScalingValues;
+  readonly key: string;
+  /** The instant it goes out. */
+  readonly at: number;
+  /** The job's attempt (1: its first). */
+  readonly attempt: number;
+  /** How long its request may take (api.timeout): its answer is awaited until then. */
+  readonly timeoutMs: number;
+}
+
+/** The intent of a change about to be sent to the pipe whose record is `rec`. */
+export function newIntent(rec: PipeRecord, o: IntentOf): Unsettled {
+  // after every read the pipe had before this change, even within one millisecond (or on a clock
+  // that has not moved): a change queued behind that read must not take it for the settling one
+  const at = Math.max(o.at, (rec.lastReadAt ?? -Infinity) + 1);
+  return {
+    sent: o.sent,
+    at,
+    code: IN_FLIGHT,
+    id: randomUUID(),
+    key: o.key,
+    attempt: o.attempt,
+    until: at + o.timeoutMs,
+  };
+}
+
+/** The intent once its request failed and its outcome is unknown: settled by a read at once. */
+export function unknownAfter(intent: Unsettled, err: ApiError): Unsettled {
+  const { until: _until, ...sent } = intent;
+  return { ...sent, code: err.code, ...(err.reached === 'yes' ? { taken: true } : {}) };
+}

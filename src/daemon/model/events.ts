@@ -1,0 +1,182 @@
+// The daemon's typed event map: the seam between the work and its telemetry (as in graphile/worker;
+// docs/architecture.md#telemetry). The daemon emits these; metrics and logs subscribe. Nothing in the daemon
+// calls a metric or writes an audit line directly.
+import { EventEmitter } from 'node:events';
+import type { ApiErrorCode, PipeKind, ScalingValues } from '../../api/index.js';
+import type { Outcome } from '../../history/index.js';
+import type { Decision, Direction, Reason } from '../../policy/index.js';
+import type { StoredVerdict } from './record.js';
+import type { ReadWhy } from './job-results.js';
+import type { ConfigChanges } from './config-changes.js';
+
+export type SampleSkip = 'late_read' | 'unconfirmed' | 'outcome_unknown';
+
+export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
+
+/** The direction of an audited outcome: 'mixed' when one PATCH moves fields both ways. */
+export type AuditDirection = Direction | 'mixed';
+
+export interface DaemonEvents {
+  /** A cron tick fired and enqueued one evaluation per pipe. */
+  tick: { at: number; pipes: number };
+  /** One pipe evaluated. lagMs: from the tick instant to the evaluation. */
+  evaluation: { pipe: string; policy: string; tickAt: number; durationMs: number; lagMs: number; decision: Decision };
+  /** The outcome of a decision: one per evaluation that led somewhere, and one per apply. */
+  decision: {
+    pipe: string;
+    direction: AuditDirection;
+    result: DecisionResult;
+    /** Short machine reason (outcomeReason, src/policy/outcome-reason.ts): window, baseline, pipe_bound, lead_time, a skip code, an API error code
+     *  (docs/decisions.md#the-reason-label-of-the-decisions-metric). */
+    reason: string;
+    windows: readonly string[];
+    before: ScalingValues;
+    after: ScalingValues;
+    /** What the policy wants in the end (the recommendation, before behavior's steps), where known. */
+    target?: ScalingValues;
+    reasons: readonly Reason[];
+    requestId?: string;
+    /** A failed read, not a change: why it was made, and what failed ("the confirmation read failed"). */
+    read?: ReadWhy | 'endpoint';
+    message?: string;
+  };
+  /**
+   * What happened to a pipe, in the vocabulary of src/history/outcomes.ts: history and notifications
+   * read only this. outcome-bridge.ts derives it from decision, paused, drift, parked and
+   * config:reload and verdict; an outcome with no such event (unsettled, landed_late,
+   * unconfirmed...) is emitted as this directly by the code that knows it.
+   */
+  outcome: Outcome;
+  /** A window start's verdict for a pipe (verdicts.ts): met, late (lateMs), missed (reason) or
+   *  excluded (reason: paused, override, freeze, dry_run). Once per pipe and start, fleet-wide. */
+  verdict: StoredVerdict & { pipe: string };
+  /** A notification was delivered to a sink, or given up on after its last attempt (dead letter). */
+  'notify:delivery': { sink: string; result: 'delivered' | 'retry' | 'dead'; events: number };
+  /** Gauges: what the pipe should have and what the platform reports. */
+  desired: { pipe: string; values: ScalingValues };
+  applied: { pipe: string; values: ScalingValues };
+  window: { pipe: string; windows: readonly string[] };
+  paused: { pipe: string; paused: boolean; reason?: string; until?: number };
+  /** A change was seen in force (a read, or its own answer, showed its target in a state that takes
+   *  scaling), once per confirmed change: actuationMs = confirmedAt - sentAt, from the first send
+   *  of this target to that answer (docs/architecture.md#every-change-is-confirmed). */
+  confirmed: {
+    pipe: string;
+    kind: PipeKind;
+    values: ScalingValues;
+    sentAt: number;
+    confirmedAt: number;
+    actuationMs: number;
+    /** Why it is not an actuation sample (confirmation.ts actuationSample); absent when it is one. */
+    notSample?: SampleSkip;
+    /** The read that showed it came this long after it was due (notSample late_read). */
+    lateReadMs?: number;
+  };
+  /** A change went unconfirmed (reason limit: evaluate.actuation.max passed with its target not in
+   *  force), or stopped being so (confirmed after all, replaced by a new target, set aside by a
+   *  change made by hand, or a reload): once per change of state. */
+  unconfirmed: {
+    pipe: string;
+    kind: PipeKind | null;
+    unconfirmed: boolean;
+    reason: 'limit' | 'confirmed' | 'new_target' | 'drift' | 'reload';
+    target: ScalingValues;
+    sentAt: number;
+    at: number;
+    /** Re-sends made before it went unconfirmed (a first time: 0, and it is sent once more). */
+    resends?: number;
+  };
+  /** Whether the pipe's last change is unconfirmed, as each evaluation finds it in the shared state
+   *  (every replica's gauge follows the pipe, not only the replica that read it). */
+  'unconfirmed:seen': { pipe: string; unconfirmed: boolean };
+  /** A change's PATCH was answered; queueWaitMs runs from the first decision that wanted the change
+   *  (not only the last queue wait of a re-queued turn). */
+  'apply:start': { pipe: string; key: string; queueWaitMs: number };
+  /** BullMQ will retry the job: the daemon's clients do not retry themselves (retry: false), so
+   *  this is the daemon's API retry; operation is the API operation that failed. */
+  'apply:retry': { pipe: string; code: ApiErrorCode; attempt: number; delayMs: number; operation?: string };
+  /** A pipe's calls began failing (backingOff: its next attempts wait exponentially longer, up to
+   *  its reconcile period, code: the first failure's) or one was answered again (backingOff false,
+   *  failures: how many failed in a row). Once per change of state. */
+  backoff: { pipe: string; backingOff: boolean; failures: number; code?: ApiErrorCode; delayMs?: number };
+  /** The key's queue was paused for a 429 until the platform's window resets. */
+  'rate-limited': { key: string; resetMs: number };
+  /** A 429's X-RateLimit-Reset was missing, unparsable or beyond twice the key's window (60 s at
+   *  most): the key waited one window (usedMs) instead. value: what the header said (cut). */
+  'rate-limit:reset-invalid': { key: string; value: string; usedMs: number };
+  /** A scaling answer was applied although its envelope did not fit (a requestId not a uuid). */
+  'api:envelope-issue': { pipe: string; key: string; issue: string };
+  /** A change made by hand; onDrift: what the policy's `behavior.onDrift` made of it (drift.ts). */
+  drift: { pipe: string; expected: ScalingValues; actual: ScalingValues; onDrift?: 'revert' | 'hold' | 'adoptAsFloor' };
+  /** An override came into force (set, or superseded an older one) or went out of it (expired,
+   *  cancelled), as the evaluations see it; `source` manual: onDrift's. One per change, fleet-wide. */
+  override: {
+    pipe: string;
+    action: 'set' | 'superseded' | 'expired' | 'cancelled';
+    id: string;
+    source: 'operator' | 'manual';
+    values: ScalingValues;
+    until: number;
+    reason: string;
+  };
+  /** A freeze began holding a pipe's change back (held: the freezes, what they hold, until when)
+   *  or stopped (released: the freeze ended or the change is no longer wanted). Once per change. */
+  freeze:
+    | { pipe: string; action: 'held'; freezes: readonly string[]; held: ScalingValues; until: number }
+    | { pipe: string; action: 'released'; freezes: readonly string[] };
+  /** What a key's request budget affords under the config in force (at start and each reload). */
+  'budget:plan': {
+    key: string;
+    pipes: number;
+    reconcileMs: number;
+    stretched: boolean;
+    scaleDownBoundMs: number;
+    text: string;
+  };
+  /** Fields of a pipe's record in Redis that did not parse: dropped, and the pipe is read again. */
+  'state:invalid': { pipe: string; fields: readonly string[] };
+  /** A pipe whose reads failed (the code) was read again successfully. */
+  'read:recovered': { pipe: string; code: string };
+  /** A pipe parked because its key keeps failing auth. */
+  parked: { pipe: string; code: ApiErrorCode; message: string };
+  /** A reload: on success what it changed (names only), on failure why it was refused. */
+  'config:reload': { result: 'success' | 'failure'; errors?: readonly string[]; changes?: ConfigChanges };
+  /** cause: why the connection failed, when it says more than an outage (a TLS mismatch); where:
+   *  the daemon's Redis (address and db, never a password). */
+  'redis:status': { ready: boolean; cause?: string; where?: string };
+  /** Redis still cannot be reached, downForMs after it went (redis-outage.ts: said with back-off). */
+  'redis:waiting': { where: string; downForMs: number };
+  /** Redis lost the daemon's state, or may (an eviction policy): scaling is held while lost. */
+  'redis:state': { lost: boolean; cause?: 'data_lost' | 'eviction_policy' };
+  /** This replica queried Prometheus for a metric policy's tick (one per policy per tick, fleet-wide). */
+  'metric:query': { policy: string; durationMs: number; samples?: number; error?: string };
+  /** This replica made a forecast policy's forecast for a refresh period (one per policy and period, fleet-wide). */
+  'forecast:made': { policy: string; durationMs: number; series?: number; error?: string };
+  /** A forecast policy's forecast for a refresh period, as this replica read it: its series and score, or why there is none. */
+  'forecast:status': { policy: string; at: number; series?: number; peakError?: number | null; error?: string };
+  /** A metric policy's last good result is this old (null: never), read once per policy and tick. */
+  'metric:age': { policy: string; lastGoodAgeMs: number | null };
+  /** The API answered (any status). */
+  'api:contact': { at: number };
+  /** A key checked in with the platform (key-checks.ts), or skipped it for want of budget. */
+  'api:check': { key: string; result: 'ok' | 'failed' | 'no_budget' };
+  /** How many API keys key-checks.ts checks in for (keys with pipes, less those refused the list):
+   *  /readyz wants an answer within two check intervals only while one does. */
+  'api:checking': { keys: number };
+  /** A key's check was refused (401: the key; 403: the services list), or the key was answered a
+   *  2xx again (refused: false). Said on each change only (key-auth.ts). */
+  'api:key': { key: string; refused: boolean; status?: number; code?: string };
+}
+
+/** A typed EventEmitter over DaemonEvents. */
+export class DaemonEmitter extends EventEmitter {
+  override emit<K extends keyof DaemonEvents>(event: K, payload: DaemonEvents[K]): boolean {
+    return super.emit(event, payload);
+  }
+  override on<K extends keyof DaemonEvents>(event: K, listener: (payload: DaemonEvents[K]) => void): this {
+    return super.on(event, listener);
+  }
+  override off<K extends keyof DaemonEvents>(event: K, listener: (payload: DaemonEvents[K]) => void): this {
+    return super.off(event, listener);
+  }
+}

@@ -1,0 +1,102 @@
+// The state store's Lua scripts, each registered once per client (lua.ts) and called as the
+// client method its ioredis augmentation below types. state-store.ts is their only caller.
+import type { Result } from 'ioredis';
+
+// Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
+const SNAPSHOT_SCRIPT =
+  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1]), redis.call('GET', KEYS[5])}";
+
+// A decision of the tick ARGV[1], unless a newer tick's is stored; each one counted in
+// `decisions`. ARGV[2]: that count in the record the fields are a difference from (state-store.ts
+// writeDecision), refused with 2 when another decision was stored since; '' for a whole decision.
+const WRITE_DECISION_SCRIPT = `
+local h = redis.call('HMGET', KEYS[1], 'decidedAt', 'decisions')
+local cur = tonumber(h[1] or '')
+if cur and cur > tonumber(ARGV[1]) then return 0 end
+if ARGV[2] ~= '' and (h[2] or '0') ~= ARGV[2] then return 2 end
+local n = tonumber(h[2] or '')
+if not n or n ~= n or n < 0 or n >= 2^53 then n = 0 end
+redis.call('HSET', KEYS[1], 'decisions', string.format('%d', math.floor(n) + 1), unpack(ARGV, 3))
+return 1
+`;
+
+// A pipe's window verdicts, one per window start fleet-wide (verdicts.ts). ARGV[1]: open (a due
+// verdict), close (the due one given) or exclude (given at once); ARGV[2] the boundary; ARGV[3]
+// the JSON. open and exclude only for a boundary later than the due one's and the last given's;
+// close only while the due one is that boundary's. 1 written, 0 refused (another replica did).
+const VERDICT_SCRIPT = `
+local function boundary(field)
+  local text = redis.call('HGET', KEYS[1], field)
+  if not text then return -1 end
+  local ok, v = pcall(cjson.decode, text)
+  if ok and type(v) == 'table' and tonumber(v.boundary) then return tonumber(v.boundary) end
+  return -1
+end
+local b = tonumber(ARGV[2])
+local due = boundary('verdictDue')
+if ARGV[1] == 'close' then
+  if due ~= b then return 0 end
+  redis.call('HSET', KEYS[1], 'lastVerdict', ARGV[3], 'verdictDue', 'null')
+  return 1
+end
+if due >= b or boundary('lastVerdict') >= b then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1] == 'open' and 'verdictDue' or 'lastVerdict', ARGV[3])
+return 1
+`;
+
+// A write conditioned on the change sent and not yet recorded (unsettled.ts): the fields ARGV[2..] go
+// in only while the id of the record's `unsettled` is ARGV[1] ('' for none, or one without an id).
+// The answer of a change, or a read, whose job lost its lock meanwhile is so recorded once: never
+// over what another attempt recorded or sent since, whatever BullMQ thinks of the job.
+const WRITE_IF_INTENT_SCRIPT = `
+local id = ''
+local text = redis.call('HGET', KEYS[1], 'unsettled')
+if text then
+  local ok, v = pcall(cjson.decode, text)
+  if ok and type(v) == 'table' and type(v.id) == 'string' then id = v.id end
+end
+if id ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash, its
+     *  override; the service id. */
+    pipescalerSnapshot(
+      pipe: string,
+      pause: string,
+      pauseAll: string,
+      services: string,
+      override: string,
+      serviceId: string,
+    ): Result<[string[], string | null, string | null, string | null, string | null], Context>;
+    /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, the count of decisions of the record the
+     *  fields are a difference from ('' for all fields), then field, value pairs. 1 written, 0 refused (a newer
+     *  tick's decision is stored), 2 another decision was stored since the base (nothing written). */
+    pipescalerWriteDecision(
+      pipe: string,
+      tickAt: string,
+      base: string,
+      ...fieldsAndValues: string[]
+    ): Result<number, Context>;
+    /** WRITE_IF_INTENT_SCRIPT: the pipe's hash; the id its unsettled change must have ('' none),
+     *  then field, value pairs. 1 written, 0 refused. */
+    pipescalerWriteIfIntent(pipe: string, intent: string, ...fieldsAndValues: string[]): Result<number, Context>;
+    /** VERDICT_SCRIPT: the pipe's hash; open, close or exclude, the boundary, the JSON. 1 written, 0 refused. */
+    pipescalerVerdict(
+      pipe: string,
+      action: 'open' | 'close' | 'exclude',
+      boundary: string,
+      json: string,
+    ): Result<number, Context>;
+  }
+}
+
+export const STORE_COMMANDS = [
+  { name: 'pipescalerSnapshot', numberOfKeys: 5, lua: SNAPSHOT_SCRIPT },
+  { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
+  { name: 'pipescalerVerdict', numberOfKeys: 1, lua: VERDICT_SCRIPT },
+  { name: 'pipescalerWriteIfIntent', numberOfKeys: 1, lua: WRITE_IF_INTENT_SCRIPT },
+] as const;

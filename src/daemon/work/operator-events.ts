@@ -1,0 +1,78 @@
+// The daemon's side of operator state: an override coming into force or leaving it, and a freeze
+// starting or ending to hold a change, are noticed by the evaluations (the CLI only writes Redis)
+// and emitted once, fleet-wide (the pipe's record remembers what was seen); a change made by hand
+// is judged by the policy's onDrift rule (policy/drift.ts) and, for hold and adoptAsFloor, kept
+// as an automatic override with reason `manual`.
+import { randomUUID } from 'node:crypto';
+import type { ScalingValues } from '../../api/index.js';
+import { onDriftAction, overrideValuesAt, type Decision, type PipeConfig, type Policy } from '../../policy/index.js';
+import type { DaemonContext } from './context.js';
+import type { StoredOverrideValue, PipeRecord } from '../model/record.js';
+
+/** Emit 'override' when the override in force at `at` is not the one the last evaluation saw. */
+export async function noteOverride(
+  ctx: DaemonContext,
+  pipe: string,
+  rec: PipeRecord,
+  override: StoredOverrideValue | null,
+  at: number,
+): Promise<void> {
+  const live = override !== null && overrideValuesAt(override, at) !== null ? override : null;
+  const seen = rec.overrideSeen;
+  if ((live?.id ?? null) === (seen?.id ?? null)) return;
+  await ctx.store.write(pipe, {
+    overrideSeen: live
+      ? { id: live.id, until: live.until, source: live.source, values: live.values, reason: live.reason }
+      : null,
+  });
+  if (seen && !live) {
+    ctx.emitter.emit('override', { pipe, action: at >= seen.until ? 'expired' : 'cancelled', ...seen });
+    return;
+  }
+  if (live) {
+    const { id, until, source, values, reason } = live;
+    ctx.emitter.emit('override', { pipe, action: seen ? 'superseded' : 'set', id, until, source, values, reason });
+  }
+}
+
+/** Emit 'freeze' when the freezes holding the pipe's change are not those the last evaluation saw. */
+export async function noteFreeze(ctx: DaemonContext, pipe: string, rec: PipeRecord, decision: Decision): Promise<void> {
+  const now = decision.freeze?.freezes ?? null;
+  const seen = rec.freezeSeen;
+  if ((now?.join('\u0000') ?? null) === (seen?.join('\u0000') ?? null)) return;
+  await ctx.store.write(pipe, { freezeSeen: now });
+  if (decision.freeze) ctx.emitter.emit('freeze', { pipe, action: 'held', ...decision.freeze });
+  else if (seen) ctx.emitter.emit('freeze', { pipe, action: 'released', freezes: seen });
+}
+
+/**
+ * A drift was found (what pipescaler last applied vs what the platform reports): count it, emit
+ * it, and apply the policy's onDrift rule. With hold or adoptAsFloor the hand-made values become
+ * an override with reason `manual` and the new reference for drift, so the next read does not
+ * find the same drift again. An operator's override in force is kept: the hand change is reverted
+ * to it. Where the daemon finds a drift it calls this (turn.ts, both places).
+ */
+export async function handleDrift(
+  ctx: DaemonContext,
+  pipe: PipeConfig,
+  expected: ScalingValues,
+  actual: ScalingValues,
+): Promise<'revert' | 'hold' | 'adoptAsFloor'> {
+  await ctx.store.increment(pipe.name, 'drifts');
+  const policy: Policy | undefined = ctx.config().policies[pipe.policy];
+  const now = ctx.now();
+  const rule = policy?.behavior.onDrift?.kind ?? 'revert';
+  let result: 'revert' | 'hold' | 'adoptAsFloor' = 'revert';
+  if (policy && rule !== 'revert') {
+    const current = await ctx.store.operator.override(pipe);
+    const operatorInForce = current?.source === 'operator' && overrideValuesAt(current, now) !== null;
+    const action = onDriftAction(policy, now, expected, actual, randomUUID());
+    if (!operatorInForce && action.action === 'override') {
+      await ctx.store.operator.setOverride(pipe, action.override, now);
+      await ctx.store.write(pipe.name, { lastApplied: actual, desired: null });
+      result = rule;
+    }
+  }
+  ctx.emitter.emit('drift', { pipe: pipe.name, expected, actual, onDrift: result });
+  return result;
+}

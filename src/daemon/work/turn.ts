@@ -1,0 +1,361 @@
+// A turn on the key's apply queue: one request for one pipe, after a unit of the key's shared
+// budget (spend.ts). What the request is comes from the pipe's lifecycle (next-step.ts nextStep),
+// decided again here with the current clock and config, so a change whose reason has expired
+// since the evaluation (its window ended, a reload narrowed the bounds, the pipe was paused) is
+// never sent; what its answer makes of the record comes from answers.ts.
+import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
+import { isApiError, pipeKind, type ApiError, type Pipe, type ScalingValues } from '../../api/index.js';
+import { changeDirections, outcomeReason, type PipeConfig } from '../../policy/index.js';
+import { type DaemonContext } from './context.js';
+import { handleApiFailure, readOutcome, type ApplyOutcome } from './turn-failure.js';
+import type { AuditDirection } from '../model/events.js';
+import { evaluatePipe } from './evaluate.js';
+import { dropped, type JobResult } from '../model/job-results.js';
+import { afterEndpoint, afterRead, afterSentChange } from '../lifecycle/answers.js';
+import { nextStep, turnInstant } from '../lifecycle/next-step.js';
+import { actuationSample, expectedValues, type ConfirmTiming } from '../lifecycle/confirmation.js';
+import { reportConfirmation } from './confirm-events.js';
+import { recordActuation } from '../store/actuation-store.js';
+import { lateReadToleranceMs, readDueAfterMs } from '../lanes/lead-plans.js';
+import { confirmOrderOf, readWhyOf, type ApplyJob, type ApplyJobName } from '../lanes/queues.js';
+import { sameValues } from '../model/scaling-values.js';
+import { ServiceLists } from './service-lists.js';
+import { situationOf } from './situation.js';
+import { handleDrift } from './operator-events.js';
+import { spend } from '../lanes/spend.js';
+import { intentOf, newIntent, unknownAfter } from '../lifecycle/unsettled.js';
+import { refOf, type PipeRecord, type Unsettled } from '../model/record.js';
+import { type KeyLane } from '../lanes/lane.js';
+import { pipeByName } from '../model/pipe-index.js';
+import { type ReadWhy } from '../model/job-results.js';
+import { timingOf } from '../lifecycle/steps.js';
+import { type PipeAnswer, type Transition } from '../lifecycle/transition.js';
+
+interface ApplyJobData extends ApplyJob {
+  /** The body sent with `idempotencyKey`; a retry with a different body needs a new key. */
+  readonly sentBody?: ScalingValues;
+}
+
+export function createApplyProcessor(ctx: DaemonContext) {
+  // A job is a turn to work on one pipe, not a frozen request: what it does is decided when it
+  // runs, and BullMQ's deduplication keeps at most one active and one waiting job per pipe, so a
+  // pipe's requests never overlap.
+  const services = new ServiceLists(ctx);
+  return async function work(job: Job<ApplyJobData>, token?: string): Promise<JobResult> {
+    const config = ctx.config();
+    const pipe = pipeByName(config, job.data.pipe);
+    if (!pipe) return dropped('unknown_pipe');
+    const policy = config.policies[pipe.policy];
+    if (!policy) return dropped('unknown_policy');
+    const lane = ctx.laneFor(pipe);
+    if (!lane) return dropped('no_key');
+    // A reload gave the pipe another key (its pool changed, or its key: did): the turn moves to
+    // that key's queue, whose deduplication keeps the pipe's requests from overlapping there.
+    if (job.queueName !== lane.queue.name) {
+      if (job.name !== 'apply')
+        await ctx.enqueueRead(pipe, job.data.tickAt, readWhyOf(job.name as ApplyJobName), confirmOrderOf(job));
+      else await ctx.enqueueChange(pipe, job.data.direction, job.data.tickAt);
+      return { done: 'key_moved', key: lane.keyName };
+    }
+    const snap = await ctx.store.snapshot(pipe.name, pipe);
+    const { rec } = snap;
+    const at = turnInstant(rec, ctx.now());
+    let sit = await situationOf(ctx, pipe, policy, snap, at, rec.decidedAt ?? job.data.tickAt, 'turn');
+    // a retry of the job is the pipe's next attempt that its backoff scheduled (next-step.ts backingOff)
+    if (job.attemptsMade > 0) sit = { ...sit, retry: true };
+    let { step, decision } = nextStep(rec, sit, at);
+    const turn: Turn = { ctx, job, token, pipe, lane, rec, timing: timingOf(sit) };
+    if (step.do === 'list_services') {
+      // The turn that read the list goes on to its change, with a unit of its own: without one it
+      // goes back to the front of its priority (spend.ts), the state now stored. A new turn at the
+      // back of the queue made that change the last of a cold start's.
+      const { state } = await services.read(pipe, lane);
+      sit = { ...sit, service: { state, at: ctx.now() } };
+      ({ step, decision } = nextStep(rec, sit, at));
+    }
+    switch (step.do) {
+      case 'forget':
+        // The next evaluation forgets the record.
+        return dropped('pipe_changed');
+      case 'read':
+        return read(turn, step.why);
+      case 'read_endpoint':
+        return readEndpoint(turn, step.endpointId);
+      case 'change':
+        return change(turn, step.body, decision?.recommendation);
+      case 'list_services':
+        // Not after a list just stored (its state, even unknown, is fresh): nothing to send.
+        return { done: 'nothing', step: 'wait', reason: 'service_unknown' };
+      case 'wait':
+      case 'skip':
+        return { done: 'nothing', step: step.do, reason: step.reason };
+    }
+  };
+}
+
+interface Turn {
+  readonly ctx: DaemonContext;
+  readonly job: Job<ApplyJobData>;
+  readonly token: string | undefined;
+  readonly pipe: PipeConfig;
+  readonly lane: KeyLane;
+  readonly rec: PipeRecord;
+  /** When the pipe's confirmation reads go, and its limit. */
+  readonly timing: ConfirmTiming;
+}
+
+/** 'mixed' when one PATCH moves fields both ways (each field under its own direction's rules). */
+export function auditDirection(moves: { up: boolean; down: boolean }): AuditDirection {
+  return moves.up && moves.down ? 'mixed' : moves.up ? 'up' : moves.down ? 'down' : 'none';
+}
+
+function answerOf(p: Pipe): PipeAnswer {
+  return {
+    kind: pipeKind(p.source),
+    state: p.state,
+    scaling: p.scaling,
+    endpointIds: p.source.kafka?.reversePrivateEndpointIds ?? [],
+  };
+}
+
+/**
+ * Writes a transition, reports it and its drift and enqueues what comes next; nothing of it when
+ * another attempt of the job (it lost its lock) or another replica sent a change or recorded one
+ * since the turn's snapshot (unsettled.ts): that one's record stands. False then.
+ */
+async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
+  if (!(await turn.ctx.store.writeIfIntent(turn.pipe.name, intentOf(turn.rec), t.write))) return false;
+  await follow(turn, t);
+  return true;
+}
+
+/** What a written transition reports and enqueues. */
+async function follow(turn: Turn, t: Transition): Promise<void> {
+  const { ctx, job, pipe } = turn;
+  const kind = t.write.kind ?? turn.rec.kind;
+  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts),
+  // unless its read came late (the queue's time, not the platform's), or the change went
+  // unconfirmed or its outcome was unknown (confirmation.ts actuationSample); one lost to Redis
+  // going away is only one sample
+  const sample =
+    t.confirmation?.is === 'confirmed'
+      ? actuationSample(t.confirmation, lateReadToleranceMs(ctx.config(), pipe))
+      : undefined;
+  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation, sample);
+  if (sample && 'ms' in sample)
+    await recordActuation(ctx.store.redis, ctx.store.keys, { ...pipe, kind }, sample.ms).catch(() => {});
+  // Answered: a pipe whose calls were failing is out of its backoff (answers.ts).
+  if (turn.rec.failures > 0)
+    ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });
+  if (t.landed) {
+    ctx.emitter.emit('outcome', {
+      pipe: pipe.name,
+      outcome: 'landed_late',
+      at: ctx.now(),
+      reason: 'landed_late',
+      after: t.landed.sent,
+      message: `a change sent ${Math.round((ctx.now() - t.landed.at) / 1000)} s ago, whose outcome was unknown, shows in a read`,
+    });
+  }
+  // counted, emitted, and kept as a `manual` override when the policy's onDrift says so
+  if (t.drift) await handleDrift(ctx, pipe, t.drift.expected, t.drift.actual);
+
+  const next = t.next;
+  if (next.then === 'read') await ctx.enqueueRead(pipe, job.data.tickAt);
+  else if (next.then === 'change') await ctx.enqueueChange(pipe, next.up ? 'up' : 'down', job.data.tickAt);
+  else if (next.then === 'evaluate') await evaluateNow(turn);
+}
+
+/**
+ * The evaluation an answer calls for, made by the turn itself at the tick it came from: its change
+ * goes to the key's queue at its own priority at once (scale-ups first), and through nextStep and
+ * its safety check like any other. Queued on the evaluate queue, it waited behind a tick's
+ * evaluations of the whole fleet: seconds on a busy process, the tail of a cold start.
+ */
+async function evaluateNow(turn: Turn): Promise<void> {
+  const { ctx, job, pipe } = turn;
+  try {
+    await evaluatePipe(ctx, pipe.name, job.data.tickAt);
+  } catch (err) {
+    // The answer is stored: a failure here must not fail the turn (its retry would ask again).
+    ctx.logger.warn({ pipe: pipe.name, err: (err as Error).message }, 'evaluation after an answer failed: queued');
+    await ctx.enqueueEvaluate(pipe.name, job.data.tickAt, '-answer');
+  }
+}
+
+async function change(turn: Turn, body: ScalingValues, target: ScalingValues | undefined): Promise<JobResult> {
+  const { ctx, job, pipe, lane, rec } = turn;
+  let idempotencyKey = job.data.idempotencyKey;
+  if (!job.data.sentBody || !sameValues(job.data.sentBody, body)) {
+    if (job.data.sentBody) idempotencyKey = randomUUID();
+    await job.updateData({ ...job.data, idempotencyKey, sentBody: body });
+  }
+  // The pipe's values as decided against: a change still on its way counts as made.
+  const moves = changeDirections(expectedValues(rec.applied, rec.confirming), body);
+  const last = rec.lastDecision;
+  // `before` is what the platform last reported (a read, or the answer of the last request).
+  const outcome: ApplyOutcome = {
+    pipe: pipe.name,
+    direction: auditDirection(moves),
+    windows: last?.windows ?? [],
+    before: rec.applied,
+    reasons: last?.reasons ?? [],
+    after: { ...rec.applied, ...body },
+  };
+  // what goes out, stored before it does: the record names it until its answer is recorded
+  const sending: { intent?: Unsettled } = {};
+  try {
+    let sentAt = ctx.now();
+    const res = await spend(lane, async () => {
+      sentAt = ctx.now();
+      const intent = newIntent(rec, {
+        sent: body,
+        key: idempotencyKey,
+        at: sentAt,
+        attempt: job.attemptsMade + 1,
+        timeoutMs: ctx.config().api.timeoutMs,
+      });
+      // Refused: since the turn's snapshot another attempt of this job (it lost its lock) or
+      // another replica sent a change, or recorded one: nothing goes out (its unit is spent).
+      if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }))) throw new IntentTaken();
+      sending.intent = intent;
+      return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false });
+    });
+    // stored before the request went out (its id is always there)
+    const intentId = sending.intent?.id ?? '';
+    const now = ctx.now();
+    ctx.emitter.emit('api:contact', { at: now });
+    // From the first decision that wanted this change to its answer (not only the last queue wait).
+    ctx.emitter.emit('apply:start', {
+      pipe: pipe.name,
+      key: lane.keyName,
+      queueWaitMs: Math.max(0, now - (rec.wantedSince ?? job.data.tickAt)),
+    });
+    if (res.envelopeIssue)
+      ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
+    const t = afterSentChange(rec, answerOf(res.result), body, now, { ref: refOf(pipe), sentAt, timing: turn.timing });
+    const applied = t.write.applied ?? rec.applied;
+    // The answer goes in while the record still names this change's intent, whatever became of
+    // the job's lock. Refused: once the request's time ran out another attempt settled the change
+    // with a read, whose record stands (newer than this answer).
+    const recorded = await ctx.store.writeIfIntent(pipe.name, intentId, t.write);
+    if (recorded) ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
+    // The 200 is reported all the same (audit line, history, notifications): this attempt alone
+    // holds it, so it is reported once.
+    ctx.emitter.emit('decision', {
+      ...outcome,
+      result: 'applied',
+      after: applied,
+      ...(target ? { target } : {}),
+      // A scale-up sent ahead of its window says so (lead time), or raised by a forecast.
+      reason: outcomeReason({
+        action: 'change',
+        direction: moves.up ? 'up' : 'down',
+        reasons: outcome.reasons,
+        windows: outcome.windows,
+      }),
+      requestId: res.requestId,
+    });
+    if (recorded) await follow(turn, t);
+    return { done: 'change', direction: moves.up ? 'up' : 'down' };
+  } catch (err) {
+    if (err instanceof IntentTaken) return { done: 'nothing', step: 'wait', reason: 'sending' };
+    const intent = sending.intent;
+    if (intent && isApiError(err) && unknownOutcome(err)) return unsettle(turn, intent, err);
+    // Answered (4xx, 5xx, 429) or never sent: not carried out. The intent gives way to what the
+    // record held before it, so that the retry sends the change again.
+    if (intent && isApiError(err))
+      await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled });
+    return handleApiFailure(ctx, job, pipe, lane, err, outcome);
+  }
+}
+
+/** Another attempt or replica sent or recorded a change since the turn's snapshot. */
+class IntentTaken extends Error {
+  constructor() {
+    super('a change of the pipe was sent or recorded meanwhile');
+  }
+}
+
+/**
+ * Whether a change's failure leaves its outcome unknown: the request may have been carried out
+ * and nothing says what became of it (a timeout after it was sent, a reset or cut connection), or
+ * the platform took it and its answer could not be read (a 2xx whose body does not parse). A 5xx
+ * is an answer: it is retried with the same Idempotency-Key, as before.
+ */
+function unknownOutcome(err: ApiError): boolean {
+  return err.reached === 'yes' || (err.reached === 'maybe' && err.status === undefined);
+}
+
+/** No other change goes to the pipe until a read settles what the platform holds (next-step.ts
+ *  stage unsettled); the change is not retried (a second request could land out of order): the
+ *  job ends, and the read is the pipe's next turn, on this replica or, at a shutdown, the next. */
+async function unsettle(turn: Turn, intent: Unsettled, err: ApiError): Promise<JobResult> {
+  const { ctx, job, pipe, lane, rec } = turn;
+  const { sent, at } = intent;
+  // another attempt settled it with a read meanwhile (the request's time had run out): reported then
+  if (!(await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: unknownAfter(intent, err) })))
+    return { done: 'unsettled', code: err.code };
+  ctx.emitter.emit('outcome', {
+    pipe: pipe.name,
+    outcome: 'unsettled',
+    at,
+    reason: err.code,
+    before: rec.applied,
+    after: { ...rec.applied, ...sent },
+    key: lane.keyName,
+    ...(err.requestId ? { requestId: err.requestId } : {}),
+    message: 'the change may have been carried out; a read settles it before any other change',
+  });
+  await ctx.enqueueRead(pipe, job.data.tickAt, 'settle');
+  return { done: 'unsettled', code: err.code };
+}
+
+async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
+  const { ctx, pipe, lane, rec } = turn;
+  try {
+    // A reconcile or confirmation read draws on the key's read share; a first contact or a read
+    // that settles a change of unknown outcome is what the pipe's next change waits for: the full budget.
+    const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), {}, { retry: false }), {
+      read: why === 'reconcile' || why === 'confirm',
+    });
+    ctx.emitter.emit('api:contact', { at: ctx.now() });
+    if (res.envelopeIssue)
+      ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
+    const config = ctx.config();
+    const t = afterRead(rec, answerOf(res.result), ctx.now(), {
+      ref: refOf(pipe),
+      continuousReads: readDueAfterMs(config, pipe) === 0,
+      dryRun: config.dryRun,
+      timing: turn.timing,
+    });
+    // what another attempt sent or recorded since the snapshot is newer than this read's account
+    if (!(await carryOut(turn, t))) return { done: 'read', why, drift: false };
+    if (rec.lastError !== null) ctx.emitter.emit('read:recovered', { pipe: pipe.name, code: rec.lastError.code });
+    ctx.emitter.emit('applied', { pipe: pipe.name, values: t.write.applied ?? rec.applied });
+    return { done: 'read', why, drift: t.drift !== null };
+  } catch (err) {
+    // A read that keeps failing is reported once per run of failures (turn-failure.ts REPORT_AT).
+    return handleApiFailure(ctx, turn.job, pipe, lane, err, readOutcome(pipe, rec, why), rec.lastError?.code ?? null);
+  }
+}
+
+async function readEndpoint(turn: Turn, id: string): Promise<JobResult> {
+  const { ctx, job, pipe, lane, rec } = turn;
+  try {
+    const ep = await spend(lane, () =>
+      lane.client.getReversePrivateEndpoint(
+        { organizationId: pipe.organizationId, serviceId: pipe.serviceId, reversePrivateEndpointId: id },
+        { retry: false },
+      ),
+    );
+    ctx.emitter.emit('api:contact', { at: ctx.now() });
+    await carryOut(turn, afterEndpoint(rec, id, ep.result.status));
+    return { done: 'read_endpoint' };
+  } catch (err) {
+    return handleApiFailure(ctx, job, pipe, lane, err, readOutcome(pipe, rec, 'endpoint'), rec.lastError?.code ?? null);
+  }
+}
+
+const ids = (p: PipeConfig) => ({ organizationId: p.organizationId, serviceId: p.serviceId, pipeId: p.pipeId });

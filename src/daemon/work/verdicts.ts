@@ -1,0 +1,91 @@
+// The daemon's side of window verdicts (policy/verdict.ts): each evaluation looks for window starts
+// since the pipe's previous decision, stores the verdict due for the newest (the one before it is
+// given then, as superseded when nothing confirmed it), and gives the due verdict once the record's
+// confirmation (or the deadline) settles it. Each step is one script on the pipe's record
+// (state-store.ts verdict), so three replicas and restarts give one verdict per pipe and start.
+// A start that Redis lost the daemon's state around (redis-guard.ts) is met when a read showed its
+// target by the boundary (a read that rebuilt the state counts), else no verdict (excluded,
+// state_lost): never missed or late on evidence that is gone.
+import { KIND_FIELDS, SCALING_FIELDS, type ScalingField } from '../../api/index.js';
+import {
+  assumedKind,
+  exclusionOf,
+  judgeVerdict,
+  stateLostAround,
+  tickIntervalMs,
+  verdictDue,
+  windowStartsIn,
+  VERDICT_LIMIT_DEFAULT_MS,
+  type Decision,
+  type Judged,
+  type PipeConfig,
+  type Policy,
+  type VerdictDue,
+} from '../../policy/index.js';
+import type { DaemonContext } from './context.js';
+import type { PipeRecord, StoredVerdict } from '../model/record.js';
+
+/** How long after a window start a pipe not confirmed at target has missed it: the actuation cap. */
+export function verdictLimitMs(ctx: DaemonContext): number {
+  return ctx.config().evaluate.actuation?.maxMs ?? VERDICT_LIMIT_DEFAULT_MS;
+}
+
+function fieldsOf(rec: PipeRecord, pipe: PipeConfig, policy: Policy): readonly ScalingField[] {
+  const kind = rec.kind ?? assumedKind(pipe, policy)?.kind ?? null;
+  return kind ? KIND_FIELDS[kind] : SCALING_FIELDS;
+}
+
+/**
+ * After the evaluation of the tick at `tickAt` (its decision stored; `paused`: a pause in force):
+ * open the verdicts of window starts in (the previous decision, tickAt], and give the due one
+ * when it is settled.
+ */
+export async function noteVerdicts(
+  ctx: DaemonContext,
+  pipe: PipeConfig,
+  policy: Policy,
+  rec: PipeRecord,
+  decision: Decision,
+  tickAt: number,
+  paused = false,
+): Promise<void> {
+  const config = ctx.config();
+  const limitMs = verdictLimitMs(ctx);
+  // A new record looks back one tick; a replica down for a while looks back at most the limit.
+  const from = Math.max(rec.decidedAt ?? tickAt - tickIntervalMs(config.evaluate.cron), tickAt - limitMs);
+  let due = rec.verdictDue;
+  // what the platform last reported, until the first read: nothing to contradict a confirmation
+  const reported = rec.lastReadAt === null ? undefined : rec.applied;
+  const loss = ctx.stateLoss();
+  const lost = (d: VerdictDue): boolean => stateLostAround(d, loss, limitMs);
+  for (const start of windowStartsIn(policy, pipe.bounds, fieldsOf(rec, pipe, policy), from, tickAt)) {
+    if (due !== null && due.boundary >= start.boundary) continue;
+    if (due !== null)
+      await give(
+        ctx,
+        pipe.name,
+        due,
+        judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due) }),
+      );
+    due = null;
+    const next = verdictDue(start, limitMs);
+    const excluded = exclusionOf(decision, config.dryRun, paused);
+    if (excluded !== null) {
+      const verdict: StoredVerdict = { ...next, verdict: 'excluded', at: ctx.now(), reason: excluded };
+      if (await ctx.store.verdict(pipe.name, 'exclude', verdict))
+        ctx.emitter.emit('verdict', { pipe: pipe.name, ...verdict });
+      continue;
+    }
+    // Refused: another replica opened it; it is due all the same (giving it is once, by script).
+    await ctx.store.verdict(pipe.name, 'open', next);
+    due = next;
+  }
+  if (due !== null)
+    await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due) }));
+}
+
+async function give(ctx: DaemonContext, pipe: string, due: VerdictDue, judged: Judged | null): Promise<void> {
+  if (judged === null) return;
+  const verdict: StoredVerdict = { ...due, ...judged, at: ctx.now() };
+  if (await ctx.store.verdict(pipe, 'close', verdict)) ctx.emitter.emit('verdict', { pipe, ...verdict });
+}

@@ -1,0 +1,143 @@
+// The key's budget (the shipped scripts, on the real Redis) against the platform's fixed window (the
+// embedded cloud's limiter) over random interleavings of takes, arrivals and answers: each request
+// reaches the platform 0-90 ms after its unit (under the budget's margins, 100 ms at 10 s), and its
+// answer comes back at once, late, or windows later, in any order. Never more than `requests`
+// reach the platform in any of its windows (it never answers 429), and the budget is never stuck.
+// A fixed seed (PIPESCALER_BUDGET_SEED to try another; a failure a seed finds becomes an explicit
+// case in budget-windows.test.ts).
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FixedWindowLimiter } from '../../../src/cloud/rate-limit.js';
+import { KeyBudget } from '../../../src/daemon/lanes/budget.js';
+import { REDIS_URL, cleanupPrefix, uniquePrefix } from '../helpers.js';
+
+const SEED = Number(process.env.PIPESCALER_BUDGET_SEED ?? 20261127);
+const RUNS = Number(process.env.PIPESCALER_BUDGET_RUNS ?? 250);
+const LIMIT = { requests: 10, perMs: 10_000 };
+/** A request's way to the platform at most: under the margins (100 ms), less the Reset's rounding. */
+const TO_PLATFORM_MS = 90;
+const T0 = Date.parse('2026-11-23T10:00:00Z');
+
+const prefix = uniquePrefix('budget-property');
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+let n = 0;
+
+afterAll(async () => {
+  await cleanupPrefix(redis, prefix);
+  redis.disconnect();
+});
+
+/** One attempt to send: after `gap` ms (or the wait the budget named last), a take; if granted, its
+ *  request reaches the platform `toPlatform` ms later and its answer is observed `back` ms after. */
+interface Attempt {
+  readonly gap: number | 'told';
+  readonly read: boolean;
+  readonly toPlatform: number;
+  readonly back: number;
+}
+
+const attempt: fc.Arbitrary<Attempt> = fc.record({
+  gap: fc.oneof(
+    { arbitrary: fc.constant(0), weight: 4 }, // bursts
+    { arbitrary: fc.constant('told' as const), weight: 3 }, // the daemon's way: ask again when told
+    { arbitrary: fc.integer({ min: 1, max: 300 }), weight: 2 },
+    { arbitrary: fc.integer({ min: 9_600, max: 10_400 }), weight: 1 }, // about a window later
+    { arbitrary: fc.integer({ min: 0, max: 25_000 }), weight: 1 },
+  ),
+  read: fc.oneof({ arbitrary: fc.constant(false), weight: 3 }, { arbitrary: fc.constant(true), weight: 1 }),
+  toPlatform: fc.integer({ min: 0, max: TO_PLATFORM_MS }),
+  back: fc.oneof(
+    { arbitrary: fc.integer({ min: 0, max: 20 }), weight: 3 }, // in time
+    { arbitrary: fc.integer({ min: 100, max: 2_000 }), weight: 2 }, // late
+    { arbitrary: fc.integer({ min: 2_000, max: 25_000 }), weight: 1 }, // windows later
+  ),
+});
+
+type Event =
+  | {
+      readonly at: number;
+      readonly seq: number;
+      readonly kind: 'arrive';
+      readonly takenAt: number;
+      readonly back: number;
+    }
+  | {
+      readonly at: number;
+      readonly seq: number;
+      readonly kind: 'answer';
+      readonly takenAt: number;
+      readonly headers: Record<string, string>;
+      readonly allowed: boolean;
+    };
+
+/** Plays the attempts; returns the requests the platform refused (over its limit) and the grants. */
+async function play(attempts: readonly Attempt[]) {
+  const clock = { now: T0 };
+  const budget = new KeyBudget(redis, `${prefix}:ps:budget:k${n++}`, LIMIT, () => clock.now);
+  const platform = new FixedWindowLimiter(LIMIT, () => clock.now);
+  const events: Event[] = [];
+  let seq = 0;
+  const refused: string[] = [];
+  let granted = 0;
+  let told = 0;
+  const seen = [T0];
+  /** Every arrival and answer due by `until`, in the order of their instants, each at its instant. */
+  const runUntil = async (until: number) => {
+    for (;;) {
+      events.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = events[0];
+      if (!next || next.at > until) break;
+      events.shift();
+      clock.now = next.at;
+      seen.push(next.at);
+      if (next.kind === 'arrive') {
+        const { allowed, headers } = platform.take('key')!;
+        if (!allowed) refused.push(`request of the unit taken at +${next.takenAt - T0} ms, at +${next.at - T0} ms`);
+        events.push({ at: next.at + next.back, seq: seq++, kind: 'answer', takenAt: next.takenAt, headers, allowed });
+      } else {
+        await budget.observe(
+          next.takenAt,
+          {
+            remaining: Number(next.headers['x-ratelimit-remaining']),
+            resetSeconds: Number(next.headers['x-ratelimit-reset']),
+          },
+          !next.allowed,
+        );
+      }
+    }
+    if (until < Number.MAX_SAFE_INTEGER) clock.now = until;
+  };
+  for (const a of attempts) {
+    await runUntil(clock.now + (a.gap === 'told' ? told : a.gap));
+    const { waitMs, at } = await budget.take(a.read ? 'read' : 'change');
+    told = Math.abs(waitMs);
+    if (waitMs !== 0) continue;
+    granted += 1;
+    events.push({ at: at + a.toPlatform, seq: seq++, kind: 'arrive', takenAt: at, back: a.back });
+  }
+  await runUntil(Number.MAX_SAFE_INTEGER);
+  // Every answer in (the last one late by up to its Reset, a window): a unit a window later.
+  clock.now = Math.max(clock.now, ...seen) + LIMIT.perMs + 2 * 100;
+  const after = await budget.take();
+  return { refused, granted, stuck: after.waitMs !== 0 };
+}
+
+describe("the key's budget against the platform's fixed window", () => {
+  it('never lets more than the limit reach the platform in one of its windows, whatever the order and lateness of the answers', async () => {
+    let granted = 0;
+    let attempted = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(attempt, { minLength: 20, maxLength: 80, size: 'max' }), async (attempts) => {
+        const r = await play(attempts);
+        granted += r.granted;
+        attempted += attempts.length;
+        expect(r.refused).toEqual([]);
+        expect(r.stuck).toBe(false);
+      }),
+      { numRuns: RUNS, seed: SEED, endOnFailure: true },
+    );
+    // the budget grants, not only refuses: a good part of the attempts went out
+    expect(granted / attempted).toBeGreaterThan(0.3);
+  }, 60_000);
+});

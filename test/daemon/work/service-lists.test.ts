@@ -1,0 +1,94 @@
+// ServiceLists: one services list in flight per organization; the turns that wait for it spend no
+// request; every service's state is stored; a failed list leaves the state unknown (null).
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../../src/api/index.js';
+import { startCloud, type EmbeddedCloud } from '../../../src/cloud/index.js';
+import { KeyBudget } from '../../../src/daemon/lanes/budget.js';
+import { type DaemonContext } from '../../../src/daemon/work/context.js';
+import { DaemonEmitter } from '../../../src/daemon/model/events.js';
+import { ServiceLists } from '../../../src/daemon/work/service-lists.js';
+import { StateStore } from '../../../src/daemon/store/state-store.js';
+import type { PipeConfig } from '../../../src/policy/types.js';
+import { cleanupPrefix, DEMO, demoPipe, REDIS_URL, uniquePrefix } from '../helpers.js';
+import { silentLogger } from '../../../src/daemon/model/logger.js';
+import { type KeyLane } from '../../../src/daemon/lanes/lane.js';
+import { refuses } from '../../../src/daemon/lifecycle/service-state.js';
+
+const prefix = uniquePrefix('service-lists');
+const redis = new Redis(REDIS_URL);
+const store = new StateStore(redis, prefix);
+const NOW = Date.parse('2026-11-23T10:00:00Z');
+const IDLE_SERVICE = 'a1000000-0000-4000-8000-000000000003';
+let cloud: EmbeddedCloud;
+let client: ApiClient;
+
+const config = {
+  evaluate: { reconcileMs: 600_000 },
+  pipes: [demoPipe('orders-events', 'streams'), { ...demoPipe('nightly-s3', 'objects'), serviceId: DEMO.staging }],
+};
+const ctx = {
+  store,
+  emitter: new DaemonEmitter(),
+  logger: silentLogger,
+  now: () => NOW,
+  config: () => config,
+} as unknown as DaemonContext;
+const budget = new KeyBudget(redis, `${prefix}:budget`, { requests: 1000, perMs: 1000 });
+const lane = () => ({ keyName: 'default', keyId: DEMO.keyId, client, budget }) as unknown as KeyLane;
+const listed = () => Object.values(cloud.stats().requests.listServices ?? {}).reduce((a, b) => a + b, 0);
+const pipeOn = (serviceId: string): PipeConfig => ({ ...demoPipe('orders-events', 'streams'), serviceId });
+
+beforeAll(async () => {
+  await redis.ping();
+});
+beforeEach(async () => {
+  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  client = new ApiClient({ baseUrl: cloud.url, keyId: DEMO.keyId, keySecret: DEMO.keySecret, retry: false });
+});
+afterEach(async () => {
+  await client.close();
+  await cloud.close();
+  await cleanupPrefix(redis, prefix);
+});
+afterAll(async () => {
+  redis.disconnect();
+});
+
+describe('ServiceLists', () => {
+  it('turns of one organization at once: one request, the others wait for it; every state is stored', async () => {
+    const lists = new ServiceLists(ctx);
+    const [a, b, c] = await Promise.all([
+      lists.read(pipeOn(DEMO.analytics), lane()),
+      lists.read(pipeOn(IDLE_SERVICE), lane()),
+      lists.read(pipeOn(DEMO.staging), lane()),
+    ]);
+    expect(listed()).toBe(1);
+    expect([a.requested, b.requested, c.requested]).toEqual([true, false, false]);
+    expect(a.state).toBe('running');
+    expect(b.state).toBe('idle');
+    expect(refuses(b.state)).toBe(true);
+    expect(refuses(a.state)).toBe(false);
+    const { service } = await store.snapshot('any', {
+      organizationId: DEMO.org,
+      serviceId: IDLE_SERVICE.toUpperCase(),
+    });
+    expect(service).toEqual({ state: 'idle', at: NOW });
+  });
+
+  it('a failed list (500) stores the service as unknown, which does not hold a change', async () => {
+    cloud.setFaults({ listServices: { error500: 1 } });
+    const got = await new ServiceLists(ctx).read(pipeOn(IDLE_SERVICE), lane());
+    expect(got).toEqual({ requested: true, state: null });
+    expect(refuses(got.state)).toBe(false);
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service).toEqual({
+      state: null,
+      at: NOW,
+    });
+    // Every configured service of the organization is unknown now, so none of them asks again.
+    expect((await store.snapshot('any', { organizationId: DEMO.org, serviceId: DEMO.staging })).service).toEqual({
+      state: null,
+      at: NOW,
+    });
+  });
+});

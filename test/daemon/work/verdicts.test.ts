@@ -1,0 +1,141 @@
+// Window verdicts end to end: three daemon replicas on one Redis against the embedded cloud over
+// HTTP, one clock injected into all of them and the cloud, propagation injected per pipe. A pipe
+// whose change takes effect at once is at target by the boundary (met); one whose replicas take 3
+// minutes, with a 1-minute lead, is late by about 2 minutes; one whose change never takes effect
+// (stuck) has missed its window start once the limit has passed; one paused in the config is
+// excluded. One verdict per pipe and window start fleet-wide, and none again from a replica
+// started afterwards.
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generatedPipeIds, generateFixtures, startCloud } from '../../../src/cloud/index.js';
+import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daemon/index.js';
+import type { Outcome } from '../../../src/history/index.js';
+import type { PipeConfig } from '../../../src/policy/types.js';
+import type { Config } from '../../../src/config/types.js';
+import {
+  FAST_WORKERS,
+  NO_BEHAVIOR,
+  REDIS_URL,
+  cleanupPrefix,
+  drained,
+  oneOff,
+  policy,
+  testConfig,
+  uniquePrefix,
+} from '../helpers.js';
+
+const prefix = uniquePrefix('verdicts');
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const T0 = Date.parse('2026-11-23T08:00:00Z');
+const MIN = 60_000;
+const B = T0 + 10 * MIN; // the window opens
+const LIMIT = 5 * MIN; // evaluate.actuation.max: missed after it
+
+afterAll(async () => {
+  await cleanupPrefix(redis, prefix);
+  redis.disconnect();
+});
+
+describe('window verdicts', () => {
+  it('met, late by the propagation less the lead, missed when stuck; once per pipe with three replicas', async () => {
+    let clock = T0;
+    const fixtures = generateFixtures({ streamPipes: 4 });
+    const ids = [1, 2, 3].map((n) => generatedPipeIds(n).pipeId);
+    fixtures.propagation = { pipes: { [ids[0]!]: 0, [ids[1]!]: '3m', [ids[2]!]: 'never' } };
+    const cloud = await startCloud({ fixtures, port: 0, rateLimit: false, now: () => clock });
+    const { keyId, keySecret } = fixtures.apiKeys[0]!;
+    const names = ['quick', 'slow', 'stuck', 'held'];
+    const pipes: PipeConfig[] = names.map((name, i) => ({
+      name,
+      ...generatedPipeIds(i + 1),
+      policy: 'peak',
+      key: 'default',
+      bounds: {},
+      // paused in the config: out of the policy's hands, no verdict counted
+      ...(name === 'held' ? { paused: 'maintenance' } : {}),
+    }));
+    const base = testConfig({
+      baseUrl: cloud.url,
+      prefix,
+      pipes,
+      keys: { default: { keyId, keySecret } },
+      policies: {
+        peak: policy('peak', { replicas: 2 }, [oneOff('peak', B, B + 60 * MIN, { replicas: 4 })], {
+          ...NO_BEHAVIOR,
+          scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: MIN },
+        }),
+      },
+    });
+    const config: Config = {
+      ...base,
+      evaluate: { ...base.evaluate, actuation: { expectedMs: 3 * MIN, maxMs: LIMIT, minSamples: 20 } },
+    };
+    const verdicts: DaemonEvents['verdict'][] = [];
+    const outcomes: Outcome[] = [];
+    const start = async (): Promise<Daemon> => {
+      const emitter = new DaemonEmitter();
+      emitter.on('verdict', (v) => verdicts.push(v));
+      emitter.on('outcome', (o) => {
+        if (o.outcome === 'verdict') outcomes.push(o);
+      });
+      const d = createDaemon({
+        config,
+        redis,
+        prefix,
+        emitter,
+        now: () => clock,
+        schedule: false,
+        watch: false,
+        workerOptions: FAST_WORKERS,
+      });
+      await d.start();
+      return d;
+    };
+    const daemons = [await start(), await start(), await start()];
+    const tickAt = async (at: number, ds: readonly Daemon[] = daemons): Promise<void> => {
+      clock = at;
+      await Promise.all(ds.map((d) => d.tick(at)));
+      await drained(ds);
+    };
+    try {
+      // every 30 s from first contact to past the limit
+      for (let at = T0; at <= B + LIMIT + MIN; at += 30_000) await tickAt(at);
+
+      const by = new Map(verdicts.map((v) => [v.pipe, v]));
+      expect(verdicts.map((v) => v.pipe).sort()).toEqual(['held', 'quick', 'slow', 'stuck']);
+      expect(by.get('held')).toMatchObject({ verdict: 'excluded', reason: 'paused', boundary: B });
+      expect(by.get('quick')).toMatchObject({ verdict: 'met', lateMs: 0, boundary: B, windows: ['peak'] });
+      expect(by.get('quick')!.confirmedAt).toBeLessThanOrEqual(B);
+      // sent a minute ahead, in force 3 minutes after, and read then (the expected propagation is
+      // 3 minutes): 2 minutes late
+      expect(by.get('slow')).toMatchObject({ verdict: 'late', lateMs: 2 * MIN, confirmedAt: B + 2 * MIN });
+      expect(by.get('stuck')).toMatchObject({ verdict: 'missed', reason: 'not_confirmed', target: { replicas: 4 } });
+      expect(by.get('stuck')!.at).toBeGreaterThanOrEqual(B + LIMIT);
+
+      // the history's and notifications' outcome: a warning when late or missed
+      expect(outcomes.map((o) => [o.pipe, o.reason, o.severity ?? 'info']).sort()).toEqual([
+        ['held', 'excluded', 'info'],
+        ['quick', 'met', 'info'],
+        ['slow', 'late', 'warning'],
+        ['stuck', 'missed', 'warning'],
+      ]);
+      // status shows each pipe's last verdict
+      const { pipes: statuses } = await daemons[0]!.status();
+      expect(statuses.map((s) => [s.pipe, s.lastVerdict?.verdict])).toEqual([
+        ['quick', 'met'],
+        ['slow', 'late'],
+        ['stuck', 'missed'],
+        ['held', 'excluded'],
+      ]);
+
+      // a replica started afterwards (a restart) gives none again
+      await Promise.all(daemons.map((d) => d.stop({ timeoutMs: 2_000 })));
+      daemons.splice(0, 3, await start());
+      for (let at = clock + 30_000; at <= B + LIMIT + 3 * MIN; at += 30_000) await tickAt(at);
+      expect(verdicts).toHaveLength(4);
+    } finally {
+      await Promise.all(daemons.map((d) => d.stop({ timeoutMs: 2_000 })));
+      await cloud.close();
+    }
+  }, 120_000);
+});
