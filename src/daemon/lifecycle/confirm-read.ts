@@ -18,7 +18,11 @@ import type { PipeRecord } from '../model/record.js';
 /** The change of unknown outcome `u`, which a read does not show yet, as the change being confirmed
  *  (after `prev`, an earlier one on its way, whose target becomes "not yet"): its first
  *  confirmation read the next of its send's schedule (the probe, then the expected propagation...).
- *  Null when the read shows a value of its fields that is neither its target nor "not yet". */
+ *  Null when the read shows a value of its fields that is neither its target nor "not yet".
+ *  A re-send after the limit whose answer never came is not counted (MAX_RESENDS): nothing says
+ *  the platform had it (unlike a 2xx whose answer could not be read: `taken`), and counted, a
+ *  re-send cut on its way (a reset) was the target's last send: the pipe stayed off its target
+ *  until a new one. */
 export function onItsWay(
   u: NonNullable<PipeRecord['unsettled']>,
   prev: Confirming | null,
@@ -27,7 +31,9 @@ export function onItsWay(
   now: number,
   t: ConfirmTiming,
 ): Confirming | null {
-  const sent: Confirming = { ...afterSend(prev, before, u.sent, u.at, t), outcomeUnknown: true };
+  const after = afterSend(prev, before, u.sent, u.at, t);
+  const resends = prev !== null && u.taken !== true && after.resends > prev.resends ? prev.resends : after.resends;
+  const sent: Confirming = { ...after, resends, outcomeUnknown: true };
   // the next of the send's confirmation reads (confirmation.ts): a settle read at once waits for them
   const way = { ...sent, dueAt: nextDueAt({ lastSentAt: u.at }, now, t) ?? sent.dueAt };
   return foreignValues(way, answer.scaling) === null ? way : null;

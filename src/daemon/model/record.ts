@@ -72,7 +72,7 @@ export interface Confirming {
   /** Confirmation reads since the last send (counted; their instants are fixed at the send:
    *  confirmationReads). */
   readonly reads: number;
-  /** Re-sends after the limit: at most MAX_RESENDS. */
+  /** Re-sends after the limit that the platform answered (confirm-read.ts onItsWay): at most MAX_RESENDS. */
   readonly resends: number;
   /** Values a read may show for a sent field meanwhile without being drift: the values before the
    *  first send, and earlier targets of the same fields still on their way. */

@@ -195,6 +195,32 @@ describe('every change is confirmed', () => {
     expect(await redis.llen(redisKeys(prefix).actuation(refOf(demoPipe('orders-events', 'peak'))))).toBe(0);
   }, 120_000);
 
+  it('a re-send cut on its way (a reset: outcome unknown, its settle read shows the old values) is not the one re-send: sent again at the next limit, it lands', async () => {
+    // The first send and the re-send at the limit are cut (the connection reset before the platform
+    // took them); the platform carries changes out at once.
+    let cut = 0;
+    proxy.tamper = async (req, upstream) => {
+      if (cut < 2 && req.method === 'PATCH' && req.url.includes(ORDERS) && req.body !== '{}' && req.body !== '') {
+        cut += 1;
+        throw new Error('reset');
+      }
+      return upstream();
+    };
+    await start(config({ expectedMs: MIN, maxMs: 5 * MIN }));
+    const outcomes = collect(emitter, 'outcome');
+    const drift = collect(emitter, 'drift');
+    await ticks(T0, T0 + 30 * MIN);
+    expect(outcomes.filter((o) => o.outcome === 'unsettled')).toHaveLength(2);
+    // the send, the re-send at its limit (both cut), the re-send at the re-send's limit
+    expect(changesSent()).toHaveLength(3);
+    expect(cloud.store.pipe(ORDERS)?.scaling).toMatchObject(PEAK);
+    expect(drift).toEqual([]);
+    const rec = await daemon.store.read('orders-events');
+    expect(rec.confirming).toBeNull();
+    expect(rec.unsettled).toBeNull();
+    expect(rec.applied).toEqual(PEAK);
+  }, 120_000);
+
   // The platform may carry a request out after its client gave up, then take its propagation time:
   // the settle read shows the old values, and the pipe is confirming that send from its instant.
   for (const propagation of ['0s', '3m'] as const) {
