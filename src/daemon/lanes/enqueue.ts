@@ -29,8 +29,8 @@ export async function enqueueTurn(
   const opts = applyJobOptions(name, pipe.name, direction, Date.now(), sentAt);
   const job = await lane.queue.add(name, data, opts);
   // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
-  // scale-down's) priority, nor behind a read's delay, nor a confirmation read behind a reconcile
-  // read's. The turn does the newest desire anyway.
+  // scale-down's) priority, nor a confirmation read behind a reconcile read's. The turn does the
+  // newest desire anyway.
   if (name !== 'read' && job.id !== undefined)
     await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
 }
@@ -48,11 +48,13 @@ async function upgradePending(
   try {
     const pending = await queue.getJob(id);
     if (!pending || (pending.data as { idempotencyKey?: string }).idempotencyKey === ours) return;
-    // Already at our priority or ahead, and never delayed (a retry's backoff sets `delay`): nothing
-    // to raise or promote, and no need to ask its state.
-    if (pending.priority <= priority && !(pending.delay > 0)) return;
+    // Already at our priority or ahead: nothing to raise, and no need to ask its state.
+    if (pending.priority <= priority) return;
+    // A delayed turn is the pipe's retry, waiting out its backoff (work/turn-failure.ts), and stays
+    // delayed: an evaluation queues a turn only when the pipe is not backing off, but it may have
+    // read the record just before the retry failed again; promoted, the retry went out at once,
+    // past the backoff just renewed (a failing pipe's fourth call in its first minute).
     const state = await pending.getState();
-    if (state === 'delayed') await pending.promote();
     if (
       (state === 'delayed' || state === 'prioritized' || state === 'waiting') &&
       (pending.opts.priority ?? 0) > priority
