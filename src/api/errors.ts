@@ -25,7 +25,10 @@ export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
  * - `yes`: it answered 2xx, but the answer could not be read (not JSON, no envelope, larger than
  *   the limit, a member the client needs does not fit): the change was taken; what the pipe holds
  *   is unknown.
- * For `maybe` and `yes` the outcome is unknown: only a later read says what the platform holds.
+ * The outcome is unknown (ApiError.outcomeUnknown) for `yes`, and for `maybe` unless the last answer
+ * was a 5xx: a 5xx is an answer, and the same request may go again with the same Idempotency-Key,
+ * which the platform answers as it did the first, so nothing lands twice. A timeout or a cut
+ * connection (in any attempt of the call, when the last was a refusal) leaves it unknown.
  */
 export type ApiReach = 'no' | 'maybe' | 'yes';
 const REACH_ORDER: Readonly<Record<ApiReach, number>> = { no: 0, maybe: 1, yes: 2 };
@@ -95,10 +98,11 @@ export class ApiError extends Error {
     this.reached = details.reached ?? reachOfStatus(details.status);
   }
 
-  /** The request may have been carried out (reached `maybe` or `yes`): not a failed change but one
-   *  whose outcome only a read can settle. */
+  /** No answer says what became of the request (reached `yes`, or `maybe` with no 5xx to answer
+   *  it: a timeout after it was sent, a reset or cut connection, a 2xx that could not be read): not
+   *  a failed change but one whose outcome only a later read can settle. */
   get outcomeUnknown(): boolean {
-    return this.reached !== 'no';
+    return this.reached === 'yes' || (this.reached === 'maybe' && !(this.status !== undefined && this.status >= 500));
   }
 
   /** Worth another attempt: rate limit, server errors, timeouts and network failures. */

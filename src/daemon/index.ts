@@ -1,5 +1,11 @@
 export { createDaemon, type Daemon, type DaemonOptions, type DaemonStatus } from './runtime/daemon.js';
-export { DaemonEmitter, type DaemonEvents, type DecisionResult } from './model/events.js';
+export {
+  DaemonEmitter,
+  STATE_LOSS_CAUSES,
+  type DaemonEvents,
+  type DecisionResult,
+  type StateLossCause,
+} from './model/events.js';
 export { silentLogger, type DaemonLogger } from './model/logger.js';
 export { StateStore } from './store/state-store.js';
 export { OVERRIDE_KEPT_MS, type Orphan } from './store/operator-state.js';

@@ -4,18 +4,16 @@ export { parseDuration } from './durations.js';
 export { policyOf, keyOf } from './config-lookup.js';
 export { hasMetric, metricField, type MetricPolicy } from './metric.js';
 export { activeWindows, nextBoundary, occurrenceAt, describeWindow, formatDuration } from './windows.js';
-export type { Occurrence } from './windows.js';
-export { combineTargets, resolveFieldTarget, resolveTarget, describeTarget, describeFieldTarget } from './target.js';
-export type { ResolvedTarget } from './target.js';
+export { combineTargets, resolveFieldTarget, resolveTarget } from './target.js';
 export { applyBehavior, cooldownRemaining, stabilizationFloor } from './behavior.js';
-export type { BehaviorResult, BehaviorView } from './behavior.js';
+export type { BehaviorView } from './behavior.js';
 export { decide, changeDirections } from './decide.js';
 export { outcomeReason, skipCode } from './outcome-reason.js';
-export { pruneRecommendations, recommendationsAfter, type Recommendations } from './recommendations.js';
-export { evaluateStep, afterChange, type Step, type Changed } from './step.js';
+export { pruneRecommendations, recommendationsAfter } from './recommendations.js';
+export { evaluateStep, afterChange } from './step.js';
 // Plan and simulate over decide().
-export { plan, unknownView, type PlanEntry } from './plan.js';
-export { simulate, type SimulatedChange, type SimulateOptions } from './simulate.js';
+export { plan, type PlanEntry } from './plan.js';
+export { simulate, type SimulatedChange } from './simulate.js';
 export {
   keyPlans,
   describeKeyPlan,
@@ -23,10 +21,7 @@ export {
   scaleDownBoundMs,
   changesMs,
   readShareOf,
-  humanMs,
-  DEFAULT_READ_SHARE,
   type KeyPlan,
-  type KeyRate,
 } from './key-budget.js';
 export { type Capacity } from './capacity.js';
 export { type ChangeDiff, type ConfigDiff, type DiffSide, type PipeDiff } from './diff.js';
@@ -62,35 +57,28 @@ export {
   type RecordedSeries,
 } from './metric-series.js';
 export { type MetricAt } from './simulate.js';
-export { pipeTimeline, type PipeTimeline, type StepPoint } from './timeline.js';
+export { pipeTimeline, type PipeTimeline } from './timeline.js';
 export { count } from './words.js';
 export { diffConfigs } from './diff.js';
 export { withArticle } from './words.js';
-export { fitForecast, predictAt, predictSpan, peakBetween, type ForecastModel } from './forecast.js';
-export { peakError, scoreForecast, type ForecastScore } from './forecast-score.js';
-export {
-  FORECAST_STEP_MS,
-  forecastLookup,
-  makeForecasts,
-  type ForecastSet,
-  type SeriesForecast,
-} from './forecast-set.js';
+export { fitForecast, predictAt, predictSpan, peakBetween } from './forecast.js';
+export { peakError, scoreForecast } from './forecast-score.js';
+export { FORECAST_STEP_MS, forecastLookup, makeForecasts, type ForecastSet } from './forecast-set.js';
 export { replayedForecast, sampled, withReplayedForecast } from './forecast-replay.js';
-export { pickSeries, pointBefore } from './metric-series.js';
+export { pickSeries } from './metric-series.js';
 export {
   candidateGrid,
   recommend,
   settingsDiff,
   type CandidateResult,
-  type CandidateSettings,
   type RecordedPipe,
   type Recommendation,
 } from './recommend.js';
-export { overrideValuesAt, overrideTarget, describeValues } from './override.js';
-export { activeFreezes, applyFreezes, describeFreeze, nextFreezeBoundary } from './freeze.js';
+export { overrideValuesAt, describeValues } from './override.js';
+export { activeFreezes, describeFreeze } from './freeze.js';
 export { type Override, type OverrideRamp, type OverridesAllowed, type OnDrift } from './types.js';
-export type { Freeze, FreezeOutcome, FreezeScope } from './types.js';
-export { onDriftAction, type DriftAction } from './drift.js';
+export type { Freeze } from './types.js';
+export { onDriftAction } from './drift.js';
 export {
   atTarget,
   exclusionOf,
@@ -109,5 +97,4 @@ export {
   type StateLoss,
   type VerdictDue,
   type VerdictName,
-  type WindowStart,
 } from './verdict.js';

@@ -1,7 +1,7 @@
 // Daemon events -> metrics. The daemon only emits; this is the one place that turns its events
 // into numbers, so a metric cannot drift from what actually happened.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
-import type { DaemonEmitter } from '../daemon/index.js';
+import { STATE_LOSS_CAUSES, type DaemonEmitter } from '../daemon/index.js';
 import { VERDICTS } from '../policy/index.js';
 import { codeLabel, configName, operationLabel, reasonLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
@@ -194,8 +194,7 @@ export function bindDaemonEvents(
     },
     'redis:status': ({ ready }) => metrics.redisUp.set(ready ? 1 : 0),
     'redis:state': ({ lost, cause }) => {
-      for (const c of ['data_lost', 'eviction_policy'] as const)
-        metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
+      for (const c of STATE_LOSS_CAUSES) metrics.redisStateLost.set({ cause: c }, lost && cause === c ? 1 : 0);
       if (!lost || cause === undefined) return;
       metrics.redisStateLosses.inc({ cause });
       // The pauses Redis held are gone with it, and so is each pipe's record of having been paused
@@ -211,7 +210,7 @@ export function bindDaemonEvents(
   };
 
   // both series from the start, so an alert on them has something to read
-  for (const c of ['data_lost', 'eviction_policy'] as const) {
+  for (const c of STATE_LOSS_CAUSES) {
     metrics.redisStateLost.set({ cause: c }, 0);
     metrics.redisStateLosses.inc({ cause: c }, 0);
   }

@@ -141,14 +141,14 @@ describe('five pipes whose calls always fail, on a key of 10 requests per 10 s',
     const [pipe] = generatedPipes(1, 'two');
     try {
       const failed = new Promise<void>((resolve) => lanes.workers()[0]!.once('failed', () => resolve()));
-      await enqueueTurn(lane, silentLogger, pipe!, 'none', Date.now(), 'contact');
+      await enqueueTurn(lane, silentLogger, pipe!, 'none', Date.now(), 'first_contact');
       await failed;
       const [retry] = await lane.queue.getJobs(['delayed']);
       expect(retry?.attemptsMade).toBe(1);
       // nothing takes the job from here on: where it is shows whether the turn moved it
       await Promise.all(lanes.workers().map((w) => w.close()));
       // the evaluation's turn, a change (it goes before a read: its priority is raised)
-      await enqueueTurn(lane, silentLogger, pipe!, 'up', Date.now(), 'apply');
+      await enqueueTurn(lane, silentLogger, pipe!, 'up', Date.now(), 'change');
       expect(await lane.queue.getJobCountByTypes('wait', 'prioritized', 'active')).toBe(0);
       expect(await retry!.getState()).toBe('delayed');
     } finally {

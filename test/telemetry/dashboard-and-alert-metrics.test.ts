@@ -47,7 +47,7 @@ describe('metrics used by the dashboard and the alert rules', () => {
       new Queue('apply-default', { connection: redis, prefix: PREFIX }),
     ];
     await queues[0]!.add('evaluate', { pipe: 'orders-events' }, { jobId: 'orders-events-1795420800' });
-    await queues[1]!.add('apply', { pipe: 'orders-events' }, { delay: 60_000 });
+    await queues[1]!.add('change', { pipe: 'orders-events' }, { delay: 60_000 });
 
     const registry = new Registry();
     const metrics = createMetrics(registry, { version: '0.1.0' });

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Direction, PipeConfig } from '../../policy/index.js';
 import type { KeyLane } from './lane.js';
-import { applyJobOptions, evaluateJobId, evaluateJobOptions, type ApplyJobName } from './queues.js';
+import { applyJobOptions, evaluateJobId, evaluateJobOptions, type TurnName } from './queues.js';
 import type { DaemonLogger } from '../model/logger.js';
 
 export async function enqueueEvaluation(queue: Queue | null, pipe: string, tickAt: number, suffix = ''): Promise<void> {
@@ -18,7 +18,7 @@ export async function enqueueTurn(
   pipe: PipeConfig,
   direction: Direction,
   tickAt: number,
-  name: ApplyJobName,
+  name: TurnName,
   sentAt?: number,
 ): Promise<void> {
   if (!lane) {
@@ -31,7 +31,7 @@ export async function enqueueTurn(
   // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
   // scale-down's) priority, nor a confirmation read behind a reconcile read's. The turn does the
   // newest desire anyway.
-  if (name !== 'read' && job.id !== undefined)
+  if (name !== 'reconcile' && job.id !== undefined)
     await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
 }
 

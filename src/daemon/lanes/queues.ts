@@ -5,6 +5,7 @@ import type { JobsOptions } from 'bullmq';
 import type { Direction } from '../../policy/index.js';
 import type { ReadWhy } from '../model/job-results.js';
 import { safeName } from '../store/redis-keys.js';
+import { backoffMs } from '../lifecycle/backoff.js';
 
 export const EVALUATE_QUEUE = 'evaluate';
 
@@ -18,11 +19,24 @@ export interface EvaluateJob {
   readonly tickAt: number;
 }
 
-/** A turn on the key's queue for one pipe: it reads the pipe when a read is due (`contact`: a read
- *  a change waits for, a first contact or a settle; `confirm`: a change's confirmation read, ahead
- *  of reconcile reads; `read`: a reconcile read), else sends the pipe's newest stored desire. The
- *  name is for queue listings and the priority. */
-export type ApplyJobName = 'apply' | 'contact' | 'confirm' | 'read';
+/** A turn on the key's queue for one pipe, named for what it is queued to do: `change` sends the
+ *  pipe's newest stored desire; a read is named for why it is made (ReadWhy: `first_contact` and
+ *  `settle`, reads a change waits for; `confirm`, a change's confirmation read, ahead of
+ *  `reconcile` reads). The name is for queue listings, the priority and a turn moved to another
+ *  key's queue; the turn decides again when it runs. */
+export type TurnName = 'change' | ReadWhy;
+
+/** A turn's name as an older version queued it (a rolling upgrade finds them in the queue). */
+const LEGACY_TURN_NAMES: Readonly<Record<string, TurnName>> = {
+  apply: 'change',
+  contact: 'first_contact',
+  read: 'reconcile',
+};
+
+/** The turn a job's name stands for: its own, or an older version's. */
+export function turnOf(name: string): TurnName {
+  return LEGACY_TURN_NAMES[name] ?? (name as TurnName);
+}
 
 export interface ApplyJob {
   readonly pipe: string;
@@ -97,20 +111,21 @@ export const CONFIRM_ORDER_SPAN = 2 ** 20;
 // cold start, reads of pipes already changed came between the first contacts. A change's
 // confirmation read goes before reconcile reads (CONFIRM_ORDER_SPAN of them, by their change's
 // send): both draw on the read share, never before a change. BullMQ takes priorities below 2^21.
-const PRIORITY: Record<Direction | Exclude<ApplyJobName, 'apply'>, number> = {
+const PRIORITY: Record<Direction | ReadWhy, number> = {
   up: 1,
   none: 2,
   down: 3,
-  contact: 4,
+  first_contact: 4,
+  settle: 4,
   confirm: 5,
-  read: 5 + CONFIRM_ORDER_SPAN,
+  reconcile: 5 + CONFIRM_ORDER_SPAN,
 };
 
 /** A turn's priority; a confirmation read's follows `sentAt`, its change's first send (epoch ms). */
-export function applyPriority(name: ApplyJobName, direction: Direction, sentAt?: number): number {
+export function applyPriority(name: TurnName, direction: Direction, sentAt?: number): number {
   if (name === 'confirm' && sentAt !== undefined && Number.isFinite(sentAt))
     return PRIORITY.confirm + (Math.floor(Math.max(0, sentAt) / 1_000) % CONFIRM_ORDER_SPAN);
-  return PRIORITY[name === 'apply' ? direction : name];
+  return PRIORITY[name === 'change' ? direction : name];
 }
 
 /** The send instant a confirmation turn's priority stands for (a second of the same order), so a
@@ -120,35 +135,18 @@ export function confirmOrderOf(job: {
   readonly opts: { readonly priority?: number };
 }): number | undefined {
   const p = job.opts.priority;
-  if (job.name !== 'confirm' || p === undefined || p < PRIORITY.confirm || p >= PRIORITY.read) return undefined;
+  if (job.name !== 'confirm' || p === undefined || p < PRIORITY.confirm || p >= PRIORITY.reconcile) return undefined;
   return (p - PRIORITY.confirm) * 1_000;
-}
-
-/** The turn that makes a read for `why` (its name is its priority). */
-export function readTurnName(why: ReadWhy): ApplyJobName {
-  return why === 'confirm' ? 'confirm' : why === 'reconcile' ? 'read' : 'contact';
-}
-
-/** The reason a read turn stands for, from its name (a turn moved to another key's queue). */
-export function readWhyOf(name: ApplyJobName): ReadWhy {
-  return name === 'confirm' ? 'confirm' : name === 'contact' ? 'first_contact' : 'reconcile';
 }
 
 export const APPLY_ATTEMPTS = 6;
 
 /** The backoff type of apply jobs: the delay is the one the processor chose and logged. */
 export const APPLY_BACKOFF = 'chosen';
-const RETRY_BASE_MS = 1_000;
-const RETRY_JITTER = 0.5;
-
-/**
- * The wait before retry `attempt` (1-based): exponential from 1 s, cut by up to half at random so
- * that the pipes of one outage do not retry in step (BullMQ's exponential backoff with jitter 0.5).
- */
-export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
-  const max = RETRY_BASE_MS * 2 ** (attempt - 1);
-  return Math.floor(max * (1 - RETRY_JITTER) + random() * max * RETRY_JITTER);
-}
+/** An error without a chosen delay (not an API failure: a bug, a Redis error) waits from 1 s,
+ *  doubling, at most a minute: the pipes' backoff formula (backoff.ts) on a base of its own. */
+const UNCHOSEN_BASE_MS = 1_000;
+const UNCHOSEN_CAP_MS = 60_000;
 
 /** An error that carries the delay its processor chose (and reported) for the job's next attempt. */
 export interface ChosenDelay {
@@ -158,10 +156,10 @@ export interface ChosenDelay {
 /**
  * The apply Workers' backoff strategy: the delay the processor chose, so the delay in the
  * `apply:retry` event and log is the one BullMQ waits (computing it twice, once with jitter, made
- * the logged value up to 2x wrong). An error without one waits as BullMQ's exponential would.
+ * the logged value up to 2x wrong). An error without one backs off as a pipe's calls do.
  */
 export function chosenBackoff(attemptsMade: number, _type?: string, err?: Error): number {
-  return (err as ChosenDelay | undefined)?.retryDelayMs ?? retryDelayMs(attemptsMade);
+  return (err as ChosenDelay | undefined)?.retryDelayMs ?? backoffMs(attemptsMade, UNCHOSEN_BASE_MS, UNCHOSEN_CAP_MS);
 }
 
 let jobSeq = 0;
@@ -179,7 +177,7 @@ export function applyJobId(now: number): string {
 }
 
 export function applyJobOptions(
-  name: ApplyJobName,
+  name: TurnName,
   pipe: string,
   direction: Direction,
   now = Date.now(),
@@ -193,7 +191,7 @@ export function applyJobOptions(
     // requests never overlap.
     deduplication: { id: safeName(pipe), keepLastIfActive: true },
     attempts: APPLY_ATTEMPTS,
-    backoff: { type: APPLY_BACKOFF, delay: RETRY_BASE_MS },
+    backoff: { type: APPLY_BACKOFF, delay: UNCHOSEN_BASE_MS },
     removeOnComplete: { age: 3_600, count: 1_000 },
     removeOnFail: { age: 24 * 3_600, count: 1_000 },
   };

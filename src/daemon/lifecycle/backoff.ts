@@ -25,8 +25,14 @@ export function afterCallFailure(
   baseMs: number,
   draw: () => number = Math.random,
 ): { readonly write: Pick<PipeRecord, 'failures' | 'retryAt'>; readonly delayMs: number } {
+  const delayMs = backoffMs(failures, baseMs, reconcileMs, draw);
+  return { write: { failures, retryAt: now + delayMs }, delayMs };
+}
+
+/** The one backoff formula: `baseMs` doubled for each failure in a row, stretched by up to half
+ *  at random, never longer than `capMs`. */
+export function backoffMs(failures: number, baseMs: number, capMs: number, draw: () => number = Math.random): number {
   // 2^40 windows is past any reconcile period (and keeps the product finite).
   const doubled = Math.max(1, baseMs) * 2 ** (Math.min(Math.max(failures, 1), 40) - 1);
-  const delayMs = Math.floor(Math.min(doubled * (1 + JITTER * draw()), reconcileMs));
-  return { write: { failures, retryAt: now + delayMs }, delayMs };
+  return Math.floor(Math.min(doubled * (1 + JITTER * draw()), capMs));
 }

@@ -11,6 +11,11 @@ import type { ConfigChanges } from './config-changes.js';
 
 export type SampleSkip = 'late_read' | 'unconfirmed' | 'outcome_unknown';
 
+/** Why Redis' state is not to be trusted: its marker key is gone (data_lost), or maxmemory-policy
+ *  lets it evict keys (eviction_policy). */
+export const STATE_LOSS_CAUSES = ['data_lost', 'eviction_policy'] as const;
+export type StateLossCause = (typeof STATE_LOSS_CAUSES)[number];
+
 export type DecisionResult = 'applied' | 'skipped' | 'failed' | 'dry_run' | 'none';
 
 /** The direction of an audited outcome: 'mixed' when one PATCH moves fields both ways. */
@@ -147,7 +152,7 @@ export interface DaemonEvents {
   /** Redis still cannot be reached, downForMs after it went (redis-outage.ts: said with back-off). */
   'redis:waiting': { where: string; downForMs: number };
   /** Redis lost the daemon's state, or may (an eviction policy): scaling is held while lost. */
-  'redis:state': { lost: boolean; cause?: 'data_lost' | 'eviction_policy' };
+  'redis:state': { lost: boolean; cause?: StateLossCause };
   /** This replica queried Prometheus for a metric policy's tick (one per policy per tick, fleet-wide). */
   'metric:query': { policy: string; durationMs: number; samples?: number; error?: string };
   /** This replica made a forecast policy's forecast for a refresh period (one per policy and period, fleet-wide). */

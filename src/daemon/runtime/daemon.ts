@@ -23,7 +23,7 @@ import { RedisOutage } from '../store/redis-outage.js';
 import { DemoConflict, resetDemoState } from '../store/demo-state.js';
 import { MetricSource } from '../sources/metric-source.js';
 import { routeOutcomes } from '../outcomes/sinks.js';
-import { readTurnName, type EvaluateJob } from '../lanes/queues.js';
+import type { EvaluateJob } from '../lanes/queues.js';
 import {
   connectRedis,
   describeRedis,
@@ -200,9 +200,9 @@ export function createDaemon(options: DaemonOptions): Daemon {
     },
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
     enqueueRead: (pipe, tickAt, why, sentAt) =>
-      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, readTurnName(why ?? 'reconcile'), sentAt),
+      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, why ?? 'reconcile', sentAt),
     enqueueChange: (pipe, direction, tickAt) =>
-      enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'apply'),
+      enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'change'),
   };
 
   // A quiet key is still heard from every api.checkEvery (key-checks.ts).

@@ -21,12 +21,9 @@ import type { StateLoss } from '../../policy/index.js';
 import { defineLua } from './lua.js';
 import { isCluster, type RedisClient } from './redis-connection.js';
 import type { DaemonLogger } from '../model/logger.js';
-import type { DaemonEmitter } from '../model/events.js';
+import type { DaemonEmitter, StateLossCause } from '../model/events.js';
 import type { redisKeys } from './redis-keys.js';
 import { fieldValue, parseStored } from '../model/record-fields.js';
-
-export type StateLossCause = 'data_lost' | 'eviction_policy';
-export const STATE_LOSS_CAUSES: readonly StateLossCause[] = ['data_lost', 'eviction_policy'];
 
 const MarkerSchema = z.object({
   since: z.number(),

@@ -38,7 +38,7 @@ export interface DaemonContext {
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
   /** A turn on the pipe's key queue at a read's priority: a read is due (first contact, settle,
    *  confirm, reconcile, an endpoint). The turn decides again when it runs, so it changes the pipe
-   *  if that is due then. `why` (default reconcile) sets its priority (queues.ts readTurnName): a
+   *  if that is due then. `why` (default reconcile) sets its priority (queues.ts applyPriority): a
    *  read a change waits for first, then a change's confirmation (oldest change first: `sentAt`,
    *  the first send of the change it confirms), then reconcile reads. */
   enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy, sentAt?: number): Promise<void>;

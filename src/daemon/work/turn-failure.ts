@@ -12,6 +12,7 @@ import type { PipeConfig, Reason } from '../../policy/index.js';
 import { boundedResetMs } from '../lanes/budget.js';
 import type { DaemonContext } from './context.js';
 import type { AuditDirection } from '../model/events.js';
+import { afterFailure } from '../lifecycle/answers.js';
 import { afterCallFailure } from '../lifecycle/backoff.js';
 import type { ReadWhy } from '../model/job-results.js';
 import type { ApplyJob } from '../lanes/queues.js';
@@ -109,9 +110,10 @@ export async function handleApiFailure(
   }
 
   if (err.code === 'API_UNAUTHORIZED' || err.code === 'API_FORBIDDEN') {
-    const failures = await ctx.store.increment(pipe.name, 'authFailures');
-    if (failures >= ctx.parkAfter) {
-      await ctx.store.write(pipe.name, { parked: lastError });
+    // the parking rule is the lifecycle's (answers.ts afterFailure); the count is Redis' (atomic)
+    const after = afterFailure(lastError, await ctx.store.increment(pipe.name, 'authFailures'), ctx.parkAfter);
+    if (after.parked) {
+      await ctx.store.write(pipe.name, after.write);
       // The log line ("pipe parked: ... fix the key and reload") is written from this event.
       ctx.emitter.emit('parked', { pipe: pipe.name, code: err.code, message: lastError.message });
     }

@@ -18,7 +18,7 @@ import { actuationSample, expectedValues, type ConfirmTiming } from '../lifecycl
 import { reportConfirmation } from './confirm-events.js';
 import { recordActuation } from '../store/actuation-store.js';
 import { lateReadToleranceMs, readDueAfterMs } from '../lanes/lead-plans.js';
-import { confirmOrderOf, readWhyOf, type ApplyJob, type ApplyJobName } from '../lanes/queues.js';
+import { confirmOrderOf, turnOf, type ApplyJob } from '../lanes/queues.js';
 import { sameValues } from '../model/scaling-values.js';
 import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
@@ -53,8 +53,8 @@ export function createApplyProcessor(ctx: DaemonContext) {
     // A reload gave the pipe another key (its pool changed, or its key: did): the turn moves to
     // that key's queue, whose deduplication keeps the pipe's requests from overlapping there.
     if (job.queueName !== lane.queue.name) {
-      if (job.name !== 'apply')
-        await ctx.enqueueRead(pipe, job.data.tickAt, readWhyOf(job.name as ApplyJobName), confirmOrderOf(job));
+      const turnName = turnOf(job.name);
+      if (turnName !== 'change') await ctx.enqueueRead(pipe, job.data.tickAt, turnName, confirmOrderOf(job));
       else await ctx.enqueueChange(pipe, job.data.direction, job.data.tickAt);
       return { done: 'key_moved', key: lane.keyName };
     }
@@ -262,7 +262,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
   } catch (err) {
     if (err instanceof IntentTaken) return { done: 'nothing', step: 'wait', reason: 'sending' };
     const intent = sending.intent;
-    if (intent && isApiError(err) && unknownOutcome(err)) return unsettle(turn, intent, err);
+    if (intent && isApiError(err) && err.outcomeUnknown) return unsettle(turn, intent, err);
     // Answered (4xx, 5xx, 429) or never sent: not carried out. The intent gives way to what the
     // record held before it, so that the retry sends the change again.
     if (intent && isApiError(err))
@@ -276,16 +276,6 @@ class IntentTaken extends Error {
   constructor() {
     super('a change of the pipe was sent or recorded meanwhile');
   }
-}
-
-/**
- * Whether a change's failure leaves its outcome unknown: the request may have been carried out
- * and nothing says what became of it (a timeout after it was sent, a reset or cut connection), or
- * the platform took it and its answer could not be read (a 2xx whose body does not parse). A 5xx
- * is an answer: it is retried with the same Idempotency-Key, as before.
- */
-function unknownOutcome(err: ApiError): boolean {
-  return err.reached === 'yes' || (err.reached === 'maybe' && err.status === undefined);
 }
 
 /** No other change goes to the pipe until a read settles what the platform holds (next-step.ts

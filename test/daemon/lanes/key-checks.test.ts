@@ -125,7 +125,7 @@ describe('KeyChecks', () => {
 
   it('a key whose turns wait in its queue does not check: a change there must not find its unit taken', async () => {
     const kc = checks();
-    await queue.add('apply', { pipe: 'orders-events' }, { priority: 1 });
+    await queue.add('change', { pipe: 'orders-events' }, { priority: 1 });
     clock += EVERY;
     expect(await kc.checkDue()).toEqual(new Map());
     expect(listed()).toBe(0);

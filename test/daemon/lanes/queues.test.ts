@@ -10,9 +10,7 @@ import {
   applyQueueName,
   chosenBackoff,
   evaluateJobId,
-  readTurnName,
-  retryDelayMs,
-  type ApplyJobName,
+  type TurnName,
 } from '../../../src/daemon/lanes/queues.js';
 import type { Direction } from '../../../src/policy/index.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix } from '../helpers.js';
@@ -38,25 +36,23 @@ describe('queue names, ids and options', () => {
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.every((id) => !/^\d+$/.test(id) && !id.includes(':'))).toBe(true);
-    expect(applyJobOptions('read', 'p', 'none', t).jobId! < applyJobOptions('read', 'p', 'none', t + 1).jobId!).toBe(
-      true,
-    );
+    expect(
+      applyJobOptions('reconcile', 'p', 'none', t).jobId! < applyJobOptions('reconcile', 'p', 'none', t + 1).jobId!,
+    ).toBe(true);
   });
 
   it('changes go before reads, scale-ups first; one pending turn per pipe', () => {
-    const up = applyJobOptions('apply', 'p', 'up');
-    const read = applyJobOptions('read', 'p', 'none');
-    const down = applyJobOptions('apply', 'p', 'down');
+    const up = applyJobOptions('change', 'p', 'up');
+    const read = applyJobOptions('reconcile', 'p', 'none');
+    const down = applyJobOptions('change', 'p', 'down');
     // Changes before reads (a change's answer is a read too), scale-ups first.
     expect(up.priority!).toBeLessThan(down.priority!);
     expect(down.priority!).toBeLessThan(read.priority!);
     // A read that a change waits for (a first contact, a change of unknown outcome to settle) goes
     // before the reconcile reads: a cold start's reads of pipes already changed came between them.
-    expect(readTurnName('first_contact')).toBe('contact');
-    expect(readTurnName('settle')).toBe('contact');
-    expect(readTurnName('reconcile')).toBe('read');
-    const contact = applyJobOptions('contact', 'p', 'none');
-    const confirm = applyJobOptions(readTurnName('confirm'), 'p', 'none');
+    const contact = applyJobOptions('first_contact', 'p', 'none');
+    expect(applyJobOptions('settle', 'p', 'none').priority).toBe(contact.priority);
+    const confirm = applyJobOptions('confirm', 'p', 'none');
     expect(down.priority!).toBeLessThan(contact.priority!);
     expect(contact.priority!).toBeLessThan(confirm.priority!);
     expect(confirm.priority!).toBeLessThan(read.priority!);
@@ -70,8 +66,8 @@ describe('queue names, ids and options', () => {
   it("orders confirmation reads by their change's send, oldest first, all between contacts and reconcile reads", () => {
     const T = Date.parse('2026-11-27T08:00:00Z');
     const at = (sentAt: number, now = T + 600_000) => applyJobOptions('confirm', 'p', 'none', now, sentAt).priority!;
-    const contact = applyJobOptions('contact', 'p', 'none').priority!;
-    const read = applyJobOptions('read', 'p', 'none').priority!;
+    const contact = applyJobOptions('first_contact', 'p', 'none').priority!;
+    const read = applyJobOptions('reconcile', 'p', 'none').priority!;
     // a read of an older change goes first, whenever each fell due
     expect(at(T)).toBeLessThan(at(T + 1_000, T));
     expect(at(T)).toBe(at(T + 999));
@@ -97,14 +93,14 @@ describe('queue names, ids and options', () => {
     const name = 'apply-order';
     const queue = new Queue(name, { connection: redis, prefix });
     const T = Date.parse('2026-11-27T08:00:00Z');
-    const turns: [string, ApplyJobName, Direction, number?][] = [
-      ['reconcile', 'read', 'none'],
+    const turns: [string, TurnName, Direction, number?][] = [
+      ['reconcile', 'reconcile', 'none'],
       ['confirm of T+2s', 'confirm', 'none', T + 2_000],
       ['confirm of T', 'confirm', 'none', T],
-      ['contact', 'contact', 'none'],
-      ['down', 'apply', 'down'],
+      ['contact', 'first_contact', 'none'],
+      ['down', 'change', 'down'],
       ['confirm of T+1s', 'confirm', 'none', T + 1_000],
-      ['up', 'apply', 'up'],
+      ['up', 'change', 'up'],
     ];
     for (const [pipe, turn, direction, sentAt] of turns)
       await queue.add(turn, { pipe }, applyJobOptions(turn, pipe, direction, T + 60_000, sentAt));
@@ -138,17 +134,13 @@ describe('queue names, ids and options', () => {
     );
   });
 
-  it('a retry waits 1 s, 2 s, 4 s... cut by up to half at random', () => {
-    expect(retryDelayMs(1, () => 0)).toBe(500);
-    expect(retryDelayMs(1, () => 0.999_999)).toBe(999);
-    expect(retryDelayMs(3, () => 0.5)).toBe(3_000);
-    for (let a = 1; a <= 6; a++) {
-      const d = retryDelayMs(a);
-      expect(d).toBeGreaterThanOrEqual((1_000 * 2 ** (a - 1)) / 2);
-      expect(d).toBeLessThan(1_000 * 2 ** (a - 1));
-    }
+  it("a retry waits the delay its processor chose; one without waits as a pipe's backoff does, from 1 s", () => {
     expect(chosenBackoff(2, 'chosen', Object.assign(new Error('x'), { retryDelayMs: 1_234 }))).toBe(1_234);
-    expect(chosenBackoff(2, 'chosen', new Error('x'))).toBeGreaterThanOrEqual(1_000);
+    for (let a = 1; a <= 8; a++) {
+      const d = chosenBackoff(a, 'chosen', new Error('x'));
+      expect(d).toBeGreaterThanOrEqual(Math.min(1_000 * 2 ** (a - 1), 60_000));
+      expect(d).toBeLessThanOrEqual(Math.min(1_500 * 2 ** (a - 1), 60_000));
+    }
   });
 
   it('BullMQ waits exactly the delay the processor chose and reported', async () => {
@@ -163,7 +155,7 @@ describe('queue names, ids and options', () => {
     );
     try {
       const failed = new Promise<void>((resolve) => worker.once('failed', () => resolve()));
-      const job = await queue.add('apply', {}, applyJobOptions('apply', 'p', 'up'));
+      const job = await queue.add('change', {}, applyJobOptions('change', 'p', 'up'));
       await failed;
       expect(await job.getState()).toBe('delayed');
       expect((await Job.fromId(queue, job.id!))!.delay).toBe(3_210);
