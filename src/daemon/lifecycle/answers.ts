@@ -197,7 +197,7 @@ export function afterSentChange(
   // (or a transient null, which keeps what was known) until then.
   const applied = mergeReported(rec.applied, answer.scaling);
   const before = expectedValues(rec.applied, rec.confirming);
-  const sending = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing);
+  const sending = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing, applied);
   const inForce = showsInForce(answer.state, answer.scaling, sending.target);
   // The answer is the pipe's read: a field not sent that differs from what we last applied
   // drifted behind our back.

@@ -140,10 +140,15 @@ export function afterSend(
   sent: ScalingValues,
   sentAt: number,
   t: ConfirmTiming,
+  /** What the change's own answer showed, when not its target: what the pipe held when the
+   *  platform took it (someone may have changed it since our last read). Until the target is in
+   *  force a read may show these too, and they are not drift. */
+  shown: ScalingValues | null = null,
 ): Confirming {
   const target = { ...(prev?.target ?? {}), ...sent };
   const same = prev !== null && sameValues(prev.target, target);
-  const notYet = [before, ...(prev ? [prev.target, ...prev.notYet] : [])].slice(0, NOT_YET_KEPT);
+  const shownToo = shown !== null && !sameValues(shown, before) ? [shown] : [];
+  const notYet = [before, ...shownToo, ...(prev ? [prev.target, ...prev.notYet] : [])].slice(0, NOT_YET_KEPT);
   return {
     target,
     sentAt: same ? prev.sentAt : sentAt,

@@ -43,6 +43,8 @@ import { tamperProxy, type Answer, type TamperProxy } from '../tamper-proxy.js';
 const RUNS = Number(process.env.PIPESCALER_MODEL_RUNS ?? 6);
 // the short run's seed has changes cut before and after the cloud took them (20261124 had none)
 const SEED = Number(process.env.PIPESCALER_MODEL_SEED ?? 11);
+/** Replays one counterexample: the `path` fast-check printed with its seed. */
+const PATH = process.env.PIPESCALER_MODEL_PATH;
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -430,7 +432,7 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
           await cleanupPrefix(redis, prefix);
         }
       }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      { numRuns: RUNS, seed: SEED, endOnFailure: true, ...(PATH !== undefined ? { path: PATH } : {}) },
     );
     expect(changesSent).toBeGreaterThan(RUNS);
     // the run cut some changes' connections, both before and after the cloud took them

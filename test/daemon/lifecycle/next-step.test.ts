@@ -589,6 +589,23 @@ describe('what an answer makes of the record', () => {
       expect(nextStep(rec, sit(), SENT_AT + 30_000).step).toEqual({ do: 'wait', reason: 'confirming' });
     });
 
+    it("a change's answer showing values nobody read yet (changed by hand before it): those too are not yet, never drift, nothing sent again", () => {
+      // the pipe was changed by hand to 8 after our last read; our change to 6 replaces it and
+      // takes effect later, so its answer and the reads until then show 8
+      const byHand = { ...STREAMS, replicas: 8 };
+      const t = afterSentChange(before, running(byHand), { replicas: 6 }, SENT_AT + 200, send);
+      expect(t.drift).toBeNull();
+      expect(t.write.confirming?.notYet).toEqual(expect.arrayContaining([STREAMS, byHand]));
+      const rec = { ...before, ...t.write };
+      const read = afterRead(rec, running(byHand), SENT_AT + 30_000, ctx);
+      expect(read.drift).toBeNull();
+      expect(read.next).toEqual({ then: 'nothing' });
+      expect(nextStep({ ...rec, ...read.write }, sit(), SENT_AT + 31_000).step).toEqual({
+        do: 'wait',
+        reason: 'confirming',
+      });
+    });
+
     it("a change's answer showing its target in force: confirmed at once (its actuation the answer's latency)", () => {
       const t = afterSentChange(before, running(PEAK), { replicas: 6 }, SENT_AT + 200, send);
       expect(t.write).toMatchObject({
