@@ -22,14 +22,15 @@ import { ACTUATION_DEFAULTS, assignPools, type ActuationSettings } from '../poli
 import type { ApiKeyConfig, Config, PrometheusConfig, RedisSettings } from './types.js';
 import { locate } from './yaml-locate.js';
 import { STACK_OVERFLOW, syntaxIssue, TOO_DEEP } from './yaml-syntax.js';
-import { aliasBombIssue, nodeIssues, withoutRefused } from './yaml-nodes.js';
+import { aliasBombIssue, expandedSize, nodeIssues, withoutRefused } from './yaml-nodes.js';
 
 /** The largest config file, in characters: 10,000 pipes take about 3 MB. A larger one is refused
  *  before it is parsed (a 20 MB value made validate use 856 MB). */
 export const MAX_CONFIG_CHARS = 8 * 1024 * 1024;
 
-/** yaml's limit of alias expansions (its guard against a document that multiplies itself). */
-const MAX_ALIAS_COUNT = 100;
+/** How many nodes a config may hold with its aliases expanded (expandedSize): 10,000 pipes that
+ *  merge a shared anchor each fit many times over; a document that multiplies itself does not. */
+const MAX_EXPANDED_NODES = 5_000_000;
 
 export interface ParseOptions {
   /** The file name used in messages; keySecretFile and fixtures are relative to its folder. */
@@ -136,14 +137,11 @@ function parseText(text: string, opts: ParseOptions): Config {
   const env = withCurrentNames(opts.env ?? process.env);
   if (opts.needs === 'redis') cutConnections(doc);
   const interpolation = interpolateDocument(doc, env);
-  let raw: unknown;
-  try {
-    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
-  } catch (err) {
-    // yaml's guard against an alias bomb: a ReferenceError without a position
-    if (!(err instanceof ReferenceError)) throw err;
-    throw new ConfigError('CONFIG_INVALID', file, [aliasBombIssue(doc, lc, MAX_ALIAS_COUNT)]);
-  }
+  // yaml's own guard (maxAliasCount, 100 uses of an anchor) refused a fleet whose pipes merge one
+  // anchor: the expanded size is what costs, so that is what is bounded, before anything expands
+  if (expandedSize(doc, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES)
+    throw new ConfigError('CONFIG_INVALID', file, [aliasBombIssue(doc, lc, MAX_EXPANDED_NODES)]);
+  const raw: unknown = doc.toJS({ maxAliasCount: -1 }) ?? {};
   unsetEmptyCredentials(raw, interpolation.raw);
   const dir = dirname(file);
   const at = relativeTo(dir, opts.alsoIn);

@@ -50,6 +50,49 @@ export function withoutRefused(issues: readonly RawIssue[], refused: readonly Ra
   return issues.filter((i) => refused.includes(i) || !refused.some((r) => under(i.path, r.path)));
 }
 
+/**
+ * How many nodes the document holds once every alias is expanded, counted without expanding them
+ * (each anchored node's size is counted once and multiplied by its uses), stopping as soon as it
+ * passes `limit`. An anchor a thousand pipes merge (`<<: *defaults`) costs a thousand copies of a
+ * small node; a document that multiplies itself (aliases of aliases: a billion laughs) passes any
+ * limit within a few levels.
+ */
+export function expandedSize(doc: Document, limit: number): number {
+  // each alias's anchor, found in one pass (yaml's resolve() walks the whole document per alias)
+  const targets = new Map<unknown, unknown>();
+  const anchored = new Map<string, unknown>();
+  visit(doc, {
+    Node(_, node) {
+      if (isAlias(node)) targets.set(node, anchored.get(node.source));
+      else if (node.anchor) anchored.set(node.anchor, node);
+    },
+  });
+  const sizes = new Map<unknown, number>();
+  const open = new Set<unknown>();
+  const size = (node: unknown): number => {
+    if (isAlias(node)) return size(targets.get(node));
+    if (node === null || typeof node !== 'object') return 1;
+    const known = sizes.get(node);
+    if (known !== undefined) return known;
+    // an alias inside its own anchor: a document without end
+    if (open.has(node)) return Infinity;
+    open.add(node);
+    let n = 1;
+    const items = isMap(node) || isSeq(node) ? (node.items as unknown[]) : [];
+    for (const item of items) {
+      n +=
+        item !== null && typeof item === 'object' && 'key' in item && 'value' in item
+          ? size((item as { key: unknown }).key) + size((item as { value: unknown }).value)
+          : size(item);
+      if (n > limit) break;
+    }
+    open.delete(node);
+    sizes.set(node, n);
+    return n;
+  };
+  return size(doc.contents);
+}
+
 /** Where the first alias is: the issue of a document whose aliases expand beyond the limit. */
 export function aliasBombIssue(doc: Document, lc: LineCounter, limit: number): ConfigIssue {
   let offset = 0;
@@ -64,6 +107,6 @@ export function aliasBombIssue(doc: Document, lc: LineCounter, limit: number): C
     path: '',
     line,
     column: col,
-    message: `YAML aliases expand too far (over ${limit} expansions): a document that multiplies itself is refused`,
+    message: `YAML aliases expand the document past ${limit.toLocaleString('en-US')} nodes: a document that multiplies itself is refused`,
   };
 }

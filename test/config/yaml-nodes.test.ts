@@ -71,19 +71,35 @@ describe('reserved keys', () => {
 });
 
 describe('alias bombs', () => {
-  it('are refused with the line of the first alias', () => {
+  it('are refused with the line of the first alias, before anything expands', () => {
+    // nine levels of nine: 9^9 (387 million) nodes once expanded, from 10 lines
+    const levels = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
     const bomb = [
       'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]',
-      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
-      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
-      'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      ...levels.slice(1).map((l, i) => `${l}: &${l} [${Array(9).fill(`*${levels[i]}`).join(', ')}]`),
+      `j: [${Array(9).fill('*i').join(', ')}]`,
     ].join('\n');
     expect(issues(`${BASE}${bomb}\n`)).toEqual([
       {
         line: 20,
         path: '',
-        message: 'YAML aliases expand too far (over 100 expansions): a document that multiplies itself is refused',
+        message: 'YAML aliases expand the document past 5,000,000 nodes: a document that multiplies itself is refused',
       },
     ]);
+  });
+
+  it('an alias inside its own anchor is refused too', () => {
+    expect(issues(`${BASE}loop: &l [1, *l]\n`)).toEqual([expect.objectContaining({ line: 19, path: '' })]);
+  });
+
+  it('a fleet whose 2,000 pipes merge one anchor loads (an anchor used more than 100 times was refused)', () => {
+    const pipe = (i: number) =>
+      `  - <<: *pipe\n    name: p${i}\n    pipeId: b1000000-0000-4000-8000-${String(i).padStart(12, '0')}\n`;
+    const text = BASE.replace('pipes:\n  - name: orders\n', 'pipes:\n  - &pipe\n    name: orders\n').replace(
+      'policies:\n',
+      `${Array.from({ length: 2_000 }, (_, i) => pipe(i + 2)).join('')}policies:\n`,
+    );
+    const config = parseConfig(text, { file: 'c.yaml', env: {} });
+    expect(config.pipes).toHaveLength(2_001);
   });
 });
