@@ -189,7 +189,7 @@ function parseText(text: string, opts: ParseOptions): Config {
 
 function assemble(
   c: ParsedConfig,
-  secrets: Pick<SecretsResult, 'keys' | 'redis' | 'notify'>,
+  secrets: Pick<SecretsResult, 'keys' | 'redis' | 'notify' | 'telemetryAuth'>,
   at: (file: string) => string,
   overrides: EnvOverrides,
 ): Config {
@@ -231,6 +231,8 @@ function assemble(
     telemetry: {
       listen: c.telemetry?.listen ?? DEFAULTS.listen,
       logLevel: overrides.logLevel ?? c.telemetry?.logLevel ?? DEFAULTS.logLevel,
+      perPipeDetail: c.telemetry?.perPipeDetail ?? false,
+      ...(secrets.telemetryAuth ? { auth: secrets.telemetryAuth } : {}),
     },
     dryRun: overrides.dryRun ?? c.dryRun ?? false,
     pipes: c.pipes ?? [],

@@ -25,6 +25,7 @@ import {
 import { metricSchema, pipeLabels, prometheusSchema } from './metric.js';
 import { historySchema, notifySchema } from './notify.js';
 import { redisSchema } from './redis.js';
+import { telemetryAuthSchema } from './telemetry-auth.js';
 import { freezesSchema, onDriftSchema, overridesAllowed } from './freeze.js';
 import { timingOf, timingShape } from './window-timing.js';
 import { didYouMean } from './did-you-mean.js';
@@ -322,6 +323,8 @@ export const configSchema = strict({
         ? { ok: v as (typeof LOG_LEVELS)[number] }
         : `must be one of ${LOG_LEVELS.join(', ')}${typeof v === 'string' ? didYouMean(v, LOG_LEVELS) : ''}`,
     ).optional(),
+    perPipeDetail: z.boolean({ error: 'must be true or false' }).optional(),
+    auth: telemetryAuthSchema(strict).optional(),
   }).optional(),
   dryRun: z.boolean({ error: 'must be true or false' }).optional(),
   metrics: strict({ prometheus: prometheusSchema(strict).optional() }).optional(),

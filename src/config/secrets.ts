@@ -6,6 +6,7 @@ import { formatPath } from './errors.js';
 import { parseRedisUrl } from './redis.js';
 import { isRecord, type RawIssue } from './issue.js';
 import { privateHost } from './sink-address.js';
+import { telemetryAuth, type TelemetryAuth } from './telemetry-auth.js';
 
 export interface ResolvedKey {
   readonly keyId: string;
@@ -18,6 +19,8 @@ export interface SecretsResult {
   readonly redis: { readonly password?: string; readonly sentinelPassword?: string };
   /** Per notification sink: its URL when it came from urlFile or is a credential (Slack), its secret. */
   readonly notify: Record<string, { url?: string; secret?: string }>;
+  /** telemetry.auth resolved (absent: the telemetry port is open). */
+  readonly telemetryAuth?: TelemetryAuth;
   readonly issues: RawIssue[];
   /** Every secret value met, to scrub from messages. */
   readonly secrets: string[];
@@ -188,7 +191,9 @@ export function resolveSecrets({
     ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
   };
   const notify = notifySecrets(raw, secretOf, issues);
-  return { keys, redis: resolvedRedis, notify, issues, secrets };
+  // the daemon's alone: commands that only read Redis (status, pause) do not need its secret
+  const auth = apiCredentials ? telemetryAuth(raw, secretOf, issues) : undefined;
+  return { keys, redis: resolvedRedis, notify, ...(auth ? { telemetryAuth: auth } : {}), issues, secrets };
 }
 
 type SecretOf = (

@@ -2,6 +2,7 @@
 // it: API keys with their secrets, Redis, telemetry, Prometheus. The policy engine takes only its
 // narrow view of it (src/policy's ScalingConfig), which this type extends.
 import type { KeyLimits, ScalingConfig } from '../policy/index.js';
+import type { TelemetryAuth } from './telemetry-auth.js';
 
 /** `metrics.prometheus`: where metric policies query. Secrets stay in their files (read per request). */
 export interface PrometheusConfig {
@@ -84,7 +85,14 @@ export interface Config extends ScalingConfig {
   };
   readonly redis: RedisSettings;
   readonly evaluate: ScalingConfig['evaluate'] & { readonly concurrency: number };
-  readonly telemetry: { readonly listen: string; readonly logLevel: string };
+  readonly telemetry: {
+    readonly listen: string;
+    readonly logLevel: string;
+    /** Every pipe-level family per pipe (else per policy or key: telemetry/pipe-labels.ts). */
+    readonly perPipeDetail?: boolean;
+    /** Credentials /metrics and /history ask for (absent: open); the secret is never logged. */
+    readonly auth?: TelemetryAuth;
+  };
   readonly dryRun: boolean;
   /** null: no metric source configured (no policy may have a metric then). */
   readonly metrics?: { readonly prometheus: PrometheusConfig } | null;

@@ -3,8 +3,10 @@
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import { STATE_LOSS_CAUSES, type DaemonEmitter } from '../daemon/index.js';
 import { VERDICTS } from '../policy/index.js';
+import { GroupedFlag } from './grouped-flag.js';
 import { codeLabel, configName, operationLabel, reasonLabel } from './labels.js';
 import type { Metrics } from './metrics.js';
+import { DETAILED, type PipeLabels } from './pipe-labels.js';
 import { subscribe, type DaemonListeners } from './subscribe.js';
 
 export interface BindDaemonOptions {
@@ -16,11 +18,27 @@ export interface BindDaemonOptions {
   /** The API keys of the config in force: after a successful reload, the reconcile period of a
    *  key no longer in it (a key taken out of a pool) is dropped. */
   readonly keys?: () => readonly string[] | null;
+  /** Which families are kept per pipe and which per policy or key (default: every one per pipe,
+   *  policy `other`; the daemon passes the config's, pipe-labels.ts). */
+  readonly labels?: PipeLabels;
 }
 
 export const DECISION_RESULTS = ['applied', 'skipped', 'failed', 'dry_run', 'none'] as const;
 const RESULTS: ReadonlySet<string> = new Set(DECISION_RESULTS);
 const DIRECTIONS: ReadonlySet<string> = new Set(['up', 'down', 'none', 'mixed']);
+
+/** The families kept per policy (per pipe under detail): started over when detail is turned on or off. */
+const POLICY_COUNTERS = [
+  'evaluations',
+  'decisions',
+  'decisionResults',
+  'applyRetries',
+  'drift',
+  'driftActions',
+  'overrides',
+  'freezeHeld',
+  'windowVerdicts',
+] as const satisfies readonly (keyof Metrics)[];
 
 /** Subscribe the metrics to the daemon's events; returns the unsubscribe. */
 export function bindDaemonEvents(
@@ -29,31 +47,38 @@ export function bindDaemonEvents(
   options: BindDaemonOptions = {},
 ): () => void {
   const now = options.now ?? Date.now;
+  const pl = options.labels ?? DETAILED;
+  let detail = pl.detail();
+  const windowActive = new GroupedFlag(metrics.windowActive, pl.byPolicy);
+  const parked = new GroupedFlag(metrics.parked, pl.byKey);
+  const backoff = new GroupedFlag(metrics.backoff, pl.byPolicy);
   /** Active windows per pipe, so a window that ends drops to 0 instead of staying at 1. */
   const activeWindows = new Map<string, Set<string>>();
-  /** Every window series per pipe, and every pipe with a gauge, for dropping removed pipes. */
-  const windowSeries = new Map<string, Set<string>>();
+  /** Every pipe with a per-pipe gauge, for dropping removed pipes. */
   const gaugedPipes = new Set<string>();
-  const parkedPipes = new Set<string>();
   /** Keys with a pipescaler_reconcile_period_seconds series. */
   const plannedKeys = new Set<string>();
-  /** Pipes whose pipescaler_decision_results_total series exist (from 0). */
-  const countedPipes = new Set<string>();
+  /** Label sets (serialized) whose counters exist from 0: a policy's, or a pipe's under detail. */
+  const counted = new Set<string>();
 
   const countFromZero = (pipes: readonly string[]): void => {
     for (const p of pipes.map(configName)) {
-      if (countedPipes.has(p)) continue;
-      countedPipes.add(p);
-      for (const result of DECISION_RESULTS) metrics.decisionResults.inc({ pipe: p, result }, 0);
-      metrics.drift.inc({ pipe: p }, 0);
+      if (!gaugedPipes.has(p)) {
+        gaugedPipes.add(p);
+        metrics.pipeFailing.set({ pipe: p }, 0);
+      }
+      const g = pl.byPolicy(p);
+      const id = JSON.stringify(g);
+      if (counted.has(id)) continue;
+      counted.add(id);
+      for (const result of DECISION_RESULTS) metrics.decisionResults.inc({ ...g, result }, 0);
+      metrics.drift.inc(g, 0);
       // one series each from the start, for the dashboard's operator panel: the first override,
-      // change made by hand or freeze of a pipe shows as a step from 0, not as a series appearing
-      metrics.driftActions.inc({ pipe: p, action: 'revert' }, 0);
-      metrics.overrides.inc({ pipe: p, action: 'set', source: 'operator' }, 0);
-      metrics.freezeHeld.inc({ pipe: p }, 0);
-      for (const verdict of VERDICTS) metrics.windowVerdicts.inc({ pipe: p, verdict }, 0);
-      gaugedPipes.add(p);
-      metrics.pipeFailing.set({ pipe: p }, 0);
+      // change made by hand or freeze shows as a step from 0, not as a series appearing
+      metrics.driftActions.inc({ ...g, action: 'revert' }, 0);
+      metrics.overrides.inc({ ...g, action: 'set', source: 'operator' }, 0);
+      metrics.freezeHeld.inc(g, 0);
+      for (const verdict of VERDICTS) metrics.windowVerdicts.inc({ ...g, verdict }, 0);
     }
   };
   if (options.pipes !== undefined) countFromZero(options.pipes());
@@ -71,15 +96,18 @@ export function bindDaemonEvents(
   const forget = (pipe: string): void => {
     setValues(metrics.desired, pipe, {});
     setValues(metrics.applied, pipe, {});
-    for (const window of windowSeries.get(pipe) ?? []) metrics.windowActive.remove({ pipe, window });
+    for (const flag of [windowActive, parked, backoff]) flag.forget(pipe);
     metrics.paused.remove({ pipe });
-    metrics.parked.remove({ pipe });
     metrics.pipeFailing.remove({ pipe });
-    metrics.backoff.remove({ pipe });
     // Counters keep their history (pipescaler_decision_results_total, pipescaler_drift_total).
-    for (const known of [gaugedPipes, parkedPipes, countedPipes]) known.delete(pipe);
+    gaugedPipes.delete(pipe);
     activeWindows.delete(pipe);
-    windowSeries.delete(pipe);
+  };
+
+  /** telemetry.perPipeDetail turned on or off: the families kept per policy start over. */
+  const regroup = (): void => {
+    for (const name of POLICY_COUNTERS) metrics[name].reset();
+    counted.clear();
   };
 
   const listeners: DaemonListeners = {
@@ -88,7 +116,7 @@ export function bindDaemonEvents(
       metrics.lastTick.set(at / 1000);
     },
     evaluation: ({ pipe, durationMs, lagMs, decision }) => {
-      metrics.evaluations.inc({ pipe: configName(pipe), action: decision.action });
+      metrics.evaluations.inc({ ...pl.byPolicy(configName(pipe)), action: decision.action });
       metrics.evaluationDuration.observe(Math.max(0, durationMs) / 1000);
       metrics.tickLag.observe(Math.max(0, lagMs) / 1000);
       metrics.lastEvaluation.set(now() / 1000);
@@ -99,13 +127,14 @@ export function bindDaemonEvents(
       if (result === 'skipped') setValues(metrics.desired, configName(pipe), {});
       const p = configName(pipe);
       const r = RESULTS.has(result) ? result : 'none';
+      const g = pl.byPolicy(p);
       metrics.decisions.inc({
-        pipe: p,
+        ...g,
         direction: DIRECTIONS.has(direction) ? direction : 'none',
         result: r,
         reason: reasonLabel(reason),
       });
-      metrics.decisionResults.inc({ pipe: p, result: r });
+      metrics.decisionResults.inc({ ...g, result: r });
       // A failure holds until a call for the pipe succeeds (an apply here, a read: read:recovered).
       if (r === 'failed') metrics.pipeFailing.set({ pipe: p }, 1);
       else if (r === 'applied') metrics.pipeFailing.set({ pipe: p }, 0);
@@ -115,33 +144,27 @@ export function bindDaemonEvents(
     window: ({ pipe, windows }) => {
       const p = configName(pipe);
       const current = new Set(windows.map(configName));
-      for (const w of activeWindows.get(p) ?? [])
-        if (!current.has(w)) metrics.windowActive.set({ pipe: p, window: w }, 0);
-      for (const w of current) metrics.windowActive.set({ pipe: p, window: w }, 1);
+      for (const w of activeWindows.get(p) ?? []) if (!current.has(w)) windowActive.set(p, false, { window: w });
+      for (const w of current) windowActive.set(p, true, { window: w });
       activeWindows.set(p, current);
       gaugedPipes.add(p);
-      const series = windowSeries.get(p) ?? new Set<string>();
-      for (const w of current) series.add(w);
-      windowSeries.set(p, series);
     },
     paused: ({ pipe, paused }) => {
       gaugedPipes.add(configName(pipe));
       metrics.paused.set({ pipe: configName(pipe) }, paused ? 1 : 0);
     },
     parked: ({ pipe }) => {
-      const p = configName(pipe);
-      parkedPipes.add(p);
-      gaugedPipes.add(p);
-      metrics.parked.set({ pipe: p }, 1);
+      gaugedPipes.add(configName(pipe));
+      parked.set(configName(pipe), true);
     },
     backoff: ({ pipe, backingOff }) => {
       gaugedPipes.add(configName(pipe));
-      metrics.backoff.set({ pipe: configName(pipe) }, backingOff ? 1 : 0);
+      backoff.set(configName(pipe), backingOff);
     },
     'apply:start': ({ key, queueWaitMs }) =>
       metrics.applyQueueWait.observe({ key: configName(key) }, Math.max(0, queueWaitMs) / 1000),
     'apply:retry': ({ pipe, code, operation }) => {
-      metrics.applyRetries.inc({ pipe: configName(pipe), code: codeLabel(code) });
+      metrics.applyRetries.inc({ ...pl.byPolicy(configName(pipe)), code: codeLabel(code) });
       // The daemon's clients leave retries to BullMQ, so its retries are the API retries.
       if (operation !== undefined)
         metrics.apiRetries.inc({ operation: operationLabel(operation), code: codeLabel(code) });
@@ -157,15 +180,16 @@ export function bindDaemonEvents(
     'api:envelope-issue': ({ key }) => metrics.envelopeIssues.inc({ key: configName(key) }),
     'read:recovered': ({ pipe }) => metrics.pipeFailing.set({ pipe: configName(pipe) }, 0),
     drift: ({ pipe, onDrift }) => {
-      metrics.drift.inc({ pipe: configName(pipe) });
-      metrics.driftActions.inc({ pipe: configName(pipe), action: onDrift ?? 'revert' });
+      const g = pl.byPolicy(configName(pipe));
+      metrics.drift.inc(g);
+      metrics.driftActions.inc({ ...g, action: onDrift ?? 'revert' });
     },
-    override: ({ pipe, action, source }) => metrics.overrides.inc({ pipe: configName(pipe), action, source }),
+    override: ({ pipe, action, source }) => metrics.overrides.inc({ ...pl.byPolicy(configName(pipe)), action, source }),
     freeze: (f) => {
-      if (f.action === 'held') metrics.freezeHeld.inc({ pipe: configName(f.pipe) });
+      if (f.action === 'held') metrics.freezeHeld.inc(pl.byPolicy(configName(f.pipe)));
     },
     verdict: ({ pipe, verdict, lateMs }) => {
-      metrics.windowVerdicts.inc({ pipe: configName(pipe), verdict });
+      metrics.windowVerdicts.inc({ ...pl.byPolicy(configName(pipe)), verdict });
       if (verdict === 'met' || verdict === 'late') metrics.windowLateness.observe(Math.max(0, lateMs ?? 0) / 1000);
     },
     'state:invalid': () => metrics.stateInvalid.inc(),
@@ -174,8 +198,7 @@ export function bindDaemonEvents(
       metrics.configLastReloadSuccess.set(result === 'success' ? 1 : 0);
       if (result !== 'success') return;
       // A reload unparks every pipe (the daemon tries them again with the new keys).
-      for (const p of parkedPipes) metrics.parked.set({ pipe: p }, 0);
-      parkedPipes.clear();
+      parked.setAll(false);
       const inForceKeys = options.keys?.() ?? null;
       if (inForceKeys !== null) {
         const keys = new Set(inForceKeys.map(configName));
@@ -189,7 +212,13 @@ export function bindDaemonEvents(
       if (options.pipes === undefined) return;
       const inForce = options.pipes();
       const kept = new Set(inForce.map(configName));
-      for (const p of new Set([...gaugedPipes, ...countedPipes])) if (!kept.has(p)) forget(p);
+      for (const p of gaugedPipes) if (!kept.has(p)) forget(p);
+      if (pl.detail() !== detail) {
+        detail = pl.detail();
+        regroup();
+      }
+      // pipes may have moved to another policy or key, or detail changed
+      for (const flag of [windowActive, parked, backoff]) flag.refresh();
       countFromZero(inForce);
     },
     'redis:status': ({ ready }) => metrics.redisUp.set(ready ? 1 : 0),

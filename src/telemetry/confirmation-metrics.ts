@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { DaemonEmitter } from '../daemon/index.js';
 import { configName } from './labels.js';
 import type { TelemetryLogger } from './logger.js';
+import { DETAILED, type PipeLabels } from './pipe-labels.js';
 import { subscribe } from './subscribe.js';
 
 /** From a change in force at its answer to the platform's minutes-long propagation, up to the
@@ -32,7 +33,7 @@ export function createConfirmationMetrics(registry: Registry) {
     }),
     lastActuation: new Gauge({
       name: 'pipescaler_pipe_actuation_seconds',
-      help: "The pipe's last measured actuation latency (sent to confirmed at target)",
+      help: "The pipe's last measured actuation latency (sent to confirmed at target); under telemetry.perPipeDetail only",
       labelNames: ['pipe'] as const,
       registers,
     }),
@@ -44,8 +45,8 @@ export function createConfirmationMetrics(registry: Registry) {
     }),
     unconfirmedChanges: new Counter({
       name: 'pipescaler_unconfirmed_changes_total',
-      help: 'Changes that went unconfirmed: not seen in force within evaluate.actuation.max of their send',
-      labelNames: ['pipe'] as const,
+      help: 'Changes that went unconfirmed: not seen in force within evaluate.actuation.max of their send, by policy (and pipe under telemetry.perPipeDetail)',
+      labelNames: ['policy', 'pipe'] as const,
       registers,
     }),
   };
@@ -62,7 +63,9 @@ export function bindConfirmationEvents(
   m: ConfirmationMetrics,
   logger: TelemetryLogger,
   pipes?: () => readonly string[],
+  labels: PipeLabels = DETAILED,
 ): () => void {
+  let detail = labels.detail();
   /** Pipes with series: every evaluated pipe has its pipescaler_pipe_unconfirmed, 0 or 1. */
   const gauged = new Set<string>();
   const setUnconfirmed = (pipe: string, on: boolean): void => {
@@ -90,7 +93,7 @@ export function bindConfirmationEvents(
         return;
       }
       m.actuation.observe({ kind }, s);
-      m.lastActuation.set({ pipe: configName(pipe) }, s);
+      if (labels.detail()) m.lastActuation.set({ pipe: configName(pipe) }, s);
       gauged.add(configName(pipe));
       logger.debug(
         { pipe, values, actuationSeconds: s, sentAt: new Date(sentAt).toISOString() },
@@ -102,7 +105,7 @@ export function bindConfirmationEvents(
       setUnconfirmed(p, unconfirmed);
       const line = { pipe, target, reason, sentAt: new Date(sentAt).toISOString() };
       if (unconfirmed) {
-        m.unconfirmedChanges.inc({ pipe: p });
+        m.unconfirmedChanges.inc(labels.byPolicy(p));
         logger.warn(
           { ...line, resends },
           'change unconfirmed: not in force within evaluate.actuation.max of its send; sent once more, then left to reads',
@@ -111,7 +114,13 @@ export function bindConfirmationEvents(
     },
     'unconfirmed:seen': ({ pipe, unconfirmed }) => setUnconfirmed(configName(pipe), unconfirmed),
     'config:reload': ({ result }) => {
-      if (result !== 'success' || pipes === undefined) return;
+      if (result !== 'success') return;
+      if (labels.detail() !== detail) {
+        detail = labels.detail();
+        m.unconfirmedChanges.reset();
+        m.lastActuation.reset();
+      }
+      if (pipes === undefined) return;
       const kept = new Set(pipes().map(configName));
       for (const p of gauged) {
         if (kept.has(p)) continue;

@@ -15,12 +15,19 @@ import { bindConfirmationEvents, createConfirmationMetrics } from './confirmatio
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
 import { bindNotifyEvents, createNotifyMetrics } from './notify-metrics.js';
 import { checkContactWindowMs, createReadiness } from './readiness.js';
+import type { TelemetryCredentials } from './http-auth.js';
+import { createPipeLabels, type PipeView } from './pipe-labels.js';
 
 /** The parts of the loaded config telemetry reads (src/config/types.ts Config fits). */
 export interface TelemetryConfigView {
-  readonly pipes: readonly { readonly name: string }[];
+  /** Their policy and key group the families not kept per pipe (pipe-labels.ts). */
+  readonly pipes: readonly PipeView[];
   readonly evaluate: { readonly reconcileMs: number };
-  readonly telemetry: { readonly listen: string };
+  readonly telemetry: {
+    readonly listen: string;
+    readonly perPipeDetail?: boolean;
+    readonly auth?: TelemetryCredentials;
+  };
   /** The API keys in force (their reconcile periods are exported); absent: never dropped. */
   readonly api?: { readonly keys: Readonly<Record<string, unknown>>; readonly checkEveryMs?: number };
   /** The notification sinks (their dead-letter counters start at 0). */
@@ -67,18 +74,26 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     redisReady: options.redisReady ?? false,
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
   });
+  const labels = createPipeLabels(
+    () => config().pipes,
+    () => config().telemetry.perPipeDetail === true,
+  );
   const keysInForce = () => {
     const keys = config().api?.keys;
     return keys ? Object.keys(keys) : null;
   };
   const unbinds = [
-    bindDaemonEvents(emitter, metrics, { pipes: () => config().pipes.map((p) => p.name), keys: keysInForce }),
+    bindDaemonEvents(emitter, metrics, { pipes: () => config().pipes.map((p) => p.name), keys: keysInForce, labels }),
     bindAuditLog(emitter, logger),
-    bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry)),
+    bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry), labels),
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => (config().notify?.sinks ?? []).map((s) => s.name)),
-    bindForecastEvents(emitter, createForecastMetrics(registry), logger),
-    bindConfirmationEvents(emitter, createConfirmationMetrics(registry), logger, () =>
-      config().pipes.map((p) => p.name),
+    bindForecastEvents(emitter, createForecastMetrics(registry), logger, labels),
+    bindConfirmationEvents(
+      emitter,
+      createConfirmationMetrics(registry),
+      logger,
+      () => config().pipes.map((p) => p.name),
+      labels,
     ),
     () => readiness.close(),
   ];
@@ -92,13 +107,17 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
       registry,
       readiness: readiness.report,
       extraMetrics: queueMetrics(options.queues),
+      auth: () => config().telemetry.auth,
       ...(options.routes ? { routes: options.routes } : {}),
     });
   } catch (err) {
     unbindAll();
     throw err;
   }
-  logger.info({ url: server.url }, 'telemetry listening (/metrics, /healthz, /readyz)');
+  logger.info(
+    { url: server.url, auth: config().telemetry.auth?.type ?? 'none' },
+    'telemetry listening (/metrics, /healthz, /readyz)',
+  );
   return {
     url: server.url,
     registry,

@@ -1,10 +1,12 @@
 // The metrics and log lines of metric forecasts (metric.forecast): per policy whether a forecast is
-// in force and how good it has been; per pipe the forecast's peak and the value it would set (in
-// forecastOnly mode the only effect a forecast has). A policy's forecast going missing, or coming
+// in force and how good it has been; under telemetry.perPipeDetail, per pipe the forecast's peak
+// and the value it would set (in forecastOnly mode the only effect a forecast has; `plan` shows it
+// too). A policy's forecast going missing, or coming
 // back, is logged once per change, not once per evaluation.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DaemonEmitter } from '../daemon/index.js';
 import { configName } from './labels.js';
+import { DETAILED, type PipeLabels } from './pipe-labels.js';
 import type { TelemetryLogger } from './logger.js';
 import { subscribe } from './subscribe.js';
 
@@ -31,13 +33,13 @@ export function createForecastMetrics(registry: Registry) {
     }),
     value: new Gauge({
       name: 'pipescaler_forecast_value',
-      help: "The forecast's peak over the actuation time and lead, at the pipe's last evaluation",
+      help: "The forecast's peak over the actuation time and lead, at the pipe's last evaluation; under telemetry.perPipeDetail only",
       labelNames: ['pipe'] as const,
       registers,
     }),
     recommended: new Gauge({
       name: 'pipescaler_forecast_recommended',
-      help: 'The value of its field (replicas or concurrency) the forecast would set, within the bounds; in scale mode the pipe gets the higher of it and the reactive one',
+      help: 'The value of its field (replicas or concurrency) the forecast would set, within the bounds; in scale mode the pipe gets the higher of it and the reactive one; under telemetry.perPipeDetail only',
       labelNames: ['pipe', 'field'] as const,
       registers,
     }),
@@ -46,10 +48,19 @@ export function createForecastMetrics(registry: Registry) {
 
 export type ForecastMetrics = ReturnType<typeof createForecastMetrics>;
 
-export function bindForecastEvents(emitter: DaemonEmitter, m: ForecastMetrics, logger: TelemetryLogger): () => void {
+export function bindForecastEvents(
+  emitter: DaemonEmitter,
+  m: ForecastMetrics,
+  logger: TelemetryLogger,
+  labels: PipeLabels = DETAILED,
+): () => void {
   /** Per policy: what was last said (the error, or '' for a forecast in force). */
   const said = new Map<string, string>();
   return subscribe(emitter, {
+    'config:reload': ({ result }) => {
+      // per-pipe detail turned off: its series go (turned on: they come at the next evaluations)
+      if (result === 'success' && !labels.detail()) for (const family of [m.value, m.recommended]) family.reset();
+    },
     'forecast:made': ({ policy }) => m.made.inc({ policy: configName(policy) }),
     'forecast:status': ({ policy, error, series, peakError }) => {
       const p = configName(policy);
@@ -70,6 +81,7 @@ export function bindForecastEvents(emitter: DaemonEmitter, m: ForecastMetrics, l
       const o = decision.metric;
       const p = configName(pipe);
       const f = o?.forecast;
+      if (!labels.detail()) return;
       if (o === undefined || f === undefined || 'error' in f) {
         m.value.remove({ pipe: p });
         if (o !== undefined) m.recommended.remove({ pipe: p, field: o.field });

@@ -40,6 +40,9 @@ export {
   type TelemetryServerOptions,
 } from './http-server.js';
 export { mergeExpositions, queueMetrics, type PrometheusExporter } from './exposition.js';
+export { createPipeLabels, type PipeLabels, type PipeView } from './pipe-labels.js';
+export { authorized, type TelemetryCredentials } from './http-auth.js';
+export { sharedRender, type Rendered } from './shared-render.js';
 export {
   startDaemonTelemetry,
   type DaemonTelemetry,

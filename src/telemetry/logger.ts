@@ -5,6 +5,7 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { createRequire } from 'node:module';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';
+import type { TelemetryCredentials } from './http-auth.js';
 
 // pino-pretty (and its colour and date dependencies) load only when a person reads the lines. It
 // is an optional dependency: a production install without it (`npm ci --omit=optional`) logs JSON
@@ -77,6 +78,8 @@ export interface SecretBearingConfig {
   readonly notify?: {
     readonly sinks: readonly { readonly type: string; readonly url: string; readonly secret?: string }[];
   };
+  /** The credentials of /metrics and /history. */
+  readonly telemetry?: { readonly auth?: TelemetryCredentials };
 }
 
 const configSecretsCache = new WeakMap<SecretBearingConfig, readonly string[]>();
@@ -90,6 +93,9 @@ export function configSecrets(config: SecretBearingConfig): readonly string[] {
     const password = urlPassword(config.redis.url);
     if (password !== '') list.push(...secretForms(decodeURIComponent(password)), password);
     for (const p of [config.redis.password, config.redis.sentinelPassword]) if (p) list.push(...secretForms(p), p);
+    const auth = config.telemetry?.auth;
+    if (auth?.type === 'bearer') list.push(...secretForms(auth.token));
+    if (auth?.type === 'basic') list.push(...secretForms(auth.password, auth.username));
     for (const sink of config.notify?.sinks ?? []) {
       if (sink.secret) list.push(...secretForms(sink.secret), sink.secret);
       if (sink.type === 'slack') list.push(...secretForms(sink.url), sink.url);

@@ -1,9 +1,11 @@
 // The metrics of metric-driven policies: query errors and the last good value's age per policy,
-// the metric's value and the bounds it moves within per pipe. Registered and bound apart from the
+// evaluations without a usable value per policy (per pipe under telemetry.perPipeDetail), and under
+// that detail only, the metric's value and the bounds it moves within per pipe. Registered and bound apart from the
 // core metrics so this feature stays in one file.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DaemonEmitter } from '../daemon/index.js';
 import { configName } from './labels.js';
+import { DETAILED, type PipeLabels } from './pipe-labels.js';
 import { subscribe } from './subscribe.js';
 
 export function createMetricPolicyMetrics(registry: Registry) {
@@ -23,8 +25,8 @@ export function createMetricPolicyMetrics(registry: Registry) {
     }),
     unavailable: new Counter({
       name: 'pipescaler_metric_unavailable_total',
-      help: 'Evaluations of a metric-policy pipe without a usable value (the query failed, no sample or several matched its match, stale, NaN, Inf or negative): it followed onError',
-      labelNames: ['pipe'] as const,
+      help: 'Evaluations of a metric-policy pipe without a usable value (the query failed, no sample or several matched its match, stale, NaN, Inf or negative): it followed onError; by policy (and pipe under telemetry.perPipeDetail)',
+      labelNames: ['policy', 'pipe'] as const,
       registers,
     }),
     lastGoodAge: new Gauge({
@@ -35,13 +37,13 @@ export function createMetricPolicyMetrics(registry: Registry) {
     }),
     value: new Gauge({
       name: 'pipescaler_metric_value',
-      help: 'The metric value a pipe was last evaluated with (absent while unavailable)',
+      help: 'The metric value a pipe was last evaluated with (absent while unavailable); under telemetry.perPipeDetail only',
       labelNames: ['pipe'] as const,
       registers,
     }),
     bounds: new Gauge({
       name: 'pipescaler_metric_bounds',
-      help: "The bounds (min, max) the metric moves a pipe within: the active window's or the baseline's",
+      help: "The bounds (min, max) the metric moves a pipe within: the active window's or the baseline's; under telemetry.perPipeDetail only",
       labelNames: ['pipe', 'bound'] as const,
       registers,
     }),
@@ -50,8 +52,18 @@ export function createMetricPolicyMetrics(registry: Registry) {
 
 export type MetricPolicyMetrics = ReturnType<typeof createMetricPolicyMetrics>;
 
-export function bindMetricPolicyEvents(emitter: DaemonEmitter, m: MetricPolicyMetrics): () => void {
+export function bindMetricPolicyEvents(
+  emitter: DaemonEmitter,
+  m: MetricPolicyMetrics,
+  labels: PipeLabels = DETAILED,
+): () => void {
+  let detail = labels.detail();
   return subscribe(emitter, {
+    'config:reload': ({ result }) => {
+      if (result !== 'success' || labels.detail() === detail) return;
+      detail = labels.detail();
+      for (const family of [m.unavailable, m.value, m.bounds]) family.reset();
+    },
     'metric:query': ({ policy, error }) => {
       const p = configName(policy);
       m.queries.inc({ policy: p });
@@ -67,7 +79,9 @@ export function bindMetricPolicyEvents(emitter: DaemonEmitter, m: MetricPolicyMe
       const p = configName(pipe);
       if (o === undefined) return;
       // from 0 at the pipe's first evaluation, so increase() sees its first unavailable value
-      m.unavailable.inc({ pipe: p }, o.error !== undefined ? 1 : 0);
+      m.unavailable.inc(labels.byPolicy(p), o.error !== undefined ? 1 : 0);
+      // the metric is the operator's own series, in their Prometheus already: per pipe on demand
+      if (!labels.detail()) return;
       if (o.value !== undefined) m.value.set({ pipe: p }, o.value);
       else m.value.remove({ pipe: p });
       m.bounds.set({ pipe: p, bound: 'min' }, o.bounds.min);

@@ -66,8 +66,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     evaluations: new Counter({
       name: 'pipescaler_evaluations_total',
-      help: 'Pipe evaluations, by what the decision asked for (change, none, skip)',
-      labelNames: ['pipe', 'action'] as const,
+      help: 'Pipe evaluations by policy (and pipe under telemetry.perPipeDetail), by what the decision asked for (change, none, skip)',
+      labelNames: ['policy', 'pipe', 'action'] as const,
       registers,
     }),
     evaluationDuration: new Histogram({
@@ -91,16 +91,16 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     decisions: new Counter({
       name: 'pipescaler_decisions_total',
-      help: 'Decision outcomes by pipe, direction, result and machine reason',
-      labelNames: ['pipe', 'direction', 'result', 'reason'] as const,
+      help: 'Decision outcomes by policy (and pipe under telemetry.perPipeDetail), direction, result and machine reason',
+      labelNames: ['policy', 'pipe', 'direction', 'result', 'reason'] as const,
       registers,
     }),
     // The same outcomes by pipe and result only: a label set known from the config, so every
     // series starts at 0 and increase() sees the first event (a series born at 1 has no increase).
     decisionResults: new Counter({
       name: 'pipescaler_decision_results_total',
-      help: 'Decision outcomes by pipe and result (every configured pipe and result starts at 0)',
-      labelNames: ['pipe', 'result'] as const,
+      help: 'Decision outcomes by policy (and pipe under telemetry.perPipeDetail) and result (every configured policy and result starts at 0)',
+      labelNames: ['policy', 'pipe', 'result'] as const,
       registers,
     }),
     desired: new Gauge({
@@ -117,8 +117,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     windowActive: new Gauge({
       name: 'pipescaler_window_active',
-      help: '1 while the window drives the pipe, 0 once it no longer does',
-      labelNames: ['pipe', 'window'] as const,
+      help: '1 while the window drives a pipe of the policy (the pipe under telemetry.perPipeDetail), 0 once it drives none',
+      labelNames: ['policy', 'pipe', 'window'] as const,
       registers,
     }),
     pipeFailing: new Gauge({
@@ -129,8 +129,8 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     backoff: new Gauge({
       name: 'pipescaler_pipe_backoff',
-      help: "1 while the pipe's calls keep failing and its attempts back off (up to its reconcile period)",
-      labelNames: ['pipe'] as const,
+      help: '1 while the calls of a pipe of the policy (the pipe under telemetry.perPipeDetail) keep failing and its attempts back off (up to its reconcile period)',
+      labelNames: ['policy', 'pipe'] as const,
       registers,
     }),
     paused: new Gauge({
@@ -141,14 +141,14 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     parked: new Gauge({
       name: 'pipescaler_parked',
-      help: '1 while the pipe is parked because its API key keeps failing auth (until the next reload)',
-      labelNames: ['pipe'] as const,
+      help: '1 while a pipe of the API key (the pipe under telemetry.perPipeDetail) is parked because the key keeps failing auth (until the next reload)',
+      labelNames: ['key', 'pipe'] as const,
       registers,
     }),
     applyRetries: new Counter({
       name: 'pipescaler_apply_retries_total',
-      help: 'Apply attempts that failed and are retried, by pipe and error code',
-      labelNames: ['pipe', 'code'] as const,
+      help: 'Apply attempts that failed and are retried, by policy (and pipe under telemetry.perPipeDetail) and error code',
+      labelNames: ['policy', 'pipe', 'code'] as const,
       registers,
     }),
     rateLimitPauses: new Counter({
@@ -182,32 +182,32 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
     }),
     drift: new Counter({
       name: 'pipescaler_drift_total',
-      help: 'Times the platform reported other scaling than pipescaler last applied',
-      labelNames: ['pipe'] as const,
+      help: 'Times the platform reported other scaling than pipescaler last applied, by policy (and pipe under telemetry.perPipeDetail)',
+      labelNames: ['policy', 'pipe'] as const,
       registers,
     }),
     driftActions: new Counter({
       name: 'pipescaler_drift_actions_total',
       help: "What the policy's behavior.onDrift made of a change made by hand: revert, hold, adoptAsFloor",
-      labelNames: ['pipe', 'action'] as const,
+      labelNames: ['policy', 'pipe', 'action'] as const,
       registers,
     }),
     overrides: new Counter({
       name: 'pipescaler_overrides_total',
       help: 'Overrides coming into force (set, superseded) or leaving it (expired, cancelled), by source (operator, manual)',
-      labelNames: ['pipe', 'action', 'source'] as const,
+      labelNames: ['policy', 'pipe', 'action', 'source'] as const,
       registers,
     }),
     freezeHeld: new Counter({
       name: 'pipescaler_freeze_held_total',
-      help: 'Times a freeze window began holding back a change of the pipe',
-      labelNames: ['pipe'] as const,
+      help: 'Times a freeze window began holding back a change of a pipe, by policy (and pipe under telemetry.perPipeDetail)',
+      labelNames: ['policy', 'pipe'] as const,
       registers,
     }),
     windowVerdicts: new Counter({
       name: 'pipescaler_window_verdicts_total',
-      help: 'Window starts per pipe by verdict: met (confirmed at target by the boundary), late (after it), missed (not within the limit), excluded (paused, override, freeze, dry run, state lost around it)',
-      labelNames: ['pipe', 'verdict'] as const,
+      help: 'Window starts per policy (and pipe under telemetry.perPipeDetail) by verdict: met (confirmed at target by the boundary), late (after it), missed (not within the limit), excluded (paused, override, freeze, dry run, state lost around it)',
+      labelNames: ['policy', 'pipe', 'verdict'] as const,
       registers,
     }),
     windowLateness: new Histogram({

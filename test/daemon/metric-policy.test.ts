@@ -119,6 +119,8 @@ beforeAll(async () => {
     }),
     metrics: { prometheus: { url: prom.url, timeoutMs: 2_000, headers: {} } },
   };
+  // the panels below read each pipe's metric, bounds and unavailable count: per-pipe detail
+  config = { ...config, telemetry: { ...config.telemetry, perPipeDetail: true } };
   daemon = createDaemon({
     config,
     redis,
@@ -162,6 +164,7 @@ function metricPanel(): { value: string; bounds: string } {
     __range: '5m',
     job: 'pipescaler',
     instance,
+    policy: '.*',
     pipe: '.*',
     DS_PROMETHEUS: 'prometheus',
   };
@@ -169,18 +172,19 @@ function metricPanel(): { value: string; bounds: string } {
   return { value: expr('A'), bounds: expr('B') };
 }
 
-/** A query of the dashboard's "Failures and retries per pipe" panel, over the last 5 minutes. */
+/** A query of the dashboard's "Failures and retries by policy" panel (per pipe under detail), over the last 5 minutes. */
 function failuresPanel(ref: string): string {
   const dashboard = JSON.parse(readFileSync('config/grafana/dashboards/pipescaler.json', 'utf8')) as {
     panels: { title: string; targets?: { refId: string; expr: string }[] }[];
   };
-  const panel = dashboard.panels.find((p) => p.title === 'Failures and retries per pipe')!;
+  const panel = dashboard.panels.find((p) => p.title === 'Failures and retries by policy')!;
   const vars = {
     __rate_interval: '5m',
     __interval: '5m',
     __range: '5m',
     job: 'pipescaler',
     instance,
+    policy: '.*',
     pipe: '.*',
     DS_PROMETHEUS: 'prometheus',
   };

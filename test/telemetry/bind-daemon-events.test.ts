@@ -164,9 +164,10 @@ describe('bindDaemonEvents', () => {
     const text = await registry.metrics();
     const gauges = text.split('\n').filter((l) => l.includes('nightly-s3') && !/^pipescaler_\w+_total\{/.test(l));
     expect(gauges).toEqual([]);
-    expect(text).toContain('pipescaler_drift_total{pipe="nightly-s3"} 1'); // counters keep their history
+    // counters keep their history (under per-pipe detail, the default of a bare bindDaemonEvents)
+    expect(text).toContain('pipescaler_drift_total{policy="other",pipe="nightly-s3"} 1');
     expect(text).toContain('pipescaler_desired_scaling{pipe="orders-events",field="replicas"} 6');
-    expect(text).toContain('pipescaler_window_active{pipe="orders-events",window="business-hours"} 1');
+    expect(text).toContain('pipescaler_window_active{policy="other",pipe="orders-events",window="business-hours"} 1');
   });
 
   it('counts overrides, what onDrift made of a change made by hand and freezes, each from 0 for every pipe of the config', async () => {

@@ -27,7 +27,11 @@ describe('startDaemonTelemetry', () => {
   const emitter = new DaemonEmitter();
   const lines: Record<string, unknown>[] = [];
   let config: TelemetryConfigView = {
-    pipes: [{ name: 'orders-events' }, { name: 'nightly-s3' }, { name: 'users-cdc' }],
+    pipes: [
+      { name: 'orders-events', policy: 'weekday-business-hours' },
+      { name: 'nightly-s3', policy: 'nightly' },
+      { name: 'users-cdc', policy: 'weekday-business-hours' },
+    ],
     evaluate: { reconcileMs: 600_000 },
     telemetry: { listen: '127.0.0.1:0' },
   };
@@ -76,11 +80,13 @@ describe('startDaemonTelemetry', () => {
     // The first load is a successful one: PipescalerConfigReloadFailed must not fire after a start.
     expect(sampleValue(s, 'pipescaler_config_last_reload_success')).toBe(1);
     expect(sampleValue(s, 'pipescaler_config_reloads_total', { result: 'failure' })).toBe(0);
-    for (const pipe of ['orders-events', 'nightly-s3', 'users-cdc']) {
+    // per policy by default (telemetry.perPipeDetail: false)
+    for (const policy of ['weekday-business-hours', 'nightly']) {
       for (const result of ['applied', 'failed', 'skipped', 'dry_run', 'none']) {
-        expect(sampleValue(s, 'pipescaler_decision_results_total', { pipe, result }), `${pipe} ${result}`).toBe(0);
+        expect(sampleValue(s, 'pipescaler_decision_results_total', { policy, result }), `${policy} ${result}`).toBe(0);
       }
     }
+    expect(s.lines.filter((l) => l.startsWith('pipescaler_decision_results_total{')).join('\n')).not.toContain('pipe=');
   });
 
   it('binds a client under its key: its error series start at 0, its last success at the bind', async () => {
@@ -128,10 +134,14 @@ describe('startDaemonTelemetry', () => {
   it("turns the daemon's events into metrics and audit lines, with the queue metrics appended", async () => {
     emitDaemonRun(emitter);
     const s = parseScrape((await scrape(telemetry.url)).text);
-    expect(sampleValue(s, 'pipescaler_decisions_total', { pipe: 'orders-events', result: 'applied' })).toBe(1);
+    expect(sampleValue(s, 'pipescaler_decisions_total', { policy: 'weekday-business-hours', result: 'applied' })).toBe(
+      1,
+    );
     expect(sampleValue(s, 'bullmq_job_count', { queue: 'evaluate', state: 'waiting' })).toBe(1);
     expect(sampleValue(s, 'pipescaler_build_info', { version: '0.1.0' })).toBe(1);
-    expect(sampleValue(s, 'pipescaler_decision_results_total', { pipe: 'orders-events', result: 'applied' })).toBe(1);
+    expect(
+      sampleValue(s, 'pipescaler_decision_results_total', { policy: 'weekday-business-hours', result: 'applied' }),
+    ).toBe(1);
     expect(lines.filter((l) => l.audit === true).map((l) => l.msg)).toContain('scaling applied');
   });
 

@@ -16,6 +16,8 @@ export const OPTIONAL = new Set([
   'pipescaler_metric_value',
   'pipescaler_metric_bounds',
   'pipescaler_metric_unavailable_total',
+  // kept per pipe only under telemetry.perPipeDetail: true (test/daemon/metric-policy.test.ts turns it on)
+  'pipescaler_pipe_actuation_seconds',
 ]);
 
 function namesOf(exprs: readonly string[]): Set<string> {

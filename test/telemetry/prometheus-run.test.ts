@@ -72,6 +72,7 @@ describe.skipIf(!hasPrometheus)('the dashboard and the alerts against a real Pro
     __range: '5m',
     job: 'pipescaler',
     instance,
+    policy: '.*',
     pipe: '.*',
     DS_PROMETHEUS: 'prometheus',
   });
@@ -255,7 +256,8 @@ describe.skipIf(!hasPrometheus)('the dashboard and the alerts against a real Pro
     const paused = waitForEvent(emitter, 'paused', (p) => p.pipe === 'clickstream' && p.paused, 20_000);
     await untilAlert('PipescalerApplyFailing', { pipe: GHOST });
     await untilAlert('PipescalerApiErrors', { key: 'default', code: 'API_NOT_FOUND' });
-    await untilAlert('PipescalerPipeParked', { pipe: LEGACY });
+    // parked pipes are kept per API key by default (telemetry.perPipeDetail names the pipe)
+    await untilAlert('PipescalerPipeParked', { key: 'broken' });
     await drift;
     await paused;
     // Nothing fires for the pipes that work.
@@ -263,8 +265,15 @@ describe.skipIf(!hasPrometheus)('the dashboard and the alerts against a real Pro
     expect(
       active(alerts, 'PipescalerApplyFailing', {})
         .map((a) => a.labels.pipe)
+        .filter((p) => p !== undefined)
         .sort(),
     ).toEqual([GHOST, LEGACY]);
+    // the failures counted per policy: only the policy of the two failing pipes
+    expect(
+      active(alerts, 'PipescalerApplyFailing', {})
+        .filter((a) => a.labels.pipe === undefined)
+        .every((a) => a.labels.policy === 'steady'),
+    ).toBe(true);
     // The failed stat counts every failure up to its instant, as the counters do.
     const at = now();
     const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {

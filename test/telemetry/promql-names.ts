@@ -73,6 +73,7 @@ export const PARSE_VARIABLES: Readonly<Record<string, string>> = {
   __range: '1h',
   job: '.*',
   instance: '.*',
+  policy: '.*',
   pipe: '.*',
   DS_PROMETHEUS: 'prometheus',
 };
