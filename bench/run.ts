@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation|scrape> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -237,6 +237,19 @@ if (only.includes('actuation')) {
   }
 }
 
+if (wanted('scrape')) {
+  // needs Debian's prometheus for its last figure (test/prometheus.ts starts it on a free port)
+  const { scrapeBench } = await import('./scrape.js');
+  const pipes = quick ? 2_000 : 10_000;
+  figures.push(
+    ...(await scenario(
+      'scrape',
+      () => scrapeBench({ pipes, concurrent: 200, runs: quick ? 3 : 7 }),
+      notRun('scrape', 'one scrape', pipes, '<= 5 MB', ''),
+    )),
+  );
+}
+
 const out = fileURLToPath(new URL('./results.json', import.meta.url));
 const measuredAt = new Date().toISOString();
 const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
@@ -260,6 +273,7 @@ const ORDER = [
   'redis memory',
   'budget',
   'actuation',
+  'scrape',
 ];
 const merged = [...(only.length > 0 ? readResults(out).filter((f) => !replaced(f)) : []), ...fresh].sort(
   (a, b) => ORDER.indexOf(a.scenario) - ORDER.indexOf(b.scenario),

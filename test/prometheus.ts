@@ -18,6 +18,8 @@ export interface ScrapeJob {
   /** host:port of each target */
   readonly targets: readonly string[];
   readonly metricsPath?: string;
+  /** Sent as `Authorization: Bearer <token>` (the scrape config's `authorization`). */
+  readonly bearerToken?: string;
 }
 
 export interface PrometheusOptions {
@@ -113,6 +115,7 @@ function configYaml(o: PrometheusOptions, ruleFiles: readonly string[]): string 
     scrape_configs: jobs.map((j) => ({
       job_name: j.job,
       metrics_path: j.metricsPath ?? '/metrics',
+      ...(j.bearerToken !== undefined ? { authorization: { type: 'Bearer', credentials: j.bearerToken } } : {}),
       static_configs: [{ targets: j.targets }],
     })),
   };

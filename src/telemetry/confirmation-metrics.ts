@@ -7,6 +7,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { DaemonEmitter } from '../daemon/index.js';
 import { configName } from './labels.js';
+import { LineGauge } from './line-gauge.js';
 import type { TelemetryLogger } from './logger.js';
 import { DETAILED, type PipeLabels } from './pipe-labels.js';
 import { subscribe } from './subscribe.js';
@@ -37,7 +38,7 @@ export function createConfirmationMetrics(registry: Registry) {
       labelNames: ['pipe'] as const,
       registers,
     }),
-    unconfirmed: new Gauge({
+    unconfirmed: new LineGauge({
       name: 'pipescaler_pipe_unconfirmed',
       help: '1 while the pipe has a change not seen in force within evaluate.actuation.max (until a read shows it, a new target is sent, or a hand change replaces it)',
       labelNames: ['pipe'] as const,

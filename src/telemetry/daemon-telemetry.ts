@@ -78,6 +78,11 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     () => config().pipes,
     () => config().telemetry.perPipeDetail === true,
   );
+  // a pipe's conditions have a series while they hold, unless every pipe's are asked for
+  metrics.pipeFailing.keepZeros = labels.detail;
+  metrics.paused.keepZeros = labels.detail;
+  const confirmation = createConfirmationMetrics(registry);
+  confirmation.unconfirmed.keepZeros = labels.detail;
   const keysInForce = () => {
     const keys = config().api?.keys;
     return keys ? Object.keys(keys) : null;
@@ -88,13 +93,7 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     bindMetricPolicyEvents(emitter, createMetricPolicyMetrics(registry), labels),
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => (config().notify?.sinks ?? []).map((s) => s.name)),
     bindForecastEvents(emitter, createForecastMetrics(registry), logger, labels),
-    bindConfirmationEvents(
-      emitter,
-      createConfirmationMetrics(registry),
-      logger,
-      () => config().pipes.map((p) => p.name),
-      labels,
-    ),
+    bindConfirmationEvents(emitter, confirmation, logger, () => config().pipes.map((p) => p.name), labels),
     () => readiness.close(),
   ];
   const unbindAll = (): void => {

@@ -3,6 +3,7 @@
 // bullmq_* names come from queue.exportPrometheusMetrics() and are not registered here.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { VERSION } from '../version.js';
+import { LineGauge } from './line-gauge.js';
 
 /** Up to 30 s: the API client's timeout, so a request that times out still lands in a bucket. */
 export const API_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -103,13 +104,13 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['policy', 'pipe', 'result'] as const,
       registers,
     }),
-    desired: new Gauge({
+    desired: new LineGauge({
       name: 'pipescaler_desired_scaling',
       help: 'What the policy wants the pipe to have, per scaling field',
       labelNames: ['pipe', 'field'] as const,
       registers,
     }),
-    applied: new Gauge({
+    applied: new LineGauge({
       name: 'pipescaler_applied_scaling',
       help: 'What the platform last reported for the pipe, per scaling field',
       labelNames: ['pipe', 'field'] as const,
@@ -121,7 +122,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['policy', 'pipe', 'window'] as const,
       registers,
     }),
-    pipeFailing: new Gauge({
+    pipeFailing: new LineGauge({
       name: 'pipescaler_pipe_failing',
       help: '1 from a failed change or read of the pipe until one succeeds again',
       labelNames: ['pipe'] as const,
@@ -133,7 +134,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['policy', 'pipe'] as const,
       registers,
     }),
-    paused: new Gauge({
+    paused: new LineGauge({
       name: 'pipescaler_paused',
       help: '1 while scaling of the pipe is paused',
       labelNames: ['pipe'] as const,

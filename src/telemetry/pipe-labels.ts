@@ -14,7 +14,7 @@ export interface PipeView {
 
 export interface PipeLabels {
   /** Whether the pipe-level families carry the `pipe` label (telemetry.perPipeDetail). */
-  detail(): boolean;
+  readonly detail: () => boolean;
   /** `{ policy }`, with `pipe` under per-pipe detail: the labels of a family kept per policy. */
   readonly byPolicy: (pipe: string) => { policy: string; pipe?: string };
   /** `{ key }`, with `pipe` under per-pipe detail. */

@@ -28,6 +28,22 @@ async function scrapeFleet(pipes: readonly FleetPipe[], perPipeDetail: boolean):
   try {
     emitFleetTick(emitter, pipes, 0);
     emitFleetTick(emitter, pipes, 1);
+    // one pipe in every kind of trouble at once: its conditions have their series
+    const troubled = pipes[7]!.name;
+    emitter.emit('decision', {
+      pipe: troubled,
+      direction: 'up',
+      result: 'failed',
+      reason: 'API_SERVER_ERROR',
+      windows: [],
+      before: {},
+      after: {},
+      reasons: [],
+    });
+    emitter.emit('paused', { pipe: troubled, paused: true });
+    emitter.emit('parked', { pipe: troubled, code: 'API_UNAUTHORIZED', message: '401' });
+    emitter.emit('backoff', { pipe: troubled, backingOff: true, failures: 3 });
+    emitter.emit('unconfirmed:seen', { pipe: troubled, unconfirmed: true });
     const res = await fetch(`${telemetry.url}/metrics`);
     return (await res.text()).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
   } finally {
@@ -54,10 +70,14 @@ describe('the series budget of 10,000 pipes', () => {
     expect(counts.size).toBe(PIPES);
     const most = Math.max(...counts.values());
     expect(most).toBeLessThanOrEqual(10);
-    // what stays per pipe: desired and applied per field (3 + 3 for a stream pipe), failing,
-    // unconfirmed, paused
-    const one = lines.filter((l) => l.includes('pipe="pipe-00042"')).map((l) => l.split(/[{ ]/)[0]);
-    expect(new Set(one)).toEqual(
+    // what stays per pipe: desired and applied per field (3 + 3 for a stream pipe), and failing,
+    // unconfirmed and paused while they hold
+    const families = (pipe: string) => lines.filter((l) => l.includes(`pipe="${pipe}"`)).map((l) => l.split(/[{ ]/)[0]);
+    expect(families('pipe-00042')).toEqual([
+      ...Array<string>(3).fill('pipescaler_desired_scaling'),
+      ...Array<string>(3).fill('pipescaler_applied_scaling'),
+    ]);
+    expect(new Set(families('pipe-00007'))).toEqual(
       new Set([
         'pipescaler_desired_scaling',
         'pipescaler_applied_scaling',
@@ -66,6 +86,10 @@ describe('the series budget of 10,000 pipes', () => {
         'pipescaler_paused',
       ]),
     );
+    expect(counts.get('pipe-00007')).toBe(9);
+    // parked and backing off are per key and per policy
+    expect(lines).toContain('pipescaler_parked{key="key-7"} 1');
+    expect(lines).toContain('pipescaler_pipe_backoff{policy="policy-7"} 1');
     // everything else is per policy: the verdicts of 10,000 pipes in 20 policies are 20 x 4 series
     expect(lines.filter((l) => l.startsWith('pipescaler_window_verdicts_total{')).length).toBe(20 * 4);
     // the whole scrape is bounded by the pipes' share and a fleet-sized rest
