@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Gauge, Registry } from 'prom-client';
-import { DaemonEmitter } from '../src/daemon/events.js';
+import { DaemonEmitter } from '../src/daemon/model/events.js';
 import { createLogger, startDaemonTelemetry, type DaemonTelemetry } from '../src/telemetry/index.js';
 import { renderRegistry } from '../src/telemetry/fast-exposition.js';
 import { startPrometheus } from '../test/prometheus.js';

@@ -2,7 +2,7 @@
 // is prom-client's own, byte for byte, through changes, removals, a 0 that drops a condition's
 // series, and label values that need escaping.
 import { describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import { Registry, bindDaemonEvents, createMetrics, createPipeLabels } from '../../src/telemetry/index.js';
 import { renderRegistry } from '../../src/telemetry/fast-exposition.js';
 import { emitFleetTick, fleetPipes } from './fleet-events.js';

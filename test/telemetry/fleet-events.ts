@@ -3,7 +3,7 @@
 // by hand, an override, a freeze, a retry, a metric and a forecast. Stream pipes (three scaling
 // fields each, the most series a pipe can have) unless `kinds` says otherwise. Shared by the
 // series-budget test and `npm run bench -- --only scrape`.
-import type { DaemonEmitter } from '../../src/daemon/events.js';
+import type { DaemonEmitter } from '../../src/daemon/model/events.js';
 import type { Decision } from '../../src/policy/types.js';
 
 export interface FleetOptions {

@@ -3,7 +3,7 @@
 // and per-pipe detail brings the rest back when asked for.
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { DaemonEmitter } from '../../src/daemon/events.js';
+import { DaemonEmitter } from '../../src/daemon/model/events.js';
 import { createLogger, startDaemonTelemetry } from '../../src/telemetry/index.js';
 import { emitFleetTick, fleetPipes, type FleetPipe } from './fleet-events.js';
 
