@@ -203,8 +203,10 @@ describe('a short real run against the embedded cloud', () => {
   it("counts the run's real errors", () => {
     expect(sampleValue(scraped, 'pipescaler_api_errors_total', { code: 'API_SERVER_ERROR' })).toBeGreaterThan(0);
     expect(sampleValue(scraped, 'pipescaler_api_rate_limited_total')).toBeGreaterThan(0);
-    expect(sampleValue(scraped, 'pipescaler_drift_total', { pipe: 'clickstream' })).toBeGreaterThan(0);
-    expect(sampleValue(scraped, 'pipescaler_parked', { pipe: BROKEN_PIPE })).toBe(1);
+    // kept per policy and per key without telemetry.perPipeDetail
+    expect(sampleValue(scraped, 'pipescaler_drift_total', { policy: 'clickstream-launch' })).toBeGreaterThan(0);
+    expect(sampleValue(scraped, 'pipescaler_parked', { key: 'broken' })).toBe(1);
+    expect(scraped.lines.filter((l) => l.startsWith('pipescaler_parked{') && l.includes('pipe='))).toEqual([]);
     expect(sampleValue(scraped, 'pipescaler_paused', { pipe: 'nightly-s3' })).toBe(1);
     expect(sampleValue(scraped, 'pipescaler_config_last_reload_success')).toBe(0);
     expect(sampleValue(scraped, 'bullmq_job_failed_total', { queue: 'apply-pipescaler-unknown-key' })).toBeGreaterThan(

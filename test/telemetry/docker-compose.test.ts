@@ -256,7 +256,7 @@ describe('the pipescaler dashboard', () => {
       expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
     ]);
     const vars = dashboard.templating.list;
-    expect(vars.map((v) => v.name)).toEqual(['DS_PROMETHEUS', 'job', 'instance', 'pipe']);
+    expect(vars.map((v) => v.name)).toEqual(['DS_PROMETHEUS', 'job', 'instance', 'policy', 'pipe']);
     expect(vars[0]).toMatchObject({ type: 'datasource', query: 'prometheus' });
     const refs = datasourceRefs(dashboard);
     expect(refs.length).toBeGreaterThan(dashboard.panels.length);

@@ -18,6 +18,10 @@ export const OPTIONAL = new Set([
   'pipescaler_metric_unavailable_total',
   // kept per pipe only under telemetry.perPipeDetail: true (test/daemon/metric-policy.test.ts turns it on)
   'pipescaler_pipe_actuation_seconds',
+  // a pipe's conditions have a series while they hold (every pipe's 0 under per-pipe detail)
+  'pipescaler_pipe_unconfirmed',
+  'pipescaler_pipe_failing',
+  'pipescaler_paused',
 ]);
 
 function namesOf(exprs: readonly string[]): Set<string> {
