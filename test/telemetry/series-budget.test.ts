@@ -112,3 +112,43 @@ describe('the series budget of 10,000 pipes', () => {
     expect(lines).toContain('pipescaler_window_verdicts_total{policy="policy-2",pipe="pipe-00042",verdict="met"} 2');
   });
 });
+
+describe('telemetry.perPipeDetail at a reload', () => {
+  it('starts the families kept per policy over, with the pipe label or without it', async () => {
+    const pipes = fleetPipes({ pipes: 4, policies: 2, keys: 1 });
+    let config = {
+      pipes,
+      evaluate: { reconcileMs: 600_000 },
+      telemetry: { listen: '127.0.0.1:0', perPipeDetail: false },
+    };
+    const emitter = new DaemonEmitter();
+    const registry = new Registry();
+    const telemetry = await startDaemonTelemetry({
+      emitter,
+      logger: createLogger({ level: 'silent', pretty: false }),
+      config: () => config,
+      queues: () => [],
+      registry,
+    });
+    const verdicts = async () =>
+      (await registry.metrics()).split('\n').filter((l) => l.startsWith('pipescaler_window_verdicts_total{'));
+    try {
+      emitFleetTick(emitter, pipes, 0);
+      expect(await verdicts()).toContain('pipescaler_window_verdicts_total{policy="policy-0",verdict="met"} 2');
+      config = { ...config, telemetry: { ...config.telemetry, perPipeDetail: true } };
+      emitter.emit('config:reload', { result: 'success' });
+      emitFleetTick(emitter, pipes, 1);
+      const detailed = await verdicts();
+      expect(detailed).toContain(
+        'pipescaler_window_verdicts_total{policy="policy-0",pipe="pipe-00000",verdict="met"} 1',
+      );
+      expect(detailed.filter((l) => !l.includes('pipe="'))).toEqual([]);
+      config = { ...config, telemetry: { ...config.telemetry, perPipeDetail: false } };
+      emitter.emit('config:reload', { result: 'success' });
+      expect((await verdicts()).filter((l) => l.includes('pipe="'))).toEqual([]);
+      expect((await registry.metrics()).includes('pipescaler_metric_value{')).toBe(false);
+    } finally {
+      await telemetry.close();
+    }
+  });
+});
