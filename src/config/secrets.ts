@@ -6,7 +6,8 @@ import { formatPath } from './errors.js';
 import { parseRedisUrl } from './redis.js';
 import { isRecord, type RawIssue } from './issue.js';
 import { privateHost } from './sink-address.js';
-import { telemetryAuth, type TelemetryAuth } from './telemetry-auth.js';
+import { telemetryAuth } from './telemetry-auth.js';
+import type { TelemetryAuth } from './types.js';
 
 export interface ResolvedKey {
   readonly keyId: string;

@@ -6,11 +6,7 @@ import { z } from 'zod';
 import { nonEmptyString } from './fields.js';
 import { isRecord, type RawIssue } from './issue.js';
 import type { Strict } from './metric.js';
-
-/** The resolved credentials the telemetry port asks for. */
-export type TelemetryAuth =
-  | { readonly type: 'bearer'; readonly token: string }
-  | { readonly type: 'basic'; readonly username: string; readonly password: string };
+import type { TelemetryAuth } from './types.js';
 
 export function telemetryAuthSchema(strict: Strict) {
   return strict({

@@ -2,7 +2,6 @@
 // it: API keys with their secrets, Redis, telemetry, Prometheus. The policy engine takes only its
 // narrow view of it (src/policy's ScalingConfig), which this type extends.
 import type { KeyLimits, ScalingConfig } from '../policy/index.js';
-import type { TelemetryAuth } from './telemetry-auth.js';
 
 /** `metrics.prometheus`: where metric policies query. Secrets stay in their files (read per request). */
 export interface PrometheusConfig {
@@ -68,6 +67,11 @@ export interface NotifySettings {
   readonly coalesceMs: number;
   readonly sinks: readonly NotifySink[];
 }
+
+/** `telemetry.auth` resolved: the credentials /metrics and /history ask for (telemetry-auth.ts). */
+export type TelemetryAuth =
+  | { readonly type: 'bearer'; readonly token: string }
+  | { readonly type: 'basic'; readonly username: string; readonly password: string };
 
 /** The loaded, validated, normalized config (config/pipescaler.yaml). */
 export interface Config extends ScalingConfig {
