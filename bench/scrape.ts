@@ -140,6 +140,8 @@ export async function scrapeBench(o: Options): Promise<Figure[]> {
 
   // concurrent scrapes from another process, while a 100 ms ticker and the event-loop monitor
   // watch for stalls and RSS is sampled
+  // past the 1 s a render answers scrapes on new connections: the burst makes its own
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
   const rendersBefore = r.renders();
   const loop = monitorEventLoopDelay({ resolution: 10 });
   let rss = process.memoryUsage().rss;
