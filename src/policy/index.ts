@@ -98,3 +98,20 @@ export {
   type VerdictDue,
   type VerdictName,
 } from './verdict.js';
+export {
+  addMinutes,
+  capacityAround,
+  isNoMinutes,
+  limitEarlyMs,
+  limitLeadMs,
+  needAround,
+  plannedCapacity,
+  plannedCapacityOver,
+  stepPerMinute,
+  verdictCapacity,
+  CAPACITY_UNITS,
+  NO_MINUTES,
+  type BoundaryCapacity,
+  type CapacityMinutes,
+  type CapacityUnit,
+} from './early-capacity.js';

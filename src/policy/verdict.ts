@@ -35,6 +35,8 @@ export interface WindowStart {
   readonly windows: readonly string[];
   /** The lowest value of each field of the pipe's kind the winners accept. */
   readonly target: ScalingValues;
+  /** The same just before the boundary: what the schedule needed then (early-capacity.ts). */
+  readonly before: ScalingValues;
   /** When the first of the starting windows ends. */
   readonly end: number;
 }
@@ -45,6 +47,9 @@ export interface VerdictDue {
   readonly windows: readonly string[];
   readonly target: ScalingValues;
   readonly deadline: number;
+  /** What the schedule needed just before the boundary (absent in a verdict an older version
+   *  opened): the step whose capacity early and short the verdict reports. */
+  readonly before?: ScalingValues;
 }
 
 /** The last confirmation (the record's `confirmed`): the target values of a change and the first
@@ -96,22 +101,24 @@ export function windowStartsIn(
 ): WindowStart[] {
   const out: WindowStart[] = [];
   for (let t = nextBoundary(policy.windows, from, to); t !== null; t = nextBoundary(policy.windows, t, to)) {
-    const before = new Set(activeWindows(policy.windows, t - 1).active);
+    const was = activeWindows(policy.windows, t - 1);
+    const active = new Set(was.active);
     const { winners } = activeWindows(policy.windows, t);
-    const starting = winners.filter((w) => !before.has(w));
+    const starting = winners.filter((w) => !active.has(w));
     if (starting.length === 0) continue;
     const target = floors(policy, winners, bounds, fields);
     if (Object.keys(target).length === 0) continue;
+    const before = floors(policy, was.winners, bounds, fields);
     const end = Math.min(...starting.map((w) => occurrenceAt(w, t)?.end ?? t));
-    out.push({ boundary: t, windows: winners.map((w) => w.name), target, end });
+    out.push({ boundary: t, windows: winners.map((w) => w.name), target, before, end });
   }
   return out;
 }
 
 /** The verdict due for a start: missed after `limitMs`, or at the window's end when that is sooner. */
 export function verdictDue(start: WindowStart, limitMs: number): VerdictDue {
-  const { boundary, windows, target, end } = start;
-  return { boundary, windows, target, deadline: Math.min(boundary + limitMs, end) };
+  const { boundary, windows, target, before, end } = start;
+  return { boundary, windows, target, deadline: Math.min(boundary + limitMs, end), before };
 }
 
 /** Whether every field of the target is there and at or above it. */

@@ -39,11 +39,18 @@ describe('windowStartsIn', () => {
     const p = policy({ windows: [business] });
     const starts = windowStartsIn(p, {}, STREAM, at('2026-11-23T00:00:00Z'), at('2026-11-25T00:00:00Z'));
     expect(starts).toEqual([
-      { boundary: B, windows: ['business'], target: { replicas: 6 }, end: at('2026-11-23T17:00:00Z') },
+      {
+        boundary: B,
+        windows: ['business'],
+        target: { replicas: 6 },
+        before: { replicas: 2 },
+        end: at('2026-11-23T17:00:00Z'),
+      },
       {
         boundary: at('2026-11-24T09:00:00Z'),
         windows: ['business'],
         target: { replicas: 6 },
+        before: { replicas: 2 },
         end: at('2026-11-24T17:00:00Z'),
       },
     ]);
