@@ -213,3 +213,18 @@ export function limitLeadMs(n: number, rate: { requests: number; perMs: number }
 export function limitEarlyMs(n: number, rate: { requests: number; perMs: number }): number {
   return ((n * (n + 1)) / 2) * ((2 * rate.perMs) / (USABLE * rate.requests));
 }
+
+const UNIT_WORDS: Readonly<Record<CapacityUnit, string>> = {
+  replicaMinutes: 'replica-min',
+  coreMinutes: 'core-min',
+  gbMinutes: 'GB-min',
+  slotMinutes: 'slot-min',
+};
+
+const amount = (x: number): string => (x >= 10 ? String(Math.round(x)) : String(Math.round(x * 10) / 10));
+
+/** "60 replica-min, 30 core-min, 120 GB-min": the units that are not 0; "none" when all are. */
+export function describeMinutes(c: CapacityMinutes): string {
+  const parts = CAPACITY_UNITS.filter((u) => c[u] > 0).map((u) => `${amount(c[u])} ${UNIT_WORDS[u]}`);
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}

@@ -101,6 +101,7 @@ export {
 export {
   addMinutes,
   capacityAround,
+  describeMinutes,
   isNoMinutes,
   limitEarlyMs,
   limitLeadMs,

@@ -11,7 +11,7 @@ import {
   ServiceState,
   type ScalingField,
 } from '../../api/index.js';
-import { EXCLUSIONS, MISSES, REASON_CODES, VERDICTS } from '../../policy/index.js';
+import { CAPACITY_UNITS, EXCLUSIONS, MISSES, REASON_CODES, VERDICTS, type CapacityUnit } from '../../policy/index.js';
 import { boundedTexts, MAX_TEXT } from '../../api/internal.js';
 
 const epochMs = z.number();
@@ -34,7 +34,11 @@ const verdictDue = z.object({
   windows: z.array(z.string()),
   target: scalingValues,
   deadline: epochMs,
+  before: scalingValues.optional(),
 });
+const minutes = z.object(
+  Object.fromEntries(CAPACITY_UNITS.map((u) => [u, z.number().nonnegative()])) as Record<CapacityUnit, z.ZodNumber>,
+);
 const storedDecision = z.object({
   at: epochMs,
   action: z.enum(['change', 'none', 'skip']),
@@ -116,6 +120,8 @@ export const RECORD_FIELDS = {
       lateMs: z.number().nonnegative().optional(),
       confirmedAt: epochMs.optional(),
       reason: z.enum([...MISSES, ...EXCLUSIONS]).optional(),
+      early: minutes.optional(),
+      short: minutes.optional(),
     })
     .nullable(),
 } as const;

@@ -10,6 +10,7 @@ import type {
   ServiceState,
 } from '../../api/index.js';
 import type {
+  CapacityMinutes,
   Confirmed,
   Decision,
   Direction,
@@ -195,6 +196,10 @@ export interface StoredVerdict extends VerdictDue {
   readonly confirmedAt?: number;
   /** missed: why; excluded: what took the pipe out of the policy's hands. */
   readonly reason?: Miss | Exclusion;
+  /** met, late and missed: the capacity the step to the target held before the boundary (early)
+   *  and lacked after it (short), in minutes of each unit (policy/early-capacity.ts). */
+  readonly early?: CapacityMinutes;
+  readonly short?: CapacityMinutes;
 }
 
 export interface OverrideSeen {

@@ -1,5 +1,5 @@
 // A window verdict in words, for the audit line, the history and notifications, and `status --wide`.
-import { formatDuration } from '../../policy/index.js';
+import { describeMinutes, formatDuration, isNoMinutes, type CapacityMinutes } from '../../policy/index.js';
 import type { StoredVerdict } from '../model/record.js';
 
 const EXCLUDED: Readonly<Record<string, string>> = {
@@ -10,13 +10,24 @@ const EXCLUDED: Readonly<Record<string, string>> = {
   state_lost: "Redis lost the daemon's state around it and no read showed the target by then",
 };
 
-/** "late by 3m: business at 2026-11-23T09:00:00.000Z wanted replicas 6, confirmed 09:03:00Z". */
+/** The capacity a verdict reports, first so a cut message keeps it: ", 60 replica-min early" or
+ *  ", 12 replica-min short"; nothing when the step spent none (or an older verdict has none). */
+function capacityPart(early: CapacityMinutes | undefined, short: CapacityMinutes | undefined): string {
+  const parts: string[] = [];
+  if (early && !isNoMinutes(early)) parts.push(`${describeMinutes(early)} early`);
+  if (short && !isNoMinutes(short)) parts.push(`${describeMinutes(short)} short`);
+  return parts.length === 0 ? '' : `, ${parts.join('; ')}`;
+}
+
+/** "late by 3m, 12 replica-min short: business at 2026-11-23T09:00:00.000Z wanted replicas 6,
+ *  confirmed 09:03:00Z". */
 export function verdictText(
   v: Pick<
     StoredVerdict,
-    'verdict' | 'boundary' | 'windows' | 'target' | 'lateMs' | 'confirmedAt' | 'reason' | 'deadline'
+    'verdict' | 'boundary' | 'windows' | 'target' | 'lateMs' | 'confirmedAt' | 'reason' | 'deadline' | 'early' | 'short'
   >,
 ): string {
+  const spent = capacityPart(v.early, v.short);
   const start = `${v.windows.join('+') || 'the baseline'} at ${new Date(v.boundary).toISOString()}`;
   const wanted = Object.entries(v.target)
     .map(([f, n]) => `${f} ${n}`)
@@ -24,13 +35,13 @@ export function verdictText(
   const confirmed = v.confirmedAt === undefined ? '' : `, confirmed ${new Date(v.confirmedAt).toISOString()}`;
   switch (v.verdict) {
     case 'met':
-      return `at target by the boundary: ${start} wanted ${wanted}${confirmed}`;
+      return `at target by the boundary${spent}: ${start} wanted ${wanted}${confirmed}`;
     case 'late':
-      return `late by ${formatDuration(v.lateMs ?? 0)}: ${start} wanted ${wanted}${confirmed}`;
+      return `late by ${formatDuration(v.lateMs ?? 0)}${spent}: ${start} wanted ${wanted}${confirmed}`;
     case 'missed':
       return v.reason === 'superseded'
-        ? `missed: ${start} wanted ${wanted}, not confirmed before the next window start`
-        : `missed: ${start} wanted ${wanted}, not confirmed by ${new Date(v.deadline).toISOString()}`;
+        ? `missed${spent}: ${start} wanted ${wanted}, not confirmed before the next window start`
+        : `missed${spent}: ${start} wanted ${wanted}, not confirmed by ${new Date(v.deadline).toISOString()}`;
     case 'excluded':
       return `no verdict: ${EXCLUDED[v.reason ?? ''] ?? v.reason ?? 'excluded'} at ${start}`;
   }

@@ -5,7 +5,8 @@
 // (state-store.ts verdict), so three replicas and restarts give one verdict per pipe and start.
 // A start that Redis lost the daemon's state around (redis-guard.ts) is met when a read showed its
 // target by the boundary (a read that rebuilt the state counts), else no verdict (excluded,
-// state_lost): never missed or late on evidence that is gone.
+// state_lost): never missed or late on evidence that is gone. A verdict given carries the capacity
+// its start spent early and short (policy/early-capacity.ts), from the confirmation's instant.
 import { KIND_FIELDS, SCALING_FIELDS, type ScalingField } from '../../api/index.js';
 import {
   assumedKind,
@@ -13,6 +14,7 @@ import {
   judgeVerdict,
   stateLostAround,
   tickIntervalMs,
+  verdictCapacity,
   verdictDue,
   windowStartsIn,
   VERDICT_LIMIT_DEFAULT_MS,
@@ -66,6 +68,7 @@ export async function noteVerdicts(
         pipe.name,
         due,
         judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due) }),
+        Math.min(due.deadline, start.boundary),
       );
     due = null;
     const next = verdictDue(start, limitMs);
@@ -84,8 +87,17 @@ export async function noteVerdicts(
     await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due) }));
 }
 
-async function give(ctx: DaemonContext, pipe: string, due: VerdictDue, judged: Judged | null): Promise<void> {
+/** Give a settled verdict with the capacity the start spent early and short (`until`: when a
+ *  missed start stopped counting short, its deadline or the start that superseded it). */
+async function give(
+  ctx: DaemonContext,
+  pipe: string,
+  due: VerdictDue,
+  judged: Judged | null,
+  until = due.deadline,
+): Promise<void> {
   if (judged === null) return;
-  const verdict: StoredVerdict = { ...due, ...judged, at: ctx.now() };
+  const capacity = verdictCapacity(due, judged, until);
+  const verdict: StoredVerdict = { ...due, ...judged, ...(capacity ?? {}), at: ctx.now() };
   if (await ctx.store.verdict(pipe, 'close', verdict)) ctx.emitter.emit('verdict', { pipe, ...verdict });
 }

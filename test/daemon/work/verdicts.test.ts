@@ -111,6 +111,15 @@ describe('window verdicts', () => {
       expect(by.get('slow')).toMatchObject({ verdict: 'late', lateMs: 2 * MIN, confirmedAt: B + 2 * MIN });
       expect(by.get('stuck')).toMatchObject({ verdict: 'missed', reason: 'not_confirmed', target: { replicas: 4 } });
       expect(by.get('stuck')!.at).toBeGreaterThanOrEqual(B + LIMIT);
+      // the capacity each start spent: 2 replicas more, early from the confirming read to the
+      // boundary, short from the boundary to it (to the limit when it never came); none excluded
+      const none = { replicaMinutes: 0, coreMinutes: 0, gbMinutes: 0, slotMinutes: 0 };
+      const quickEarly = (2 * (B - by.get('quick')!.confirmedAt!)) / MIN;
+      expect(quickEarly).toBeGreaterThan(0);
+      expect(by.get('quick')).toMatchObject({ early: { ...none, replicaMinutes: quickEarly }, short: none });
+      expect(by.get('slow')).toMatchObject({ early: none, short: { ...none, replicaMinutes: 4 } });
+      expect(by.get('stuck')).toMatchObject({ early: none, short: { ...none, replicaMinutes: 10 } });
+      expect(by.get('held')!.early).toBeUndefined();
 
       // the history's and notifications' outcome: a warning when late or missed
       expect(outcomes.map((o) => [o.pipe, o.reason, o.severity ?? 'info']).sort()).toEqual([
@@ -119,6 +128,9 @@ describe('window verdicts', () => {
         ['slow', 'late', 'warning'],
         ['stuck', 'missed', 'warning'],
       ]);
+      // kept with the verdict in the history: its text names the capacity first
+      expect(outcomes.find((o) => o.pipe === 'slow')?.message).toMatch(/^late by 2m, 4 replica-min short: /);
+      expect(outcomes.find((o) => o.pipe === 'stuck')?.message).toMatch(/^missed, 10 replica-min short: /);
       // status shows each pipe's last verdict
       const { pipes: statuses } = await daemons[0]!.status();
       expect(statuses.map((s) => [s.pipe, s.lastVerdict?.verdict])).toEqual([
