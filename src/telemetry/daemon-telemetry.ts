@@ -12,6 +12,7 @@ import type { TelemetryLogger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { bindForecastEvents, createForecastMetrics } from './forecast-metrics.js';
 import { bindConfirmationEvents, createConfirmationMetrics } from './confirmation-metrics.js';
+import { bindEarlyCapacityEvents, createEarlyCapacityMetrics } from './early-capacity-metrics.js';
 import { bindMetricPolicyEvents, createMetricPolicyMetrics } from './metric-policy-metrics.js';
 import { bindNotifyEvents, createNotifyMetrics } from './notify-metrics.js';
 import { checkContactWindowMs, createReadiness } from './readiness.js';
@@ -94,6 +95,9 @@ export async function startDaemonTelemetry(options: DaemonTelemetryOptions): Pro
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => (config().notify?.sinks ?? []).map((s) => s.name)),
     bindForecastEvents(emitter, createForecastMetrics(registry), logger, labels),
     bindConfirmationEvents(emitter, confirmation, logger, () => config().pipes.map((p) => p.name), labels),
+    bindEarlyCapacityEvents(emitter, createEarlyCapacityMetrics(registry), labels, () =>
+      config().pipes.map((p) => p.name),
+    ),
     () => readiness.close(),
   ];
   const unbindAll = (): void => {

@@ -22,6 +22,7 @@ import {
   startTelemetry,
   type TelemetryServer,
 } from '../../src/telemetry/index.js';
+import { bindEarlyCapacityEvents, createEarlyCapacityMetrics } from '../../src/telemetry/early-capacity-metrics.js';
 import { PROMTOOL_BIN } from '../prometheus.js';
 import { requireTool } from '../require-tool.js';
 import { parseScrape, scrape, type Scrape } from './exposition-parse.js';
@@ -58,6 +59,7 @@ describe('metrics used by the dashboard and the alert rules', () => {
     bindNotifyEvents(emitter, createNotifyMetrics(registry), () => ['ops']);
     bindClientEvents(clientEvents, metrics);
     bindConfirmationEvents(emitter, createConfirmationMetrics(registry), createLogger({ level: 'silent' }));
+    bindEarlyCapacityEvents(emitter, createEarlyCapacityMetrics(registry), undefined, () => ['orders-events']);
     server = await startTelemetry({
       listen: '127.0.0.1:0',
       registry,
