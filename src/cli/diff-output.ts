@@ -1,12 +1,14 @@
 // Text and JSON of `diff`: per pipe what the head config decides differently from the base, and
-// the capacity each runs, so a pull request shows its effect before it ships.
+// the capacity each runs (and each one's lead plans spend early and short), so a pull request shows its effect before it ships.
 import {
   count,
   type Capacity,
+  type CapacityUnit,
   type ChangeDiff,
   type ConfigDiff,
   type PipeDiff,
   type SimulatedChange,
+  type Spent,
 } from '../policy/index.js';
 import { changeLine, formatInstant } from './policy-output.js';
 import { formatTable } from './table.js';
@@ -20,9 +22,42 @@ const UNITS: readonly (readonly [keyof Capacity, string])[] = [
 const num = (v: number): string => v.toFixed(1);
 const signed = (v: number): string => (v > 0.05 ? `+${num(v)}` : v < -0.05 ? num(v) : '0.0');
 
-/** The capacity table's rows (unit, base, head, delta) as printed: the text output and the HTML report. */
+const MINUTE_UNITS: readonly (readonly [CapacityUnit, string])[] = [
+  ['replicaMinutes', 'replica-min'],
+  ['coreMinutes', 'core-min'],
+  ['gbMinutes', 'GB-min'],
+  ['slotMinutes', 'slot-min'],
+];
+
+/** Each unit the lead plans of either side spend early or short: [label, base, head]. */
+function spentParts(spent: Spent): [string, number, number][] {
+  const out: [string, number, number][] = [];
+  for (const side of ['early', 'short'] as const)
+    for (const [k, label] of MINUTE_UNITS) {
+      const b = spent.base[side][k];
+      const h = spent.head[side][k];
+      if (b !== 0 || h !== 0) out.push([`${label} ${side}`, b, h]);
+    }
+  return out;
+}
+
+/** The capacity table's rows (unit, base, head, delta) as printed: the text output and the HTML
+ *  report; then what each side's lead plans are expected to spend early and short, where any. */
 export function capacityRows(total: ConfigDiff['total']): [string, string, string, string][] {
-  return UNITS.map(([k, label]) => [label, num(total.base[k]), num(total.head[k]), signed(total.delta[k])]);
+  return [
+    ...UNITS.map(([k, label]): [string, string, string, string] => [
+      label,
+      num(total.base[k]),
+      num(total.head[k]),
+      signed(total.delta[k]),
+    ]),
+    ...spentParts(total.spent).map(([label, b, h]): [string, string, string, string] => [
+      `${label} (lead plan)`,
+      num(b),
+      num(h),
+      signed(h - b),
+    ]),
+  ];
 }
 
 function capacityTable(total: ConfigDiff['total']): string {
@@ -34,12 +69,15 @@ function capacityTable(total: ConfigDiff['total']): string {
   ]);
 }
 
-/** "replica-core-hours 12.0 -> 14.0 (+2.0)" for each unit that this pipe uses. */
+/** "replica-core-hours 12.0 -> 14.0 (+2.0)" for each unit that this pipe uses; then what its lead
+ *  plan is expected to spend early or short ("lead plan: replica-min early 28.0 -> 14.0 (-14.0)"). */
 export function capacityLine(d: PipeDiff): string {
   const parts = UNITS.filter(([k]) => d.base[k] !== 0 || d.head[k] !== 0).map(
     ([k, label]) => `${label} ${num(d.base[k])} -> ${num(d.head[k])} (${signed(d.delta[k])})`,
   );
-  return parts.length > 0 ? parts.join(', ') : 'no capacity';
+  const spent = spentParts(d.spent).map(([label, b, h]) => `${label} ${num(b)} -> ${num(h)} (${signed(h - b)})`);
+  const held = parts.length > 0 ? parts.join(', ') : 'no capacity';
+  return spent.length > 0 ? `${held}; lead plan: ${spent.join(', ')}` : held;
 }
 
 function describeChange(d: ChangeDiff): string[] {
@@ -121,6 +159,7 @@ export function diffJson(diff: ConfigDiff): unknown {
       base: d.base,
       head: d.head,
       delta: d.delta,
+      spent: d.spent,
       changes: d.changes.map((c) => ({
         kind: c.kind,
         ...('base' in c ? { base: changeJson(c.base) } : {}),

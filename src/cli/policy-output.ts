@@ -3,8 +3,10 @@ import { DateTime } from 'luxon';
 import {
   activeFreezes,
   describeFreeze,
+  describeMinutes,
   describeWindow,
   formatDuration,
+  isNoMinutes,
   count,
   type PlanEntry,
   type SimulatedChange,
@@ -70,6 +72,20 @@ function leadRow(at: number, entry: PlanEntry, actuationOf: ActuationOf): string
   );
 }
 
+/** What the pipe's next lead slot is expected to spend: early when in force (its send plus the
+ *  actuation counted on) before its boundary, short when after. */
+function capacityRow(entry: PlanEntry): string | null {
+  const { leadSlot: slot, leadCapacity: c } = entry;
+  if (!slot || !c) return null;
+  const inForce = slot.start + slot.actuationMs;
+  if (!isNoMinutes(c.short))
+    return `${describeMinutes(c.short)} short expected: in force ${formatDuration(inForce - slot.boundary)} after the boundary`;
+  return (
+    `${describeMinutes(c.early)} early expected: in force ${formatDuration(slot.boundary - inForce)} before the ` +
+    'boundary (the send slot plus the actuation counted on)'
+  );
+}
+
 /** "expected at target by 06:58:02Z, confirmed by 06:58:07Z": with an actuation counted, the plan
  *  reserves the confirmation reads too; without, the slot's end. */
 function expectedText(slot: LeadSlot): string {
@@ -121,6 +137,7 @@ export function formatPlan(
     const { pipe, view, active, decision } = entry;
     const winners = new Set(decision.windows);
     const lead = leadRow(at, entry, actuationOf);
+    const early = capacityRow(entry);
     const windows =
       active.length === 0
         ? 'none: baseline'
@@ -140,6 +157,7 @@ export function formatPlan(
         ...(note ? [['note', note] as const] : []),
         ['windows', windows],
         ...(lead ? [['lead', lead] as const] : []),
+        ...(early ? [['early', early] as const] : []),
         ...freezeRows(at, entry, overrides[pipe.name]),
         ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
         ['send', send],
@@ -302,6 +320,7 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews, actuation
             ...(leadSlot.atTargetAt !== undefined ? { atTargetAt: new Date(leadSlot.atTargetAt).toISOString() } : {}),
             actuationMs: leadSlot.actuationMs,
             ...actuationJson(actuationOf(pipe)),
+            ...(entry.leadCapacity ? { early: entry.leadCapacity.early, short: entry.leadCapacity.short } : {}),
           },
         }
       : {}),

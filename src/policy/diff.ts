@@ -1,9 +1,10 @@
 // `diff`: what two configs decide differently over one period, per pipe, and the capacity each
-// would run. Pure: it takes both simulations (the changes simulate() made) and the views they
+// would run, and what each one's lead plans are expected to spend early and short. Pure: it takes both simulations (the changes simulate() made) and the views they
 // started from. Pipes are matched by name; a pipe whose name moved but whose platform ids did not
 // is reported as renamed.
 import { SCALING_FIELDS, type ScalingValues } from '../api/index.js';
 import { addCapacity, capacityOver, NO_CAPACITY, subtractCapacity, type Capacity } from './capacity.js';
+import { addMinutes, NO_MINUTES, plannedCapacityOver, type BoundaryCapacity } from './early-capacity.js';
 import type { SimulatedChange } from './simulate.js';
 import type { ScalingConfig, PipeConfig, PipeView } from './types.js';
 
@@ -35,16 +36,31 @@ export interface PipeDiff {
   readonly base: Capacity;
   readonly head: Capacity;
   readonly delta: Capacity;
+  /** The capacity each side's lead plans are expected to spend early and short at the boundaries
+   *  of the period (early-capacity.ts plannedCapacityOver; none for a pipe with no lead slot). */
+  readonly spent: Spent;
+}
+
+export interface Spent {
+  readonly base: BoundaryCapacity;
+  readonly head: BoundaryCapacity;
 }
 
 export interface ConfigDiff {
   readonly from: number;
   readonly to: number;
   readonly pipes: readonly PipeDiff[];
-  readonly total: { readonly base: Capacity; readonly head: Capacity; readonly delta: Capacity };
+  readonly total: {
+    readonly base: Capacity;
+    readonly head: Capacity;
+    readonly delta: Capacity;
+    readonly spent: Spent;
+  };
   /** false when both configs decide the same for every pipe (nothing added, removed or renamed). */
   readonly differs: boolean;
 }
+
+const NONE_SPENT: BoundaryCapacity = { early: NO_MINUTES, short: NO_MINUTES };
 
 function valuesKey(values: ScalingValues): string {
   return SCALING_FIELDS.filter((f) => values[f] !== undefined)
@@ -102,6 +118,13 @@ export function diffConfigs(base: DiffSide, head: DiffSide, from: number, to: nu
     return view ? capacityOver(view.applied, changes.get(name) ?? [], from, to) : NO_CAPACITY;
   };
 
+  const planned = {
+    base: plannedCapacityOver(base.config, from, to),
+    head: plannedCapacityOver(head.config, from, to),
+  };
+  const spentOf = (side: 'base' | 'head', name: string | undefined): BoundaryCapacity =>
+    (name === undefined ? undefined : planned[side].get(name)) ?? NONE_SPENT;
+
   const baseNames = new Set(base.config.pipes.map((p) => p.name));
   const headNames = new Set(head.config.pipes.map((p) => p.name));
   // a base pipe gone by name but present under another name with the same ids: renamed
@@ -143,6 +166,7 @@ export function diffConfigs(base: DiffSide, head: DiffSide, from: number, to: nu
       base: b,
       head: h,
       delta: subtractCapacity(h, b),
+      spent: { base: spentOf('base', baseName), head: spentOf('head', p.name) },
     });
   }
   for (const p of base.config.pipes) {
@@ -156,9 +180,19 @@ export function diffConfigs(base: DiffSide, head: DiffSide, from: number, to: nu
       base: b,
       head: NO_CAPACITY,
       delta: subtractCapacity(NO_CAPACITY, b),
+      spent: { base: spentOf('base', p.name), head: NONE_SPENT },
     });
   }
   const sum = (pick: (d: PipeDiff) => Capacity): Capacity => pipes.map(pick).reduce(addCapacity, NO_CAPACITY);
-  const total = { base: sum((d) => d.base), head: sum((d) => d.head), delta: sum((d) => d.delta) };
+  const spentSum = (side: 'base' | 'head'): BoundaryCapacity =>
+    pipes
+      .map((d) => d.spent[side])
+      .reduce((a, c) => ({ early: addMinutes(a.early, c.early), short: addMinutes(a.short, c.short) }), NONE_SPENT);
+  const total = {
+    base: sum((d) => d.base),
+    head: sum((d) => d.head),
+    delta: sum((d) => d.delta),
+    spent: { base: spentSum('base'), head: spentSum('head') },
+  };
   return { from, to, pipes, total, differs: pipes.some((d) => d.status !== 'same') };
 }

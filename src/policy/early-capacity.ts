@@ -9,7 +9,8 @@
 // minutes) for stream pipes; concurrency-slot-minutes for object storage pipes; none for a kind
 // that takes no scaling. Pure: the daemon passes its confirmation instant (record.confirmed),
 // `plan` and `diff` the lead plan's send slot plus its expected actuation.
-import type { ScalingField, ScalingValues } from '../api/index.js';
+import { KIND_FIELDS, SCALING_FIELDS, type PipeKind, type ScalingField, type ScalingValues } from '../api/index.js';
+import { assumedKind } from './kind.js';
 import { floors, leadJobs, leadPlanAt, type LeadPlan, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { MAX_LEAD_MS, type Bounds, type PipeConfig, type Policy, type ScalingConfig } from './types.js';
 import type { Judged, VerdictDue } from './verdict.js';
@@ -124,6 +125,12 @@ export function capacityAround(o: {
   };
 }
 
+/** A pipe's scaling fields: its kind as read, else declared or implied by its policy, else all. */
+export function fieldsOfPipe(pipe: PipeConfig, policy: Policy, kind?: PipeKind | null): readonly ScalingField[] {
+  const k = kind ?? assumedKind(pipe, policy)?.kind;
+  return k ? KIND_FIELDS[k] : SCALING_FIELDS;
+}
+
 /** What a lead plan's slot is expected to spend: in force at its send slot plus the actuation
  *  it counts on; short by as much when that is after the boundary. */
 export function plannedCapacity(slot: LeadSlot, before: ScalingValues, target: ScalingValues): BoundaryCapacity {
@@ -140,16 +147,16 @@ export function plannedCapacity(slot: LeadSlot, before: ScalingValues, target: S
 /**
  * Per pipe, the capacity its lead plan's slots for the boundaries in (from, to] are expected to
  * spend early and short, summed: each boundary's slot in the plan in force just before it (the
- * last one the daemon follows, leadPlanAt). `fieldsOf` gives a pipe's scaling fields; pipes with
- * a fixed lead time (no slots) are left out.
+ * last one the daemon follows, leadPlanAt). `fieldsOf` gives a pipe's scaling fields (default:
+ * its declared or implied kind's); pipes with a fixed lead time (no slots) are left out.
  */
 export function plannedCapacityOver(
   config: ScalingConfig,
   from: number,
   to: number,
-  fieldsOf: (pipe: PipeConfig) => readonly ScalingField[],
-  opts: LeadPlanOptions = {},
+  opts: LeadPlanOptions & { fieldsOf?: (pipe: PipeConfig, policy: Policy) => readonly ScalingField[] } = {},
 ): Map<string, BoundaryCapacity> {
+  const fieldsOf = opts.fieldsOf ?? ((p: PipeConfig, policy: Policy) => fieldsOfPipe(p, policy));
   const out = new Map<string, BoundaryCapacity>();
   const plans = new Map<number, LeadPlan>();
   const planBefore = (boundary: number): LeadPlan => {
@@ -167,7 +174,7 @@ export function plannedCapacityOver(
         .slots.get(pipe)
         ?.find((s) => s.boundary === boundary);
       if (!p || !policy || !slot) continue;
-      const { before, after } = needAround(policy, p.bounds, fieldsOf(p), boundary);
+      const { before, after } = needAround(policy, p.bounds, fieldsOf(p, policy), boundary);
       const c = plannedCapacity(slot, before, after);
       const was = out.get(pipe);
       out.set(pipe, was ? { early: addMinutes(was.early, c.early), short: addMinutes(was.short, c.short) } : c);

@@ -24,7 +24,7 @@ export {
   type KeyPlan,
 } from './key-budget.js';
 export { type Capacity } from './capacity.js';
-export { type ChangeDiff, type ConfigDiff, type DiffSide, type PipeDiff } from './diff.js';
+export { type ChangeDiff, type ConfigDiff, type DiffSide, type PipeDiff, type Spent } from './diff.js';
 export { assignPools } from './key-pool.js';
 export { assumedKind, assumedView, describeAssumed } from './kind.js';
 export {

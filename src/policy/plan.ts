@@ -2,6 +2,7 @@
 // pipe views and prints.
 import { policyOf } from './config-lookup.js';
 import { decide } from './decide.js';
+import { fieldsOfPipe, needAround, plannedCapacity, type BoundaryCapacity } from './early-capacity.js';
 import { leadPlanAt, leadUntil, nextSlot, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
 import type { ScalingConfig, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
@@ -17,6 +18,9 @@ export interface PlanEntry {
   /** leadTime auto: the pipe's next slot in its key's lead plan (its next early start, and when it
    *  is expected at target), or null. */
   readonly leadSlot: LeadSlot | null;
+  /** The capacity that slot is expected to spend early (in force at its send plus the actuation
+   *  it counts on, before its boundary) and short (after it): early-capacity.ts. */
+  readonly leadCapacity: BoundaryCapacity | null;
 }
 
 /** A view for a pipe nothing is known of: decide() skips it as not read yet. */
@@ -52,13 +56,25 @@ export function plan(
       bounds: pipe.bounds,
       ...(until !== undefined ? { leadUntil: until } : {}),
     });
+    const leadSlot = nextSlot(plans, pipe.name, at);
+    let leadCapacity: BoundaryCapacity | null = null;
+    if (leadSlot) {
+      const { before, after } = needAround(
+        policy,
+        pipe.bounds,
+        fieldsOfPipe(pipe, policy, view?.kind),
+        leadSlot.boundary,
+      );
+      leadCapacity = plannedCapacity(leadSlot, before, after);
+    }
     return {
       pipe,
       policy,
       view,
       active: activeWindows(policy.windows, at).active,
       decision,
-      leadSlot: nextSlot(plans, pipe.name, at),
+      leadSlot,
+      leadCapacity,
     };
   });
 }

@@ -214,7 +214,8 @@ describe.skipIf(!hasChromium)('diff --html', () => {
     await expect.poll(() => page.locator('#tip').textContent()).toMatch(/^head: 2026-11-23 05:59 UTC/);
     // the capacity totals and each pipe's capacity line, as the text output has them
     const text = run(['diff', 'config/pipescaler.yaml', head, ...PERIOD]).stdout.split('\n');
-    const table = text.slice(3, 7).map((l) => l.trim().split(/\s{2,}/)); // under the headline and the read line
+    // under the headline and the read line, to the blank line (the lead plans' rows included)
+    const table = text.slice(3, text.indexOf('', 3)).map((l) => l.trim().split(/\s{2,}/));
     const rows = await page
       .locator('table.capacity tr')
       .evaluateAll((trs: { textContent: string | null; children: ArrayLike<{ textContent: string | null }> }[]) =>

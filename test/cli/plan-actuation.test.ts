@@ -45,10 +45,22 @@ describe('plan with measured actuation', () => {
     expect(Date.parse(slot.start as string)).toBeLessThanOrEqual(Date.parse(slot0.start as string) - 78_000);
     expect(Date.parse(slot.expectedAt as string)).toBeLessThanOrEqual(Date.parse('2026-11-25T06:59:00Z'));
     expect(Date.parse(slot.atTargetAt as string)).toBeLessThan(Date.parse(slot.expectedAt as string));
+    // the capacity it is expected to spend early: 2 -> 6 replicas (0.5 -> 1 core, 2 -> 4 GB each),
+    // in force at its send slot plus the 78 s counted on, until the boundary
+    const earlyMin = (Date.parse('2026-11-25T07:00:00Z') - Date.parse(slot.start as string) - 78_000) / 60_000;
+    expect(earlyMin).toBeGreaterThan(0);
+    const early = slot.early as Record<string, number>;
+    expect(early.replicaMinutes).toBeCloseTo(4 * earlyMin, 6);
+    expect(early.coreMinutes).toBeCloseTo(5 * earlyMin, 6);
+    expect(early.gbMinutes).toBeCloseTo(20 * earlyMin, 6);
+    expect(slot.short).toEqual({ replicaMinutes: 0, coreMinutes: 0, gbMinutes: 0, slotMinutes: 0 });
     const text = await plan();
     expect(text.stderr).toBe('');
     expect(text.stdout).toMatch(
       /expected at target by 06:5\d:\d\dZ, confirmed by 06:5\d:\d\dZ \(1m18s actuation: the pipe's p95 over its last 20 changes\)\n/,
+    );
+    expect(text.stdout).toMatch(
+      /\n {2}early +[\d.]+ replica-min, [\d.]+ core-min, [\d.]+ GB-min early expected: in force \d+m\d+s before the boundary/,
     );
   }, 60_000);
 });

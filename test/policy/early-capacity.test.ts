@@ -168,16 +168,14 @@ describe('planned capacity: the lead plan send slot plus the actuation it counts
       pipes,
       policies: { sale: { ...policy({ windows: [w] }), name: 'sale' } },
     };
-    const over = plannedCapacityOver(config, at('2026-11-23T00:00:00Z'), at('2026-11-24T00:00:00Z'), () => STREAM);
+    const over = plannedCapacityOver(config, at('2026-11-23T00:00:00Z'), at('2026-11-24T00:00:00Z'));
     expect([...over.keys()].sort()).toEqual(['a', 'b']);
     for (const c of over.values()) {
       expect(c.early.replicaMinutes).toBeGreaterThan(0);
       expect(c.short).toEqual(NO_MINUTES);
     }
     // nothing rises in a period without a boundary
-    expect(plannedCapacityOver(config, at('2026-11-24T00:00:00Z'), at('2026-11-25T00:00:00Z'), () => STREAM).size).toBe(
-      0,
-    );
+    expect(plannedCapacityOver(config, at('2026-11-24T00:00:00Z'), at('2026-11-25T00:00:00Z')).size).toBe(0);
   });
 
   it('needAround: the floors just before the boundary and from it on', () => {
