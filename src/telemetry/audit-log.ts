@@ -80,6 +80,8 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         lateMs: v.lateMs,
         confirmedAt: v.confirmedAt === undefined ? undefined : new Date(v.confirmedAt).toISOString(),
         reason: v.reason,
+        early: v.early,
+        short: v.short,
       };
       const text = `window verdict ${verdictText(v)}`;
       if (v.verdict === 'late' || v.verdict === 'missed') logger.warn(line, text);
