@@ -26,6 +26,10 @@ const platformTime = (ms: number): string => {
   return s >= 120 ? `${(s / 60).toFixed(1)} min` : `${Math.round(s)} s`;
 };
 
+/** Replica-ms (compressed) as replica-minutes on the platform's scale. */
+const platformMinutes = (replicaMs: number): string =>
+  `${Math.round((replicaMs * COMPRESSION) / 60_000).toLocaleString('en-US')} replica-min`;
+
 export async function actuation(o: ActuationOptions): Promise<Figure[]> {
   // six boundaries, each after the confirmations of the one before: over an hour at 1,200 pipes
   const r = await inFreshProcess<ActuationRun>(new URL('./daemon-actuation.ts', import.meta.url).href, o, 10_800_000);
@@ -102,6 +106,14 @@ function phaseFigures(
       undefined,
       undefined,
       'compressed; 0: all at target by T',
+    ),
+    f(
+      `${label}: capacity spent early / the limit's`,
+      p.earlyLimitReplicaMs > 0 ? p.earlyReplicaMs / p.earlyLimitReplicaMs : NaN,
+      'ratio',
+      counted ? '<= 1.15' : undefined,
+      counted ? p.earlyReplicaMs / p.earlyLimitReplicaMs <= 1.15 : undefined,
+      `replica-minutes in force before T as the daemon's verdicts count them (from the read that confirmed each scale-up): ${platformMinutes(p.earlyReplicaMs)} on the platform's scale, against ${platformMinutes(p.earlyLimitReplicaMs)} at the budget's limit (the ${p.ups} scale-ups one change and one confirming read each at 0.9 x ${RATE} req/s: the lead 2N / (0.9 r) + A)`,
     ),
     f(`${label}: 429s at the cloud`, p.limited, '429', '0', p.limited === 0),
     f(

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, StateStore } from '../src/daemon/index.js';
 import { readEstimates } from '../src/daemon/views/next-scale-up.js';
+import { limitEarlyMs } from '../src/policy/early-capacity.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
 import type { OneOffWindow, PipeConfig, Policy } from '../src/policy/types.js';
 import type { Config } from '../src/config/types.js';
@@ -46,6 +47,12 @@ export interface PhaseRun {
   confirmReadPeakShare: number;
   /** The key's plan: its first scale-up's start before T. */
   planLeadMs: number;
+  /** Capacity the scale-ups spent early, as the daemon's verdicts count it: each one confirmed at
+   *  target by T, its replicas added times (T - its confirmation), replica-ms (compressed). */
+  earlyReplicaMs: number;
+  /** The same at the budget's limit (policy/early-capacity.ts limitEarlyMs): the ups going one
+   *  change and one confirming read each at 0.9 of the key's rate, each adding as many replicas. */
+  earlyLimitReplicaMs: number;
   /** How long after T the snapshot for "at T" came back (0: in time, the figure is exact). */
   snapshotLateMs: number;
   ups: number;
@@ -310,6 +317,7 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
           return c !== undefined && c.replicas === want[i] && c.at <= T;
         }).length,
         ...confirmReadFigures(pipes, confirmed, readsAt),
+        ...earlyFigures(upIdx, pipes, confirmed, want, values, T),
         lateMs: upIdx.filter((i) => atT[i] !== want[i] && !Number.isNaN(seen[i])).map((i) => seen[i]! - T),
         notReached: seen.filter(Number.isNaN).length,
         downs: downIdx.length,
@@ -332,6 +340,29 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
     await cloud.close();
     await deletePrefix(redis, prefix).finally(() => redis.quit());
   }
+}
+
+/** Capacity spent early by the phase's scale-ups, from the daemon's confirmations (what its
+ *  verdicts count), and the least the budget allows for as many (limitEarlyMs). */
+function earlyFigures(
+  upIdx: readonly number[],
+  pipes: readonly PipeConfig[],
+  confirmed: ReadonlyMap<string, { at: number; replicas: number | undefined }>,
+  want: readonly number[],
+  before: { a: number; b: number },
+  T: number,
+): { earlyReplicaMs: number; earlyLimitReplicaMs: number } {
+  let early = 0;
+  let steps = 0;
+  for (const i of upIdx) {
+    const p = pipes[i]!;
+    const step = want[i]! - before[p.policy as 'a' | 'b'];
+    steps += step;
+    const c = confirmed.get(p.name);
+    if (c !== undefined && c.replicas === want[i] && c.at <= T) early += step * (T - c.at);
+  }
+  const n = upIdx.length;
+  return { earlyReplicaMs: early, earlyLimitReplicaMs: n === 0 ? 0 : (steps / n) * limitEarlyMs(n, RATE) };
 }
 
 const CONFIRM_WINDOW_MS = 10 * RATE.perMs;
