@@ -46,7 +46,7 @@ export interface KeyPlan {
   readonly scaleDownBoundMs: number;
   /** How early leadTime auto starts the scale-ups of a boundary that moves every pipe of the key
    *  (lead-plan.ts: 90 % of the key's rate, the last two ticks before the boundary; with an
-   *  expected actuation, that and each change's confirmation reads within the read share). */
+   *  expected actuation, each change's confirming read on the same lane, and the actuation). */
   readonly boundaryLeadMs: number;
 }
 
@@ -69,13 +69,7 @@ export function keyPlans(config: ScalingConfig, keyOf: (p: PipeConfig) => string
       reconcileMs,
       stretched: reconcileMs > config.evaluate.reconcileMs,
       scaleDownBoundMs: scaleDownBoundMs(pipes, share, k.rateLimit),
-      boundaryLeadMs: autoLeadMs(
-        pipes,
-        k.rateLimit,
-        tickIntervalMs(config.evaluate.cron),
-        expectedActuationMs(config),
-        share,
-      ),
+      boundaryLeadMs: autoLeadMs(pipes, k.rateLimit, tickIntervalMs(config.evaluate.cron), expectedActuationMs(config)),
     };
   });
 }

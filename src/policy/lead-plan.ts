@@ -5,16 +5,15 @@
 // the ones after it (earliest deadline first across windows, latest possible start). A change
 // counts as done when a read shows the pipe at target, not when the PATCH is answered: its
 // confirming read comes after its expected actuation (the daemon's measured p95 for the pipe or
-// its kind, else `evaluate.actuation.expected`, at most `max`), and the plan reserves its
-// confirmation reads within the key's read share. Reconcile reads are not counted: confirmation
-// reads and changes go before them. A pipe's change may go from its slot's start (leadUntil());
+// its kind, else `evaluate.actuation.expected`, at most `max`), and the plan reserves that one read
+// on the same lane as the changes, in a slot they leave free. Reconcile reads are not counted:
+// confirmation reads and changes go before them. A pipe's change may go from its slot's start (leadUntil());
 // decide() then raises its target to what the schedule sets up to that boundary (lead.ts). Pure:
 // config and instants in.
 import { parse } from 'node-cron';
 import { clampToLimit, KIND_FIELDS, SCALING_FIELDS, type ScalingField, type ScalingValues } from '../api/index.js';
 import { assumedKind } from './kind.js';
 import { targetOf } from './target.js';
-import { DEFAULT_READ_SHARE, readShareOf } from './read-share.js';
 import {
   boundaryLeadMs,
   keyLanes,
@@ -91,15 +90,14 @@ export function tickIntervalMs(cron: string): number {
 
 /** Time one key's lead plan gives `changes` changes due at one boundary: at LEAD_RATE_SHARE of
  *  its rate, the last LEAD_MARGIN_TICKS ticks before the boundary; with an actuation counted, each
- *  with its confirmation reads within `readShare` of that. */
+ *  with its confirming read on the same lane (about 2N slots plus the actuation). */
 export function autoLeadMs(
   changes: number,
   rate: { requests: number; perMs: number },
   tickMs: number,
   actuationMs = 0,
-  readShare = DEFAULT_READ_SHARE,
 ): number {
-  return boundaryLeadMs(changes, keyLanes(rate, readShare, LEAD_MARGIN_TICKS * tickMs), actuationMs);
+  return boundaryLeadMs(changes, keyLanes(rate, LEAD_MARGIN_TICKS * tickMs), actuationMs);
 }
 
 /** The lowest value of each field the schedule sets in a state, within the pipe's bounds and the
@@ -194,7 +192,7 @@ export function scheduleJobs(
   const rate = config.api.keys[key]?.rateLimit;
   if (!rate || jobs.length === 0) return null;
   const marginMs = LEAD_MARGIN_TICKS * tickIntervalMs(config.evaluate.cron);
-  return scheduleKey(key, [...jobs], keyLanes(rate, readShareOf(config), marginMs));
+  return scheduleKey(key, [...jobs], keyLanes(rate, marginMs));
 }
 
 /** The lead plan of every key for the boundaries in (from, to]. The daemon, `status`, `plan` and
