@@ -9,7 +9,6 @@ import { DaemonEmitter } from '../../src/daemon/index.js';
 import { recordActuation } from '../../src/daemon/store/actuation-store.js';
 import { redisKeys } from '../../src/daemon/store/redis-keys.js';
 import { LEAD_RATE_SHARE, leadPlan, leadPlanSpan } from '../../src/policy/lead-plan.js';
-import { readShareOf } from '../../src/policy/read-share.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix, until } from './helpers.js';
 import { leadFleet, startLeadDaemon } from './lead-fleet.js';
 
@@ -46,9 +45,9 @@ describe('leadTime auto with measured actuation', () => {
         actuationMs: (p) => (p.policy === 'up' ? ACTUATION_MS : undefined),
       });
       const budgetOnly = leadPlan(next, span.from, span.to);
-      // a confirmation read's slot: the read share of 90 % of the key's rate
+      // a confirmation read's slot: one of the changes' lane, 90 % of the key's rate
       const { rateLimit } = next.api.keys.default!;
-      const readMs = rateLimit.perMs / (rateLimit.requests * LEAD_RATE_SHARE * readShareOf(next));
+      const readMs = rateLimit.perMs / (rateLimit.requests * LEAD_RATE_SHARE);
       for (const p of ups) {
         const slot = measured.slots.get(p.name)![0]!;
         expect(slot).toMatchObject({ boundary: T, actuationMs: ACTUATION_MS });

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Direction, PipeConfig } from '../../policy/index.js';
 import type { KeyLane } from './lane.js';
-import { applyJobOptions, evaluateJobId, evaluateJobOptions, type TurnName } from './queues.js';
+import { applyJobOptions, evaluateJobId, evaluateJobOptions, turnOf, type TurnName } from './queues.js';
 import type { DaemonLogger } from '../model/logger.js';
 
 export async function enqueueEvaluation(queue: Queue | null, pipe: string, tickAt: number, suffix = ''): Promise<void> {
@@ -20,13 +20,24 @@ export async function enqueueTurn(
   tickAt: number,
   name: TurnName,
   sentAt?: number,
+  /** A read queued for an instant: `delayMs` from now (a delayed job), kept in the job as `at`. */
+  queuedFor?: { readonly at: number; readonly delayMs: number },
 ): Promise<void> {
   if (!lane) {
     logger.error({ pipe: pipe.name, key: pipe.key }, 'pipe names an API key that is not configured');
     return;
   }
-  const data = { pipe: pipe.name, tickAt, idempotencyKey: randomUUID(), direction };
-  const opts = applyJobOptions(name, pipe.name, direction, Date.now(), sentAt);
+  const data = {
+    pipe: pipe.name,
+    tickAt,
+    idempotencyKey: randomUUID(),
+    direction,
+    ...(queuedFor ? { at: queuedFor.at } : {}),
+  };
+  const opts = {
+    ...applyJobOptions(name, pipe.name, direction, Date.now(), sentAt),
+    ...(queuedFor && queuedFor.delayMs > 0 ? { delay: queuedFor.delayMs } : {}),
+  };
   const job = await lane.queue.add(name, data, opts);
   // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
   // scale-down's) priority, nor a confirmation read behind a reconcile read's. The turn does the
@@ -55,6 +66,13 @@ async function upgradePending(
     // read the record just before the retry failed again; promoted, the retry went out at once,
     // past the backoff just renewed (a failing pipe's fourth call in its first minute).
     const state = await pending.getState();
+    // A confirmation read waiting for its instant gives way at once: the turn decides again when
+    // it runs (the change goes, whose answer starts a confirmation of its own).
+    if (state === 'delayed' && turnOf(pending.name) === 'confirm') {
+      await pending.promote();
+      await pending.changePriority({ priority });
+      return;
+    }
     if (
       (state === 'delayed' || state === 'prioritized' || state === 'waiting') &&
       (pending.opts.priority ?? 0) > priority

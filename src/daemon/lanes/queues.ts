@@ -44,6 +44,9 @@ export interface ApplyJob {
   /** Made once per job, so every retry of the same change carries the same key. */
   readonly idempotencyKey: string;
   readonly direction: Direction;
+  /** The instant a read was queued for (a confirmation read's due instant, the tick that found it
+   *  due): what it waited in the queue after it is not the platform's time (an actuation sample). */
+  readonly at?: number;
 }
 
 /** Deterministic per pipe and tick: every replica enqueues the same id and BullMQ keeps one. */

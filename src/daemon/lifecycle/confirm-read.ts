@@ -35,7 +35,7 @@ export function onItsWay(
   const resends = prev !== null && u.taken !== true && after.resends > prev.resends ? prev.resends : after.resends;
   const sent: Confirming = { ...after, resends, outcomeUnknown: true };
   // the next of the send's confirmation reads (confirmation.ts): a settle read at once waits for them
-  const way = { ...sent, dueAt: nextDueAt({ lastSentAt: u.at }, now, t) ?? sent.dueAt };
+  const way = { ...sent, dueAt: nextDueAt({ ...sent, lastSentAt: u.at }, now, t) ?? sent.dueAt };
   return foreignValues(way, answer.scaling) === null ? way : null;
 }
 

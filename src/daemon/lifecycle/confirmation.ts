@@ -25,15 +25,19 @@ export interface ConfirmTiming {
  *  platform's transient 0/null values last a few seconds after a change. */
 export const FIRST_READ_MS = 15_000;
 /**
- * The probe read goes at this share of the expected actuation E, the confirming read at E. A sample
- * is the instant of the read that shows the target, so it is never below the platform's propagation
- * D: reads at E alone only let the estimate grow (each tick's and queue's delay adds to it, and a
- * platform that got faster is never seen). With the probe, an estimate above D/0.75 is measured
- * down by a quarter at each turn-over of the samples (10 x D is within 1.4 x D after 7), and one in
- * [D, D/0.75 = 1.33 x D] holds, leaving a tick's delay of room under 1.4 x D. A higher share holds
- * tighter but comes down slower; a lower one comes down faster but holds up to D/share.
+ * A change that is not a scale-up is probed at this share of the expected actuation E before its
+ * confirming read at E. A sample is the instant the read that shows the target was queued for, so
+ * it is never below the platform's propagation D: reads at E alone only let the estimate grow, and
+ * a platform that got faster is never seen. With the probe, an estimate above D/0.85 is measured
+ * down by 15 % at each turn-over of the samples, and one in [D, D/0.85 = 1.18 x D] holds. A
+ * scale-up is read once, at E (the lead plan counts one read for it, lead-schedule.ts), and a
+ * second time only when that read came before its target was in force.
  */
-export const PROBE_SHARE = 0.75;
+export const PROBE_SHARE = 0.85;
+/** After the confirming read, each read follows the one before by this share of the time since
+ *  the send (a quarter of firstRead at least): a change slower than its estimate is seen within
+ *  15 % of when it came into force, and its sample lifts the estimate by no more. */
+export const BACKOFF_GROWTH = 0.15;
 /** A change not in force within the limit is sent once more (the same target), then left
  *  unconfirmed until a read shows it or a new target is sent; a reload sends it once more. */
 export const MAX_RESENDS = 1;
@@ -50,28 +54,38 @@ export function confirmTiming(a: ActuationSettings, measuredMs?: number): Confir
 }
 
 /**
- * The confirmation reads' instants after a send at `sentAt`, in order, none past the limit: a probe
- * at PROBE_SHARE of the expected actuation E, the confirming read at E (the same read when E is
- * within firstRead: both go at firstRead), then a back-off doubling from a quarter of E (firstRead
- * at least), the last at the limit. Two reads by E, as the lead plan reserves for a scale-up.
+ * The confirmation reads' instants after a send at `sentAt`, in order, none past the limit: for a
+ * change that is not a scale-up a probe at PROBE_SHARE of the expected actuation E, then (for every
+ * change) the confirming read at E (firstRead at least), then reads each BACKOFF_GROWTH of the time
+ * since the send after the one before, the last at the limit. One read by E for a scale-up, as the
+ * lead plan counts; two for any other change.
  */
-export function* confirmationReads(sentAt: number, t: ConfirmTiming): Generator<number> {
+export function* confirmationReads(sentAt: number, t: ConfirmTiming, scaleUp = false): Generator<number> {
   const end = sentAt + t.limitMs;
-  const probe = firstDueAt(sentAt, t);
-  yield probe;
-  const confirming = Math.min(sentAt + Math.max(t.firstReadMs, t.expectedMs), end);
-  if (confirming > probe) yield confirming;
-  const step = Math.max(t.expectedMs / 4, t.firstReadMs);
-  for (let k = 1, at = confirming; at < end; k++) {
-    at = Math.min(confirming + step * (2 ** k - 1), end);
+  const first = firstDueAt(sentAt, t, scaleUp);
+  yield first;
+  let at = Math.min(sentAt + Math.max(t.firstReadMs, t.expectedMs), end);
+  if (at > first) yield at;
+  while (at < end) {
+    at = Math.min(at + Math.ceil(Math.max(BACKOFF_GROWTH * (at - sentAt), t.firstReadMs / 4)), end);
     yield at;
   }
 }
 
-/** The first confirmation read after a send at `sentAt`: the probe, never before firstRead, never
- *  past the limit. */
-export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
-  return sentAt + Math.min(Math.max(t.firstReadMs, Math.ceil(PROBE_SHARE * t.expectedMs)), t.limitMs);
+/** The first confirmation read after a send at `sentAt`: the confirming read of a scale-up, else
+ *  the probe; never before firstRead, never past the limit. */
+export function firstDueAt(sentAt: number, t: ConfirmTiming, scaleUp = false): number {
+  const share = scaleUp ? 1 : PROBE_SHARE;
+  return sentAt + Math.min(Math.max(t.firstReadMs, Math.ceil(share * t.expectedMs)), t.limitMs);
+}
+
+/** Whether the change being confirmed raises some field over what the pipe held before it. */
+export function isScaleUp(c: Pick<Confirming, 'target' | 'notYet'>): boolean {
+  const before = c.notYet[0] ?? {};
+  return Object.entries(c.target).some(([f, v]) => {
+    const b = before[f as ScalingField];
+    return b === undefined || (v !== undefined && v > b);
+  });
 }
 
 /**
@@ -79,9 +93,14 @@ export function firstDueAt(sentAt: number, t: ConfirmTiming): number {
  * (confirmationReads) after `now`, so a read that came late (a tick, the read share's queue) stands
  * for those it passed; null once the limit has passed.
  */
-export function nextDueAt(c: Pick<Confirming, 'lastSentAt'>, now: number, t: ConfirmTiming): number | null {
+export function nextDueAt(
+  c: Pick<Confirming, 'lastSentAt'> & Partial<Pick<Confirming, 'target' | 'notYet'>>,
+  now: number,
+  t: ConfirmTiming,
+): number | null {
   if (now >= c.lastSentAt + t.limitMs) return null;
-  for (const at of confirmationReads(c.lastSentAt, t)) if (at > now) return at;
+  const up = c.target !== undefined && c.notYet !== undefined && isScaleUp({ target: c.target, notYet: c.notYet });
+  for (const at of confirmationReads(c.lastSentAt, t, up)) if (at > now) return at;
   return c.lastSentAt + t.limitMs;
 }
 
@@ -153,7 +172,7 @@ export function afterSend(
     target,
     sentAt: same ? prev.sentAt : sentAt,
     lastSentAt: sentAt,
-    dueAt: firstDueAt(sentAt, t),
+    dueAt: firstDueAt(sentAt, t, isScaleUp({ target, notYet })),
     reads: 0,
     resends: same ? prev.resends + (prev.unconfirmedAt !== null ? 1 : 0) : 0,
     notYet,

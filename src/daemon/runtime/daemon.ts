@@ -40,6 +40,9 @@ import { createTick } from './tick.js';
 import { startWorkers } from './workers.js';
 import { silentLogger, type DaemonLogger } from '../model/logger.js';
 
+/** A daemon clock this close to the wall clock is the wall clock (delayed reads, enqueueRead). */
+const WALL_CLOCK_SLACK_MS = 1_000;
+
 export interface DaemonOptions {
   /** A loaded Config, or the path of a YAML config (then also the file reloads come from). */
   readonly config: Config | string;
@@ -199,8 +202,22 @@ export function createDaemon(options: DaemonOptions): Daemon {
       return leadUntilFor(current, pipe, at, actuation);
     },
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
-    enqueueRead: (pipe, tickAt, why, sentAt) =>
-      enqueueTurn(lanes?.get(pipe.key), logger, pipe, 'none', tickAt, why ?? 'reconcile', sentAt),
+    enqueueRead: async (pipe, tickAt, why, sentAt, at) => {
+      const delayMs = at === undefined ? 0 : at - now();
+      // BullMQ's delayed set runs on the wall clock: a daemon on a clock of its own (tests, a
+      // simulation) leaves a read for later to the tick that finds it due.
+      if (delayMs > 0 && Math.abs(now() - Date.now()) > WALL_CLOCK_SLACK_MS) return;
+      await enqueueTurn(
+        lanes?.get(pipe.key),
+        logger,
+        pipe,
+        'none',
+        tickAt,
+        why ?? 'reconcile',
+        sentAt,
+        at === undefined ? undefined : { at, delayMs: Math.max(0, delayMs) },
+      );
+    },
     enqueueChange: (pipe, direction, tickAt) =>
       enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'change'),
   };

@@ -40,8 +40,9 @@ export interface DaemonContext {
    *  confirm, reconcile, an endpoint). The turn decides again when it runs, so it changes the pipe
    *  if that is due then. `why` (default reconcile) sets its priority (queues.ts applyPriority): a
    *  read a change waits for first, then a change's confirmation (oldest change first: `sentAt`,
-   *  the first send of the change it confirms), then reconcile reads. */
-  enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy, sentAt?: number): Promise<void>;
+   *  the first send of the change it confirms), then reconcile reads. `at`: the instant the read is
+   *  queued for; a later one than now waits in the queue's delayed set until then. */
+  enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy, sentAt?: number, at?: number): Promise<void>;
   /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
   enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
 }

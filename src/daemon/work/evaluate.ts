@@ -91,7 +91,7 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
     case 'read':
     case 'read_endpoint':
       if (step.do === 'read' && step.why === 'confirm')
-        await ctx.enqueueRead(pipe, tickAt, 'confirm', rec.confirming?.sentAt);
+        await ctx.enqueueRead(pipe, tickAt, 'confirm', rec.confirming?.sentAt, tickAt);
       else await ctx.enqueueRead(pipe, tickAt, step.do === 'read' ? step.why : 'reconcile');
       return { done: 'queued', turn: 'read', direction: 'none' };
     case 'change':

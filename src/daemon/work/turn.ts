@@ -138,9 +138,17 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
   // unless its read came late (the queue's time, not the platform's), or the change went
   // unconfirmed or its outcome was unknown (confirmation.ts actuationSample); one lost to Redis
   // going away is only one sample
+  // A read's sample is the instant it was queued for: its wait in the queue (behind changes, for a
+  // unit of the budget) is the daemon's time, not the platform's.
+  const queuedFor = job.data.at;
   const sample =
     t.confirmation?.is === 'confirmed'
-      ? actuationSample(t.confirmation, lateReadToleranceMs(ctx.config(), pipe))
+      ? actuationSample(
+          queuedFor !== undefined && t.confirmation.dueAt !== null
+            ? { ...t.confirmation, at: Math.min(t.confirmation.at, queuedFor) }
+            : t.confirmation,
+          lateReadToleranceMs(ctx.config(), pipe),
+        )
       : undefined;
   if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation, sample);
   if (sample && 'ms' in sample)
@@ -165,6 +173,11 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
   if (next.then === 'read') await ctx.enqueueRead(pipe, job.data.tickAt);
   else if (next.then === 'change') await ctx.enqueueChange(pipe, next.up ? 'up' : 'down', job.data.tickAt);
   else if (next.then === 'evaluate') await evaluateNow(turn);
+  // The change's next confirmation read is queued for its instant (confirmation.ts), not found
+  // due at the first tick after it.
+  const c = t.write.confirming;
+  if (c?.dueAt != null && c.dueAt > ctx.now())
+    await ctx.enqueueRead(pipe, job.data.tickAt, 'confirm', c.sentAt, c.dueAt);
 }
 
 /**
@@ -305,10 +318,12 @@ async function unsettle(turn: Turn, intent: Unsettled, err: ApiError): Promise<J
 async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
   const { ctx, pipe, lane, rec } = turn;
   try {
-    // A reconcile or confirmation read draws on the key's read share; a first contact or a read
-    // that settles a change of unknown outcome is what the pipe's next change waits for: the full budget.
+    // A reconcile read draws on the key's read share. A confirmation read takes the key's whole
+    // budget, queued behind every change (queues.ts priorities): the slots the changes leave free,
+    // as the lead plan counts it (lead-schedule.ts); a first contact or a read that settles a change
+    // of unknown outcome is what the pipe's next change waits for.
     const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), {}, { retry: false }), {
-      read: why === 'reconcile' || why === 'confirm',
+      read: why === 'reconcile',
     });
     ctx.emitter.emit('api:contact', { at: ctx.now() });
     if (res.envelopeIssue)

@@ -1,14 +1,17 @@
-// When a change's confirmation reads go (src/daemon/lifecycle/confirmation.ts): a probe at 3/4 of the expected
-// actuation, the confirming read at it, then a back-off up to the limit; one read at firstRead when
-// the expectation is within it. And which confirmations are actuation samples: not one whose read
+// When a change's confirmation reads go (src/daemon/lifecycle/confirmation.ts): a scale-up's
+// confirming read at the expected actuation, any other change's after a probe at 0.85 of it, then
+// reads 15 % of the time since the send apart up to the limit; one read at firstRead when the
+// expectation is within it. And which confirmations are actuation samples: not one whose read
 // came later than its tolerance after it was due.
 import { describe, expect, it } from 'vitest';
 import {
   actuationSample,
+  BACKOFF_GROWTH,
   confirmationReads,
   confirmTiming,
   firstDueAt,
   FIRST_READ_MS,
+  isScaleUp,
   nextDueAt,
   PROBE_SHARE,
 } from '../../../src/daemon/lifecycle/confirmation.js';
@@ -18,44 +21,66 @@ const MIN = 60 * SEC;
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const timing = (expectedMs: number, firstReadMs = 15 * SEC, limitMs = 10 * MIN) =>
   confirmTiming({ expectedMs, maxMs: limitMs, minSamples: 20, firstReadMs });
-const reads = (expectedMs: number, firstReadMs?: number) =>
-  [...confirmationReads(T0, timing(expectedMs, firstReadMs))].map((at) => (at - T0) / SEC);
+const reads = (expectedMs: number, firstReadMs?: number, scaleUp = false) =>
+  [...confirmationReads(T0, timing(expectedMs, firstReadMs), scaleUp)].map((at) => (at - T0) / SEC);
 
 describe('the confirmation schedule', () => {
-  it('a probe at 3/4 of the expected actuation, the confirming read at it, then a back-off from a quarter of it, the last at the limit', () => {
-    expect(PROBE_SHARE).toBe(0.75);
-    expect(reads(3 * MIN)).toEqual([135, 180, 225, 315, 495, 600]);
-    expect(firstDueAt(T0, timing(3 * MIN))).toBe(T0 + 135 * SEC);
+  it('a scale-up: one read at the expected actuation (as the lead plan counts), then reads 15 % of the time since the send apart, the last at the limit', () => {
+    expect(BACKOFF_GROWTH).toBe(0.15);
+    expect(reads(3 * MIN, undefined, true).slice(0, 4)).toEqual([180, 207, 238.05, 273.758]);
+    expect(reads(3 * MIN, undefined, true).at(-1)).toBe(600);
+    expect(firstDueAt(T0, timing(3 * MIN), true)).toBe(T0 + 180 * SEC);
   });
 
-  it('an expectation within firstRead (none configured, none measured): one read at firstRead, then the back-off from it', () => {
-    expect(reads(0)).toEqual([15, 30, 60, 120, 240, 480, 600]);
+  it('any other change: a probe at 0.85 of the expected actuation first, so an estimate above the propagation comes down', () => {
+    expect(PROBE_SHARE).toBe(0.85);
+    expect(reads(3 * MIN).slice(0, 3)).toEqual([153, 180, 207]);
+    expect(firstDueAt(T0, timing(3 * MIN))).toBe(T0 + 153 * SEC);
+  });
+
+  it('an expectation within firstRead (none configured, none measured): one read at firstRead, then steps of a quarter of it and 15 % of the time since the send', () => {
+    expect(reads(0).slice(0, 6)).toEqual([15, 18.75, 22.5, 26.25, 30.188, 34.717]);
     expect(reads(10 * SEC)).toEqual(reads(0));
     // a probe that would come sooner than firstRead goes at firstRead, the confirming read at E
-    expect(reads(18 * SEC).slice(0, 3)).toEqual([15, 18, 33]);
+    expect(reads(18 * SEC).slice(0, 3)).toEqual([15.3, 18, 21.75]);
   });
 
   it('firstRead: default 15 s, the soonest read after a send; compressed tenfold in the bench', () => {
     expect(FIRST_READ_MS).toBe(15 * SEC);
     expect(confirmTiming({ expectedMs: 0, maxMs: 10 * MIN, minSamples: 20 }).firstReadMs).toBe(FIRST_READ_MS);
-    expect(reads(0, 1_500).slice(0, 3)).toEqual([1.5, 3, 6]);
-    expect(reads(18 * SEC, 1_500).slice(0, 3)).toEqual([13.5, 18, 22.5]);
+    expect(reads(0, 1_500).slice(0, 3)).toEqual([1.5, 1.875, 2.25]);
+    expect(reads(18 * SEC, 1_500, true).slice(0, 3)).toEqual([18, 20.7, 23.805]);
   });
 
-  it('at most two reads by the expected actuation, whatever it is', () => {
-    for (const e of [0, 5 * SEC, 15 * SEC, 20 * SEC, MIN, 3 * MIN, 7 * MIN])
+  it('a change slower than the estimate is read within 15 % of the time since the send (a quarter of firstRead at least) after it came into force', () => {
+    for (const e of [0, 5 * SEC, 20 * SEC, 3 * MIN]) {
+      const rs = reads(e, undefined, true);
+      for (let i = 1; i < rs.length; i++)
+        expect(rs[i]! - rs[i - 1]!).toBeLessThanOrEqual(Math.max(0.15 * rs[i - 1]!, 3.75) + 0.001);
+    }
+  });
+
+  it('at most one read of a scale-up by the expected actuation, two of any other change', () => {
+    for (const e of [0, 5 * SEC, 15 * SEC, 20 * SEC, MIN, 3 * MIN, 7 * MIN]) {
+      expect(reads(e, undefined, true).filter((s) => s * SEC <= Math.max(e, 15 * SEC)).length).toBe(1);
       expect(reads(e).filter((s) => s * SEC <= Math.max(e, 15 * SEC)).length).toBeLessThanOrEqual(2);
+    }
   });
 
   it('the read after one that found it not in force: the next of the schedule after it (a late read stands for those it passed); none past the limit', () => {
     const t = timing(3 * MIN);
     const c = { lastSentAt: T0 };
-    expect(nextDueAt(c, T0 + 135 * SEC, t)).toBe(T0 + 180 * SEC);
-    expect(nextDueAt(c, T0 + 150 * SEC, t)).toBe(T0 + 180 * SEC);
-    expect(nextDueAt(c, T0 + 180 * SEC, t)).toBe(T0 + 225 * SEC);
-    expect(nextDueAt(c, T0 + 400 * SEC, t)).toBe(T0 + 495 * SEC);
+    expect(nextDueAt(c, T0 + 153 * SEC, t)).toBe(T0 + 180 * SEC);
+    expect(nextDueAt(c, T0 + 160 * SEC, t)).toBe(T0 + 180 * SEC);
+    expect(nextDueAt(c, T0 + 180 * SEC, t)).toBe(T0 + 207 * SEC);
+    expect(nextDueAt(c, T0 + 400 * SEC, t)).toBe(T0 + 416_353);
     expect(nextDueAt(c, T0 + 599 * SEC, t)).toBe(T0 + 600 * SEC);
     expect(nextDueAt(c, T0 + 600 * SEC, t)).toBeNull();
+    // a scale-up's (its target above what the pipe held) has no probe
+    const up = { lastSentAt: T0, target: { replicas: 4 }, notYet: [{ replicas: 2 }] };
+    expect(nextDueAt(up, T0, t)).toBe(T0 + 180 * SEC);
+    expect(isScaleUp(up)).toBe(true);
+    expect(isScaleUp({ target: { replicas: 1 }, notYet: [{ replicas: 2 }] })).toBe(false);
   });
 });
 

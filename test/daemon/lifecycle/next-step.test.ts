@@ -573,13 +573,13 @@ describe('what an answer makes of the record', () => {
     const send = { ref: REF, sentAt: SENT_AT, timing: TIMING };
     const before = seen({ desired: PEAK, lastReadAt: T0 + 9 * MIN });
 
-    it("a change's answer still showing the old values: confirming, a probe read due at 3/4 of the expected propagation, no drift, nothing sent again", () => {
+    it("a change's answer still showing the old values: confirming, its confirming read due at the expected propagation (a scale-up: no probe), no drift, nothing sent again", () => {
       const t = afterSentChange(before, running(STREAMS), { replicas: 6 }, SENT_AT + 200, send);
       expect(t.write).toMatchObject({
         applied: STREAMS,
         lastApplied: PEAK,
         lastChange: { up: SENT_AT + 200 },
-        confirming: onItsWay({ dueAt: SENT_AT + 45_000 }),
+        confirming: onItsWay({ dueAt: SENT_AT + MIN }),
       });
       expect(t.drift).toBeNull();
       expect(t.next).toEqual({ then: 'nothing' });
@@ -645,13 +645,13 @@ describe('what an answer makes of the record', () => {
         expect(t.next).toEqual({ then: 'nothing' });
         expect(t.write.applied).toEqual(STREAMS);
         expect(t.write.desired).toBeUndefined();
-        expect(t.write.confirming).toEqual(onItsWay({ reads: 1, dueAt: T0 + 11 * MIN + 15_000 }));
+        expect(t.write.confirming).toEqual(onItsWay({ reads: 1, dueAt: T0 + 11 * MIN + 9_000 }));
         expect(t.confirmation).toBeUndefined();
       }
-      // the send's reads go at 45 s, 1 min, then 1 min + 15 s x (1, 3, 7, 15, 31): a late read stands
-      // for those it passed
+      // the send's reads go at 1 min, then each 15 % of the time since the send after the one
+      // before (69 s, 79.35 s, ... 279.15 s, 321.023 s): a late read stands for those it passed
       const later = afterRead(sent({ reads: 3 }), running(STREAMS), T0 + 15 * MIN, ctx);
-      expect(later.write.confirming?.dueAt).toBe(T0 + 18 * MIN + 45_000);
+      expect(later.write.confirming?.dueAt).toBe(T0 + 15 * MIN + 21_023);
       // the last read at the limit, never past it
       const last = afterRead(sent({ reads: 5 }), running(STREAMS), T0 + 19 * MIN + 50_000, ctx);
       expect(last.write.confirming?.dueAt).toBe(T0 + 20 * MIN);
@@ -708,7 +708,7 @@ describe('what an answer makes of the record', () => {
         lastSentAt: T0 + 21 * MIN,
         resends: 1,
         unconfirmedAt: T0 + 20 * MIN,
-        dueAt: T0 + 21 * MIN + 45_000,
+        dueAt: T0 + 22 * MIN,
       });
       expect(resent.confirmation).toBeUndefined();
       const rec2 = { ...rec, ...resent.write };
@@ -768,7 +768,7 @@ describe('what an answer makes of the record', () => {
       expect(t.write.confirming).toMatchObject({
         target: { replicas: 6 },
         sentAt: SENT_AT,
-        dueAt: SENT_AT + 45_000,
+        dueAt: SENT_AT + MIN,
         outcomeUnknown: true,
       });
       const after = { ...rec, ...t.write };
@@ -791,7 +791,11 @@ describe('what an answer makes of the record', () => {
       // its settle read late (past the expected propagation): the next of its send's confirmation reads
       const late = afterRead(timedOut, running(STREAMS), SENT_AT + 2 * MIN, ctx);
       expect(late.write.confirming).toMatchObject({
-        dueAt: nextDueAt({ lastSentAt: SENT_AT }, SENT_AT + 2 * MIN, TIMING),
+        dueAt: nextDueAt(
+          { lastSentAt: SENT_AT, target: { replicas: 6 }, notYet: [STREAMS] },
+          SENT_AT + 2 * MIN,
+          TIMING,
+        ),
       });
       // a read showing someone else's value for it: not on its way, decided again (drift)
       const other = afterRead(timedOut, running({ ...STREAMS, replicas: 4 }), SENT_AT + 20_000, ctx);
