@@ -43,7 +43,7 @@ export interface PhaseRun {
   /** Reads of a pipe from its change's send to the read that confirmed it, every change of the
    *  phase confirmed by the end of the watch. */
   confirmReads: number;
-  /** Their most in any 10 s (ten of the key's windows) over what the read share allows there. */
+  /** Their most in any 10 s (ten of the key's windows) over what the key's rate allows there. */
   confirmReadPeakShare: number;
   /** The key's plan: its first scale-up's start before T. */
   planLeadMs: number;
@@ -390,6 +390,7 @@ function confirmReadFigures(
     while (t - at[j]! >= CONFIRM_WINDOW_MS) j++;
     peak = Math.max(peak, i - j + 1);
   }
-  const allowed = (SHARE * RATE.requests * CONFIRM_WINDOW_MS) / RATE.perMs + SHARE * RATE.requests + 1;
+  // confirmation reads take the slots the changes leave free: against the key's whole rate
+  const allowed = (RATE.requests * CONFIRM_WINDOW_MS) / RATE.perMs;
   return { confirmReads: at.length, confirmReadPeakShare: peak / allowed };
 }

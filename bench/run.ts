@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation|scrape> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --actuation-pipes <n> (the actuation scenario's size), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation|scrape> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -225,7 +225,9 @@ if (only.includes('budget')) {
 // reads, about 9 minutes each, and each waits for the confirmation reads of the one before),
 // propagation 30 s and 3 min on the platform's scale.
 if (only.includes('actuation')) {
-  const pipes = quick ? 300 : 1_200;
+  // --actuation-pipes <n>: a size of one's own (half scale up, half down at each boundary)
+  const sized = Number(args[args.indexOf('--actuation-pipes') + 1]);
+  const pipes = args.includes('--actuation-pipes') && sized > 0 ? sized : quick ? 300 : 1_200;
   const metric =
     '3.0 min propagation, lead counting the measured actuation: scale-ups confirmed at target by the daemon by T';
   if (daemonMissing) figures.push(notRun('actuation', metric, pipes, '>= 0.99', daemonMissing));
