@@ -31,6 +31,7 @@ export {
   ACTUATION_DEFAULTS,
   CONFIRM_READS_PLANNED,
   expectedActuationMs,
+  FIRST_READ_MS,
   leadPlanAt,
   leadPlanSpan,
   leadUntil,

@@ -45,15 +45,23 @@ export {
 /** No actuation expected until configured or measured (today's plan); a cap of 10 minutes. */
 export const ACTUATION_DEFAULTS: ActuationSettings = { expectedMs: 0, maxMs: 600_000, minSamples: 20 };
 
+/** evaluate.actuation.firstRead's default: the soonest a confirmation read follows a change (the
+ *  answer itself was a read of the pipe, and the live platform's transient 0/null values last a
+ *  few seconds after a change). */
+export const FIRST_READ_MS = 15_000;
+
 /**
  * What the plan counts on for one pipe between sending a scale-up and seeing it at target:
  * `measured` (the caller's p95 for the pipe, or its kind's, once it has enough samples) when
- * given, else the configured expectation; never more than the configured cap.
+ * given, else the configured expectation; never more than the configured cap. Any actuation
+ * counted is firstRead at least: the daemon's confirming read never goes sooner after the send
+ * (an expectation of 4 s with the default firstRead is confirmed 15 s after the send).
  */
 export function expectedActuationMs(config: ScalingConfig, measured?: number): number {
   const a = config.evaluate.actuation ?? ACTUATION_DEFAULTS;
   const ms = measured !== undefined && Number.isFinite(measured) ? measured : a.expectedMs;
-  return Math.min(Math.max(0, ms), a.maxMs);
+  if (ms <= 0) return 0;
+  return Math.min(Math.max(ms, Math.max(1, a.firstReadMs ?? FIRST_READ_MS)), a.maxMs);
 }
 
 export interface LeadPlan {

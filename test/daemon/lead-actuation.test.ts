@@ -25,7 +25,7 @@ afterAll(async () => {
 describe('leadTime auto with measured actuation', () => {
   it("sends each scale-up its measured p95 earlier: by the boundary less the pipe's actuation", async () => {
     const fleet = await leadFleet(N, prefix, {
-      actuation: { expectedMs: 0, maxMs: 600_000, minSamples: 3 },
+      actuation: { expectedMs: 0, maxMs: 600_000, minSamples: 3, firstReadMs: 1_000 },
     });
     const { cloud, ups, boundary } = fleet;
     // the up pipes' last three scale-ups took 6 s each (the down pipes have none: configured, 0)

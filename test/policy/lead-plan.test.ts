@@ -10,6 +10,7 @@ import {
   autoLeadMs,
   CONFIRM_READS_PLANNED,
   expectedActuationMs,
+  FIRST_READ_MS,
   LEAD_MARGIN_TICKS,
   LEAD_RATE_SHARE,
   leadPlan,
@@ -25,7 +26,6 @@ import { at, NO_BEHAVIOR, oneOff, policy, recurring } from './build.js';
 
 const RATE = { requests: 10, perMs: 10_000 };
 const SLOT = RATE.perMs / (RATE.requests * LEAD_RATE_SHARE); // 1,111 ms
-const READ = SLOT / 0.25; // a confirmation read at the default readShare: 4,444 ms
 const TICK = 30_000;
 const MARGIN = LEAD_MARGIN_TICKS * TICK;
 const B = at('2026-11-23T09:00:00Z');
@@ -292,6 +292,9 @@ describe('actuation: a scale-up is planned to be confirmed at target, not only s
     expect(expectedActuationMs(c, -5)).toBe(0);
     expect(expectedActuationMs(config([], []))).toBe(0); // not configured: today's plan
     expect(expectedActuationMs(config([], []), 30_000)).toBe(30_000);
+    // never sooner than the daemon's first confirmation read (firstRead, 15 s by default)
+    expect(expectedActuationMs(config([], []), 4_000)).toBe(FIRST_READ_MS);
+    expect(expectedActuationMs(config([], [], { actuation: { ...ACT, firstReadMs: 1_000 } }), 4_000)).toBe(4_000);
   });
 
   it('no actuation counted (none configured, none measured, or measured: false with 0 expected): no read planned, the same plan either way, byte for byte', () => {
@@ -352,7 +355,9 @@ describe('actuation: a scale-up is planned to be confirmed at target, not only s
         actuationMs: () => act,
       });
       const leadMs = plan.keys.get('default')!.leadMs;
-      expect(leadMs).toBe(autoLeadMs(n, RATE, TICK, act));
+      // an actuation counted is firstRead (15 s) at least: the daemon's confirming read is no sooner
+      const counted = act > 0 ? Math.max(act, FIRST_READ_MS) : 0;
+      expect(leadMs).toBe(autoLeadMs(n, RATE, TICK, counted));
       const slots = ps.map((p) => plan.slots.get(p.name)![0]!);
       expect(Math.max(...slots.map((s) => s.expectedAt))).toBe(B - MARGIN);
       if (act === 0) {
@@ -360,7 +365,7 @@ describe('actuation: a scale-up is planned to be confirmed at target, not only s
         for (const s of slots) expect(s).not.toHaveProperty('atTargetAt');
       } else {
         expect(leadMs).toBeGreaterThanOrEqual(limit(n, 0));
-        expect(leadMs).toBeLessThanOrEqual(limit(n, act) + 2 * SLOT);
+        expect(leadMs).toBeLessThanOrEqual(limit(n, counted) + 2 * SLOT);
       }
       expectFits(slots);
     },
@@ -410,7 +415,8 @@ describe('actuation: a scale-up is planned to be confirmed at target, not only s
   it('a confirming read takes a slot the changes leave free while they wait out their actuation: no slot idles', () => {
     // 20 scale-ups counting on 5 slots of actuation: 40 requests in at most 40 slots + the actuation
     const ps = pipes(20, 'up');
-    const plan = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')]), DAY.from, DAY.to, {
+    const actuation = { expectedMs: 0, maxMs: 10 * MIN, minSamples: 20, firstReadMs: 1_000 };
+    const plan = leadPlan(config(ps, [up('up', '2026-11-23T09:00:00Z')], { actuation }), DAY.from, DAY.to, {
       actuationMs: () => 5 * SLOT,
     });
     const slots = ps.map((p) => plan.slots.get(p.name)![0]!);

@@ -113,7 +113,8 @@ export const CONFIRM_ORDER_SPAN = 2 ** 20;
 // change waits for (a first contact, a settle: the full budget) goes before the other reads: at a
 // cold start, reads of pipes already changed came between the first contacts. A change's
 // confirmation read goes before reconcile reads (CONFIRM_ORDER_SPAN of them, by their change's
-// send): both draw on the read share, never before a change. BullMQ takes priorities below 2^21.
+// send): a reconcile read draws on the read share, a confirmation read on the key's whole budget
+// (the slots the changes leave free, as the lead plan counts it), never before a change. BullMQ takes priorities below 2^21.
 const PRIORITY: Record<Direction | ReadWhy, number> = {
   up: 1,
   none: 2,

@@ -1,12 +1,12 @@
 // Every change is confirmed (docs/architecture.md#every-change-is-confirmed): after a change the
 // platform answered 200, the pipe is `confirming` until a read shows its target in force in a state
-// that takes scaling. Pure: when the confirmation reads are due (a probe before the expected
-// propagation, a read at it, then a back-off up to the limit), what a read shows (in force, not
+// that takes scaling. Pure: when the confirmation reads are due (a scale-up's at the expected
+// propagation, any other change's after a probe before it, then reads 15 % apart up to the limit), what a read shows (in force, not
 // yet, or someone else's values), what a change's answer makes of the record's confirmation, and
 // which confirmations are actuation samples.
 import { KIND_FIELDS, SCALABLE_PIPE_STATES, type PipeKind, type PipeScaling, type PipeState } from '../../api/index.js';
 import type { ScalingField, ScalingValues } from '../../api/index.js';
-import type { ActuationSettings } from '../../policy/index.js';
+import { FIRST_READ_MS, type ActuationSettings } from '../../policy/index.js';
 import { sameValues } from '../model/scaling-values.js';
 import type { Confirming } from '../model/record.js';
 import type { SampleSkip } from '../model/events.js';
@@ -21,9 +21,8 @@ export interface ConfirmTiming {
   readonly firstReadMs: number;
 }
 
-/** evaluate.actuation.firstRead's default: the answer itself was a read of the pipe, and the live
- *  platform's transient 0/null values last a few seconds after a change. */
-export const FIRST_READ_MS = 15_000;
+/** evaluate.actuation.firstRead's default (lead-plan.ts, which counts it too). */
+export { FIRST_READ_MS };
 /**
  * A change that is not a scale-up is probed at this share of the expected actuation E before its
  * confirming read at E. A sample is the instant the read that shows the target was queued for, so
@@ -84,7 +83,7 @@ export function isScaleUp(c: Pick<Confirming, 'target' | 'notYet'>): boolean {
   const before = c.notYet[0] ?? {};
   return Object.entries(c.target).some(([f, v]) => {
     const b = before[f as ScalingField];
-    return b === undefined || (v !== undefined && v > b);
+    return b === undefined || v > b;
   });
 }
 
