@@ -254,7 +254,8 @@ if (wanted('scrape')) {
 
 const out = fileURLToPath(new URL('./results.json', import.meta.url));
 const measuredAt = new Date().toISOString();
-const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt }));
+const command = ['npm run bench --', ...args].join(' ');
+const fresh = figures.map((f) => ({ ...f, measuredAt: f.measuredAt ?? measuredAt, command: f.command ?? command }));
 const ran = new Set(fresh.map((f) => f.scenario));
 // --only budget-cold measures part of the budget scenario: its other figures are kept (the cold
 // start's old names, from before a pipe never seen was read first, are dropped).

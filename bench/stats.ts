@@ -40,6 +40,8 @@ export interface Figure {
   readonly note?: string;
   /** When the figure was measured (run.ts stamps it). */
   readonly measuredAt?: string;
+  /** The command that measured it (run.ts stamps it). */
+  readonly command?: string;
 }
 
 export function median(values: readonly number[]): number {

@@ -89,3 +89,12 @@ export function lateReadToleranceMs(config: Config, pipe: PipeConfig): number {
   const plan = plansOf(config).get(pipe.key);
   return tickIntervalMs(config.evaluate.cron) + (plan ? 2 * readSpacingMs(plan) : 0);
 }
+
+/** A read queued for its own instant (a delayed job) is an actuation sample when it went within
+ *  two of the key's request spacings or 5 % of the time since the send after that instant: later,
+ *  it waited behind changes, and what it shows says only that the change was in force by then. */
+export function queuedReadToleranceMs(config: Config, pipe: PipeConfig, sinceSendMs: number): number {
+  const rate = config.api.keys[pipe.key]?.rateLimit;
+  const spacing = rate ? rate.perMs / rate.requests : 0;
+  return Math.max(2 * spacing, 0.05 * Math.max(0, sinceSendMs));
+}
