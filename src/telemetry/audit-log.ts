@@ -29,6 +29,7 @@ function auditDecision(logger: TelemetryLogger, d: Decision): void {
       r.field === undefined ? `${r.code}: ${r.message}` : `${r.code} (${r.field}): ${r.message}`,
     ),
     requestId: d.requestId,
+    ...(d.outcomeReported !== undefined ? { outcomeReported: d.outcomeReported } : {}),
     ...(d.read !== undefined ? { read: d.read, error: d.message } : {}),
   };
   const message = d.read !== undefined ? 'pipe read failed' : MESSAGES[d.result];

@@ -138,7 +138,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     write,
     next,
     drift: drift ? { expected: expected ?? {}, actual: applied } : null,
-    ...(landed ? { landed: { sent: u.sent, at: u.at } } : {}),
+    ...(landed ? { landed: { sent: u.sent, at: u.at, ...(u.id !== undefined ? { id: u.id } : {}) } } : {}),
     ...(check?.change ? { confirmation: check.change } : {}),
   };
 }

@@ -25,7 +25,7 @@ export interface Transition {
   /** Fields that differ from what pipescaler last applied: changed behind its back. */
   readonly drift: { readonly expected: ScalingValues; readonly actual: ScalingValues } | null;
   /** A change whose outcome was unknown shows in the answer: it landed (late), it is not drift. */
-  readonly landed?: { readonly sent: ScalingValues; readonly at: number };
+  readonly landed?: { readonly sent: ScalingValues; readonly at: number; readonly id?: string };
   /** The change being confirmed is in force, went unconfirmed, or stopped being unconfirmed. */
   readonly confirmation?: ConfirmationChange;
 }

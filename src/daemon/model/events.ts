@@ -41,6 +41,9 @@ export interface DaemonEvents {
     target?: ScalingValues;
     reasons: readonly Reason[];
     requestId?: string;
+    /** An applied change whose outcome was reported already: a read found it in force before its
+     *  late 200 came (landed_late). The 200 is its audit line, not a second outcome. */
+    outcomeReported?: 'landed_late';
     /** A failed read, not a change: why it was made, and what failed ("the confirmation read failed"). */
     read?: ReadWhy | 'endpoint';
     message?: string;

@@ -46,6 +46,8 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
       ...(d.requestId !== undefined ? { requestId: d.requestId } : {}),
     };
     if (d.result === 'applied') {
+      // one change, one outcome: a read reported it landed before its late 200
+      if (d.outcomeReported !== undefined) return;
       emit({ ...base, outcome: 'applied' });
       if (drifted.delete(d.pipe)) emit({ ...base, outcome: 'drift_corrected', reason: 'applied' });
     } else if (d.result === 'failed') {

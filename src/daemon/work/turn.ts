@@ -24,13 +24,16 @@ import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
 import { handleDrift } from './operator-events.js';
 import { spend } from '../lanes/spend.js';
-import { intentOf, newIntent, unknownAfter } from '../lifecycle/unsettled.js';
+import { IN_FLIGHT, intentOf, newIntent, unknownAfter } from '../lifecycle/unsettled.js';
 import { refOf, type PipeRecord, type Unsettled } from '../model/record.js';
 import { type KeyLane } from '../lanes/lane.js';
 import { pipeByName } from '../model/pipe-index.js';
 import { type ReadWhy } from '../model/job-results.js';
 import { timingOf } from '../lifecycle/steps.js';
 import { type PipeAnswer, type Transition } from '../lifecycle/transition.js';
+
+/** How long a landed change's mark waits for its sender's late 200 (redis-keys.ts landed). */
+const LANDED_MARK_MS = 3_600_000;
 
 interface ApplyJobData extends ApplyJob {
   /** The body sent with `idempotencyKey`; a retry with a different body needs a new key. */
@@ -125,6 +128,11 @@ function answerOf(p: Pipe): PipeAnswer {
  * since the turn's snapshot (unsettled.ts): that one's record stands. False then.
  */
 async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
+  // A read that finds in force a change its sender still holds (stalled past its request's time,
+  // or gone) reports it landed; marked first, so that its 200, should it still come, knows.
+  const id = t.landed?.id;
+  if (id !== undefined && turn.rec.unsettled?.code === IN_FLIGHT)
+    await turn.ctx.store.redis.set(turn.ctx.store.keys.landed(id), '1', 'PX', LANDED_MARK_MS);
   if (!(await turn.ctx.store.writeIfIntent(turn.pipe.name, intentOf(turn.rec), t.write))) return false;
   await follow(turn, t);
   return true;
@@ -258,8 +266,12 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     const recorded = await ctx.store.writeIfIntent(pipe.name, intentId, t.write);
     if (recorded) ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
     // The 200 is reported all the same (audit line, history, notifications): this attempt alone
-    // holds it, so it is reported once.
+    // holds it, so it is reported once. One change, one outcome: when the read that settled it
+    // found it in force and reported it `landed_late`, the 200 adds its audit line only.
+    const landedLate =
+      !recorded && intentId !== '' && (await ctx.store.redis.exists(ctx.store.keys.landed(intentId))) > 0;
     ctx.emitter.emit('decision', {
+      ...(landedLate ? { outcomeReported: 'landed_late' as const } : {}),
       ...outcome,
       result: 'applied',
       after: applied,
