@@ -15,6 +15,10 @@ export interface Seen {
   method: string;
   url: string;
   body: string;
+  /** The request's Idempotency-Key header, when it has one. */
+  idempotencyKey?: string;
+  /** The client had gone (it gave up, timed out) when the answer was ready: never delivered. */
+  undelivered?: boolean;
 }
 
 export type Tamper = (req: Seen, upstream: () => Promise<Answer>) => Promise<Answer>;
@@ -37,7 +41,13 @@ export async function tamperProxy(target: string): Promise<TamperProxy> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const info: Seen = { method: req.method ?? '', url: req.url ?? '', body };
+      const key = req.headers['idempotency-key'];
+      const info: Seen = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        body,
+        ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
+      };
       seen.push(info);
       const headers = { ...req.headers };
       delete headers.host;
@@ -59,6 +69,7 @@ export async function tamperProxy(target: string): Promise<TamperProxy> {
       proxy
         .tamper(info, upstream)
         .then((a) => {
+          if (res.destroyed || req.socket.destroyed) info.undelivered = true;
           res.writeHead(a.status, a.headers);
           res.end(a.text);
         })
