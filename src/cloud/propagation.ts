@@ -1,7 +1,7 @@
 // Scaling changes that take effect later, as on the live platform: the PATCH is answered at once,
 // the new replicas run after a delay (per pipe, per kind, or the default; `never` for a change
 // that is stuck). Time is the cloud's injected clock, and nothing runs on a timer: a pipe's due
-// changes are applied when it is next looked at (settle), so a test steps its clock past the
+// changes are applied when it is next looked at (applyDue), so a test steps its clock past the
 // delay instead of sleeping.
 import { pipeKind, type ScalingField } from '../api/index.js';
 import type { ParsedFixtures, Propagation, PropagationDelay } from './fixtures-schema.js';
@@ -63,7 +63,7 @@ export function takeChange(
   now: number,
 ): boolean {
   if (delayMs <= 0) {
-    settle(store, pipe, now);
+    applyDue(store, pipe, now);
     const before = JSON.stringify(pipe.scaling);
     Object.assign(pipe.scaling, values);
     supersede(store, pipe, values, now);
@@ -97,7 +97,7 @@ function supersede(store: PendingStore, pipe: StoredPipe, values: Partial<Stored
 }
 
 /** Apply the pipe's changes whose time has come, in the order they take effect. */
-export function settle(store: PendingStore, pipe: StoredPipe, now: number): void {
+export function applyDue(store: PendingStore, pipe: StoredPipe, now: number): void {
   const id = pipe.id.toLowerCase();
   const list = store.pending.get(id);
   if (!list) return;

@@ -2,7 +2,7 @@
 // pipes or ten thousand. Records are the JSON the API answers; tests may read and alter them.
 import type { ScalingField } from '../api/index.js';
 import type { ParsedFixtures } from './fixtures-schema.js';
-import { settle, type PendingChange } from './propagation.js';
+import { applyDue, type PendingChange } from './propagation.js';
 import type { StoredOrganization, StoredPipe, StoredScaling, StoredService, WithTileIds } from './records.js';
 
 const EMPTY_SCALING: StoredScaling = {
@@ -68,7 +68,7 @@ export class CloudStore {
    */
   pipe(id: string): StoredPipe | undefined {
     const pipe = this.pipes.get(id.toLowerCase());
-    if (pipe) settle(this, pipe, this.now());
+    if (pipe) applyDue(this, pipe, this.now());
     return pipe;
   }
 

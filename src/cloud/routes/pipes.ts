@@ -10,7 +10,7 @@ import {
 } from '../../api/index.js';
 import type { SentResultOf } from '../../api/internal.js';
 import { badRequest, CloudHttpError, parseBody } from '../errors.js';
-import { changedFields, delayOf, desiredScaling, propagating, settle, takeChange } from '../propagation.js';
+import { changedFields, delayOf, desiredScaling, propagating, applyDue, takeChange } from '../propagation.js';
 import type { StoredPipe } from '../records.js';
 import { findIn, findService, isoNow, type RouteContext } from './context.js';
 
@@ -57,7 +57,7 @@ export function scalePipe(ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePi
 // The pipe as the live API answers it: what is in effect now (a change still propagating is not
 // shown), quirks included when the fixtures ask for them.
 function served(pipe: StoredPipe, ctx: RouteContext<'scalePipe'>): SentResultOf<'scalePipe'> {
-  settle(ctx.store, pipe, ctx.now());
+  applyDue(ctx.store, pipe, ctx.now());
   const { quantityStrings, transientZeroMs } = ctx.quirks;
   const transient = ctx.propagation.reads === 'transient' && propagating(ctx.store, pipe);
   // The published contract types each scaling member as a number: the fields a pipe's kind does
