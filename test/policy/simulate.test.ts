@@ -181,21 +181,21 @@ describe('simulate with an expected actuation (evaluate.actuation)', () => {
     const changes = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 14 * 3_600_000, MINUTE);
     const up = changes.find((c) => c.direction === 'up')!;
     // the window opens at 07:00Z: the key's seven scale-ups there are confirmed by two 30 s ticks
-    // of margin before it, each with two confirmation reads at the read share (4.4 s each);
-    // orders-events, the first, is confirmed by 06:58:07Z, sent 3 minutes, a read and a change slot
-    // before, 06:55:01Z; the next minute is 06:56Z
+    // of margin before it, each change and its one confirming read in slots of the key's lane
+    // (90 % of its rate), placed from the boundary backwards; orders-events' change goes in the
+    // latest slot that has it at target in time, 06:55:51Z; the next minute is 06:56Z
     expect(new Date(up.at).toISOString()).toBe('2026-11-23T06:56:00.000Z');
     expect(up.expectedAt).toBe(up.at + 3 * MINUTE);
     expect(up.expectedAt).toBeLessThanOrEqual(Date.parse('2026-11-23T07:00:00Z'));
-    // its slot, and its confirming read a read slot after it is at target (sent at the next minute)
-    expect(up.slot!.start).toBe(Date.parse('2026-11-23T06:55:01.111Z'));
-    expect(Math.abs(up.slot!.confirmedBy - up.expectedAt! - 4_444)).toBeLessThanOrEqual(1);
+    // its slot, and its confirming read the lane's next slot after it is at target (sent at the next minute)
+    expect(up.slot!.start).toBe(Date.parse('2026-11-23T06:55:51.111Z'));
+    expect(Math.abs(up.slot!.confirmedBy - up.expectedAt! - 1_111)).toBeLessThanOrEqual(1);
     for (const c of changes.filter((x) => x.direction === 'down')) expect(c.expectedAt).toBeUndefined();
     // a measured actuation replaces the configured one
     const measured = simulate(slow, { 'orders-events': views['orders-events']! }, from, from + 3_600_000, MINUTE, {
       actuationMs: () => 30_000,
     });
-    expect(new Date(measured[0]!.at).toISOString()).toBe('2026-11-23T06:58:00.000Z'); // its slot: 06:57:31Z
+    expect(new Date(measured[0]!.at).toISOString()).toBe('2026-11-23T06:59:00.000Z'); // its slot in the lane from the boundary back
     expect(measured[0]!.expectedAt).toBe(measured[0]!.at + 30_000);
   });
 

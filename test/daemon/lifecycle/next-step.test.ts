@@ -534,7 +534,7 @@ describe('what an answer makes of the record', () => {
     const rec = seen({ unsettled: { sent: { replicas: 6 }, at: T0, code: 'API_TIMEOUT' } });
     const t = afterRead(rec, running({ ...STREAMS, replicas: 6 }), T0 + MIN, ctx);
     expect(t.drift).toBeNull();
-    expect(t.landed).toEqual({ sent: { replicas: 6 }, at: T0 });
+    expect(t.landed).toMatchObject({ sent: { replicas: 6 }, at: T0 });
     expect(t.write).toMatchObject({
       unsettled: null,
       lastApplied: { ...STREAMS, replicas: 6 },
@@ -546,7 +546,7 @@ describe('what an answer makes of the record', () => {
     const rec = seen({ unsettled: INTENT });
     const t = afterRead(rec, running({ ...STREAMS, replicas: 6 }), T0 + MIN, ctx);
     expect(t.drift).toBeNull();
-    expect(t.landed).toEqual({ sent: { replicas: 6 }, at: T0 });
+    expect(t.landed).toMatchObject({ sent: { replicas: 6 }, at: T0 });
     expect(t.write).toMatchObject({ unsettled: null, lastApplied: { ...STREAMS, replicas: 6 } });
     // not in force yet: on its way (confirming from its send), the old values no drift either
     const early = afterRead(rec, running(STREAMS), T0 + 10_000, ctx);
