@@ -94,7 +94,7 @@ function phaseFigures(
       'share',
       counted ? '>= 0.99' : undefined,
       counted ? confirmedShare >= 0.99 : undefined,
-      `${p.upsConfirmedByT} of ${p.ups} shown at target by the daemon's own read by T; the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms) of actuation and two confirmation reads each; ${p.unsettled} changes of unknown outcome, ${p.unconfirmed} unconfirmed (sent again at the limit)`,
+      `${p.upsConfirmedByT} of ${p.ups} shown at target by the daemon's own read by T; the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms) of actuation and a confirming read each; ${p.unsettled} changes of unknown outcome, ${p.unconfirmed} unconfirmed (sent again at the limit)`,
     ),
     ...(p.lead === 'budget'
       ? []
@@ -107,13 +107,15 @@ function phaseFigures(
             counted ? leadRatio <= 1.15 : undefined,
             `${platformTime(p.planLeadMs)} for ${p.ups} scale-ups against ${platformTime(limitMs)} (a change and a confirming read each at 90 % of ${RATE} req/s, plus the ${platformTime(p.propagationMs)} propagation)`,
           ),
+          // an estimate below the propagation is as wrong as one above it: the plan's confirming
+          // reads come before the target is in force, and the lead is short by the difference
           f(
             `${label}: actuation estimate / the propagation's p95`,
             estimateRatio,
             'ratio',
-            '<= 1.2',
-            estimateRatio <= 1.2,
-            `the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms), the cloud propagates every change ${platformTime(p.propagationMs)} after its answer`,
+            '0.8 to 1.2',
+            estimateRatio >= 0.8 && estimateRatio <= 1.2,
+            `the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms), the cloud propagates every change ${platformTime(p.propagationMs)} after its answer; samples: the confirmations of changes not in force at their own answer, each the time from the send to the instant its read was queued for`,
           ),
         ]),
     f(

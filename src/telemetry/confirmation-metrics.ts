@@ -28,7 +28,7 @@ export function createConfirmationMetrics(registry: Registry) {
     }),
     samplesSkipped: new Counter({
       name: 'pipescaler_actuation_samples_skipped_total',
-      help: 'Confirmed changes not counted as actuation samples (reason late_read: the read that showed the target came later than a tick and the read share allow after it was due; unconfirmed: it went past evaluate.actuation.max and was sent again; outcome_unknown: its outcome had been unknown)',
+      help: 'Confirmed changes not counted as actuation samples (reason in_force_at_answer: the answer to the change showed it in force, no propagation measured; unconfirmed: it went past evaluate.actuation.max and was sent again; outcome_unknown: its outcome had been unknown)',
       labelNames: ['kind', 'reason'] as const,
       registers,
     }),
@@ -74,11 +74,11 @@ export function bindConfirmationEvents(
     m.unconfirmed.set({ pipe }, on ? 1 : 0);
   };
   return subscribe(emitter, {
-    confirmed: ({ pipe, kind, values, actuationMs, sentAt, notSample, lateReadMs }) => {
+    confirmed: ({ pipe, kind, values, actuationMs, sentAt, notSample }) => {
       const s = Math.max(0, actuationMs) / 1000;
       if (notSample !== undefined) {
-        // a confirmation all the same; its latency is not the platform's (the read queue's, or a
-        // lost or unknown first send's)
+        // a confirmation all the same; its latency is not the platform's propagation (a request's,
+        // or a lost or unknown first send's)
         m.samplesSkipped.inc({ kind, reason: notSample });
         gauged.add(configName(pipe));
         logger.debug(
@@ -87,7 +87,6 @@ export function bindConfirmationEvents(
             values,
             actuationSeconds: s,
             notSample,
-            ...(lateReadMs !== undefined ? { lateReadSeconds: lateReadMs / 1000 } : {}),
           },
           'change confirmed at target: not an actuation sample',
         );

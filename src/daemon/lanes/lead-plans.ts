@@ -77,24 +77,3 @@ export function readDueAfterMs(config: Config, pipe: PipeConfig): number {
 function readSpacingMs(plan: KeyPlan): number {
   return plan.rate.perMs / (plan.readShare * plan.rate.requests);
 }
-
-/**
- * How late a confirmation read may come after its due instant and still be an actuation sample
- * (confirmation.ts actuationSample): a read is found due at the first tick after its instant (up to
- * a tick interval), then waits its turn at the read share's pace (a unit, and the one a change or a
- * read ahead of it took: two spacings; 8 s at the platform's 10 per 10 s and a 0.25 share). Later
- * than that, the read waited in a queue, and its sample would be the queue's.
- */
-export function lateReadToleranceMs(config: Config, pipe: PipeConfig): number {
-  const plan = plansOf(config).get(pipe.key);
-  return tickIntervalMs(config.evaluate.cron) + (plan ? 2 * readSpacingMs(plan) : 0);
-}
-
-/** A read queued for its own instant (a delayed job) is an actuation sample when it went within
- *  two of the key's request spacings or 5 % of the time since the send after that instant: later,
- *  it waited behind changes, and what it shows says only that the change was in force by then. */
-export function queuedReadToleranceMs(config: Config, pipe: PipeConfig, sinceSendMs: number): number {
-  const rate = config.api.keys[pipe.key]?.rateLimit;
-  const spacing = rate ? rate.perMs / rate.requests : 0;
-  return Math.max(2 * spacing, 0.05 * Math.max(0, sinceSendMs));
-}

@@ -187,39 +187,40 @@ export function resendDue(c: Confirming | null, reloadedAt = -Infinity): boolean
   return c.resends < MAX_RESENDS || reloadedAt > c.lastSentAt;
 }
 
-/** Why a confirmation is not an actuation sample (the reason label of
- *  pipescaler_actuation_samples_skipped_total). */
-
-/** A confirmation that is no actuation sample, and why (`lateMs`: how late its read came). */
+/** A confirmation that is no actuation sample, and why. */
 export interface SkippedSample {
   readonly skipped: SampleSkip;
-  readonly lateMs?: number;
 }
 
 /**
- * A confirmation's actuation sample (confirmedAt - sentAt), or why it is none. The confirmation
- * itself stands (verdicts, events, status); only the sample goes:
- * - late_read: its read came more than `toleranceMs` after it was due (lead-plans.ts
- *   lateReadToleranceMs: a tick and the read share's pace): it measured the daemon's queue, not
- *   the platform, and would lift the estimate it was scheduled by;
+ * A confirmation's actuation sample, or why it is none: how long the change took to be in force,
+ * what the lead plan counts on for a scale-up (the A of its lead). It is the time from the change's
+ * first send to the instant the read that showed it stood for: its due instant (`dueAt`, the
+ * instant it was queued for), its own wait in the queue (behind changes, for a unit of the budget,
+ * or for a tick) not counted; a read that came before its due instant (a reconcile read), its own.
+ * A read that waited past the propagation measures less than it (the change came into force during
+ * the wait); the reads that did not wait hold the p95 (test/daemon/actuation-convergence.test.ts: a
+ * key whose every read waits 1/6 to 2/3 of the propagation still measures 0.88 to 1.04 of it).
+ * The confirmation itself stands (verdicts, events, status); only the sample goes:
+ * - in_force_at_answer: the change's own answer showed it in force (`dueAt` null): it measured the
+ *   request, not a propagation (a platform that carried it out at once, or a target that was
+ *   already in force); such a change needs no time in a lead, and a cold start's 600 of them (84 ms
+ *   at their p95) held a kind's estimate there for a 30 s propagation in bench/actuation.ts;
  * - unconfirmed: it went past the limit and was sent again: from its first send it measures a lost
  *   or stuck change (two such samples of 615 s, from a change cut by a network error, made a
  *   kind's estimate its 10-minute cap in bench/actuation.ts);
  * - outcome_unknown: its outcome was unknown (onItsWay): it was sent when the request went, which
  *   need not be when the platform took it, if it ever did.
  */
-export function actuationSample(
-  c: {
-    readonly sentAt: number;
-    readonly at: number;
-    readonly dueAt: number | null;
-    readonly pastLimit?: boolean;
-    readonly outcomeUnknown?: boolean;
-  },
-  toleranceMs: number,
-): { readonly ms: number } | SkippedSample {
+export function actuationSample(c: {
+  readonly sentAt: number;
+  readonly at: number;
+  readonly dueAt: number | null;
+  readonly pastLimit?: boolean;
+  readonly outcomeUnknown?: boolean;
+}): { readonly ms: number } | SkippedSample {
   if (c.pastLimit === true) return { skipped: 'unconfirmed' };
   if (c.outcomeUnknown === true) return { skipped: 'outcome_unknown' };
-  const lateMs = c.dueAt === null ? 0 : c.at - c.dueAt;
-  return lateMs > toleranceMs ? { skipped: 'late_read', lateMs } : { ms: Math.max(0, c.at - c.sentAt) };
+  if (c.dueAt === null) return { skipped: 'in_force_at_answer' };
+  return { ms: Math.max(0, Math.min(c.at, c.dueAt) - c.sentAt) };
 }

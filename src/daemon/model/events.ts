@@ -9,7 +9,7 @@ import type { StoredVerdict } from './record.js';
 import type { ReadWhy } from './job-results.js';
 import type { ConfigChanges } from './config-changes.js';
 
-export type SampleSkip = 'late_read' | 'unconfirmed' | 'outcome_unknown';
+export type SampleSkip = 'in_force_at_answer' | 'unconfirmed' | 'outcome_unknown';
 
 /** Why Redis' state is not to be trusted: its marker key is gone (data_lost), or maxmemory-policy
  *  lets it evict keys (eviction_policy). */
@@ -74,11 +74,11 @@ export interface DaemonEvents {
     values: ScalingValues;
     sentAt: number;
     confirmedAt: number;
+    /** Its actuation sample (confirmation.ts actuationSample: the read's wait in the queue not
+     *  counted); when it is none, the time from its first send to the answer that showed it. */
     actuationMs: number;
     /** Why it is not an actuation sample (confirmation.ts actuationSample); absent when it is one. */
     notSample?: SampleSkip;
-    /** The read that showed it came this long after it was due (notSample late_read). */
-    lateReadMs?: number;
   };
   /** A change went unconfirmed (reason limit: evaluate.actuation.max passed with its target not in
    *  force), or stopped being so (confirmed after all, replaced by a new target, set aside by a

@@ -27,10 +27,8 @@ export function reportConfirmation(
           values: change.values,
           sentAt: change.sentAt,
           confirmedAt: change.at,
-          actuationMs: Math.max(0, change.at - change.sentAt),
-          ...(sample && 'skipped' in sample
-            ? { notSample: sample.skipped, ...(sample.lateMs !== undefined ? { lateReadMs: sample.lateMs } : {}) }
-            : {}),
+          actuationMs: sample && 'ms' in sample ? sample.ms : Math.max(0, change.at - change.sentAt),
+          ...(sample && 'skipped' in sample ? { notSample: sample.skipped } : {}),
         });
       if (change.wasUnconfirmed)
         emitter.emit('unconfirmed', {

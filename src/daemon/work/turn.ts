@@ -17,7 +17,7 @@ import { nextStep, turnInstant } from '../lifecycle/next-step.js';
 import { actuationSample, expectedValues, type ConfirmTiming } from '../lifecycle/confirmation.js';
 import { reportConfirmation } from './confirm-events.js';
 import { recordActuation } from '../store/actuation-store.js';
-import { lateReadToleranceMs, queuedReadToleranceMs, readDueAfterMs } from '../lanes/lead-plans.js';
+import { readDueAfterMs } from '../lanes/lead-plans.js';
 import { confirmOrderOf, turnOf, type ApplyJob } from '../lanes/queues.js';
 import { sameValues } from '../model/scaling-values.js';
 import { ServiceLists } from './service-lists.js';
@@ -142,25 +142,12 @@ async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
 async function follow(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   const kind = t.write.kind ?? turn.rec.kind;
-  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts),
-  // unless its read came late (the queue's time, not the platform's), or the change went
-  // unconfirmed or its outcome was unknown (confirmation.ts actuationSample); one lost to Redis
-  // going away is only one sample
-  // A read queued for its own instant is a sample when it went then: one that waited in the queue
-  // (behind changes, for a unit of the budget) says only that the change was in force by the time
-  // it went, which counts the queue, and taking the instant it was queued for instead would count
-  // a change in force during that wait as in force before it (the bench measured 30 s as 22 s).
+  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts):
+  // the instant its read stood for, its wait in the queue not counted, unless the change was in
+  // force at its own answer, went unconfirmed or its outcome was unknown (confirmation.ts
+  // actuationSample); one lost to Redis going away is only one sample
   const c = t.confirmation;
-  const queuedFor = job.data.at;
-  const sample =
-    c?.is === 'confirmed'
-      ? actuationSample(
-          c,
-          c.dueAt !== null && queuedFor === c.dueAt
-            ? queuedReadToleranceMs(ctx.config(), pipe, c.dueAt - c.sentAt)
-            : lateReadToleranceMs(ctx.config(), pipe),
-        )
-      : undefined;
+  const sample = c?.is === 'confirmed' ? actuationSample(c) : undefined;
   if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation, sample);
   if (sample && 'ms' in sample)
     await recordActuation(ctx.store.redis, ctx.store.keys, { ...pipe, kind }, sample.ms).catch(() => {});

@@ -2,7 +2,7 @@
 // every pipe of the key within its reconcile period, continuously for a key the share stretched;
 // and how late a confirmation read may come and still be an actuation sample.
 import { describe, expect, it } from 'vitest';
-import { lateReadToleranceMs, leadPlanFor, readDueAfterMs } from '../../../src/daemon/lanes/lead-plans.js';
+import { leadPlanFor, readDueAfterMs } from '../../../src/daemon/lanes/lead-plans.js';
 import type { PipeConfig } from '../../../src/policy/types.js';
 import type { Config } from '../../../src/config/types.js';
 
@@ -24,15 +24,6 @@ function config(pipes: number, reconcileMs: number): Config {
     policies: {},
   } as unknown as Config;
 }
-
-describe('lateReadToleranceMs', () => {
-  it("a tick and two spacings of the key's read share: 30 s + 2 x 4 s at 10 per 10 s and a 0.25 share", () => {
-    const c = config(100, 600_000);
-    expect(lateReadToleranceMs(c, c.pipes[0]!)).toBe(38_000);
-    // a pipe of no known key: the tick alone
-    expect(lateReadToleranceMs(c, pipe(1, 'other'))).toBe(30_000);
-  });
-});
 
 describe('readDueAfterMs', () => {
   it('a key within its share: the period less the time the share takes to read all its pipes, less two ticks', () => {

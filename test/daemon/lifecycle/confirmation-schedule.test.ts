@@ -1,8 +1,8 @@
 // When a change's confirmation reads go (src/daemon/lifecycle/confirmation.ts): a scale-up's
 // confirming read at the expected actuation, any other change's after a probe at 0.85 of it, then
 // reads 15 % of the time since the send apart up to the limit; one read at firstRead when the
-// expectation is within it. And which confirmations are actuation samples: not one whose read
-// came later than its tolerance after it was due.
+// expectation is within it. And what a confirmation's actuation sample is: the instant its read
+// stood for (its wait in the queue not counted); none for a change in force at its own answer.
 import { describe, expect, it } from 'vitest';
 import {
   actuationSample,
@@ -85,25 +85,28 @@ describe('the confirmation schedule', () => {
 });
 
 describe('actuation samples', () => {
-  const c = { sentAt: T0, at: T0 + 200 * SEC, dueAt: T0 + 180 * SEC };
-  it('a confirmation whose read came within its tolerance of its due instant is a sample of sent to confirmed', () => {
-    expect(actuationSample(c, 38 * SEC)).toEqual({ ms: 200 * SEC });
-    // a change in force at its own answer (no read due), and a reconcile read before its due
-    expect(actuationSample({ ...c, dueAt: null }, 0)).toEqual({ ms: 200 * SEC });
-    expect(actuationSample({ ...c, dueAt: T0 + 5 * MIN }, 0)).toEqual({ ms: 200 * SEC });
+  // a scale-up's confirming read due 180 s after its send, that went 2 s late and showed the target
+  const c = { sentAt: T0, at: T0 + 182 * SEC, dueAt: T0 + 180 * SEC };
+  it('a read that showed the target: the instant it was queued for, its own wait in the queue not counted', () => {
+    expect(actuationSample(c)).toEqual({ ms: 180 * SEC });
+    // a reconcile read that came before the confirming read's instant: its own instant
+    expect(actuationSample({ ...c, dueAt: T0 + 5 * MIN })).toEqual({ ms: 182 * SEC });
   });
 
-  it('one whose read came later measured the queue: no sample, and by how much it was late', () => {
-    expect(actuationSample(c, 19 * SEC)).toEqual({ skipped: 'late_read', lateMs: 20 * SEC });
+  it('a read that waited long in the queue: still the instant it stood for, never its answer', () => {
+    // due 190 s after the send, it waited 30 s behind changes: 190 s (220 s would count the wait)
+    expect(actuationSample({ sentAt: T0, at: T0 + 220 * SEC, dueAt: T0 + 190 * SEC })).toEqual({ ms: 190 * SEC });
+  });
+
+  it('a change in force at its own answer measured the request, not a propagation: no sample', () => {
+    expect(actuationSample({ sentAt: T0, at: T0 + 84, dueAt: null })).toEqual({ skipped: 'in_force_at_answer' });
   });
 
   it('one sent again after its limit, or whose outcome was unknown, is no sample either', () => {
     // a change cut by a network error, never taken: sent again at its limit, confirmed 615 s after its first send
     const resent = { sentAt: T0, at: T0 + 615 * SEC, dueAt: T0 + 612 * SEC, pastLimit: true };
-    expect(actuationSample(resent, 38 * SEC)).toEqual({ skipped: 'unconfirmed' });
-    expect(actuationSample({ ...c, outcomeUnknown: true }, 38 * SEC)).toEqual({ skipped: 'outcome_unknown' });
-    expect(actuationSample({ ...c, pastLimit: false, outcomeUnknown: false }, 38 * SEC)).toEqual({
-      ms: 200 * SEC,
-    });
+    expect(actuationSample(resent)).toEqual({ skipped: 'unconfirmed' });
+    expect(actuationSample({ ...c, outcomeUnknown: true })).toEqual({ skipped: 'outcome_unknown' });
+    expect(actuationSample({ ...c, pastLimit: false, outcomeUnknown: false })).toEqual({ ms: 180 * SEC });
   });
 });

@@ -27,6 +27,7 @@ import {
 } from '../helpers.js';
 import { tamperProxy, type TamperProxy } from '../tamper-proxy.js';
 import { p95 } from '../../../src/daemon/store/actuation-store.js';
+import { confirmationReads, confirmTiming } from '../../../src/daemon/lifecycle/confirmation.js';
 import { redisKeys } from '../../../src/daemon/store/redis-keys.js';
 import { refOf } from '../../../src/daemon/model/record.js';
 
@@ -131,6 +132,13 @@ describe('every change is confirmed', () => {
     // them (a daemon on a clock of its own does not queue them for their instant): at 1m, 1m30s,
     // 2m, 2m30s and 3m, which shows it
     expect(readsSent().length - readsBefore).toBe(5);
+    // its actuation: the instant the read that showed it stood for (the first of the schedule after
+    // the read at 2m30s, 160 s), its wait for the tick at 3m not counted; in force somewhere in
+    // (2m30s, 3m], the platform's 3 min
+    const timing = confirmTiming({ expectedMs: MIN, maxMs: 10 * MIN, minSamples: 20 });
+    const stood = [...confirmationReads(SENT, timing, true)].find((at) => at > SENT + 150 * SEC)!;
+    expect(stood - SENT).toBeGreaterThan(150 * SEC);
+    expect(stood - SENT).toBeLessThanOrEqual(3 * MIN);
     expect(drift).toEqual([]);
     expect(outcomes.filter((o) => o.outcome === 'drift_found' || o.outcome === 'unconfirmed')).toEqual([]);
     expect(confirmed).toEqual([
@@ -140,9 +148,10 @@ describe('every change is confirmed', () => {
         values: { replicas: 6, replicaCpuMillicores: 1000 },
         sentAt: SENT,
         confirmedAt: SENT + 3 * MIN,
-        actuationMs: 3 * MIN,
+        actuationMs: stood - SENT,
       },
     ]);
+    expect(await redis.lrange(redisKeys(prefix).actuationKind('stream'), 0, -1)).toEqual([String(stood - SENT)]);
     const rec = await daemon.store.read('orders-events');
     expect(rec.confirming).toBeNull();
     expect(rec.confirmed).toEqual({ values: PEAK, at: SENT + 3 * MIN });
@@ -150,7 +159,7 @@ describe('every change is confirmed', () => {
     expect(rec.lastApplied).toEqual(PEAK);
   }, 60_000);
 
-  it('a change in force at its answer is confirmed there: no confirmation read', async () => {
+  it('a change in force at its answer is confirmed there: no confirmation read, and no actuation sample (it measured the request)', async () => {
     await start(config({ expectedMs: MIN, maxMs: 10 * MIN }));
     const confirmed = collect(emitter, 'confirmed');
     await ticks(T0, T0);
@@ -158,7 +167,11 @@ describe('every change is confirmed', () => {
     await ticks(T0 + 30 * SEC, T0 + 15 * MIN);
     expect(changesSent()).toHaveLength(1);
     expect(readsSent().length).toBe(readsBefore);
-    expect(confirmed).toMatchObject([{ sentAt: SENT, confirmedAt: SENT, actuationMs: 0 }]);
+    expect(confirmed).toMatchObject([
+      { sentAt: SENT, confirmedAt: SENT, actuationMs: 0, notSample: 'in_force_at_answer' },
+    ]);
+    expect(await redis.llen(redisKeys(prefix).actuation(refOf(demoPipe('orders-events', 'peak'))))).toBe(0);
+    expect(await redis.llen(redisKeys(prefix).actuationKind('stream'))).toBe(0);
   }, 60_000);
 
   it('a stuck change ends unconfirmed (one outcome, one event) after one re-send, is not sent a third time, and is confirmed late when a read shows it', async () => {
@@ -262,8 +275,7 @@ describe('every change is confirmed', () => {
 });
 
 describe('measured actuation', () => {
-  it('changes one after another with a 3-minute propagation: the p95 in Redis ends within [3 min, 4.2 min], at most two confirmation reads a change once measured', async () => {
-    cloud.setPropagation({ stream: '3m', reads: 'transient' });
+  it('changes one after another, in force at their answer and then with a 3-minute propagation: only the propagating ones are samples, the p95 in Redis within [0.8, 1.2] x 3 min, at most two confirmation reads a change once measured', async () => {
     // a 10-minute window every 20 minutes: a scale-up at each start, a scale-down at each end
     const windows = [0, 1, 2, 3].map((k) =>
       oneOff(`peak-${k}`, T0 + (10 + 20 * k) * MIN, T0 + (20 + 20 * k) * MIN, PEAK),
@@ -275,7 +287,7 @@ describe('measured actuation', () => {
       policies: { peak: policy('peak', BASE, windows) },
       reconcileMs: 4 * 60 * MIN,
     });
-    // nothing configured: the first change is found by the back-off from firstRead
+    // nothing configured: the first propagating change is found by the back-off from firstRead
     await start({
       ...base,
       evaluate: { ...base.evaluate, actuation: { expectedMs: 0, maxMs: 10 * MIN, minSamples: 1 } },
@@ -286,14 +298,20 @@ describe('measured actuation', () => {
       return upstream();
     };
     const confirmed = collect(emitter, 'confirmed');
-    await ticks(T0, T0 + 90 * MIN);
+    // the first window's two changes: carried out at once, each in force at its own answer
+    await ticks(T0, T0 + 25 * MIN);
+    expect(confirmed).toMatchObject([{ notSample: 'in_force_at_answer' }, { notSample: 'in_force_at_answer' }]);
+    cloud.setPropagation({ stream: '3m', reads: 'transient' });
+    await ticks(T0 + 25 * MIN + 30 * SEC, T0 + 90 * MIN);
     expect(confirmed).toHaveLength(8);
+    expect(confirmed.slice(2).every((c) => c.notSample === undefined)).toBe(true);
     const readsOf = confirmed.map((c) => reads.filter((at) => at > c.sentAt && at <= c.confirmedAt).length);
-    expect(Math.max(...readsOf.slice(1))).toBeLessThanOrEqual(2);
+    expect(Math.max(...readsOf.slice(3))).toBeLessThanOrEqual(2);
     const samples = await redis.lrange(redisKeys(prefix).actuation(refOf(demoPipe('orders-events', 'peak'))), 0, -1);
-    expect(samples).toHaveLength(8);
+    expect(samples).toHaveLength(6);
+    expect(await redis.lrange(redisKeys(prefix).actuationKind('stream'), 0, -1)).toEqual(samples);
     const measured = p95(samples.map(Number))!;
-    expect(measured).toBeGreaterThanOrEqual(3 * MIN);
-    expect(measured).toBeLessThanOrEqual(4.2 * MIN);
+    expect(measured).toBeGreaterThanOrEqual(0.8 * 3 * MIN);
+    expect(measured).toBeLessThanOrEqual(1.2 * 3 * MIN);
   }, 240_000);
 });

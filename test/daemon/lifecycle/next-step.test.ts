@@ -747,13 +747,15 @@ describe('what an answer makes of the record', () => {
         unconfirmedAt: null,
         notYet: [STREAMS, { replicas: 6 }, STREAMS],
       });
-      // the new target in force at its own answer: measured from its own send, a sample
+      // the new target in force at its own answer: no propagation measured, no sample
       const atOnce = afterSentChange(rec, running({ ...STREAMS, replicas: 4 }), { replicas: 4 }, T0 + 30 * MIN + 150, {
         ...send,
         sentAt: T0 + 30 * MIN,
       });
       expect(atOnce.confirmation).toMatchObject({ is: 'confirmed', wasUnconfirmed: true, pastLimit: false });
-      expect(actuationSample(atOnce.confirmation as Parameters<typeof actuationSample>[0], 0)).toEqual({ ms: 150 });
+      expect(actuationSample(atOnce.confirmation as Parameters<typeof actuationSample>[0])).toEqual({
+        skipped: 'in_force_at_answer',
+      });
     });
 
     it('a change of unknown outcome (taken, timed out, cut) that its settle read does not show: confirming from its send, its confirmation reads on the schedule of its send, not sent again', () => {
