@@ -200,7 +200,7 @@ export interface SkippedSample {
  * or for a tick) not counted; a read that came before its due instant (a reconcile read), its own.
  * A read that waited past the propagation measures less than it (the change came into force during
  * the wait); the reads that did not wait hold the p95 (test/daemon/actuation-convergence.test.ts: a
- * key whose every read waits 1/6 to 2/3 of the propagation still measures 0.88 to 1.04 of it).
+ * key whose every read waits 1/6 to 2/3 of the propagation stays within 0.8 to 1.2 of it).
  * The confirmation itself stands (verdicts, events, status); only the sample goes:
  * - in_force_at_answer: the change's own answer showed it in force (`dueAt` null): it measured the
  *   request, not a propagation (a platform that carried it out at once, or a target that was
