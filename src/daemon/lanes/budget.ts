@@ -9,6 +9,13 @@
 // waits for it. Every answer comes with its unit's instant: one of the window in force corrects
 // all three from its headers, so the phase and the count follow the platform's, whoever else spent
 // from the same key; one of an older window (a unit taken before `start`) moves nothing.
+//
+// No hash means nothing is known of the platform's window: a new key, or Redis lost its data while
+// the platform still counts what was sent. Then nothing goes for a window and a margin: any window
+// the platform had in force ends within it, and any request of a unit taken before has reached
+// the platform. A replica that has had an answer of the window in force remembers where it ends
+// (outside Redis) and waits for that end instead. Either way the next window is whole and no 429
+// comes of it. The hash is kept a day after its last use, so an idle key is not a new one.
 import type { Result } from 'ioredis';
 import { defineLua } from '../store/lua.js';
 import type { RedisClient } from '../store/redis-connection.js';
@@ -16,7 +23,8 @@ import type { RedisClient } from '../store/redis-connection.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** TAKE: key, limit, window ms, margin ms before the end, margin ms after it, read share, '1' for a
-     *  read, the instant ('' for Redis' clock): [0 or the ms to wait, the take's instant]. */
+     *  read, the instant ('' for Redis' clock), the end of the platform's window this replica last
+     *  heard of ('' none): [0 or the ms to wait, the take's instant]. */
     pipescalerBudgetTake(
       key: string,
       requests: number,
@@ -26,9 +34,11 @@ declare module 'ioredis' {
       readShare: number,
       read: '0' | '1',
       now: number | '',
+      knownEnd: number | '',
     ): Result<[number, number], Context>;
     /** OBSERVE: key, remaining, reset ms, limit, window ms, '1' for a 429, the instant its unit was
-     *  taken, the instant ('' for Redis' clock). */
+     *  taken, the instant ('' for Redis' clock): the window's end when the answer was of the window
+     *  in force, else 0. */
     pipescalerBudgetObserve(
       key: string,
       remaining: number,
@@ -79,6 +89,10 @@ export function boundedResetMs(resetSeconds: number | undefined, perMs: number):
   return ms > maxResetMs(perMs) ? { ms: perMs, valid: false } : { ms: Math.max(1, ms), valid: true };
 }
 
+/** How long a key's hash is kept after its last take or answer: a day, so that an idle key's next
+ *  request is not taken for a new key's (which waits a window). */
+const KEPT_MS = 86_400_000;
+
 // A script's instant: Redis' clock, one for every replica; a budget given a clock of its own (tests)
 // passes its instant as the script's last argument instead.
 const now = (arg: number) => `local now = tonumber(ARGV[${arg}])
@@ -108,6 +122,14 @@ local share = tonumber(ARGV[5]) * limit
 local rc = tonumber(h[3]) or (share + 1)
 local rt = tonumber(h[4]) or now
 rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
+if not h[1] then
+  local known = tonumber(ARGV[8])
+  local e0 = now + margin + win
+  if known and known > now then e0 = known end
+  redis.call('HSET', KEYS[1], 'end', e0, 'early', e0, 'left', 0, 'rc', rc, 'rt', now, 'start', now)
+  redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
+  return {e0 + after - now, now}
+end
 local opened = false
 if now >= e + after then
   opened = true
@@ -122,7 +144,7 @@ if ARGV[6] == '1' and rc < 1 then return {-math.max(1, math.ceil((1 - rc) * win 
 if ARGV[6] == '1' then rc = rc - 1 end
 redis.call('HSET', KEYS[1], 'end', e, 'early', early, 'left', left - 1, 'rc', rc, 'rt', now)
 if opened then redis.call('HSET', KEYS[1], 'start', now) end
-redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
+redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
 return {0, now}
 `;
 
@@ -131,7 +153,8 @@ return {0, now}
 // taken before the window in force opened is an older window's: it never moves the window nor
 // opens one (processed late, now + Reset would place the old window's end inside the new one, and
 // the next take would open a window the platform does not have); a 429 of it empties what is left,
-// nothing more. An answer of the window in force sets both ends from its Reset.
+// nothing more. An answer of the window in force sets both ends from its Reset. With no hash, no
+// answer can say which window its unit counted in: none is kept (the next take waits a window).
 const OBSERVE = `
 ${now(7)}local remaining = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
@@ -142,12 +165,11 @@ local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'start', 'early')
 local e = tonumber(h[1])
 local left = tonumber(h[2])
 local early = tonumber(h[4]) or e
-if e and taken < (tonumber(h[3]) or 0) then
-  if ARGV[5] ~= '1' then return 0 end
+if not e or taken < (tonumber(h[3]) or 0) then
+  if not e or ARGV[5] ~= '1' then return 0 end
   redis.call('HSET', KEYS[1], 'left', 0)
-  return 1
+  return 0
 end
-e = e or 0
 if reset < 0 then
   if ARGV[5] ~= '1' then return 0 end
   e = math.max(e, now + win)
@@ -160,10 +182,9 @@ else
   early = taken + reset
   if remaining >= 0 then left = math.min(left or remaining, remaining) end
 end
-if not h[3] then redis.call('HSET', KEYS[1], 'start', taken) end
 redis.call('HSET', KEYS[1], 'end', e, 'early', math.min(early or e, e), 'left', left or limit)
-redis.call('PEXPIRE', KEYS[1], win * 3 + 60000)
-return 1
+redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
+return e
 `;
 
 const BUDGET_COMMANDS = [
@@ -191,6 +212,9 @@ export interface BudgetAnswer {
 export class KeyBudget {
   /** Share of the budget reads may take (evaluate.readShare). */
   public readShare = 0.25;
+  /** The end of the platform's window as this replica's last answer of it told (Redis' clock):
+   *  kept outside Redis, so a take after Redis lost the hash waits for it rather than probing. */
+  private knownEnd = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -216,6 +240,7 @@ export class KeyBudget {
       this.readShare,
       kind === 'read' ? '1' : '0',
       this.clock?.() ?? '',
+      this.knownEnd > 0 ? this.knownEnd : '',
     );
     return { waitMs, at };
   }
@@ -228,7 +253,7 @@ export class KeyBudget {
     const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
     const remaining = answer?.remaining ?? -1;
     if (resetMs < 0 && !rateLimited) return;
-    await this.redis.pipescalerBudgetObserve(
+    const end = await this.redis.pipescalerBudgetObserve(
       this.key,
       remaining,
       resetMs,
@@ -238,6 +263,7 @@ export class KeyBudget {
       takenAt,
       this.clock?.() ?? '',
     );
+    if (end > 0) this.knownEnd = end;
   }
 
   /** For status and tests: our current view of the window. */

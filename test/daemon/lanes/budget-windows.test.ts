@@ -20,17 +20,20 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-function budget() {
+/** A key whose last window ended long ago (known: its next take opens a window). */
+async function budget() {
   const clock = { now: T0 };
   const b = new KeyBudget(redis, `${prefix}:ps:budget:k${n++}`, LIMIT, () => clock.now);
   const platform = new FixedWindowLimiter(LIMIT, () => clock.now);
+  await redis.hset(b.key, 'end', 0);
   const refused: number[] = [];
-  /** `count` takes at `at` ms after T0; each unit's request reaches the platform at once. */
-  const send = async (at: number, count: number) => {
+  /** `count` takes at `at` ms after T0 (by `by`, another replica's view of the same key if given);
+   *  each unit's request reaches the platform at once. */
+  const send = async (at: number, count: number, by: KeyBudget = b) => {
     clock.now = T0 + at;
     const units: (BudgetTake & { headers: Record<string, string> })[] = [];
     for (let i = 0; i < count; i++) {
-      const unit = await b.take();
+      const unit = await by.take();
       if (unit.waitMs !== 0) continue;
       const { allowed, headers } = platform.take('key')!;
       if (!allowed) refused.push(at);
@@ -47,7 +50,7 @@ function budget() {
 
 describe('an answer of a window already over', () => {
   it('processed late, it neither moves the window in force nor opens a new one: 10 per platform window, not 20', async () => {
-    const { b, clock, send, refused } = budget();
+    const { b, clock, send, refused } = await budget();
     const first = await send(0, 10);
     expect(first).toHaveLength(10);
     // the platform's second window opens with the first of these, at +10.15 s: until +20.15 s
@@ -61,7 +64,7 @@ describe('an answer of a window already over', () => {
   });
 
   it('a 429 of it empties what is left of the window in force, and moves nothing', async () => {
-    const { b, clock, send } = budget();
+    const { b, clock, send } = await budget();
     const first = await send(0, 1);
     expect(await send(10_150, 2)).toHaveLength(2);
     clock.now = T0 + 10_400;
@@ -74,7 +77,7 @@ describe('an answer of a window already over', () => {
 
 describe('a late answer of the window in force', () => {
   it("no unit goes after the platform's window may have ended, though the late answer puts its end later", async () => {
-    const { b, clock, send, answer, refused } = budget();
+    const { b, clock, send, answer, refused } = await budget();
     const [unit] = await send(0, 1);
     // its answer (9 left, 10 s to go) processed 5 s late: the window may end at +15 s as far as
     // that answer tells, and at +10 s as its unit's instant tells
@@ -87,6 +90,36 @@ describe('a late answer of the window in force', () => {
     // the next window opens after the latest end the answers allow
     expect(await send(15_099, 1)).toEqual([]);
     expect(await send(15_100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+});
+
+describe('Redis loses the hash while the platform still counts its window', () => {
+  it('a replica that heard nothing of it waits a window and a margin: 10 per platform window, not 16', async () => {
+    const { b, clock, send, refused } = await budget();
+    expect(await send(0, 6)).toHaveLength(6);
+    clock.now = T0 + 3_000;
+    await redis.del(b.key);
+    // a replica that has heard nothing of this window (just started)
+    const other = new KeyBudget(redis, b.key, LIMIT, () => clock.now);
+    expect(await send(3_000, 10, other)).toEqual([]);
+    // the platform's window ends at +10 s; ours is known to be over at +3 s + 10.1 s, the next after
+    // the Reset's resolution
+    expect(await send(13_100 + 99, 10, other)).toEqual([]);
+    expect(await send(13_100 + 100, 10, other)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it('a replica that heard of the window in force waits for its end instead: no 429, the next window whole', async () => {
+    const { b, clock, send, answer, refused } = await budget();
+    const before = await send(0, 10);
+    clock.now = T0 + 200;
+    await b.observe(before[9]!.at, answer(before[9]!.headers));
+    await redis.del(b.key);
+    expect(await send(4_000, 10)).toEqual([]);
+    // its answer, processed 200 ms late, puts the end at +10.2 s at the latest
+    expect(await send(10_000 + 200 + 99, 10)).toEqual([]);
+    expect(await send(10_000 + 200 + 100, 10)).toHaveLength(10);
     expect(refused).toEqual([]);
   });
 });

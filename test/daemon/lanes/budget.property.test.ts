@@ -1,8 +1,10 @@
 // The key's budget (the shipped scripts, on the real Redis) against the platform's fixed window (the
 // embedded cloud's limiter) over random interleavings of takes, arrivals and answers: each request
 // reaches the platform 0-90 ms after its unit (under the budget's margins, 100 ms at 10 s), and its
-// answer comes back at once, late, or windows later, in any order. Never more than `requests`
-// reach the platform in any of its windows (it never answers 429), and the budget is never stuck.
+// answer comes back at once, late, or windows later, in any order; now and then Redis loses the
+// budget's hash (a wipe), and the take after it comes from this replica (which heard of the window)
+// or from another that heard nothing (a new replica). Never more than `requests` reach the
+// platform in any of its windows (it never answers 429), and the budget is never stuck.
 // A fixed seed (PIPESCALER_BUDGET_SEED to try another; a failure a seed finds becomes an explicit
 // case in budget-windows.test.ts).
 import fc from 'fast-check';
@@ -32,6 +34,8 @@ afterAll(async () => {
  *  request reaches the platform `toPlatform` ms later and its answer is observed `back` ms after. */
 interface Attempt {
   readonly gap: number | 'told';
+  /** Before the take: Redis loses the hash; the take is by a replica that heard nothing of it. */
+  readonly wipe: 'none' | 'this' | 'new';
   readonly read: boolean;
   readonly toPlatform: number;
   readonly back: number;
@@ -44,6 +48,11 @@ const attempt: fc.Arbitrary<Attempt> = fc.record({
     { arbitrary: fc.integer({ min: 1, max: 300 }), weight: 2 },
     { arbitrary: fc.integer({ min: 9_600, max: 10_400 }), weight: 1 }, // about a window later
     { arbitrary: fc.integer({ min: 0, max: 25_000 }), weight: 1 },
+  ),
+  wipe: fc.oneof(
+    { arbitrary: fc.constant('none' as const), weight: 40 },
+    { arbitrary: fc.constant('this' as const), weight: 1 },
+    { arbitrary: fc.constant('new' as const), weight: 1 },
   ),
   read: fc.oneof({ arbitrary: fc.constant(false), weight: 3 }, { arbitrary: fc.constant(true), weight: 1 }),
   toPlatform: fc.integer({ min: 0, max: TO_PLATFORM_MS }),
@@ -74,13 +83,15 @@ type Event =
 /** Plays the attempts; returns the requests the platform refused (over its limit) and the grants. */
 async function play(attempts: readonly Attempt[]) {
   const clock = { now: T0 };
-  const budget = new KeyBudget(redis, `${prefix}:ps:budget:k${n++}`, LIMIT, () => clock.now);
+  const key = `${prefix}:ps:budget:k${n++}`;
+  let budget = new KeyBudget(redis, key, LIMIT, () => clock.now);
   const platform = new FixedWindowLimiter(LIMIT, () => clock.now);
   const events: Event[] = [];
   let seq = 0;
   const refused: string[] = [];
   let granted = 0;
   let told = 0;
+  let wipes = 0;
   const seen = [T0];
   /** Every arrival and answer due by `until`, in the order of their instants, each at its instant. */
   const runUntil = async (until: number) => {
@@ -110,6 +121,11 @@ async function play(attempts: readonly Attempt[]) {
   };
   for (const a of attempts) {
     await runUntil(clock.now + (a.gap === 'told' ? told : a.gap));
+    if (a.wipe !== 'none') {
+      wipes += 1;
+      await redis.del(key);
+      if (a.wipe === 'new') budget = new KeyBudget(redis, key, LIMIT, () => clock.now);
+    }
     const { waitMs, at } = await budget.take(a.read ? 'read' : 'change');
     told = Math.abs(waitMs);
     if (waitMs !== 0) continue;
@@ -120,11 +136,11 @@ async function play(attempts: readonly Attempt[]) {
   // Every answer in (the last one late by up to its Reset, a window): a unit a window later.
   clock.now = Math.max(clock.now, ...seen) + LIMIT.perMs + 2 * 100;
   const after = await budget.take();
-  return { refused, granted, stuck: after.waitMs !== 0 };
+  return { refused, wipes, granted, stuck: after.waitMs !== 0 };
 }
 
 describe("the key's budget against the platform's fixed window", () => {
-  it('never lets more than the limit reach the platform in one of its windows, whatever the order and lateness of the answers', async () => {
+  it('never lets more than the limit reach the platform in one of its windows, whatever the order and lateness of the answers and the wipes', async () => {
     let granted = 0;
     let attempted = 0;
     await fc.assert(

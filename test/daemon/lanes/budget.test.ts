@@ -28,6 +28,10 @@ const prefix = uniquePrefix('budget');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 let n = 0;
 const fresh = (limit = { requests: 10, perMs: 10_000 }) => new KeyBudget(redis, `${prefix}:ps:budget:k${n++}`, limit);
+/** A key whose last window ended long ago: known, so its next take opens a window. */
+const known = async (b: KeyBudget) => {
+  await redis.hset(b.key, 'end', 0);
+};
 const takes = async (b: KeyBudget, count: number, kind: 'change' | 'read' = 'change') => {
   const out: number[] = [];
   for (let i = 0; i < count; i++) out.push((await b.take(kind)).waitMs);
@@ -40,8 +44,30 @@ afterAll(async () => {
 });
 
 describe("one key's budget", () => {
+  it("a key nothing is known of (new, or Redis lost it) gets nothing for a window and a margin, then the window's units, then the wait", async () => {
+    const clock = { now: Date.parse('2026-11-23T10:00:00Z') };
+    const b = new KeyBudget(redis, `${prefix}:ps:budget:k${n++}`, { requests: 10, perMs: 10_000 }, () => clock.now);
+    // the platform may still count a window of requests sent before; any such window is over, and
+    // every request sent before has reached it, a window and a margin (100 ms) later
+    expect((await b.take()).waitMs).toBe(10_000 + 100 + 100);
+    clock.now += 10_000 + 100 + 99;
+    expect((await b.take()).waitMs).toBe(1);
+    clock.now += 1;
+    const got = await takes(b, 11);
+    expect(got.slice(0, 10)).toEqual(Array(10).fill(0));
+    expect(got[10]).toBe(10_000 + 100);
+  });
+
+  it('answers of units taken before the hash went say nothing of the window: none is kept, a 429 neither', async () => {
+    const b = fresh();
+    await b.observe(Date.now() - 500, { remaining: 9, resetSeconds: 9 });
+    await b.observe(Date.now() - 400, { remaining: 0, resetSeconds: 2 }, true);
+    expect(await b.view()).toBeNull();
+  });
+
   it("gives the window's units, then says how long to wait", async () => {
     const b = fresh();
+    await known(b);
     const got = await takes(b, 11);
     expect(got.slice(0, 10)).toEqual(Array(10).fill(0));
     expect(got[10]).toBeGreaterThan(9_000);
@@ -50,6 +76,7 @@ describe("one key's budget", () => {
 
   it('reads take at most their share (2.5 of 10 per window on average); changes still go', async () => {
     const b = fresh();
+    await known(b);
     const reads = await takes(b, 5, 'read');
     expect(reads.filter((w) => w === 0)).toHaveLength(3);
     expect(reads.slice(3).every((w) => w < 0)).toBe(true); // negative: only reads wait
@@ -59,6 +86,7 @@ describe("one key's budget", () => {
 
   it('reads earn their share by time, not per window opened: the wait says when the next credit comes', async () => {
     const b = fresh({ requests: 10, perMs: 400 });
+    await known(b);
     expect(await takes(b, 3, 'read')).toEqual([0, 0, 0]); // a full share to start with: 2.5 + 1
     const wait = -(await b.take('read')).waitMs;
     // half a credit left: the other half comes in 0.5 / 2.5 of a window (80 ms)
@@ -82,6 +110,7 @@ describe("one key's budget", () => {
 
   it("follows the platform's answers: remaining lowers what is left, reset moves the window; an older window's answer is ignored", async () => {
     const b = fresh();
+    await known(b);
     const { at } = await b.take();
     await b.take();
     // An answer of a unit taken before this window opened (a late answer of the last one): not ours.
@@ -97,6 +126,7 @@ describe("one key's budget", () => {
 
   it("a full window's next unit comes the Reset's resolution (10 ms) after its reported end", async () => {
     const b = fresh({ requests: 10, perMs: 1_000 });
+    await known(b);
     const { at } = await b.take();
     await takes(b, 9);
     await b.observe(at, { remaining: 0, resetSeconds: 0.5 });
@@ -107,7 +137,9 @@ describe("one key's budget", () => {
 
   it('a 429 empties the window until its reset (bounded: an epoch time is not believed)', async () => {
     const b = fresh();
-    await b.observe(Date.now(), { remaining: 0, resetSeconds: 1795345850 }, true);
+    await known(b);
+    const { at } = await b.take();
+    await b.observe(at, { remaining: 0, resetSeconds: 1795345850 }, true);
     const { waitMs: wait } = await b.take();
     expect(wait).toBeGreaterThan(9_000);
     expect(wait).toBeLessThanOrEqual(10_200);

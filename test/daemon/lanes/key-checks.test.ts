@@ -70,6 +70,8 @@ beforeEach(async () => {
   config = { ...testConfig({ baseUrl: cloud.url, prefix, pipes: [demoPipe('orders-events', 'p')], policies: {} }) };
   config = { ...config, api: { ...config.api, checkEveryMs: EVERY } };
   budget = new KeyBudget(redis, `${prefix}:budget:${Math.random()}`, { requests: 10, perMs: 10_000 });
+  // a key whose last window ended long ago: known, so its next take opens a window (no probe)
+  await redis.hset(budget.key, 'end', 0);
   queue = new Queue(`apply-${Math.random()}`, { connection: redis, prefix });
 });
 afterEach(async () => {

@@ -120,8 +120,6 @@ class Limiter {
   /** The window was spent by someone else (a 429 the daemon did not cause), told to the daemon at
    *  this wall-clock instant (its 429 answered, possibly late; Infinity: not yet). */
   spentToldAt: number | null = null;
-  /** A window in force when Redis lost the budget's hash: its count is not the budget's to know. */
-  excusedUntil = -Infinity;
   /** Counts a request; false when the window is full (the platform's 429). */
   take(): boolean {
     const now = Date.now();
@@ -148,12 +146,6 @@ class Limiter {
   daemonsFault(): boolean {
     if (this.own > LIMIT.requests) return true;
     return this.spentToldAt !== null && Date.now() > this.spentToldAt + 100;
-  }
-  excuse(): void {
-    this.excusedUntil = this.start + LIMIT.perMs;
-  }
-  excused(): boolean {
-    return this.start < this.excusedUntil;
   }
   headers(): Record<string, string> {
     const now = Date.now();
@@ -251,7 +243,7 @@ function watch(real: Real): void {
     const headers = real.limiter.headers();
     const delay = real.delays.shift();
     if (!granted) {
-      if (real.limiter.excused() || !real.limiter.daemonsFault()) platform.excused += 1;
+      if (!real.limiter.daemonsFault()) platform.excused += 1;
       else
         real.violations.push(
           `the platform refused ${req.method} ${req.url}: ${real.limiter.count} requests in its window of ${LIMIT.requests}`,
@@ -659,7 +651,6 @@ class WipeAtBoundary implements Cmd {
 function lost(real: Real): void {
   real.seen.clear();
   real.unsettled.clear();
-  real.limiter.excuse();
   real.wipes.push(real.clock);
   for (const c of real.changes) c.wiped = true;
   real.wipeUnseen += 1;
@@ -816,7 +807,7 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
       // and held some answers through a stall of their job (the short run's seed has one)
       if (SEED === 11 || RUNS >= 40) expect(stalls).toBeGreaterThan(0);
       console.log(
-        `model: ${RUNS} runs, seed ${SEED}: ${changesSent} changes, stalls ${stalls} (${lateStalls} settled by a read first), ${lateAnswers} answers late, platform windows ${platform.windows} (most ${platform.most} of ${LIMIT.requests}, ${platform.excused} refused after a wipe or someone else's spending), verdicts after a wipe ${JSON.stringify(afterWipe)}`,
+        `model: ${RUNS} runs, seed ${SEED}: ${changesSent} changes, stalls ${stalls} (${lateStalls} settled by a read first), ${lateAnswers} answers late, platform windows ${platform.windows} (most ${platform.most} of ${LIMIT.requests}, ${platform.excused} refused after someone else's spending), verdicts after a wipe ${JSON.stringify(afterWipe)}`,
       );
       // each run takes 3-6 s (the platform's window is in real time): a long run is given its time
     },
