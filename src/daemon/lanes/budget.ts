@@ -217,7 +217,8 @@ export class KeyBudget {
   private knownEnd = 0;
 
   constructor(
-    private readonly redis: RedisClient,
+    /** The connection the budget's scripts run on (the daemon's). */
+    readonly redis: RedisClient,
     readonly key: string,
     public limit: BudgetLimit,
     /** Absent: Redis' clock (the daemon). Tests drive the budget on a clock of their own. */

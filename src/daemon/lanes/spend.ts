@@ -3,9 +3,10 @@
 // attempt spent), then the call, then what its answer said of the platform's window, given with the
 // unit's instant so that the budget knows which window the answer belongs to.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RateLimitError } from 'bullmq';
+import { RateLimitError, type Queue } from 'bullmq';
 import { isApiError } from '../../api/index.js';
 import type { KeyLane } from './lane.js';
+import type { RedisClient } from '../store/redis-connection.js';
 
 /**
  * A unit due within this many ms is waited for in the turn, which then sends at once: the queue's
@@ -35,7 +36,7 @@ export async function spend<
     // one due longest first (a read that stepped aside to the delayed set came back behind every
     // other and could starve). A read is only taken when no change waits (priorities): a change
     // that comes meanwhile waits for that credit at most.
-    await lane.queue.rateLimit(waitMs > 0 ? Math.max(1, waitMs - ARMED_LEAD_MS) : -waitMs);
+    await holdQueue(lane, waitMs > 0 ? Math.max(1, waitMs - ARMED_LEAD_MS) : -waitMs);
     throw new RateLimitError();
   }
   let res: T;
@@ -48,3 +49,48 @@ export async function spend<
   await lane.budget.observe(at, res.rateLimit).catch(() => {});
   return res;
 }
+
+/** The pending wake of each queue a hold was put on: when, and its timer. */
+const wakes = new WeakMap<Queue, { readonly at: number; readonly timer: NodeJS.Timeout }>();
+
+/**
+ * Holds the key's queue for `ms` (BullMQ's rate limit: a job then thrown back with RateLimitError
+ * keeps its place and priority), and wakes the queue's Workers when the hold ends. A job sent back
+ * into the prioritized set adds no marker to wake a Worker, and a Worker whose fetch is blocked
+ * waiting for the next delayed job (a confirmation read queued for its instant, a retry's backoff)
+ * sleeps out BullMQ's block timeout, up to 10 s: in the chaos run a key's queue stood idle 10 s
+ * after a 389 ms wait for the budget, a change and two settle reads in it. The wake is the marker
+ * BullMQ adds for a job that is ready; one that comes while the hold still runs (extended since)
+ * waits for the rest of it.
+ */
+export async function holdQueue(lane: Pick<KeyLane, 'queue' | 'budget'>, ms: number): Promise<void> {
+  await lane.queue.rateLimit(ms);
+  wakeAfter(lane.queue, lane.budget.redis, ms);
+}
+
+function wakeAfter(queue: Queue, redis: RedisClient, ms: number): void {
+  const at = Date.now() + ms;
+  const pending = wakes.get(queue);
+  // an earlier wake finds a hold extended since and waits for the rest of it
+  if (pending && pending.at <= at + WAKE_COALESCE_MS) return;
+  if (pending) clearTimeout(pending.timer);
+  const timer = setTimeout(() => {
+    wakes.delete(queue);
+    void wake(queue, redis).catch(() => {
+      // the queue closed (a reload removed the key, a stop): nothing to wake
+    });
+  }, ms + WAKE_AFTER_MS);
+  timer.unref();
+  wakes.set(queue, { at, timer });
+}
+
+async function wake(queue: Queue, redis: RedisClient): Promise<void> {
+  const left = await redis.pttl(queue.toKey('limiter'));
+  if (left > 0) wakeAfter(queue, redis, left);
+  else await redis.zadd(queue.toKey('marker'), 0, '0');
+}
+
+/** Holds ending within this many ms of each other share one wake. */
+const WAKE_COALESCE_MS = 25;
+/** The wake follows the hold's end by this much, so the limit has expired in Redis by then. */
+const WAKE_AFTER_MS = 2;

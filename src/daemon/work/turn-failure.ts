@@ -18,6 +18,7 @@ import type { ReadWhy } from '../model/job-results.js';
 import type { ApplyJob } from '../lanes/queues.js';
 import type { PipeRecord } from '../model/record.js';
 import type { KeyLane } from '../lanes/lane.js';
+import { holdQueue } from '../lanes/spend.js';
 
 export interface ApplyOutcome {
   readonly pipe: string;
@@ -131,7 +132,7 @@ export async function pauseLane(ctx: DaemonContext, lane: KeyLane, err: ApiError
   const perMs = lane.budget.limit.perMs;
   const raw = err.rateLimit ? err.rateLimit.resetSeconds : err.retryAfterSeconds;
   const bounded = boundedResetMs(raw, perMs);
-  await lane.queue.rateLimit(bounded.ms);
+  await holdQueue(lane, bounded.ms);
   if (!bounded.valid) {
     ctx.emitter.emit('rate-limit:reset-invalid', {
       key: lane.keyName,
