@@ -2,8 +2,9 @@
 // the capacity each runs (and each one's lead plans spend early and short), so a pull request shows its effect before it ships.
 import {
   count,
+  CAPACITY_UNITS,
+  UNIT_WORDS,
   type Capacity,
-  type CapacityUnit,
   type ChangeDiff,
   type ConfigDiff,
   type PipeDiff,
@@ -22,18 +23,12 @@ const UNITS: readonly (readonly [keyof Capacity, string])[] = [
 const num = (v: number): string => v.toFixed(1);
 const signed = (v: number): string => (v > 0.05 ? `+${num(v)}` : v < -0.05 ? num(v) : '0.0');
 
-const MINUTE_UNITS: readonly (readonly [CapacityUnit, string])[] = [
-  ['replicaMinutes', 'replica-min'],
-  ['coreMinutes', 'core-min'],
-  ['gbMinutes', 'GB-min'],
-  ['slotMinutes', 'slot-min'],
-];
-
 /** Each unit the lead plans of either side spend early or short: [label, base, head]. */
 function spentParts(spent: Spent): [string, number, number][] {
   const out: [string, number, number][] = [];
   for (const side of ['early', 'short'] as const)
-    for (const [k, label] of MINUTE_UNITS) {
+    for (const k of CAPACITY_UNITS) {
+      const label = UNIT_WORDS[k];
       const b = spent.base[side][k];
       const h = spent.head[side][k];
       if (b !== 0 || h !== 0) out.push([`${label} ${side}`, b, h]);

@@ -3,7 +3,8 @@
 // (html-chart.ts), which reads without hovering: value ticks, the time zone, windows, ranges and
 // bounds, and a skipped pipe's reason are written on it; a hover adds a change's instant and
 // reasons. For diff, the base is drawn dashed under the head, under the capacity each config runs
-// (the table the text output starts with) and each pipe's capacity line.
+// (the table the text output starts with) and each pipe's capacity line. The page shell, its
+// tables and escaping are every report's: `plan --html` (plan-report.ts) is built of them too.
 import { KIND_FIELDS, type ScalingField } from '../api/index.js';
 import {
   pipeTimeline,
@@ -73,8 +74,11 @@ svg{background:#fafbfc;border:1px solid #e3e6ea}
 path.load-actual{fill:none;stroke:#2e9d5b;stroke-width:1}path.load-forecast{fill:none;stroke:#8e44ad;stroke-width:1.5;stroke-dasharray:4 3}
 .tick{font-size:10px;fill:#5a6270}.grid{stroke:#e6e9ee}.axis-zone{font-size:10px;fill:#394150;font-style:italic}
 .skipped{fill:#c9ced6;opacity:.45}.skipped-label{font-size:13px;fill:#394150;font-weight:600}
-table.capacity{border-collapse:collapse;margin:8px 0 4px}table.capacity td,table.capacity th{padding:2px 10px;text-align:right;font-variant-numeric:tabular-nums}
-table.capacity td:first-child,table.capacity th:first-child{text-align:left}table.capacity th{border-bottom:1px solid #c9ced6}.capacity-line{color:#394150;margin:2px 0}
+table.report{border-collapse:collapse;margin:8px 0 4px}table.report td,table.report th{padding:2px 10px;text-align:left;font-variant-numeric:tabular-nums}
+table.report .num{text-align:right}table.report thead th{border-bottom:1px solid #c9ced6}table.report th[scope=row]{font-weight:normal;white-space:nowrap}table.report th[scope=rowgroup]{padding-top:8px}
+table.report caption{text-align:left;font-size:13px;color:#394150;padding-bottom:2px}table.report tr.total{font-weight:600;border-top:1px solid #e3e6ea}
+table.report tr.total th[scope=row],table.report tfoot th[scope=row]{font-weight:600}table.report tfoot tr{border-top:2px solid #c9ced6}
+.capacity-line{color:#394150;margin:2px 0}
 path.head{fill:none;stroke:#1565c0;stroke-width:2}path.base{fill:none;stroke:#8a8f98;stroke-width:2;stroke-dasharray:5 3}
 circle.change{cursor:pointer}circle.head-change{fill:#1565c0}circle.base-change{fill:#8a8f98}
 circle.change:hover{r:6}
@@ -96,10 +100,95 @@ for (const el of document.querySelectorAll('circle.change')) {
 }
 `;
 
+/** A column of a report's table: its header, and whether its cells are figures (right-aligned). */
+export interface Column {
+  readonly header: string;
+  readonly numeric?: boolean;
+}
+
+/** A row of a report's table: its cells as text (the first is the row's header), a class
+ *  (`total` for a sum) and data-* attributes that name what it is about. `heads` marks the one
+ *  cell that heads the rows under it (a boundary over its slots), across every column. */
+export interface Row {
+  readonly cells: readonly string[];
+  readonly className?: string;
+  readonly data?: Readonly<Record<string, string>>;
+  readonly heads?: true;
+}
+
+const attrs = (row: Row): string =>
+  (row.className ? ` class="${escapeHtml(row.className)}"` : '') +
+  Object.entries(row.data ?? {})
+    .map(([k, v]) => ` data-${k}="${escapeHtml(v)}"`)
+    .join('');
+
+function tableRow(columns: readonly Column[], row: Row): string {
+  if (row.heads)
+    return `<tr${attrs(row)}><th scope="rowgroup" colspan="${columns.length}">${escapeHtml(row.cells[0] ?? '')}</th></tr>`;
+  const cells = row.cells.map((text, i) => {
+    const cls = columns[i]?.numeric ? ' class="num"' : '';
+    return i === 0 ? `<th scope="row"${cls}>${escapeHtml(text)}</th>` : `<td${cls}>${escapeHtml(text)}</td>`;
+  });
+  return `<tr${attrs(row)}>${cells.join('')}</tr>`;
+}
+
+/**
+ * One table of a report: column headers (scope col), each row's first cell its header (scope row),
+ * every text escaped. `body` is one group of rows or several (a <tbody> each, e.g. one per
+ * boundary); `foot` the totals under them.
+ */
+export function htmlTable(o: {
+  readonly className: string;
+  readonly columns: readonly Column[];
+  readonly body: readonly (readonly Row[])[] | readonly Row[];
+  readonly foot?: readonly Row[];
+  readonly caption?: string;
+  readonly data?: Readonly<Record<string, string>>;
+}): string {
+  const groups = (o.body.length > 0 && Array.isArray(o.body[0]) ? o.body : [o.body]) as readonly (readonly Row[])[];
+  const head = o.columns
+    .map((c) => `<th scope="col"${c.numeric ? ' class="num"' : ''}>${escapeHtml(c.header)}</th>`)
+    .join('');
+  return (
+    `<table class="report ${escapeHtml(o.className)}"${attrs({ cells: [], ...(o.data ? { data: o.data } : {}) })}>` +
+    (o.caption !== undefined ? `<caption>${escapeHtml(o.caption)}</caption>` : '') +
+    `<thead><tr>${head}</tr></thead>` +
+    groups.map((rows) => `<tbody>${rows.map((r) => tableRow(o.columns, r)).join('')}</tbody>`).join('') +
+    (o.foot && o.foot.length > 0 ? `<tfoot>${o.foot.map((r) => tableRow(o.columns, r)).join('')}</tfoot>` : '') +
+    '</table>'
+  );
+}
+
 function capacityTable(rows: readonly CapacityRow[]): string {
-  const cells = (r: readonly string[], tag: 'td' | 'th') =>
-    `<tr>${r.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
-  return `<table class="capacity">${cells(['capacity', 'base', 'head', 'delta'], 'th')}${rows.map((r) => cells(r, 'td')).join('')}</table>`;
+  return htmlTable({
+    className: 'capacity',
+    caption: 'Capacity each config runs over the period, and what its lead plans spend early and short',
+    columns: [
+      { header: 'capacity' },
+      { header: 'base', numeric: true },
+      { header: 'head', numeric: true },
+      { header: 'delta', numeric: true },
+    ],
+    body: rows.map((r) => ({ cells: r })),
+  });
+}
+
+/**
+ * The page every report is (simulate, diff, plan): one self-contained document, nothing from the
+ * network, its title and subtitle escaped here; `body` is markup whose text the caller escaped;
+ * `script` (the charts' hover) only where there is something to hover.
+ */
+export function renderPage(o: {
+  readonly title: string;
+  readonly subtitle: string;
+  readonly body: string;
+  readonly script?: string;
+}): string {
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(o.title)}</title>` +
+    `<style>${STYLE}</style></head><body><h1>${escapeHtml(o.title)}</h1><p class="sub">${escapeHtml(o.subtitle)}</p>` +
+    `${o.body}${o.script !== undefined ? `<div id="tip"></div><script>${o.script}</script>` : ''}</body></html>\n`
+  );
 }
 
 export function renderReport(report: Report): string {
@@ -124,20 +213,22 @@ export function renderReport(report: Report): string {
     if (pipe.skipped !== undefined && (!timeline || fields.size === 0)) body.push(skippedFigure(pipe));
     body.push('</section>');
   }
-  return (
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(report.title)}</title>` +
-    `<style>${STYLE}</style></head><body><h1>${escapeHtml(report.title)}</h1><p class="sub">${escapeHtml(report.subtitle)}</p>` +
-    `${legend}<span><i class="swatch" style="background:#dbe9ff;height:10px"></i>active window</span>` +
-    `<span><i class="swatch" style="background:#d9822b"></i>pipe bounds</span><span><i class="swatch" style="background:#9aa3ad"></i>platform range</span>` +
-    (banded
-      ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>'
-      : '') +
-    (loaded
-      ? '<span><i class="swatch" style="background:#2e9d5b;height:1px"></i>load / target (what it needs)</span>'
-      : '') +
-    `${forecast ? '<span><i class="swatch" style="background:#8e44ad"></i>forecast / target</span>' : ''}</p>` +
-    `${report.capacity ? capacityTable(report.capacity) : ''}${body.join('\n')}<div id="tip"></div><script>${SCRIPT}</script></body></html>\n`
-  );
+  return renderPage({
+    title: report.title,
+    subtitle: report.subtitle,
+    body:
+      `${legend}<span><i class="swatch" style="background:#dbe9ff;height:10px"></i>active window</span>` +
+      `<span><i class="swatch" style="background:#d9822b"></i>pipe bounds</span><span><i class="swatch" style="background:#9aa3ad"></i>platform range</span>` +
+      (banded
+        ? '<span><i class="swatch" style="background:#2e9d5b;opacity:.4;height:10px"></i>metric bounds (metric policies)</span>'
+        : '') +
+      (loaded
+        ? '<span><i class="swatch" style="background:#2e9d5b;height:1px"></i>load / target (what it needs)</span>'
+        : '') +
+      `${forecast ? '<span><i class="swatch" style="background:#8e44ad"></i>forecast / target</span>' : ''}</p>` +
+      `${report.capacity ? capacityTable(report.capacity) : ''}${body.join('\n')}`,
+    script: SCRIPT,
+  });
 }
 
 /** The report of one simulation: a chart per pipe and field, or a note where the pipe is unknown. */

@@ -13,6 +13,7 @@ import {
   type LeadOutcome,
   type LeadSlot,
   type PipeConfig,
+  type PlannedSlot,
   type PipeView,
 } from '../policy/index.js';
 import { safeUrl } from '../api/internal.js';
@@ -51,7 +52,7 @@ export function formatInstant(ms: number): string {
 }
 
 /** "07:58:52Z": a lead slot's second. */
-function clockZ(ms: number): string {
+export function clockZ(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)}Z`;
 }
 
@@ -124,6 +125,20 @@ function describeView(view: PipeView | null): string {
   return [view.kind ?? 'unknown kind', view.state ?? 'unknown state', applied, ...endpoints].join(', ');
 }
 
+/** What a plan entry targets at its instant: its recommendation, "-" when skipped. */
+export function targetText({ decision }: PlanEntry): string {
+  return decision.action === 'skip' ? '-' : formatValues(decision.recommendation);
+}
+
+/** What a plan entry sends at its instant: "replicas 4 (up)", "nothing: skipped" or "nothing". */
+export function sendText({ decision }: PlanEntry): string {
+  return decision.action === 'change'
+    ? `${formatValues(decision.changes)} (${decision.direction})`
+    : decision.action === 'skip'
+      ? 'nothing: skipped'
+      : 'nothing';
+}
+
 /** `overrides`: each pipe's override, stored or what-if (stored-overrides.ts). */
 export function formatPlan(
   at: number,
@@ -142,12 +157,6 @@ export function formatPlan(
       active.length === 0
         ? 'none: baseline'
         : active.map((w) => `${describeWindow(w)}${winners.has(w.name) ? '' : ' (outranked)'}`).join('; ');
-    const send =
-      decision.action === 'change'
-        ? `${formatValues(decision.changes)} (${decision.direction})`
-        : decision.action === 'skip'
-          ? 'nothing: skipped'
-          : 'nothing';
     const note = views[pipe.name]?.note;
     out.push(
       '',
@@ -159,8 +168,8 @@ export function formatPlan(
         ...(lead ? [['lead', lead] as const] : []),
         ...(early ? [['early', early] as const] : []),
         ...freezeRows(at, entry, overrides[pipe.name]),
-        ['target', decision.action === 'skip' ? '-' : formatValues(decision.recommendation)],
-        ['send', send],
+        ['target', targetText(entry)],
+        ['send', sendText(entry)],
         ...decision.reasons.map((r, i) => [i === 0 ? 'why' : '', `${r.code}: ${r.message}`] as const),
       ]),
     );
@@ -282,7 +291,8 @@ export function planJson(
 }
 
 function planEntryJson(at: number, entry: PlanEntry, views: PipeViews, actuationOf: ActuationOf): object {
-  const { pipe, policy, view, active, decision, leadSlot } = entry;
+  const { pipe, policy, view, active, decision } = entry;
+  const [next] = entry.leadSlots;
   const note = views[pipe.name]?.note;
   return {
     pipe: pipe.name,
@@ -311,19 +321,22 @@ function planEntryJson(at: number, entry: PlanEntry, views: PipeViews, actuation
     ...(decision.override
       ? { override: { ...decision.override, until: new Date(decision.override.until).toISOString() } }
       : {}),
-    ...(leadSlot
-      ? {
-          nextLeadSlot: {
-            start: new Date(leadSlot.start).toISOString(),
-            boundary: new Date(leadSlot.boundary).toISOString(),
-            expectedAt: new Date(leadSlot.expectedAt).toISOString(),
-            ...(leadSlot.atTargetAt !== undefined ? { atTargetAt: new Date(leadSlot.atTargetAt).toISOString() } : {}),
-            actuationMs: leadSlot.actuationMs,
-            ...actuationJson(actuationOf(pipe)),
-            ...(entry.leadCapacity ? { early: entry.leadCapacity.early, short: entry.leadCapacity.short } : {}),
-          },
-        }
-      : {}),
+    ...(next ? { nextLeadSlot: { ...slotJson(next), ...actuationJson(actuationOf(pipe)) } } : {}),
+    // every slot of the pipe in the plan in force (nextLeadSlot the first), as `plan --html` shows them
+    leadSlots: entry.leadSlots.map(slotJson),
+  };
+}
+
+/** A lead slot for --json, with the capacity it is expected to spend early and short. */
+function slotJson({ slot, capacity }: PlannedSlot): object {
+  return {
+    start: new Date(slot.start).toISOString(),
+    boundary: new Date(slot.boundary).toISOString(),
+    expectedAt: new Date(slot.expectedAt).toISOString(),
+    ...(slot.atTargetAt !== undefined ? { atTargetAt: new Date(slot.atTargetAt).toISOString() } : {}),
+    actuationMs: slot.actuationMs,
+    early: capacity.early,
+    short: capacity.short,
   };
 }
 

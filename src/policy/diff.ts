@@ -119,8 +119,9 @@ export function diffConfigs(base: DiffSide, head: DiffSide, from: number, to: nu
   };
 
   const planned = {
-    base: plannedCapacityOver(base.config, from, to),
-    head: plannedCapacityOver(head.config, from, to),
+    // each pipe's fields as `plan` counts them: its kind as read, else declared or implied
+    base: plannedCapacityOver(base.config, from, to, { kindOf: (p) => base.views[p.name]?.kind }),
+    head: plannedCapacityOver(head.config, from, to, { kindOf: (p) => head.views[p.name]?.kind }),
   };
   const spentOf = (side: 'base' | 'head', name: string | undefined): BoundaryCapacity =>
     (name === undefined ? undefined : planned[side].get(name)) ?? NONE_SPENT;

@@ -11,10 +11,9 @@
 // `plan` and `diff` the lead plan's send slot plus its expected actuation.
 import { KIND_FIELDS, SCALING_FIELDS, type PipeKind, type ScalingField, type ScalingValues } from '../api/index.js';
 import { assumedKind } from './kind.js';
-import { floors, leadJobs, leadPlanAt, type LeadPlan, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
-import { MAX_LEAD_MS, type Bounds, type PipeConfig, type Policy, type ScalingConfig } from './types.js';
+import { leadJobs, leadPlanAt, needAround, type LeadPlan, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
+import { MAX_LEAD_MS, type PipeConfig, type Policy, type ScalingConfig } from './types.js';
 import type { Judged, VerdictDue } from './verdict.js';
-import { activeWindows } from './windows.js';
 
 /** Capacity held over time, in minutes of each unit. */
 export interface CapacityMinutes {
@@ -41,20 +40,6 @@ export interface BoundaryCapacity {
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-
-/** What the schedule needs on either side of a boundary: the lowest value of each of the pipe's
- *  fields the winners accept just before it and from it on (lead-plan.ts floors, as verdicts). */
-export function needAround(
-  policy: Policy,
-  bounds: Bounds,
-  fields: readonly ScalingField[],
-  boundary: number,
-): { before: ScalingValues; after: ScalingValues } {
-  return {
-    before: floors(policy, activeWindows(policy.windows, boundary - 1).winners, bounds, fields),
-    after: floors(policy, activeWindows(policy.windows, boundary).winners, bounds, fields),
-  };
-}
 
 /**
  * What the step from `before` to `after` adds per minute, each unit's rise (never below 0: a
@@ -144,19 +129,42 @@ export function plannedCapacity(slot: LeadSlot, before: ScalingValues, target: S
   });
 }
 
+/** A pipe's lead slot and the capacity it is expected to spend early and short (slotCapacity). */
+export interface PlannedSlot {
+  readonly slot: LeadSlot;
+  readonly capacity: BoundaryCapacity;
+}
+
+/**
+ * What one pipe's lead slot is expected to spend: the step its boundary makes for the pipe's
+ * fields (needAround; `kind` as read, else declared or implied by its policy), in force at the
+ * slot's send plus the actuation it counts on (plannedCapacity). The one computation behind
+ * `plan` (text, JSON and HTML) and `diff`; a window start's verdict counts the same step from the
+ * read that confirmed it (verdictCapacity).
+ */
+export function slotCapacity(
+  pipe: PipeConfig,
+  policy: Policy,
+  slot: LeadSlot,
+  kind?: PipeKind | null,
+): BoundaryCapacity {
+  const { before, after } = needAround(policy, pipe.bounds, fieldsOfPipe(pipe, policy, kind), slot.boundary);
+  return plannedCapacity(slot, before, after);
+}
+
 /**
  * Per pipe, the capacity its lead plan's slots for the boundaries in (from, to] are expected to
  * spend early and short, summed: each boundary's slot in the plan in force just before it (the
- * last one the daemon follows, leadPlanAt). `fieldsOf` gives a pipe's scaling fields (default:
- * its declared or implied kind's); pipes with a fixed lead time (no slots) are left out.
+ * last one the daemon follows, leadPlanAt), as slotCapacity counts it. `kindOf` gives a pipe's
+ * kind as read (default: its declared or implied one); pipes with a fixed lead time (no slots)
+ * are left out.
  */
 export function plannedCapacityOver(
   config: ScalingConfig,
   from: number,
   to: number,
-  opts: LeadPlanOptions & { fieldsOf?: (pipe: PipeConfig, policy: Policy) => readonly ScalingField[] } = {},
+  opts: LeadPlanOptions & { kindOf?: (pipe: PipeConfig) => PipeKind | null | undefined } = {},
 ): Map<string, BoundaryCapacity> {
-  const fieldsOf = opts.fieldsOf ?? ((p: PipeConfig, policy: Policy) => fieldsOfPipe(p, policy));
   const out = new Map<string, BoundaryCapacity>();
   const plans = new Map<number, LeadPlan>();
   const planBefore = (boundary: number): LeadPlan => {
@@ -174,8 +182,7 @@ export function plannedCapacityOver(
         .slots.get(pipe)
         ?.find((s) => s.boundary === boundary);
       if (!p || !policy || !slot) continue;
-      const { before, after } = needAround(policy, p.bounds, fieldsOf(p, policy), boundary);
-      const c = plannedCapacity(slot, before, after);
+      const c = slotCapacity(p, policy, slot, opts.kindOf?.(p));
       const was = out.get(pipe);
       out.set(pipe, was ? { early: addMinutes(was.early, c.early), short: addMinutes(was.short, c.short) } : c);
     }
@@ -221,17 +228,19 @@ export function limitEarlyMs(n: number, rate: { requests: number; perMs: number 
   return ((n * (n + 1)) / 2) * ((2 * rate.perMs) / (USABLE * rate.requests));
 }
 
-const UNIT_WORDS: Readonly<Record<CapacityUnit, string>> = {
+/** Each unit as the CLI names it: "replica-min", "core-min", "GB-min", "slot-min". */
+export const UNIT_WORDS: Readonly<Record<CapacityUnit, string>> = {
   replicaMinutes: 'replica-min',
   coreMinutes: 'core-min',
   gbMinutes: 'GB-min',
   slotMinutes: 'slot-min',
 };
 
-const amount = (x: number): string => (x >= 10 ? String(Math.round(x)) : String(Math.round(x * 10) / 10));
+/** An amount of minutes as `plan` prints it: whole from 10 up, else to a tenth ("23", "4.5"). */
+export const formatMinutes = (x: number): string => (x >= 10 ? String(Math.round(x)) : String(Math.round(x * 10) / 10));
 
 /** "60 replica-min, 30 core-min, 120 GB-min": the units that are not 0; "none" when all are. */
 export function describeMinutes(c: CapacityMinutes): string {
-  const parts = CAPACITY_UNITS.filter((u) => c[u] > 0).map((u) => `${amount(c[u])} ${UNIT_WORDS[u]}`);
+  const parts = CAPACITY_UNITS.filter((u) => c[u] > 0).map((u) => `${formatMinutes(c[u])} ${UNIT_WORDS[u]}`);
   return parts.length === 0 ? 'none' : parts.join(', ');
 }

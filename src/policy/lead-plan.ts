@@ -130,6 +130,22 @@ export function floors(
   return out;
 }
 
+/** What the schedule needs on either side of a boundary: the lowest value of each of the pipe's
+ *  fields the winners accept just before it and from it on. The one definition of the step a
+ *  boundary makes: whether a scale-up is due for it (leadJobs), a window start's target and what
+ *  came before it (verdict.ts), and the capacity that step spends early or short (early-capacity.ts). */
+export function needAround(
+  policy: Policy,
+  bounds: Bounds,
+  fields: readonly ScalingField[],
+  boundary: number,
+): { before: ScalingValues; after: ScalingValues } {
+  return {
+    before: floors(policy, activeWindows(policy.windows, boundary - 1).winners, bounds, fields),
+    after: floors(policy, activeWindows(policy.windows, boundary).winners, bounds, fields),
+  };
+}
+
 /** Whether some field's lowest value rises at the boundary: a scale-up is due then. */
 function rises(before: ScalingValues, after: ScalingValues): boolean {
   return (Object.keys(after) as ScalingField[]).some((f) => {
@@ -173,13 +189,10 @@ export function leadJobs(
     const group = `${pipe.policy}\u0000${JSON.stringify(pipe.bounds)}\u0000${fields.join()}`;
     let up = rising.get(group);
     if (!up) {
-      const { windows } = policy;
-      up = bs.map((b) =>
-        rises(
-          floors(policy, activeWindows(windows, b - 1).winners, pipe.bounds, fields),
-          floors(policy, activeWindows(windows, b).winners, pipe.bounds, fields),
-        ),
-      );
+      up = bs.map((b) => {
+        const { before, after } = needAround(policy, pipe.bounds, fields, b);
+        return rises(before, after);
+      });
       rising.set(group, up);
     }
     const key = keyOf(pipe);

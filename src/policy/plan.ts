@@ -2,8 +2,8 @@
 // pipe views and prints.
 import { policyOf } from './config-lookup.js';
 import { decide } from './decide.js';
-import { fieldsOfPipe, needAround, plannedCapacity, type BoundaryCapacity } from './early-capacity.js';
-import { leadPlanAt, leadUntil, nextSlot, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
+import { slotCapacity, type BoundaryCapacity, type PlannedSlot } from './early-capacity.js';
+import { leadPlanAt, leadUntil, type LeadPlanOptions, type LeadSlot } from './lead-plan.js';
 import { activeWindows } from './windows.js';
 import type { ScalingConfig, Decision, PipeConfig, PipeView, Policy, Window } from './types.js';
 
@@ -21,6 +21,9 @@ export interface PlanEntry {
   /** The capacity that slot is expected to spend early (in force at its send plus the actuation
    *  it counts on, before its boundary) and short (after it): early-capacity.ts. */
   readonly leadCapacity: BoundaryCapacity | null;
+  /** Every slot of the pipe in the lead plan in force at the instant whose boundary is after it
+   *  (the first is `leadSlot`), each with the capacity it is expected to spend. */
+  readonly leadSlots: readonly PlannedSlot[];
 }
 
 /** A view for a pipe nothing is known of: decide() skips it as not read yet. */
@@ -56,25 +59,19 @@ export function plan(
       bounds: pipe.bounds,
       ...(until !== undefined ? { leadUntil: until } : {}),
     });
-    const leadSlot = nextSlot(plans, pipe.name, at);
-    let leadCapacity: BoundaryCapacity | null = null;
-    if (leadSlot) {
-      const { before, after } = needAround(
-        policy,
-        pipe.bounds,
-        fieldsOfPipe(pipe, policy, view?.kind),
-        leadSlot.boundary,
-      );
-      leadCapacity = plannedCapacity(leadSlot, before, after);
-    }
+    // nextSlot() and the slots after it, each counted by the one computation of early-capacity.ts
+    const leadSlots = (plans.slots.get(pipe.name) ?? [])
+      .filter((slot) => slot.boundary > at)
+      .map((slot) => ({ slot, capacity: slotCapacity(pipe, policy, slot, view?.kind) }));
     return {
       pipe,
       policy,
       view,
       active: activeWindows(policy.windows, at).active,
       decision,
-      leadSlot,
-      leadCapacity,
+      leadSlot: leadSlots[0]?.slot ?? null,
+      leadCapacity: leadSlots[0]?.capacity ?? null,
+      leadSlots,
     };
   });
 }

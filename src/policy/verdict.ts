@@ -9,7 +9,7 @@
 // and reads before the loss are gone, and scaling is held until every pipe is read again.
 // Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
 import type { ScalingField, ScalingValues } from '../api/index.js';
-import { floors } from './lead-plan.js';
+import { needAround } from './lead-plan.js';
 import type { Bounds, Decision, Policy } from './types.js';
 import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
 
@@ -106,9 +106,9 @@ export function windowStartsIn(
     const { winners } = activeWindows(policy.windows, t);
     const starting = winners.filter((w) => !active.has(w));
     if (starting.length === 0) continue;
-    const target = floors(policy, winners, bounds, fields);
+    // the step the lead plan and early-capacity.ts count for this boundary (needAround)
+    const { before, after: target } = needAround(policy, bounds, fields, t);
     if (Object.keys(target).length === 0) continue;
-    const before = floors(policy, was.winners, bounds, fields);
     const end = Math.min(...starting.map((w) => occurrenceAt(w, t)?.end ?? t));
     out.push({ boundary: t, windows: winners.map((w) => w.name), target, before, end });
   }

@@ -1,6 +1,7 @@
-// The HTML reports of `simulate --html` and `diff --html`, opened in a real browser (Debian's
-// chromium driven by playwright-core): one chart per pipe and field, no console error, nothing
-// fetched from the network, and hovering a change shows its instant and reason.
+// The HTML reports of `simulate --html`, `diff --html` and `plan --html`, opened in a real browser
+// (Debian's chromium driven by playwright-core): one chart per pipe and field, no console error,
+// nothing fetched from the network, and hovering a change shows its instant and reason; plan's
+// tables of lead slots, each with its caption and headers.
 // PIPESCALER_UPDATE_DOCS=1 also writes the picture docs/cli.md shows (npm run docs:report).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -228,6 +229,34 @@ describe.skipIf(!hasChromium)('diff --html', () => {
     if (process.env.PIPESCALER_SCREENSHOTS)
       await page.screenshot({ path: join(process.env.PIPESCALER_SCREENSHOTS, 'diff.png') });
     expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
+
+describe.skipIf(!hasChromium)('plan --html', () => {
+  it("renders each key's lead slots by boundary, with the capacity spent early and short and their totals", async () => {
+    const file = join(dir, 'plan.html');
+    const r = run(['plan', '--offline', '--at', '2026-11-23T06:30:00Z', '--html', file]);
+    expect(r.code).toBe(0);
+    const { page, errors, requests } = await open(file);
+    expect(await page.locator('h1').textContent()).toBe('pipescaler plan');
+    // every table says what it holds, and its headers what they head
+    const tables = page.locator('table.report');
+    expect(await tables.count()).toBeGreaterThanOrEqual(3);
+    expect(await page.locator('table.report:not(:has(caption))').count()).toBe(0);
+    expect(await page.locator('table.report th:not([scope])').count()).toBe(0);
+    // the demo key: orders-events' slot for business-hours (Berlin 08:00, 07:00Z) and its boundary's total
+    const key = page.locator('section.key[data-key="default"]');
+    const slot = key.locator('tr[data-pipe="orders-events"][data-boundary="2026-11-23T07:00:00.000Z"]');
+    expect(await slot.locator('th').textContent()).toBe('orders-events');
+    expect(await slot.isVisible()).toBe(true);
+    const total = key.locator('tr.total[data-boundary="2026-11-23T07:00:00.000Z"]');
+    expect(await total.locator('th').textContent()).toMatch(/^total: \d+ scale-ups$/);
+    expect(await page.locator('table.spent-total tfoot th').textContent()).toBe('all keys');
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    if (process.env.PIPESCALER_SCREENSHOTS)
+      await page.screenshot({ path: join(process.env.PIPESCALER_SCREENSHOTS, 'plan.png'), fullPage: true });
     await page.close();
   }, 60_000);
 });

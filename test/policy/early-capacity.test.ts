@@ -6,16 +6,19 @@ import {
   capacityAround,
   limitEarlyMs,
   limitLeadMs,
-  needAround,
   NO_MINUTES,
   plannedCapacity,
   plannedCapacityOver,
   stepPerMinute,
   verdictCapacity,
 } from '../../src/policy/early-capacity.js';
+import { diffConfigs } from '../../src/policy/diff.js';
+import { fieldsOfPipe, slotCapacity } from '../../src/policy/early-capacity.js';
+import { needAround } from '../../src/policy/lead-plan.js';
+import { plan } from '../../src/policy/plan.js';
 import { judgeVerdict, verdictDue, windowStartsIn } from '../../src/policy/verdict.js';
 import type { PipeConfig, ScalingConfig } from '../../src/policy/types.js';
-import { at, oneOff, policy, recurring } from './build.js';
+import { at, oneOff, policy, recurring, view } from './build.js';
 
 const STREAM = ['replicas', 'replicaCpuMillicores', 'replicaMemoryGb'] as const;
 const MIN = 60_000;
@@ -198,5 +201,100 @@ describe('the limit: 2N / (0.9 r) + A', () => {
     expect(limitLeadMs(600, rate, 3 * MIN) / MIN).toBeCloseTo((2 * 600) / 0.9 / 60 + 3, 6);
     // the i-th of n early by (n - i) slots of 2 / (0.9 r): n (n + 1) / 2 slots in all
     expect(limitEarlyMs(3, rate)).toBeCloseTo((6 * (2 * 10_000)) / (0.9 * 10), 6);
+  });
+});
+
+describe('one definition: plan, diff and the verdict count a boundary alike', () => {
+  // two stream pipes on one key, a sale from 09:00: 2 -> 6 replicas of 0.5 -> 1 core (1 -> 6 cores)
+  const sale = policy({
+    baseline: { replicas: { value: 2 }, replicaCpuMillicores: { value: 500 }, replicaMemoryGb: { value: 2 } },
+    windows: [
+      oneOff({
+        name: 'sale',
+        from: '2026-11-23T09:00:00Z',
+        to: '2026-11-23T12:00:00Z',
+        target: { replicas: { value: 6 }, replicaCpuMillicores: { value: 1000 } },
+      }),
+    ],
+  });
+  const pipes: PipeConfig[] = ['a', 'b'].map((name, i) => ({
+    name,
+    organizationId: 'o',
+    serviceId: 's',
+    pipeId: `p${i}`,
+    policy: 'sale',
+    key: 'k',
+    bounds: {},
+  }));
+  const config: ScalingConfig = {
+    api: { keys: { k: { rateLimit: { requests: 10, perMs: 10_000 } } } },
+    evaluate: {
+      cron: '*/30 * * * * *',
+      reconcileMs: 600_000,
+      actuation: { expectedMs: 60_000, maxMs: 600_000, minSamples: 20 },
+    },
+    pipes,
+    policies: { sale: { ...sale, name: 'sale' } },
+  };
+  const views = { a: view(), b: view() };
+  const AT = B - 20 * MIN; // in the hour of the boundary: the plan in force is the one before it
+
+  it('plan (its next slot and every slot), diff (the period over the boundary) and the verdict of a pipe confirmed when the plan expected it in force', () => {
+    const entries = plan(config, views, AT);
+    const side = { config, views, changes: [] };
+    const diff = diffConfigs(side, side, AT, B + 60 * MIN);
+    for (const pipe of pipes) {
+      const e = entries.find((x) => x.pipe.name === pipe.name)!;
+      const slot = e.leadSlot!;
+      const c = e.leadCapacity!;
+      expect(slot.boundary).toBe(B);
+      expect(e.leadSlots[0]).toEqual({ slot, capacity: c });
+      expect(slotCapacity(pipe, config.policies.sale!, slot, 'stream')).toEqual(c);
+      // in force at the send plus the 60 s counted on, until 09:00: 4 replicas, 4 cores, 8 GB a minute
+      const early = (B - slot.start - slot.actuationMs) / MIN;
+      expect(early).toBeGreaterThan(0);
+      expect(c.early.replicaMinutes).toBeCloseTo(4 * early, 9);
+      expect(c.early.coreMinutes).toBeCloseTo(5 * early, 9);
+      expect(c.early.gbMinutes).toBeCloseTo(8 * early, 9);
+      expect(c.short).toEqual(NO_MINUTES);
+
+      expect(plannedCapacityOver(config, AT, B).get(pipe.name)).toEqual(c);
+      expect(diff.pipes.find((d) => d.pipe === pipe.name)?.spent).toEqual({ base: c, head: c });
+
+      const fields = fieldsOfPipe(pipe, config.policies.sale!, 'stream');
+      const [start] = windowStartsIn(config.policies.sale!, pipe.bounds, fields, B - 1, B);
+      const due = verdictDue(start!, 10 * MIN);
+      const judged = judgeVerdict(due, { values: due.target, at: slot.start + slot.actuationMs }, B)!;
+      expect(judged.verdict).toBe('met');
+      expect(verdictCapacity(due, judged)).toEqual(c);
+    }
+    expect(diff.total.spent.head.early.replicaMinutes).toBeCloseTo(
+      entries.reduce((t, e) => t + e.leadCapacity!.early.replicaMinutes, 0),
+      9,
+    );
+  });
+
+  it("a pipe's kind as read counts its fields in plan and diff alike", () => {
+    // a policy of both kinds' fields implies none: all fields count until a read says stream
+    const mixed = {
+      ...config,
+      policies: {
+        sale: {
+          ...config.policies.sale!,
+          baseline: { ...config.policies.sale!.baseline, concurrency: { value: 2 } },
+          windows: config.policies.sale!.windows.map((w) => ({
+            ...w,
+            target: { ...w.target, concurrency: { value: 4 } },
+          })),
+        },
+      },
+    };
+    const read = plan(mixed, views, AT)[0]!.leadCapacity!;
+    expect(read.early.replicaMinutes).toBeGreaterThan(0);
+    expect(read.early.slotMinutes).toBe(0);
+    const side = { config: mixed, views, changes: [] };
+    expect(diffConfigs(side, side, AT, B).pipes[0]!.spent.head).toEqual(read);
+    // not read: the fields of every kind
+    expect(plannedCapacityOver(mixed, AT, B).get('a')?.early.slotMinutes).toBeGreaterThan(0);
   });
 });

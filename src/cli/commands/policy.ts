@@ -16,7 +16,15 @@ import {
   withPlanOverrides,
 } from '../stored-overrides.js';
 import { actuationFrom } from '../actuation-text.js';
-import { formatPlan, formatSimulation, formatValidate, planJson, simulationJson } from '../policy-output.js';
+import {
+  formatInstant,
+  formatPlan,
+  formatSimulation,
+  formatValidate,
+  planJson,
+  simulationJson,
+} from '../policy-output.js';
+import { renderPlanReport } from '../plan-report.js';
 import { renderReport, simulationReport, skipReasons } from '../html-report.js';
 import { progress } from '../progress.js';
 import { UserError } from '../run-cli.js';
@@ -171,6 +179,10 @@ export function registerPolicyCommands(program: Command): void {
     .option('-c, --config <path>', 'config file (instead of the argument)')
     .option('--at <time>', 'ISO 8601 instant (default: now)')
     .option('--json', 'one JSON array, an object per pipe')
+    .option(
+      '--html <file>',
+      "also write a self-contained HTML report: each key's lead slots by boundary, with the capacity each spends early and short",
+    )
     .option('--pipe <name...>', 'only these pipes')
     .option('--offline', 'read nothing from the platform: assume each pipe from its declared or implied kind')
     .option('--override <spec...>', OVERRIDE_HELP)
@@ -180,6 +192,7 @@ export function registerPolicyCommands(program: Command): void {
         opts: {
           at?: string;
           json?: boolean;
+          html?: string;
           pipe?: string[];
           offline?: boolean;
           config?: string;
@@ -209,6 +222,8 @@ export function registerPolicyCommands(program: Command): void {
         const entries = plan(config, withReadings(known.views, readings), at, fleet, {
           actuationMs: (p) => actuationOf(p)?.ms,
         });
+        if (opts.html !== undefined)
+          writeReport(opts.html, renderPlanReport(entries, `${file} at ${formatInstant(at)}; ${readLine}`));
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(

@@ -7,10 +7,9 @@
 // target by the boundary (a read that rebuilt the state counts), else no verdict (excluded,
 // state_lost): never missed or late on evidence that is gone. A verdict given carries the capacity
 // its start spent early and short (policy/early-capacity.ts), from the confirmation's instant.
-import { KIND_FIELDS, SCALING_FIELDS, type ScalingField } from '../../api/index.js';
 import {
-  assumedKind,
   exclusionOf,
+  fieldsOfPipe,
   judgeVerdict,
   stateLostAround,
   tickIntervalMs,
@@ -30,11 +29,6 @@ import type { PipeRecord, StoredVerdict } from '../model/record.js';
 /** How long after a window start a pipe not confirmed at target has missed it: the actuation cap. */
 export function verdictLimitMs(ctx: DaemonContext): number {
   return ctx.config().evaluate.actuation?.maxMs ?? VERDICT_LIMIT_DEFAULT_MS;
-}
-
-function fieldsOf(rec: PipeRecord, pipe: PipeConfig, policy: Policy): readonly ScalingField[] {
-  const kind = rec.kind ?? assumedKind(pipe, policy)?.kind ?? null;
-  return kind ? KIND_FIELDS[kind] : SCALING_FIELDS;
 }
 
 /**
@@ -60,7 +54,7 @@ export async function noteVerdicts(
   const reported = rec.lastReadAt === null ? undefined : rec.applied;
   const loss = ctx.stateLoss();
   const lost = (d: VerdictDue): boolean => stateLostAround(d, loss, limitMs);
-  for (const start of windowStartsIn(policy, pipe.bounds, fieldsOf(rec, pipe, policy), from, tickAt)) {
+  for (const start of windowStartsIn(policy, pipe.bounds, fieldsOfPipe(pipe, policy, rec.kind), from, tickAt)) {
     if (due !== null && due.boundary >= start.boundary) continue;
     if (due !== null)
       await give(
