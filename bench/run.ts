@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark scenario, a table on stdout and bench/results.json. A scenario
 // whose part of the product is missing from this checkout is listed as "not run", never estimated.
-// Options: --quick (smaller N, 3 runs), --actuation-pipes <n> (the actuation scenario's size), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation|scrape> (repeatable; the
+// Options: --quick (smaller N, 3 runs), --actuation-pipes <n> (the actuation scenario's size), --only <client|economy|simulate|steady|metric|forecast|recommend|boundary|redis-memory|history|budget|budget-cold|actuation|scrape|fleet> (repeatable; the
 // other scenarios' figures are kept from the previous results.json, each with its measuredAt),
 // --minutes N (redis-memory's length, default 30).
 import { fileURLToPath } from 'node:url';
@@ -239,6 +239,31 @@ if (only.includes('actuation')) {
   }
 }
 
+// Only on request (--only fleet): 10,000 pipes on 10 keys, 3 replicas on one Redis, one boundary
+// with a replica killed during its lead (bench/daemon-fleet.ts); about 15 minutes at 10x.
+// --fleet-pipes <n>, --fleet-keys <n>, --fleet-compression <c> (a divisor of 30), --fleet-measured
+// (the plan counts the actuation measured at the cold start instead of the propagation configured).
+if (only.includes('fleet')) {
+  const num = (flag: string, fallback: number) => {
+    const v = Number(args[args.indexOf(flag) + 1]);
+    return args.includes(flag) && v > 0 ? v : fallback;
+  };
+  const o = {
+    pipes: num('--fleet-pipes', quick ? 300 : 10_000),
+    keys: num('--fleet-keys', quick ? 3 : 10),
+    replicas: 3,
+    compression: num('--fleet-compression', 10),
+    measured: args.includes('--fleet-measured'),
+    kill: true,
+  };
+  const metric = 'scale-ups confirmed at target by T, the lowest key';
+  if (daemonMissing) figures.push(notRun('fleet', metric, o.pipes, '>= 0.999', daemonMissing));
+  else {
+    const { fleet } = await import('./fleet.js');
+    figures.push(...(await scenario('fleet', () => fleet(o), notRun('fleet', metric, o.pipes, '>= 0.999', ''))));
+  }
+}
+
 if (wanted('scrape')) {
   // needs Debian's prometheus for its last figure (test/prometheus.ts starts it on a free port)
   const { scrapeBench } = await import('./scrape.js');
@@ -260,10 +285,14 @@ const ran = new Set(fresh.map((f) => f.scenario));
 // --only budget-cold measures part of the budget scenario: its other figures are kept (the cold
 // start's old names, from before a pipe never seen was read first, are dropped).
 const partial = only.includes('budget-cold') && !only.includes('budget');
+// --only fleet replaces the figures of its own compression ("10x: ...") and keeps the others'.
+const compressionOf = (f: Figure) => /^(\d+)x: /.exec(f.metric)?.[1];
 const replaced = (f: Figure) =>
-  partial && f.scenario === 'budget'
-    ? fresh.some((x) => x.scenario === f.scenario && x.metric === f.metric) || f.metric.startsWith('cold start:')
-    : ran.has(f.scenario);
+  f.scenario === 'fleet'
+    ? fresh.some((x) => x.scenario === 'fleet' && compressionOf(x) === compressionOf(f))
+    : partial && f.scenario === 'budget'
+      ? fresh.some((x) => x.scenario === f.scenario && x.metric === f.metric) || f.metric.startsWith('cold start:')
+      : ran.has(f.scenario);
 const ORDER = [
   'client overhead',
   'api economy',
@@ -276,6 +305,7 @@ const ORDER = [
   'redis memory',
   'budget',
   'actuation',
+  'fleet',
   'scrape',
 ];
 const merged = [...(only.length > 0 ? readResults(out).filter((f) => !replaced(f)) : []), ...fresh].sort(
