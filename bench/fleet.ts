@@ -32,7 +32,7 @@ export function fleetFigures(r: FleetRun): Figure[] {
   // each compression's figures are kept apart (run.ts replaces only the same compression's)
   const f = (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string): Figure => ({
     scenario,
-    metric: `${c}x: ${metric}`,
+    metric: `${c}x${o.kill ? '' : ', no kill'}: ${metric}`,
     value: Math.round(value * 1000) / 1000,
     unit,
     n,

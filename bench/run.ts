@@ -242,7 +242,8 @@ if (only.includes('actuation')) {
 // Only on request (--only fleet): 10,000 pipes on 10 keys, 3 replicas on one Redis, one boundary
 // with a replica killed during its lead (bench/daemon-fleet.ts); about 15 minutes at 10x.
 // --fleet-pipes <n>, --fleet-keys <n>, --fleet-compression <c> (a divisor of 30), --fleet-measured
-// (the plan counts the actuation measured at the cold start instead of the propagation configured).
+// (the plan counts the actuation measured at the cold start instead of the propagation configured),
+// --fleet-no-kill (no replica killed: the same boundary for comparison).
 if (only.includes('fleet')) {
   const num = (flag: string, fallback: number) => {
     const v = Number(args[args.indexOf(flag) + 1]);
@@ -254,7 +255,7 @@ if (only.includes('fleet')) {
     replicas: 3,
     compression: num('--fleet-compression', 10),
     measured: args.includes('--fleet-measured'),
-    kill: true,
+    kill: !args.includes('--fleet-no-kill'),
   };
   const metric = 'scale-ups confirmed at target by T, the lowest key';
   if (daemonMissing) figures.push(notRun('fleet', metric, o.pipes, '>= 0.999', daemonMissing));
@@ -285,8 +286,9 @@ const ran = new Set(fresh.map((f) => f.scenario));
 // --only budget-cold measures part of the budget scenario: its other figures are kept (the cold
 // start's old names, from before a pipe never seen was read first, are dropped).
 const partial = only.includes('budget-cold') && !only.includes('budget');
-// --only fleet replaces the figures of its own compression ("10x: ...") and keeps the others'.
-const compressionOf = (f: Figure) => /^(\d+)x: /.exec(f.metric)?.[1];
+// --only fleet replaces the figures of its own compression and kill ("10x: ...", "10x, no kill: ...")
+// and keeps the others'.
+const compressionOf = (f: Figure) => /^(\d+x[^:]*): /.exec(f.metric)?.[1];
 const replaced = (f: Figure) =>
   f.scenario === 'fleet'
     ? fresh.some((x) => x.scenario === 'fleet' && compressionOf(x) === compressionOf(f))
