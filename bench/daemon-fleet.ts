@@ -154,7 +154,8 @@ class ProcSampler {
   sample(): void {
     for (const [pid, label] of this.watched) {
       const s = sampleProc(pid);
-      if (s) this.last.set(pid, { label, ...s });
+      // a process being killed reads VmHWM 0 before it is gone: its last sample stands
+      if (s && s.hwmMb > 0) this.last.set(pid, { label, ...s });
     }
   }
 
