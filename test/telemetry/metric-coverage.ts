@@ -18,6 +18,9 @@ export const OPTIONAL = new Set([
   'pipescaler_metric_unavailable_total',
   // kept per pipe only under telemetry.perPipeDetail: true (test/daemon/metric-policy.test.ts turns it on)
   'pipescaler_pipe_actuation_seconds',
+  // a sample only of a change not in force at its own answer: a platform that carries changes out
+  // at once (the embedded cloud's default) gives none (test/telemetry/confirmation-metrics tests it)
+  'pipescaler_actuation_seconds_bucket',
   // a pipe's conditions have a series while they hold (every pipe's 0 under per-pipe detail)
   'pipescaler_pipe_unconfirmed',
   'pipescaler_pipe_failing',
