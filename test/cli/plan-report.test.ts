@@ -19,11 +19,9 @@ import {
   verdictCapacity,
   verdictDue,
   windowStartsIn,
-  type PipeConfig,
   type PlanEntry,
-  type ScalingConfig,
 } from '../../src/policy/index.js';
-import { at, oneOff, policy, view } from '../policy/build.js';
+import { at, oneKeyConfig, salePolicy, view } from '../policy/build.js';
 import { runCli, uniquePrefix } from '../daemon/helpers.js';
 
 const MIN = 60_000;
@@ -33,36 +31,7 @@ const AT = B - 20 * MIN;
 const KEY = 'team <b>"ops"</b> & co';
 const POLICY = "sale <script>alert('x')</script>";
 
-const sale = policy({
-  baseline: { replicas: { value: 2 }, replicaCpuMillicores: { value: 500 }, replicaMemoryGb: { value: 2 } },
-  windows: [
-    oneOff({
-      name: 'sale',
-      from: '2026-11-23T09:00:00Z',
-      to: '2026-11-23T12:00:00Z',
-      target: { replicas: { value: 6 }, replicaCpuMillicores: { value: 1000 } },
-    }),
-  ],
-});
-const pipes: PipeConfig[] = ['orders', 'payments'].map((name, i) => ({
-  name,
-  organizationId: 'o',
-  serviceId: 's',
-  pipeId: `p${i}`,
-  policy: POLICY,
-  key: KEY,
-  bounds: {},
-}));
-const config: ScalingConfig = {
-  api: { keys: { [KEY]: { rateLimit: { requests: 10, perMs: 10_000 } } } },
-  evaluate: {
-    cron: '*/30 * * * * *',
-    reconcileMs: 600_000,
-    actuation: { expectedMs: 60_000, maxMs: 600_000, minSamples: 20 },
-  },
-  pipes,
-  policies: { [POLICY]: { ...sale, name: POLICY } },
-};
+const config = oneKeyConfig({ names: ['orders', 'payments'], key: KEY, policyName: POLICY, policy: salePolicy() });
 const views = { orders: view(), payments: view() };
 
 /** The cells of the page's rows whose attributes match `attrs` (a regex source), in order. */
@@ -143,7 +112,7 @@ describe('one figure: plan text, diff and the verdict of the same boundary', () 
     );
 
     const p = config.policies[POLICY]!;
-    const [start] = windowStartsIn(p, {}, fieldsOfPipe(pipes[0]!, p, 'stream'), B - 1, B);
+    const [start] = windowStartsIn(p, {}, fieldsOfPipe(config.pipes[0]!, p, 'stream'), B - 1, B);
     const due = verdictDue(start!, 10 * MIN);
     const judged = judgeVerdict(due, { values: due.target, at: slot.start + slot.actuationMs }, B)!;
     const spent = verdictCapacity(due, judged)!;

@@ -2,6 +2,8 @@
 import type {
   Behavior,
   OneOffWindow,
+  PipeConfig,
+  ScalingConfig,
   PipeView,
   Policy,
   RecurringWindow,
@@ -84,5 +86,52 @@ export function view(o: Partial<PipeView> = {}): PipeView {
     recommendations: [],
     endpoints: {},
     ...o,
+  };
+}
+
+/** The sale most plan and capacity tests scale for: from 2 replicas of 0.5 core and 2 GB to 6 of 1
+ *  core, on 2026-11-23 from 09:00 to 12:00 UTC. */
+export function salePolicy(): Policy {
+  return policy({
+    baseline: { replicas: { value: 2 }, replicaCpuMillicores: { value: 500 }, replicaMemoryGb: { value: 2 } },
+    windows: [
+      oneOff({
+        name: 'sale',
+        from: '2026-11-23T09:00:00Z',
+        to: '2026-11-23T12:00:00Z',
+        target: { replicas: { value: 6 }, replicaCpuMillicores: { value: 1000 } },
+      }),
+    ],
+  });
+}
+
+/** One key of 10 requests per 10 s whose pipes (`names`, ids p0, p1...) all follow one policy,
+ *  ticks every 30 s, actuation expected in a minute. */
+export function oneKeyConfig(o: {
+  readonly names: readonly string[];
+  readonly key: string;
+  readonly policyName: string;
+  readonly policy: Policy;
+  readonly kind?: PipeConfig['kind'];
+}): ScalingConfig {
+  const pipes: PipeConfig[] = o.names.map((name, i) => ({
+    name,
+    organizationId: 'o',
+    serviceId: 's',
+    pipeId: `p${i}`,
+    policy: o.policyName,
+    key: o.key,
+    bounds: {},
+    ...(o.kind !== undefined ? { kind: o.kind } : {}),
+  }));
+  return {
+    api: { keys: { [o.key]: { rateLimit: { requests: 10, perMs: 10_000 } } } },
+    evaluate: {
+      cron: '*/30 * * * * *',
+      reconcileMs: 600_000,
+      actuation: { expectedMs: 60_000, maxMs: 600_000, minSamples: 20 },
+    },
+    pipes,
+    policies: { [o.policyName]: { ...o.policy, name: o.policyName } },
   };
 }

@@ -17,8 +17,7 @@ import { fieldsOfPipe, slotCapacity } from '../../src/policy/early-capacity.js';
 import { needAround } from '../../src/policy/lead-plan.js';
 import { plan } from '../../src/policy/plan.js';
 import { judgeVerdict, verdictDue, windowStartsIn } from '../../src/policy/verdict.js';
-import type { PipeConfig, ScalingConfig } from '../../src/policy/types.js';
-import { at, oneOff, policy, recurring, view } from './build.js';
+import { at, oneKeyConfig, oneOff, policy, recurring, salePolicy, view } from './build.js';
 
 const STREAM = ['replicas', 'replicaCpuMillicores', 'replicaMemoryGb'] as const;
 const MIN = 60_000;
@@ -151,26 +150,13 @@ describe('planned capacity: the lead plan send slot plus the actuation it counts
       to: '2026-11-23T12:00:00Z',
       target: { replicas: { value: 6 } },
     });
-    const pipes: PipeConfig[] = ['a', 'b'].map((name, i) => ({
-      name,
-      organizationId: 'o',
-      serviceId: 's',
-      pipeId: `p${i}`,
-      policy: 'sale',
+    const config = oneKeyConfig({
+      names: ['a', 'b'],
       key: 'k',
-      bounds: {},
+      policyName: 'sale',
+      policy: policy({ windows: [w] }),
       kind: 'stream',
-    }));
-    const config: ScalingConfig = {
-      api: { keys: { k: { rateLimit: { requests: 10, perMs: 10_000 } } } },
-      evaluate: {
-        cron: '*/30 * * * * *',
-        reconcileMs: 600_000,
-        actuation: { expectedMs: 60_000, maxMs: 600_000, minSamples: 20 },
-      },
-      pipes,
-      policies: { sale: { ...policy({ windows: [w] }), name: 'sale' } },
-    };
+    });
     const over = plannedCapacityOver(config, at('2026-11-23T00:00:00Z'), at('2026-11-24T00:00:00Z'));
     expect([...over.keys()].sort()).toEqual(['a', 'b']);
     for (const c of over.values()) {
@@ -205,37 +191,9 @@ describe('the limit: 2N / (0.9 r) + A', () => {
 });
 
 describe('one definition: plan, diff and the verdict count a boundary alike', () => {
-  // two stream pipes on one key, a sale from 09:00: 2 -> 6 replicas of 0.5 -> 1 core (1 -> 6 cores)
-  const sale = policy({
-    baseline: { replicas: { value: 2 }, replicaCpuMillicores: { value: 500 }, replicaMemoryGb: { value: 2 } },
-    windows: [
-      oneOff({
-        name: 'sale',
-        from: '2026-11-23T09:00:00Z',
-        to: '2026-11-23T12:00:00Z',
-        target: { replicas: { value: 6 }, replicaCpuMillicores: { value: 1000 } },
-      }),
-    ],
-  });
-  const pipes: PipeConfig[] = ['a', 'b'].map((name, i) => ({
-    name,
-    organizationId: 'o',
-    serviceId: 's',
-    pipeId: `p${i}`,
-    policy: 'sale',
-    key: 'k',
-    bounds: {},
-  }));
-  const config: ScalingConfig = {
-    api: { keys: { k: { rateLimit: { requests: 10, perMs: 10_000 } } } },
-    evaluate: {
-      cron: '*/30 * * * * *',
-      reconcileMs: 600_000,
-      actuation: { expectedMs: 60_000, maxMs: 600_000, minSamples: 20 },
-    },
-    pipes,
-    policies: { sale: { ...sale, name: 'sale' } },
-  };
+  // two pipes on one key, a sale from 09:00: 2 -> 6 replicas of 0.5 -> 1 core (1 -> 6 cores)
+  const config = oneKeyConfig({ names: ['a', 'b'], key: 'k', policyName: 'sale', policy: salePolicy() });
+  const pipes = config.pipes;
   const views = { a: view(), b: view() };
   const AT = B - 20 * MIN; // in the hour of the boundary: the plan in force is the one before it
 
