@@ -52,9 +52,11 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     if (status !== undefined) endpoints[id] = status;
   }
   const applied = mergeReported(rec.applied, answer.scaling);
-  // A change whose outcome was unknown: its values, found now, are that change landing (late).
+  // A change whose outcome was unknown: its values, found now, settle it (in force, never drift).
+  // It is reported landed late only when nothing else explains them (landedLate).
   const u = rec.unsettled;
   const landed = u !== null && Object.entries(u.sent).every(([f, v]) => applied[f as keyof ScalingValues] === v);
+  const late = landed && landedLate(rec, u);
   let expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
   // A change being confirmed: its target in force confirms it; its old values (or the transient
   // 0/null) are "not yet", never drift; any other value of a sent field was set by someone else.
@@ -138,9 +140,25 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     write,
     next,
     drift: drift ? { expected: expected ?? {}, actual: applied } : null,
-    ...(landed ? { landed: { sent: u.sent, at: u.at, ...(u.id !== undefined ? { id: u.id } : {}) } } : {}),
+    ...(late ? { landed: { sent: u.sent, at: u.at, ...(u.id !== undefined ? { id: u.id } : {}) } } : {}),
     ...(check?.change ? { confirmation: check.change } : {}),
   };
+}
+
+/**
+ * Whether a read that shows every value of the change of unknown outcome `u` shows it landed late:
+ * some value it sent is explained by nothing else. A value is explained when the pipe held it
+ * already at the platform's last report before this read (the change only kept it: a change back
+ * to the values in force while an earlier one was on its way), or when an earlier send of ours of
+ * that value is still being confirmed (a re-send of the same target: the first send may be the one
+ * in force, and its 200 was its outcome). Such a read settles the change all the same.
+ */
+function landedLate(rec: PipeRecord, u: NonNullable<PipeRecord['unsettled']>): boolean {
+  const c = rec.confirming;
+  return Object.entries(u.sent).some(([f, v]) => {
+    const field = f as keyof ScalingValues;
+    return rec.applied[field] !== v && !(c !== null && c.sentAt < u.at && c.target[field] === v);
+  });
 }
 
 /**

@@ -24,7 +24,9 @@ export interface Transition {
   readonly next: Then;
   /** Fields that differ from what pipescaler last applied: changed behind its back. */
   readonly drift: { readonly expected: ScalingValues; readonly actual: ScalingValues } | null;
-  /** A change whose outcome was unknown shows in the answer: it landed (late), it is not drift. */
+  /** A change whose outcome was unknown shows in the answer, and nothing else explains its values
+   *  (answers.ts landedLate): it landed late (reported once). Shown but explained otherwise, it is
+   *  settled all the same (never drift), and not reported. */
   readonly landed?: { readonly sent: ScalingValues; readonly at: number; readonly id?: string };
   /** The change being confirmed is in force, went unconfirmed, or stopped being unconfirmed. */
   readonly confirmation?: ConfirmationChange;

@@ -848,9 +848,53 @@ describe('what an answer makes of the record', () => {
       expect(t.next).toEqual({ then: 'nothing' });
       expect(t.write.confirming).toMatchObject({ target: { replicas: 3 }, sentAt: DOWN_AT, lastSentAt: DOWN_AT });
       expect(t.write.confirming?.notYet[0]).toEqual(PEAK);
-      // the earlier one not in force either: it stays "not yet" under the taken one
+      // the earlier one not in force either: the read shows 3, the values in force before the down
+      // was sent; it settles the down (no drift), but nothing says it landed late
       const both = afterRead(rec, running(STREAMS), DOWN_AT + 10_000, ctx);
-      expect(both.landed).toEqual({ sent: { replicas: 3 }, at: DOWN_AT });
+      expect(both.landed).toBeUndefined();
+      expect(both.drift).toBeNull();
+      expect(both.write.unsettled).toBeNull();
+    });
+
+    it('a change of unknown outcome whose values a read shows for another reason is settled, never reported landed late', () => {
+      // the window's scale-up to 6 was answered 200 and is on its way; the desire went back to 3 and
+      // the change to 3 timed out: a read showing 3 shows the values in force before it was sent
+      const DOWN_AT = SENT_AT + 4 * MIN;
+      const back = sent(
+        {},
+        { desired: STREAMS, unsettled: { sent: { replicas: 3 }, at: DOWN_AT, code: 'API_TIMEOUT' } },
+      );
+      const kept = afterRead(back, running(STREAMS), DOWN_AT + 30_000, ctx);
+      expect(kept.landed).toBeUndefined();
+      expect(kept.drift).toBeNull();
+      expect(kept.write).toMatchObject({ unsettled: null, lastApplied: STREAMS });
+      // the same with its sender stalled (its intent still in_flight): no landed mark, so its 200,
+      // should it come, is its one outcome
+      const stalled = { ...back, unsettled: { ...INTENT, sent: { replicas: 3 }, at: DOWN_AT, until: DOWN_AT + 5_000 } };
+      expect(afterRead(stalled, running(STREAMS), DOWN_AT + 30_000, ctx).landed).toBeUndefined();
+      // a re-send of the target past its limit, cut: a read showing the target may show the first
+      // send in force (answered 200, its outcome): confirmed, not landed late
+      const AGAIN_AT = SENT_AT + 11 * MIN;
+      const resent = sent(
+        { dueAt: null, reads: 3, unconfirmedAt: SENT_AT + 10 * MIN },
+        { lastReadAt: SENT_AT + 10 * MIN, unsettled: { sent: { replicas: 6 }, at: AGAIN_AT, code: 'API_NETWORK' } },
+      );
+      const first = afterRead(resent, running(PEAK), AGAIN_AT + 10_000, ctx);
+      expect(first.landed).toBeUndefined();
+      expect(first.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT });
+      expect(first.write.unsettled).toBeNull();
+      // its settle read not showing it: on its way (from the first send); a later read that shows it
+      // is no landing late of the re-send either
+      const waiting = afterRead(resent, running(STREAMS), AGAIN_AT + 10_000, ctx);
+      expect(waiting.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT });
+      const later = afterRead({ ...resent, ...waiting.write }, running(PEAK), AGAIN_AT + 2 * MIN, ctx);
+      expect(later.landed).toBeUndefined();
+      expect(later.confirmation).toMatchObject({ is: 'confirmed', sentAt: SENT_AT });
+      expect(later.drift).toBeNull();
+      // a change of unknown outcome alone, its values new: landed late, reported once
+      const alone = afterRead(seen({ unsettled: { ...INTENT } }), running(PEAK), T0 + MIN, ctx);
+      expect(alone.landed).toMatchObject({ sent: { replicas: 6 }, id: INTENT.id });
+      expect(alone.write.unsettled).toBeNull();
     });
 
     it('a read showing the desired target (no change on its way): the last confirmation', () => {
