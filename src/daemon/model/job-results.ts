@@ -6,7 +6,15 @@ import type { Direction } from '../../policy/index.js';
  *  is a settle; a confirmation read takes the key's read share ahead of reconcile reads. */
 export type ReadWhy = 'first_contact' | 'settle' | 'confirm' | 'reconcile';
 
-export type DropReason = 'unknown_pipe' | 'unknown_policy' | 'no_key' | 'stale' | 'superseded' | 'pipe_changed';
+export type DropReason =
+  | 'unknown_pipe'
+  | 'unknown_policy'
+  | 'no_key'
+  | 'stale'
+  | 'superseded'
+  | 'pipe_changed'
+  /** An evaluation of a state Redis lost (evaluate.ts). */
+  | 'state_lost';
 
 export type JobResult =
   /** Dropped before anything was decided or sent. */

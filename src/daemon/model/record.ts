@@ -265,6 +265,9 @@ export interface Snapshot {
   /** The pipe's override, ended or not (decide() ignores an ended one). */
   readonly override: StoredOverrideValue | null;
   readonly service: StoredService | null;
+  /** The marker's text as the snapshot read it (redis-guard.ts), null when it is gone: Redis lost
+   *  the state and no tick has noticed yet. The decision is written only while it is unchanged. */
+  readonly marker: string | null;
 }
 
 /**

@@ -53,7 +53,10 @@ export function createTick(o: TickOptions): (at: number) => Promise<void> {
     if (!queue || o.stopping()) return;
     // Every replica checks, so each one holds its own evaluations while the state is lost.
     await o.guardStarted();
-    await o.guard.check(config.pipes.map((p) => p.name));
+    await o.guard.check(
+      config.pipes.map((p) => p.name),
+      at,
+    );
     if (!(await claimTick(at))) return;
     // A replica that began to stop meanwhile still enqueues the tick it claimed, for the others.
     if (!o.stopping()) o.metrics.prefetch(metricPolicies(config), at);

@@ -37,6 +37,24 @@ const MarkerSchema = z.object({
 });
 type Marker = z.infer<typeof MarkerSchema>;
 
+/**
+ * The state a marker's text names, "<since>/<lostAt>" (lostAt '' when none): what a loss changes
+ * and the end of its hold (rebuiltAt) does not. '' for a text that does not parse, or holds an
+ * instant that is no whole number (not checked). state-scripts.ts computes the same in Lua.
+ */
+export function stateOfMarker(text: string): string {
+  const m = parseStored(MarkerSchema, text);
+  if (m === null || !Number.isSafeInteger(m.since)) return '';
+  if (m.lostAt !== undefined && !Number.isSafeInteger(m.lostAt)) return '';
+  return `${m.since}/${m.lostAt ?? ''}`;
+}
+
+/** The instant of the loss a marker's text records (the tick that found the marker gone), or null:
+ *  work of an earlier tick, enqueued before the loss, belongs to the state that was lost. */
+export function lossInMarker(text: string): number | null {
+  return parseStored(MarkerSchema, text)?.lostAt ?? null;
+}
+
 /** Whether a marker's text says the prefix's state is the embedded demo's. */
 export function isDemoMarker(text: string): boolean {
   return parseStored(MarkerSchema, text)?.demo === true;
@@ -98,9 +116,10 @@ export class RedisGuard {
     this.report(null);
   }
 
-  /** At every tick, before its evaluations are enqueued. */
-  async check(pipes: readonly string[]): Promise<void> {
-    await this.readMarker();
+  /** At every tick (`at`, its instant), before its evaluations are enqueued. A loss it finds is of
+   *  that instant: the tick's own evaluations are of the state after it, an earlier tick's before. */
+  async check(pipes: readonly string[], at = this.now()): Promise<void> {
+    await this.readMarker(at);
     if (this.policy !== null || !this.policyChecked) await this.checkPolicy();
     if (this.lostAt !== null && (await this.rebuilt(pipes, this.lostAt))) {
       this.logger.info(
@@ -113,10 +132,9 @@ export class RedisGuard {
     this.report(pipes.length);
   }
 
-  private async readMarker(): Promise<void> {
+  private async readMarker(at = this.now()): Promise<void> {
     const value = await this.redis.get(this.keys.marker);
     if (value === null) {
-      const at = this.now();
       const marker = JSON.stringify({ since: at, lostAt: at, ...this.tag() } satisfies Marker);
       await this.redis.set(this.keys.marker, marker);
       this.known = marker;

@@ -3,28 +3,49 @@
 import type { Result } from 'ioredis';
 
 // Keys of one pipe under one prefix: a Redis Cluster needs a {hash tag} in the prefix, as BullMQ does.
+// KEYS[6] is the marker (redis-guard.ts): the state the snapshot belongs to.
 const SNAPSHOT_SCRIPT =
-  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1]), redis.call('GET', KEYS[5])}";
+  "return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]), redis.call('HGET', KEYS[4], ARGV[1]), redis.call('GET', KEYS[5]), redis.call('GET', KEYS[6])}";
+
+// The state the marker (redis-guard.ts) names: "<since>/<lostAt>" ('' none, '?' unreadable), as
+// redis-guard.ts stateOfMarker gives it. Redis lost the state when it differs from the one an
+// evaluation's snapshot read: the marker gone, or written again by the replica that noticed (its
+// rebuiltAt, written when the hold ends, is the same state).
+const STATE_OF_MARKER = `
+local function stateOf(key)
+  local m = redis.call('GET', key)
+  if not m then return '' end
+  local ok, v = pcall(cjson.decode, m)
+  if not ok or type(v) ~= 'table' or type(v.since) ~= 'number' then return '?' end
+  local lost = type(v.lostAt) == 'number' and string.format('%.0f', v.lostAt) or ''
+  return string.format('%.0f', v.since) .. '/' .. lost
+end
+`;
 
 // A decision of the tick ARGV[1], unless a newer tick's is stored; each one counted in
 // `decisions`. ARGV[2]: that count in the record the fields are a difference from (state-store.ts
 // writeDecision), refused with 2 when another decision was stored since; '' for a whole decision.
-const WRITE_DECISION_SCRIPT = `
+// ARGV[3]: the state the snapshot's marker (KEYS[2]) named ('' not checked): refused with 3 when
+// Redis lost it since.
+const WRITE_DECISION_SCRIPT = `${STATE_OF_MARKER}
+if ARGV[3] ~= '' and stateOf(KEYS[2]) ~= ARGV[3] then return 3 end
 local h = redis.call('HMGET', KEYS[1], 'decidedAt', 'decisions')
 local cur = tonumber(h[1] or '')
 if cur and cur > tonumber(ARGV[1]) then return 0 end
 if ARGV[2] ~= '' and (h[2] or '0') ~= ARGV[2] then return 2 end
 local n = tonumber(h[2] or '')
 if not n or n ~= n or n < 0 or n >= 2^53 then n = 0 end
-redis.call('HSET', KEYS[1], 'decisions', string.format('%d', math.floor(n) + 1), unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'decisions', string.format('%d', math.floor(n) + 1), unpack(ARGV, 4))
 return 1
 `;
 
 // A pipe's window verdicts, one per window start fleet-wide (verdicts.ts). ARGV[1]: open (a due
 // verdict), close (the due one given) or exclude (given at once); ARGV[2] the boundary; ARGV[3]
 // the JSON. open and exclude only for a boundary later than the due one's and the last given's;
-// close only while the due one is that boundary's. 1 written, 0 refused (another replica did).
-const VERDICT_SCRIPT = `
+// close only while the due one is that boundary's. 1 written, 0 refused (another replica did, or
+// the marker KEYS[2] no longer names the state ARGV[4], '' not checked: Redis lost it since).
+const VERDICT_SCRIPT = `${STATE_OF_MARKER}
+if ARGV[4] ~= '' and stateOf(KEYS[2]) ~= ARGV[4] then return 0 end
 local function boundary(field)
   local text = redis.call('HGET', KEYS[1], field)
   if not text then return -1 end
@@ -63,40 +84,48 @@ return 1
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** SNAPSHOT_SCRIPT: the pipe's hash, its pause, the pause of all, the services hash, its
-     *  override; the service id. */
+     *  override, the marker; the service id. */
     pipescalerSnapshot(
       pipe: string,
       pause: string,
       pauseAll: string,
       services: string,
       override: string,
+      marker: string,
       serviceId: string,
-    ): Result<[string[], string | null, string | null, string | null, string | null], Context>;
-    /** WRITE_DECISION_SCRIPT: the pipe's hash; the tick, the count of decisions of the record the
-     *  fields are a difference from ('' for all fields), then field, value pairs. 1 written, 0 refused (a newer
-     *  tick's decision is stored), 2 another decision was stored since the base (nothing written). */
+    ): Result<[string[], string | null, string | null, string | null, string | null, string | null], Context>;
+    /** WRITE_DECISION_SCRIPT: the pipe's hash, the marker; the tick, the count of decisions of the
+     *  record the fields are a difference from ('' for all fields), the state the decision was made
+     *  in (stateOfMarker; '' unchecked), then field, value pairs. 1 written, 0 refused (a newer
+     *  tick's decision is stored), 2 another decision was stored since the base (nothing written),
+     *  3 the marker names another state (Redis lost it since). */
     pipescalerWriteDecision(
       pipe: string,
+      marker: string,
       tickAt: string,
       base: string,
+      state: string,
       ...fieldsAndValues: string[]
     ): Result<number, Context>;
     /** WRITE_IF_INTENT_SCRIPT: the pipe's hash; the id its unsettled change must have ('' none),
      *  then field, value pairs. 1 written, 0 refused. */
     pipescalerWriteIfIntent(pipe: string, intent: string, ...fieldsAndValues: string[]): Result<number, Context>;
-    /** VERDICT_SCRIPT: the pipe's hash; open, close or exclude, the boundary, the JSON. 1 written, 0 refused. */
+    /** VERDICT_SCRIPT: the pipe's hash, the marker; open, close or exclude, the boundary, the JSON,
+     *  the state the evaluation read (stateOfMarker; '' unchecked). 1 written, 0 refused. */
     pipescalerVerdict(
       pipe: string,
+      marker: string,
       action: 'open' | 'close' | 'exclude',
       boundary: string,
       json: string,
+      state: string,
     ): Result<number, Context>;
   }
 }
 
 export const STORE_COMMANDS = [
-  { name: 'pipescalerSnapshot', numberOfKeys: 5, lua: SNAPSHOT_SCRIPT },
-  { name: 'pipescalerWriteDecision', numberOfKeys: 1, lua: WRITE_DECISION_SCRIPT },
-  { name: 'pipescalerVerdict', numberOfKeys: 1, lua: VERDICT_SCRIPT },
+  { name: 'pipescalerSnapshot', numberOfKeys: 6, lua: SNAPSHOT_SCRIPT },
+  { name: 'pipescalerWriteDecision', numberOfKeys: 2, lua: WRITE_DECISION_SCRIPT },
+  { name: 'pipescalerVerdict', numberOfKeys: 2, lua: VERDICT_SCRIPT },
   { name: 'pipescalerWriteIfIntent', numberOfKeys: 1, lua: WRITE_IF_INTENT_SCRIPT },
 ] as const;

@@ -59,13 +59,14 @@ export class StateStore {
    *  steady tick of 10,000 pipes is bound by (bench/steady-tick.ts). */
   async snapshot(pipe: string, ids?: ServiceIds): Promise<Snapshot> {
     const ref = ids?.pipeId === undefined ? null : refOf(ids as Required<ServiceIds>);
-    const [raw, own, all, service, override] = await this.redis.pipescalerSnapshot(
+    const [raw, own, all, service, override, marker] = await this.redis.pipescalerSnapshot(
       this.keys.pipe(pipe),
       // without a pipe id: a key nothing writes (the pipe hash's own name under another prefix)
       ref === null ? `${this.keys.pipe(pipe)}:none` : this.keys.pause(ref),
       this.keys.pauseAll,
       this.keys.services(ids?.organizationId ?? ''),
       ref === null ? `${this.keys.pipe(pipe)}:none` : this.keys.override(ref),
+      this.keys.marker,
       ids?.serviceId.toLowerCase() ?? '',
     );
     const fields: Record<string, string> = {};
@@ -81,6 +82,7 @@ export class StateStore {
       pause: parsePause(own, all),
       override: parseOverride(override),
       service: parseStored(StoredServiceSchema, service),
+      marker,
     };
   }
 
@@ -128,35 +130,55 @@ export class StateStore {
    * Write a decision of the tick at `tickAt` unless a newer tick's decision is stored already
    * (compare-and-set in one script): a stalled evaluation of an older tick that finishes late must
    * not overwrite a newer desire (seen: 8 -> 2 -> 8 after a window ended). False when refused.
+   * With `state` (the state the snapshot's marker named, redis-guard.ts stateOfMarker), refused as
+   * `state_lost` when the marker names another: Redis lost the state the decision was made from.
    */
-  async writeDecision(pipe: string, tickAt: number, fields: Partial<PipeRecord>, base?: PipeRecord): Promise<boolean> {
+  async writeDecision(
+    pipe: string,
+    tickAt: number,
+    fields: Partial<PipeRecord>,
+    base?: PipeRecord,
+    state = '',
+  ): Promise<boolean | 'state_lost'> {
     const write = async (f: Partial<PipeRecord>, since: string): Promise<number> => {
       const entries = Object.entries<unknown>({ ...f, decidedAt: tickAt }).filter(([, v]) => v !== undefined);
       const args = entries.flatMap(([k, v]) => [k, storedText(v)]);
-      return await this.redis.pipescalerWriteDecision(this.keys.pipe(pipe), String(tickAt), since, ...args);
+      return await this.redis.pipescalerWriteDecision(
+        this.keys.pipe(pipe),
+        this.keys.marker,
+        String(tickAt),
+        since,
+        state,
+        ...args,
+      );
     };
-    if (base === undefined) return (await write(fields, '')) === 1;
+    const outcome = (n: number): boolean | 'state_lost' => (n === 3 ? 'state_lost' : n === 1);
+    if (base === undefined) return outcome(await write(fields, ''));
     // Only what differs from the record it was decided from, as long as no other decision was
     // stored since (the record's count of them); else the whole decision, as before.
     const written = await write(changedFrom(base, fields), String(base.decisions));
-    return written === 2 ? (await write(fields, '')) === 1 : written === 1;
+    return written === 2 ? outcome(await write(fields, '')) : outcome(written);
   }
 
   /**
    * A window start's verdict, once fleet-wide (one script): `open` stores it as due, `close`
    * gives the due one, `exclude` gives one at once. False when another replica did it first (or
-   * a later start is already due or given).
+   * a later start is already due or given), or, with `state` (stateOfMarker), when the marker names
+   * another state (Redis lost the one the evaluation read).
    */
   async verdict(
     pipe: string,
     action: 'open' | 'close' | 'exclude',
     value: VerdictDue | StoredVerdict,
+    state = '',
   ): Promise<boolean> {
     const r = await this.redis.pipescalerVerdict(
       this.keys.pipe(pipe),
+      this.keys.marker,
       action,
       String(value.boundary),
       storedText(value),
+      state,
     );
     return r === 1;
   }

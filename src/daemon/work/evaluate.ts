@@ -14,6 +14,7 @@ import { refOf, type PipeRecord, type StoredDecision } from '../model/record.js'
 import { noteVerdicts } from './verdicts.js';
 import { pipeByName } from '../model/pipe-index.js';
 import { type Next } from '../lifecycle/steps.js';
+import { lossInMarker, stateOfMarker } from '../store/redis-guard.js';
 
 export function createEvaluateProcessor(ctx: DaemonContext) {
   return async function evaluate(job: Job<EvaluateJob>): Promise<JobResult> {
@@ -34,6 +35,11 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
   const policy = config.policies[pipe.policy];
   if (!policy) return dropped('unknown_policy');
   const snap = await ctx.store.snapshot(name, pipe);
+  // Of a state Redis lost: the marker gone (no tick noticed yet), or the job of a tick before the
+  // one that found it (redis-guard.ts). Its view, or the guard's, is of the old state: the next
+  // tick decides afresh, held until the pipes are read again.
+  if (snap.marker === null || lostSince(snap.marker, tickAt)) return dropped('state_lost');
+  const state = stateOfMarker(snap.marker);
   const { rec } = snap;
   const sit = await situationOf(ctx, pipe, policy, snap, tickAt, tickAt, 'tick');
   const next = nextStep(rec, sit, tickAt);
@@ -78,13 +84,16 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
         ...(next.readDue && (!rec.readDue || snap.invalid.length > 0) ? { readDue: true } : {}),
       },
       snap.invalid.length === 0 ? rec : undefined,
+      state,
     );
+    // Redis lost the state since the snapshot: what was decided from it goes nowhere.
+    if (stored === 'state_lost') return dropped('state_lost');
     // A newer tick's decision is stored already: this late evaluation changes nothing.
     if (!stored) return dropped('superseded');
     report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
     await noteFreeze(ctx, name, rec, decision);
     const paused = sit.pause !== null && (sit.pause.until === undefined || tickAt < sit.pause.until);
-    await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt, paused);
+    await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt, paused, state);
   }
 
   switch (step.do) {
@@ -102,6 +111,13 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
     case 'skip':
       return { done: 'nothing', step: step.do, reason: step.reason };
   }
+}
+
+/** The marker the snapshot read records a loss found by a tick after the tick `tickAt`: an
+ *  evaluation enqueued before the loss, run after it. */
+function lostSince(marker: string, tickAt: number): boolean {
+  const lostAt = lossInMarker(marker);
+  return lostAt !== null && tickAt < lostAt;
 }
 
 /** The evaluation's events: every replica's gauges follow every pipe from the shared state. */

@@ -44,6 +44,9 @@ export async function noteVerdicts(
   decision: Decision,
   tickAt: number,
   paused = false,
+  /** The state the evaluation's snapshot read (redis-guard.ts stateOfMarker): no verdict goes in
+   *  once Redis lost it. */
+  state = '',
 ): Promise<void> {
   const config = ctx.config();
   const limitMs = verdictLimitMs(ctx);
@@ -63,22 +66,30 @@ export async function noteVerdicts(
         due,
         judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due) }),
         Math.min(due.deadline, start.boundary),
+        state,
       );
     due = null;
     const next = verdictDue(start, limitMs);
     const excluded = exclusionOf(decision, config.dryRun, paused);
     if (excluded !== null) {
       const verdict: StoredVerdict = { ...next, verdict: 'excluded', at: ctx.now(), reason: excluded };
-      if (await ctx.store.verdict(pipe.name, 'exclude', verdict))
+      if (await ctx.store.verdict(pipe.name, 'exclude', verdict, state))
         ctx.emitter.emit('verdict', { pipe: pipe.name, ...verdict });
       continue;
     }
     // Refused: another replica opened it; it is due all the same (giving it is once, by script).
-    await ctx.store.verdict(pipe.name, 'open', next);
+    await ctx.store.verdict(pipe.name, 'open', next, state);
     due = next;
   }
   if (due !== null)
-    await give(ctx, pipe.name, due, judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due) }));
+    await give(
+      ctx,
+      pipe.name,
+      due,
+      judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due) }),
+      due.deadline,
+      state,
+    );
 }
 
 /** Give a settled verdict with the capacity the start spent early and short (`until`: when a
@@ -89,9 +100,10 @@ async function give(
   due: VerdictDue,
   judged: Judged | null,
   until = due.deadline,
+  state = '',
 ): Promise<void> {
   if (judged === null) return;
   const capacity = verdictCapacity(due, judged, until);
   const verdict: StoredVerdict = { ...due, ...judged, ...(capacity ?? {}), at: ctx.now() };
-  if (await ctx.store.verdict(pipe, 'close', verdict)) ctx.emitter.emit('verdict', { pipe, ...verdict });
+  if (await ctx.store.verdict(pipe, 'close', verdict, state)) ctx.emitter.emit('verdict', { pipe, ...verdict });
 }

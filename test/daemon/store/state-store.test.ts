@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StateStore } from '../../../src/daemon/store/state-store.js';
+import { stateOfMarker } from '../../../src/daemon/store/redis-guard.js';
 import { sameJson } from '../../../src/daemon/model/record-fields.js';
 import type { ScalingValues } from '../../../src/api/index.js';
 import { pipeByName } from '../../../src/daemon/model/pipe-index.js';
@@ -212,6 +213,37 @@ describe('StateStore.writeDecision', () => {
     expect(await store.writeDecision('raced', 3_500, fields(3_500, 7), await store.read('raced'))).toBe(false);
     expect(await store.writeDecision('raced', 3_500, fields(3_500, 7))).toBe(false);
     expect((await store.read('raced')).desired).toEqual({ replicas: 2 });
+  });
+
+  it("refuses a decision (and a verdict) made in a state Redis lost since: the snapshot's marker gone or another loss's; the end of a hold is the same state", async () => {
+    const since = 1_795_000_000_000;
+    const fresh = JSON.stringify({ since });
+    await redis.set(store.keys.marker, fresh);
+    const snap = await store.snapshot('marked');
+    expect(snap.marker).toBe(fresh);
+    const state = stateOfMarker(fresh);
+    expect(state).toBe(`${since}/`);
+    const d = (at: number) => ({ desired: { replicas: at / 1_000 } });
+    expect(await store.writeDecision('marked', 1_000, d(1_000), undefined, state)).toBe(true);
+    // the marker gone: Redis lost the state, no tick noticed yet
+    await redis.del(store.keys.marker);
+    expect(await store.writeDecision('marked', 2_000, d(2_000), undefined, state)).toBe('state_lost');
+    const due = { boundary: 5_000, windows: ['w'], target: { replicas: 2 }, deadline: 9_000 };
+    expect(await store.verdict('marked', 'open', due, state)).toBe(false);
+    // written again by the replica that noticed: another state
+    const lost = JSON.stringify({ since: since + 30_000, lostAt: since + 30_000 });
+    await redis.set(store.keys.marker, lost);
+    expect(await store.writeDecision('marked', 2_000, d(2_000), undefined, state)).toBe('state_lost');
+    expect((await store.read('marked')).desired).toEqual({ replicas: 1 });
+    // the hold's end (rebuiltAt) keeps the state the loss began
+    const after = stateOfMarker(lost);
+    await redis.set(store.keys.marker, JSON.stringify({ ...JSON.parse(lost), rebuiltAt: since + 90_000 }));
+    expect(stateOfMarker((await redis.get(store.keys.marker))!)).toBe(after);
+    expect(await store.writeDecision('marked', 3_000, d(3_000), undefined, after)).toBe(true);
+    expect(await store.verdict('marked', 'open', due, after)).toBe(true);
+    // unchecked without a state
+    await redis.del(store.keys.marker);
+    expect(await store.writeDecision('marked', 4_000, d(4_000))).toBe(true);
   });
 
   it('starts the count of decisions over when it is not a whole number it can count on', async () => {
