@@ -83,6 +83,7 @@ export type { Freeze } from './types.js';
 export { onDriftAction } from './drift.js';
 export {
   atTarget,
+  confirmedSince,
   exclusionOf,
   judgeVerdict,
   stateLostAround,

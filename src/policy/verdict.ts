@@ -52,12 +52,31 @@ export interface VerdictDue {
   readonly before?: ScalingValues;
 }
 
-/** The last confirmation (the record's `confirmed`): the target values of a change and the first
- *  read that showed them in force, at `at`. The daemon's confirmation (daemon/lifecycle/confirmation.ts)
- *  writes it; a verdict reads it. */
+/** The last confirmation (the record's `confirmed`): the target values of a change and since when
+ *  reads have shown the pipe at them or above (confirmedSince), at `at`. The daemon's confirmation
+ *  (daemon/lifecycle/answers.ts) writes it; a verdict reads it. */
 export interface Confirmed {
   readonly values: ScalingValues;
   readonly at: number;
+}
+
+/**
+ * The last confirmation once an answer shows `values` in force at `now`: the instant of the one
+ * before, `since`, when it held each of them already or more (the same values shown again, a
+ * scale-down from it, a change the pipe was at already: the pipe was at least at them since then),
+ * else `now`. So a start whose target a read showed in force before its boundary is met at the
+ * boundary, though its change (a scale-down to the platform's floor, or a change to the values the
+ * pipe held) is decided and shown in force only after it.
+ */
+export function confirmedSince(since: Confirmed | null, values: ScalingValues, now: number): Confirmed {
+  const held =
+    since !== null &&
+    (Object.keys(values) as ScalingField[]).every((f) => {
+      const want = values[f];
+      const had = since.values[f];
+      return want === undefined || (had !== undefined && had >= want);
+    });
+  return { values, at: held ? since.at : now };
 }
 
 export type Judged =

@@ -4,10 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   atTarget,
+  confirmedSince,
   exclusionOf,
   judgeVerdict,
   stateLostAround,
   VERDICT_LIMIT_DEFAULT_MS,
+  verdictDue,
   windowStartsIn,
   type VerdictDue,
 } from '../../src/policy/verdict.js';
@@ -238,6 +240,80 @@ describe('judgeVerdict', () => {
       lateMs: 5_000,
       confirmedAt: B + 5_000,
     });
+  });
+});
+
+describe("a start at the platform's floor", () => {
+  // a night window down to the floor (replicas 1, the platform's minimum) on the day Berlin springs
+  // forward: 02:30 local is the first instant after the gap, 03:00 CEST = 01:00Z
+  const night = recurring({
+    name: 'night',
+    start: '02:30',
+    end: '05:00',
+    timezone: 'Europe/Berlin',
+    target: { replicas: { value: 1 } },
+  });
+  const [start] = windowStartsIn(
+    policy({ windows: [night] }),
+    {},
+    STREAM,
+    at('2026-03-28T12:00:00Z'),
+    at('2026-03-29T12:00:00Z'),
+  );
+  const NIGHT = at('2026-03-29T01:00:00Z');
+  const d = verdictDue(start!, VERDICT_LIMIT_DEFAULT_MS);
+
+  it('the start is the first instant after the gap, its target the floor', () => {
+    expect(start).toMatchObject({ boundary: NIGHT, target: { replicas: 1 }, before: { replicas: 2 } });
+  });
+
+  it('held above it before the boundary: the scale-down shown after it keeps the instant, met at the boundary', () => {
+    // a read showed the baseline (2) in force 20 min before; the scale-down to the floor is decided
+    // and shown in force 600 ms after the boundary, before the evaluation that judges the start
+    const held = { values: { replicas: 2 }, at: NIGHT - 20 * 60_000 };
+    const down = confirmedSince(held, { replicas: 1 }, NIGHT + 600);
+    expect(down).toEqual({ values: { replicas: 1 }, at: NIGHT - 20 * 60_000 });
+    expect(judgeVerdict(d, down, NIGHT + 30_000, { reported: { replicas: 1 } })).toEqual({
+      verdict: 'met',
+      lateMs: 0,
+      confirmedAt: NIGHT - 20 * 60_000,
+    });
+    // judged after the limit (the verdict's evaluation came late): met all the same, never missed
+    expect(judgeVerdict(d, down, NIGHT + VERDICT_LIMIT_DEFAULT_MS + 1, { reported: { replicas: 1 } })).toMatchObject({
+      verdict: 'met',
+    });
+  });
+
+  it('at the floor already (the change a no-op): met at the boundary', () => {
+    const atFloor = { values: { replicas: 1 }, at: NIGHT - 60 * 60_000 };
+    const again = confirmedSince(atFloor, { replicas: 1 }, NIGHT + 1_000);
+    expect(again).toEqual(atFloor);
+    expect(judgeVerdict(d, again, NIGHT + 1_000)).toEqual({ verdict: 'met', lateMs: 0, confirmedAt: atFloor.at });
+  });
+
+  it('nothing held before: a confirmation from its own read (a scale-up, a field not named before, none at all)', () => {
+    const down = { values: { replicas: 1 }, at: NIGHT - 60_000 };
+    expect(confirmedSince(down, { replicas: 3 }, NIGHT + 60_000)).toEqual({
+      values: { replicas: 3 },
+      at: NIGHT + 60_000,
+    });
+    expect(confirmedSince(down, { replicas: 1, replicaCpuMillicores: 500 }, NIGHT)).toEqual({
+      values: { replicas: 1, replicaCpuMillicores: 500 },
+      at: NIGHT,
+    });
+    expect(confirmedSince(null, { replicas: 1 }, NIGHT + 5_000)).toEqual({
+      values: { replicas: 1 },
+      at: NIGHT + 5_000,
+    });
+    // a scale-down shown before a later scale-up start is no confirmation of it
+    const up = { ...d, target: { replicas: 3 } };
+    expect(
+      judgeVerdict(
+        up,
+        confirmedSince({ values: { replicas: 3 }, at: NIGHT - 60_000 }, { replicas: 1 }, NIGHT),
+        NIGHT + 1,
+      ),
+    ).toBeNull();
   });
 });
 

@@ -1,14 +1,8 @@
 // What an answer makes of a pipe's record, and what its next turn is: the second half of the
 // lifecycle (next-step.ts has the first). Pure: the apply processor writes what these return,
 // emits their events and enqueues their next step.
-import {
-  KIND_FIELDS,
-  type PipeKind,
-  type ScalingField,
-  type ReversePrivateEndpointStatus,
-  type ScalingValues,
-} from '../../api/index.js';
-import { afterChange, changeDirections, type Confirmed } from '../../policy/index.js';
+import { KIND_FIELDS, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../../api/index.js';
+import { afterChange, changeDirections, confirmedSince, type Confirmed } from '../../policy/index.js';
 import {
   afterSend,
   expectedValues,
@@ -165,8 +159,9 @@ function landedLate(rec: PipeRecord, u: NonNullable<PipeRecord['unsettled']>): b
  * The record's last confirmation after an answer (undefined: unchanged): the desired target (or
  * the change just confirmed) when the answer shows it in force in a state that takes scaling; with
  * neither (a first contact, a record rebuilt after Redis lost it), the values it shows in force.
- * Its instant is the first answer that showed these values, kept by later ones that show them (or
- * some of them, as a target decided since names) again: a window verdict counts from that read.
+ * Its instant is the first answer since which the pipe showed at least these values (verdict.ts
+ * confirmedSince): kept by later ones that show them, some of them, or less (a scale-down, a
+ * change to values it held already): a window verdict counts from that read.
  */
 function confirmationOf(
   rec: PipeRecord,
@@ -187,9 +182,7 @@ function confirmationOf(
           ? shown
           : null;
   if (values === null) return undefined;
-  const since = rec.confirmed;
-  const kept = since !== null && Object.entries(values).every(([f, v]) => since.values[f as ScalingField] === v);
-  return { values, at: kept ? since.at : now };
+  return confirmedSince(rec.confirmed, values, now);
 }
 
 /** When and against what a change was sent: its first instant and the confirmation's timing. */

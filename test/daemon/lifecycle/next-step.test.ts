@@ -897,6 +897,27 @@ describe('what an answer makes of the record', () => {
       expect(alone.write.unsettled).toBeNull();
     });
 
+    it('a scale-down shown in force keeps the instant of the confirmation that held more: the pipe was at least at it since', () => {
+      // the baseline (3) confirmed 20 min before; a window down to the platform's floor (1) starts
+      // at T0 and its change, sent right after, is in force at its answer
+      const FLOOR = { ...STREAMS, replicas: 1 };
+      const rec = seen({ desired: FLOOR, confirmed: { values: STREAMS, at: T0 - 20 * MIN } });
+      const t = afterSentChange(rec, running(FLOOR), { replicas: 1 }, T0 + 600, {
+        ref: REF,
+        sentAt: T0 + 500,
+        timing: TIMING,
+      });
+      expect(t.write.confirmed).toEqual({ values: FLOOR, at: T0 - 20 * MIN });
+      // the same shown by a read
+      expect(afterRead(rec, running(FLOOR), T0 + 30_000, ctx).write.confirmed).toEqual({
+        values: FLOOR,
+        at: T0 - 20 * MIN,
+      });
+      // a scale-up is confirmed from the read that shows it
+      const up = seen({ desired: PEAK, confirmed: { values: FLOOR, at: T0 - 20 * MIN } });
+      expect(afterRead(up, running(PEAK), T0 + 30_000, ctx).write.confirmed).toEqual({ values: PEAK, at: T0 + 30_000 });
+    });
+
     it('a read showing the desired target (no change on its way): the last confirmation', () => {
       const t = afterRead(seen({ desired: STREAMS }), running(STREAMS), T0, ctx);
       expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0 });
