@@ -5,10 +5,15 @@
 // The platform counts a fixed window per key that starts at the first request after the last
 // window ended. The hash holds our view of it (epoch ms, Redis clock): `start`, the instant a take
 // opened it (its id); `end`, the latest the platform's window may end; `early`, the earliest; and
-// `left`. A take after `end` opens a new window of ours, one from the margin before `early` on
-// waits for it. Every answer comes with its unit's instant: one of the window in force corrects
-// all three from its headers, so the phase and the count follow the platform's, whoever else spent
-// from the same key; one of an older window (a unit taken before `start`) moves nothing.
+// `left`; `sent`, the instant the window's first request went out (none yet: absent). A take after
+// `end` opens a new window of ours, one from the margin before `early` on waits for it. Every
+// request is marked as it goes out (SEND): the window's first moves both ends to no earlier than its
+// send + the window, since the platform's window starts at the first request it receives, however
+// long after its take the unit was sent; a unit whose window is over by then (or about to be) is
+// stale, and takes a unit of the window in force instead (or waits). Every answer comes with its
+// unit's instant: one of the window in force corrects the ends and what is left from its headers,
+// so the phase and the count follow the platform's, whoever else spent from the same key; one of
+// an older window (a unit taken before `start`) moves nothing.
 //
 // No hash means nothing is known of the platform's window: a new key, or Redis lost its data while
 // the platform still counts what was sent. Then nothing goes for a window and a margin: any window
@@ -49,6 +54,21 @@ declare module 'ioredis' {
       takenAt: number,
       now: number | '',
     ): Result<number, Context>;
+    /** SEND: TAKE's arguments, then the instant the unit was taken: the unit's request goes out now.
+     *  [0, the instant of the unit sent (its own, or a unit of the window in force taken instead of
+     *  a stale one)] or [the ms to wait, the instant]. */
+    pipescalerBudgetSend(
+      key: string,
+      requests: number,
+      perMs: number,
+      marginMs: number,
+      afterEndMs: number,
+      readShare: number,
+      read: '0' | '1',
+      now: number | '',
+      knownEnd: number | '',
+      takenAt: number,
+    ): Result<[number, number], Context>;
   }
 }
 
@@ -102,50 +122,104 @@ if not now then
 end
 `;
 
+// The take, shared by TAKE and SEND: key, the instant, limit, window ms, margin ms before the end,
+// margin ms after the end, read share, true for a read, the end this replica last heard of (nil
+// none). Returns {wait, instant}: wait 0 when a unit was taken at that instant (its answer gives it
+// back to OBSERVE), else the ms to wait (negative: a read whose share is spent, changes may go).
+// Reads earn share x limit credits per window's length of time (`rc` as of `rt`), at most one
+// window's worth plus one, so the share holds on average, not in bursts; by time, not per window
+// opened, so the gaps between the platform's windows (the margins, the answers' latency) do not
+// cost reads their share. A take that opens a window clears `sent`: none of its requests has gone.
+// With no hash, the window the take writes counts as sent (its end is already the latest any
+// window of the platform's may have): no send moves it.
+const TAKE_FN = `
+local function take(key, now, limit, win, margin, after, shareRatio, read, known)
+  local h = redis.call('HMGET', key, 'end', 'left', 'rc', 'rt', 'early')
+  local e = tonumber(h[1]) or 0
+  local left = tonumber(h[2]) or 0
+  local early = tonumber(h[5]) or e
+  local share = shareRatio * limit
+  local rc = tonumber(h[3]) or (share + 1)
+  local rt = tonumber(h[4]) or now
+  rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
+  if not h[1] then
+    local e0 = now + margin + win
+    if known and known > now then e0 = known end
+    redis.call('HSET', key, 'end', e0, 'early', e0, 'left', 0, 'rc', rc, 'rt', now, 'start', now, 'sent', now)
+    redis.call('PEXPIRE', key, ${KEPT_MS})
+    return {e0 + after - now, now}
+  end
+  local opened = false
+  if now >= e + after then
+    opened = true
+    e = now + win
+    early = e
+    left = limit
+  elseif now >= early - margin then
+    return {e + after - now, now}
+  end
+  if left <= 0 then return {e + after - now, now} end
+  if read and rc < 1 then return {-math.max(1, math.ceil((1 - rc) * win / share)), now} end
+  if read then rc = rc - 1 end
+  redis.call('HSET', key, 'end', e, 'early', early, 'left', left - 1, 'rc', rc, 'rt', now)
+  if opened then
+    redis.call('HSET', key, 'start', now)
+    redis.call('HDEL', key, 'sent')
+  end
+  redis.call('PEXPIRE', key, ${KEPT_MS})
+  return {0, now}
+end
+`;
+
 // KEYS[1] budget hash; ARGV limit, window ms, margin ms before the end, margin ms after the end,
-// read share, 1 for a read, the instant ('' for Redis' clock). Returns {wait, instant}: wait 0 when
-// a unit was taken at that instant (its answer gives it back to OBSERVE), else the ms to wait
-// (negative: a read whose share is spent, changes may go). Reads earn share x limit credits per
-// window's length of time (\`rc\` as of \`rt\`), at most one window's worth plus one, so the share
-// holds on average, not in bursts; by time, not per window opened, so the gaps between the
-// platform's windows (the margins, the answers' latency) do not cost reads their share.
+// read share, 1 for a read, the instant ('' for Redis' clock), the end this replica last heard of
+// ('' none). Returns take()'s {wait, instant}.
 const TAKE = `
-${now(7)}local h = redis.call('HMGET', KEYS[1], 'end', 'left', 'rc', 'rt', 'early')
-local e = tonumber(h[1]) or 0
-local left = tonumber(h[2]) or 0
-local early = tonumber(h[5]) or e
-local limit = tonumber(ARGV[1])
+${now(7)}${TAKE_FN}
+return take(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
+  tonumber(ARGV[5]), ARGV[6] == '1', tonumber(ARGV[8]))
+`;
+
+// KEYS[1]; ARGV as TAKE's, then the instant the unit was taken. The request of that unit goes out
+// now. The platform's window starts at the first request it receives, not when our window opened:
+// the window's first send (`sent` none yet) moves both ends to no earlier than now + the window,
+// so no window of ours opens while the platform's may still be in force, however long the unit
+// waited between its take and its send. A unit is stale when its window is no longer the one in
+// force (taken before `start`, or no hash: Redis lost it), when that window is over (now from
+// the margin after its latest end on), or when a request of it has gone and its earliest end is
+// within the margin (the request may reach the platform after the window ended and count in the
+// next, which our count would not hold): a stale unit is not sent on its window's count; it takes
+// a unit of the window in force instead (take(): it may open one, or wait, and a read spends a
+// credit again), and that unit goes now. Returns {0, the instant of the unit sent} or take()'s
+// wait.
+const SEND = `
+${now(7)}${TAKE_FN}
 local win = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local after = tonumber(ARGV[4])
-local share = tonumber(ARGV[5]) * limit
-local rc = tonumber(h[3]) or (share + 1)
-local rt = tonumber(h[4]) or now
-rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
-if not h[1] then
-  local known = tonumber(ARGV[8])
-  local e0 = now + margin + win
-  if known and known > now then e0 = known end
-  redis.call('HSET', KEYS[1], 'end', e0, 'early', e0, 'left', 0, 'rc', rc, 'rt', now, 'start', now)
+local taken = tonumber(ARGV[9])
+local function mark()
+  local m = redis.call('HMGET', KEYS[1], 'end', 'early', 'sent')
+  if tonumber(m[3]) then return end
+  local e = tonumber(m[1]) or 0
+  local early = tonumber(m[2]) or e
+  redis.call('HSET', KEYS[1], 'end', math.max(e, now + win), 'early', math.max(early, now + win), 'sent', now)
   redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
-  return {e0 + after - now, now}
 end
-local opened = false
-if now >= e + after then
-  opened = true
-  e = now + win
-  early = e
-  left = limit
-elseif now >= early - margin then
-  return {e + after - now, now}
+local h = redis.call('HMGET', KEYS[1], 'end', 'early', 'start', 'sent')
+local e = tonumber(h[1])
+if e then
+  local early = tonumber(h[2]) or e
+  local first = tonumber(h[4])
+  if taken >= (tonumber(h[3]) or 0) and now < e + after and (not first or now < early - margin) then
+    mark()
+    return {0, taken}
+  end
 end
-if left <= 0 then return {e + after - now, now} end
-if ARGV[6] == '1' and rc < 1 then return {-math.max(1, math.ceil((1 - rc) * win / share)), now} end
-if ARGV[6] == '1' then rc = rc - 1 end
-redis.call('HSET', KEYS[1], 'end', e, 'early', early, 'left', left - 1, 'rc', rc, 'rt', now)
-if opened then redis.call('HSET', KEYS[1], 'start', now) end
-redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
-return {0, now}
+local r = take(KEYS[1], now, tonumber(ARGV[1]), win, margin, after, tonumber(ARGV[5]), ARGV[6] == '1',
+  tonumber(ARGV[8]))
+if r[1] == 0 then mark() end
+return r
 `;
 
 // KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, 1 for a 429, the
@@ -190,6 +264,7 @@ return e
 const BUDGET_COMMANDS = [
   { name: 'pipescalerBudgetTake', numberOfKeys: 1, lua: TAKE },
   { name: 'pipescalerBudgetObserve', numberOfKeys: 1, lua: OBSERVE },
+  { name: 'pipescalerBudgetSend', numberOfKeys: 1, lua: SEND },
 ] as const;
 
 export interface BudgetLimit {
@@ -242,6 +317,31 @@ export class KeyBudget {
       kind === 'read' ? '1' : '0',
       this.clock?.() ?? '',
       this.knownEnd > 0 ? this.knownEnd : '',
+    );
+    return { waitMs, at };
+  }
+
+  /**
+   * Right before the request of the unit taken at `takenAt` goes out, however long after the take
+   * (a process slow to go on, a unit held): the window's first send moves its end to the send + the
+   * window, where the platform's window ends. A stale unit (its window over, or within the
+   * margin of its end with a request gone) is not sent on that window's count: a unit of the window
+   * in force is taken instead, the same kind. waitMs 0: send now and observe the answer with `at`
+   * (the unit's, or the one taken instead); else no request: wait as take() says.
+   */
+  async send(takenAt: number, kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
+    const { requests, perMs } = this.limit;
+    const [waitMs, at] = await this.redis.pipescalerBudgetSend(
+      this.key,
+      requests,
+      perMs,
+      marginMs(perMs),
+      afterEndMs(perMs),
+      this.readShare,
+      kind === 'read' ? '1' : '0',
+      this.clock?.() ?? '',
+      this.knownEnd > 0 ? this.knownEnd : '',
+      takenAt,
     );
     return { waitMs, at };
   }

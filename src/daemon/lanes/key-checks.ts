@@ -194,6 +194,8 @@ export class KeyChecks {
     let unit: BudgetTake;
     try {
       unit = await lane.budget.take('read');
+      // the list goes out now: marked as sent (a stale unit exchanged, or none: skipped)
+      if (unit.waitMs === 0) unit = await lane.budget.send(unit.at, 'read');
     } catch (err) {
       // Redis did not answer the budget: no request goes out.
       ctx.logger.debug({ key, err: (err as Error).message }, 'API key check skipped: its budget could not be read');

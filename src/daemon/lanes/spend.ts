@@ -1,7 +1,10 @@
 // Every request of a turn goes through spend(): a unit of the key's shared budget first (or the
 // key's queue waits for the next window, the job back in its place with its priority and no
-// attempt spent), then the call, then what its answer said of the platform's window, given with the
-// unit's instant so that the budget knows which window the answer belongs to.
+// attempt spent), then the send's mark (the window's first send moves its end, where the
+// platform's window, which starts at the first request it receives, ends; a unit whose window is
+// over by then takes one of the window in force, or the queue waits), then the call, then what its
+// answer said of the platform's window, given with the unit's instant so that the budget knows
+// which window the answer belongs to.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimitError, type Queue } from 'bullmq';
 import { isApiError } from '../../api/index.js';
@@ -27,6 +30,11 @@ export async function spend<
   for (let i = 0; i < 2 && unit.waitMs > 0 && unit.waitMs <= ARMED_WAIT_MS; i++) {
     await sleep(unit.waitMs);
     unit = await lane.budget.take(kind);
+  }
+  if (unit.waitMs === 0) {
+    // The request goes out now, whatever time passed since the take: the budget learns of the send
+    // (the window's first moves its end) and a stale unit is exchanged for one of the window in force.
+    unit = await lane.budget.send(unit.at, kind);
   }
   const { waitMs, at } = unit;
   if (waitMs !== 0) {

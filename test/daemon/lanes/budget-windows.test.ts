@@ -1,8 +1,11 @@
 // The key's budget against the platform's fixed window (the embedded cloud's limiter) when answers
 // come late: an answer belongs to the window its unit was taken in. One of a window already over
 // never moves the window in force nor opens a new one; one of the window in force, however late,
-// never lets a unit go after the platform's window may have ended. On the real limit (10 per 10 s),
-// on a clock of the test's own; each request reaches the platform as its unit is taken.
+// never lets a unit go after the platform's window may have ended. And requests sent after their
+// take (a unit that waited, a slow process): the platform's window starts at the first request it
+// receives, so the window's first send moves its end, and a unit whose window is over by its send
+// takes one of the window in force. On the real limit (10 per 10 s), on a clock of the test's own;
+// each request reaches the platform as it is sent (send(), right after its take unless said).
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FixedWindowLimiter } from '../../../src/cloud/rate-limit.js';
@@ -35,17 +38,40 @@ async function budget() {
     for (let i = 0; i < count; i++) {
       const unit = await by.take();
       if (unit.waitMs !== 0) continue;
-      const { allowed, headers } = platform.take('key')!;
-      if (!allowed) refused.push(at);
-      units.push({ ...unit, headers });
+      const sent = await sendLater(at, [unit], by);
+      units.push(...sent);
     }
     return units;
   };
+  /** `count` takes at `at` ms after T0, none sent yet. */
+  const takeOnly = async (at: number, count: number, by: KeyBudget = b) => {
+    clock.now = T0 + at;
+    const units: BudgetTake[] = [];
+    for (let i = 0; i < count; i++) {
+      const unit = await by.take();
+      if (unit.waitMs === 0) units.push(unit);
+    }
+    return units;
+  };
+  /** The requests of units taken earlier go out at `at` (each marked as the daemon's spend() does):
+   *  those the budget lets go reach the platform, with the instant of the unit they went on. */
+  async function sendLater(at: number, units: readonly BudgetTake[], by: KeyBudget = b) {
+    clock.now = T0 + at;
+    const out: (BudgetTake & { headers: Record<string, string> })[] = [];
+    for (const unit of units) {
+      const go = await by.send(unit.at);
+      if (go.waitMs !== 0) continue;
+      const { allowed, headers } = platform.take('key')!;
+      if (!allowed) refused.push(at);
+      out.push({ ...go, headers });
+    }
+    return out;
+  }
   const answer = (headers: Record<string, string>) => ({
     remaining: Number(headers['x-ratelimit-remaining']),
     resetSeconds: Number(headers['x-ratelimit-reset']),
   });
-  return { b, clock, send, answer, refused };
+  return { b, clock, send, takeOnly, sendLater, answer, refused };
 }
 
 describe('an answer of a window already over', () => {
@@ -120,6 +146,91 @@ describe('Redis loses the hash while the platform still counts its window', () =
     // its answer, processed 200 ms late, puts the end at +10.2 s at the latest
     expect(await send(10_000 + 200 + 99, 10)).toEqual([]);
     expect(await send(10_000 + 200 + 100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+});
+
+describe('a request sent after its take', () => {
+  it("the window's first send moves its end: taken at +0, sent at +3 s, nothing more until +13 s", async () => {
+    const { b, send, takeOnly, sendLater, refused } = await budget();
+    const units = await takeOnly(0, 10);
+    expect(units).toHaveLength(10);
+    // the requests go out 3 s later: the platform's window is +3 s to +13 s
+    expect(await sendLater(3_000, units)).toHaveLength(10);
+    expect(await b.view()).toEqual({ end: T0 + 13_000, left: 0 });
+    // our window, opened at +0, would have ended at +10 s; the platform's still counts
+    expect(await send(10_500, 10)).toEqual([]);
+    expect(await send(13_000 + 99, 10)).toEqual([]);
+    expect(await send(13_000 + 100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it('only the first send moves it: a later one of the same window does not', async () => {
+    const { b, takeOnly, sendLater, send, refused } = await budget();
+    const units = await takeOnly(0, 3);
+    expect(await sendLater(1_000, units.slice(0, 1))).toHaveLength(1);
+    expect(await sendLater(6_000, units.slice(1))).toHaveLength(2);
+    expect(await b.view()).toEqual({ end: T0 + 11_000, left: 7 });
+    expect(await send(11_099, 1)).toEqual([]);
+    expect(await send(11_100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it("a window's first send may come near its end: the platform's window starts with it", async () => {
+    const { b, takeOnly, sendLater, send, refused } = await budget();
+    const [unit] = await takeOnly(0, 1);
+    expect(await sendLater(9_950, [unit!])).toHaveLength(1);
+    expect(await b.view()).toEqual({ end: T0 + 19_950, left: 9 });
+    expect(await send(10_200, 9)).toHaveLength(9);
+    expect(await send(10_300, 1)).toEqual([]);
+    expect(await send(19_950 + 100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it('a unit of a window that ended before its send is not spent on it: it takes one of the window in force', async () => {
+    const { b, clock, takeOnly, sendLater, send, refused } = await budget();
+    const [stale] = await takeOnly(0, 1);
+    // another replica opens the next window at +10.2 s and sends its ten at once
+    const other = new KeyBudget(redis, b.key, LIMIT, () => clock.now);
+    expect(await send(10_200, 10, other)).toHaveLength(10);
+    // the unit taken at +0 goes out at +10.3 s: the window in force has nothing left, it waits
+    expect(await sendLater(10_300, [stale!])).toEqual([]);
+    expect(await b.view()).toEqual({ end: T0 + 20_200, left: 0 });
+    expect(refused).toEqual([]);
+  });
+
+  it('a stale unit sent while the window in force has units left takes one of them', async () => {
+    const { b, takeOnly, sendLater, refused } = await budget();
+    const [stale] = await takeOnly(0, 1);
+    // nobody took anything since: the send at +10.3 s opens the next window on the unit it takes
+    const [went] = await sendLater(10_300, [stale!]);
+    expect(went!.at).toBe(T0 + 10_300);
+    expect(await b.view()).toEqual({ end: T0 + 20_300, left: 9 });
+    expect(refused).toEqual([]);
+  });
+
+  it('a unit sent within the margin before the end, after a request of its window went, waits for the next window', async () => {
+    const { b, takeOnly, sendLater, send, refused } = await budget();
+    const units = await takeOnly(0, 2);
+    expect(await sendLater(0, units.slice(0, 1))).toHaveLength(1);
+    // +9.95 s: it could reach the platform after +10 s and count in its next window
+    expect(await sendLater(9_950, units.slice(1))).toEqual([]);
+    expect(await b.view()).toEqual({ end: T0 + 10_000, left: 8 });
+    expect(await send(10_100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it('Redis loses the hash between a take and its send: the send waits a window and a margin, as a take would', async () => {
+    const { b, clock, takeOnly, sendLater, send, refused } = await budget();
+    const units = await takeOnly(0, 6);
+    expect(await sendLater(0, units.slice(0, 3))).toHaveLength(3);
+    clock.now = T0 + 3_000;
+    await redis.del(b.key);
+    expect(await sendLater(4_000, units.slice(3))).toEqual([]);
+    // nothing is known of the platform's window: the send wrote the hash, as a take after a wipe
+    expect(await b.view()).toEqual({ end: T0 + 4_000 + 10_100, left: 0 });
+    expect(await send(14_100 + 99, 10)).toEqual([]);
+    expect(await send(14_100 + 100, 10)).toHaveLength(10);
     expect(refused).toEqual([]);
   });
 });

@@ -4,9 +4,13 @@
 // for its instant). A job sent back into the prioritized set adds no marker, and a blocked fetch
 // slept out BullMQ's block timeout (up to 10 s): in the chaos run a key's queue stood idle 10 s after
 // a 389 ms wait, with a change and two settle reads in it. Real Redis, real time (BullMQ's).
-import { Queue, Worker } from 'bullmq';
+// And a request that goes out after its unit was taken (the turn's process slow to go on): its send
+// is what the budget counts the platform's window from, and a unit whose window ended before the
+// send is not spent on it. Those on a clock of the test's own, against the platform's fixed window.
+import { Queue, RateLimitError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FixedWindowLimiter } from '../../../src/cloud/rate-limit.js';
 import { KeyBudget } from '../../../src/daemon/lanes/budget.js';
 import type { KeyLane } from '../../../src/daemon/lanes/lane.js';
 import { spend } from '../../../src/daemon/lanes/spend.js';
@@ -15,9 +19,14 @@ import { REDIS_URL, cleanupPrefix, uniquePrefix, until } from '../helpers.js';
 const prefix = uniquePrefix('spend');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 
+// The budgets of the clocked cases: a hold's wake (spend.ts) may fire after the file ended, on a
+// connection closed by then (its error is swallowed), so it leaves no key behind.
+const clocked = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+
 afterAll(async () => {
   await cleanupPrefix(redis, prefix);
   redis.disconnect();
+  clocked.disconnect();
 });
 
 /** A fetch of one of this file's Workers is blocked on its queue's marker (BZPOPMIN). */
@@ -66,4 +75,99 @@ describe('a turn sent back for its key budget', () => {
       await queue.close();
     }
   }, 20_000);
+});
+
+/** A budget whose take's caller goes on only when `gate` opens (a slow process between the take
+ *  and the request), on the test's clock. */
+class SlowBudget extends KeyBudget {
+  gate: Promise<void> | null = null;
+  taken = 0;
+  onTake: (() => void) | null = null;
+  override async take(kind?: 'change' | 'read') {
+    const unit = await super.take(kind);
+    this.taken += 1;
+    this.onTake?.();
+    if (this.gate) await this.gate;
+    return unit;
+  }
+}
+
+describe('a request that goes out after its unit was taken', () => {
+  const LIMIT = { requests: 10, perMs: 10_000 };
+  const T0 = Date.parse('2026-11-23T10:00:00Z');
+  let k = 0;
+  const setup = async () => {
+    const clock = { now: T0 };
+    const key = `${prefix}:ps:budget:late${k++}`;
+    const budget = new SlowBudget(clocked, key, LIMIT, () => clock.now);
+    // a key whose last window ended long ago: its next take opens a window
+    await clocked.hset(key, 'end', 0);
+    const platform = new FixedWindowLimiter(LIMIT, () => clock.now);
+    const refused: number[] = [];
+    const queue = { rateLimit: async () => {}, toKey: (s: string) => `${prefix}:late${k}:${s}` };
+    const lane = { keyName: 'default', keyId: 'k', queue, budget } as unknown as KeyLane;
+    /** One turn's request through spend(): true when it reached the platform. */
+    const request = (by: KeyLane = lane) =>
+      spend(by, async () => {
+        if (!platform.take('key')!.allowed) refused.push(clock.now - T0);
+        return {};
+      }).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof RateLimitError) return false;
+          throw err;
+        },
+      );
+    /** `count` turns take their units now and go on only once the gate opens. */
+    const held = async (count: number) => {
+      let open!: () => void;
+      budget.gate = new Promise((r) => (open = r));
+      const all = new Promise<void>((r) => {
+        const start = budget.taken;
+        budget.onTake = () => {
+          if (budget.taken - start === count) r();
+        };
+      });
+      const turns = Array.from({ length: count }, () => request());
+      await all;
+      budget.gate = null;
+      budget.onTake = null;
+      return { turns, open };
+    };
+    return { clock, budget, lane, request, held, refused };
+  };
+
+  it("the window's first request counts the platform's window from its send: units taken at +0, sent at +3 s, none more at +10.5 s", async () => {
+    const { clock, request, held, refused } = await setup();
+    const { turns, open } = await held(10);
+    clock.now = T0 + 3_000;
+    open();
+    expect(await Promise.all(turns)).toEqual(Array(10).fill(true));
+    // our window opened at +0; the platform's, opened by the first of these, lasts until +13 s
+    clock.now = T0 + 10_500;
+    for (let i = 0; i < 10; i++) expect(await request(), `request ${i} at +10.5 s`).toBe(false);
+    clock.now = T0 + 13_100;
+    for (let i = 0; i < 10; i++) expect(await request()).toBe(true);
+    expect(refused).toEqual([]);
+  });
+
+  it('a unit taken in a window that ended before its send is not spent on it: the turn waits for a unit of the window in force', async () => {
+    const { clock, budget, request, held, refused } = await setup();
+    const { turns, open } = await held(1);
+    // meanwhile another replica opens the next window at +10.2 s and sends ten at once
+    clock.now = T0 + 10_200;
+    const other = new KeyBudget(clocked, budget.key, LIMIT, () => clock.now);
+    const otherLane = {
+      keyName: 'default',
+      keyId: 'k',
+      queue: { rateLimit: async () => {}, toKey: (s: string) => `${prefix}:other:${s}` },
+      budget: other,
+    } as unknown as KeyLane;
+    for (let i = 0; i < 10; i++) expect(await request(otherLane)).toBe(true);
+    // the turn taken at +0 goes on at +10.3 s
+    clock.now = T0 + 10_300;
+    open();
+    expect(await Promise.all(turns)).toEqual([false]);
+    expect(refused).toEqual([]);
+  });
 });
