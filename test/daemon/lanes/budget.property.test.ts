@@ -1,10 +1,14 @@
 // The key's budget (the shipped scripts, on the real Redis) against the platform's fixed window (the
-// embedded cloud's limiter) over random interleavings of takes, arrivals and answers: each request
-// reaches the platform 0-90 ms after its unit (under the budget's margins, 100 ms at 10 s), and its
-// answer comes back at once, late, or windows later, in any order; now and then Redis loses the
-// budget's hash (a wipe), and the take after it comes from this replica (which heard of the window)
-// or from another that heard nothing (a new replica). Never more than `requests` reach the
-// platform in any of its windows (it never answers 429), and the budget is never stuck.
+// embedded cloud's limiter) over random interleavings of takes, sends, arrivals and answers: a
+// unit's request goes out at once or later (up to a window and a half: the unit waited, the
+// process was slow), marked as sent as the daemon's spend() does (a stale unit exchanged for one of
+// the window in force, or no request), and reaches the platform 0-90 ms after its send (under the
+// budget's margins, 100 ms at 10 s); its answer comes back at once, late, or windows later, in any
+// order; now and then Redis loses the budget's hash (a wipe), and the take after it comes from this
+// replica (which heard of the window) or from another that heard nothing (a new replica); a unit
+// is sent by the replica that took it. The platform's window starts at the first request it
+// receives: never more than `requests` reach it in any of its windows (it never answers 429), and
+// the budget is never stuck.
 // A fixed seed (PIPESCALER_BUDGET_SEED to try another; a failure a seed finds becomes an explicit
 // case in budget-windows.test.ts).
 import fc from 'fast-check';
@@ -31,12 +35,14 @@ afterAll(async () => {
 });
 
 /** One attempt to send: after `gap` ms (or the wait the budget named last), a take; if granted, its
- *  request reaches the platform `toPlatform` ms later and its answer is observed `back` ms after. */
+ *  request goes out `late` ms later, reaches the platform `toPlatform` ms after that and its answer
+ *  is observed `back` ms after. */
 interface Attempt {
   readonly gap: number | 'told';
   /** Before the take: Redis loses the hash; the take is by a replica that heard nothing of it. */
   readonly wipe: 'none' | 'this' | 'new';
   readonly read: boolean;
+  readonly late: number;
   readonly toPlatform: number;
   readonly back: number;
 }
@@ -55,6 +61,11 @@ const attempt: fc.Arbitrary<Attempt> = fc.record({
     { arbitrary: fc.constant('new' as const), weight: 1 },
   ),
   read: fc.oneof({ arbitrary: fc.constant(false), weight: 3 }, { arbitrary: fc.constant(true), weight: 1 }),
+  late: fc.oneof(
+    { arbitrary: fc.constant(0), weight: 6 }, // sent as taken
+    { arbitrary: fc.integer({ min: 1, max: 300 }), weight: 2 },
+    { arbitrary: fc.integer({ min: 300, max: 15_000 }), weight: 2 }, // past its window's end, maybe
+  ),
   toPlatform: fc.integer({ min: 0, max: TO_PLATFORM_MS }),
   back: fc.oneof(
     { arbitrary: fc.integer({ min: 0, max: 20 }), weight: 3 }, // in time
@@ -67,7 +78,18 @@ type Event =
   | {
       readonly at: number;
       readonly seq: number;
+      readonly kind: 'send';
+      readonly by: KeyBudget;
+      readonly takenAt: number;
+      readonly read: boolean;
+      readonly toPlatform: number;
+      readonly back: number;
+    }
+  | {
+      readonly at: number;
+      readonly seq: number;
       readonly kind: 'arrive';
+      readonly by: KeyBudget;
       readonly takenAt: number;
       readonly back: number;
     }
@@ -75,6 +97,7 @@ type Event =
       readonly at: number;
       readonly seq: number;
       readonly kind: 'answer';
+      readonly by: KeyBudget;
       readonly takenAt: number;
       readonly headers: Record<string, string>;
       readonly allowed: boolean;
@@ -92,8 +115,9 @@ async function play(attempts: readonly Attempt[]) {
   let granted = 0;
   let told = 0;
   let wipes = 0;
+  let exchanged = 0;
   const seen = [T0];
-  /** Every arrival and answer due by `until`, in the order of their instants, each at its instant. */
+  /** Every send, arrival and answer due by `until`, in the order of their instants, each at its instant. */
   const runUntil = async (until: number) => {
     for (;;) {
       events.sort((a, b) => a.at - b.at || a.seq - b.seq);
@@ -102,12 +126,33 @@ async function play(attempts: readonly Attempt[]) {
       events.shift();
       clock.now = next.at;
       seen.push(next.at);
-      if (next.kind === 'arrive') {
+      if (next.kind === 'send') {
+        const go = await next.by.send(next.takenAt, next.read ? 'read' : 'change');
+        if (go.waitMs !== 0) continue;
+        if (go.at !== next.takenAt) exchanged += 1;
+        events.push({
+          at: next.at + next.toPlatform,
+          seq: seq++,
+          kind: 'arrive',
+          by: next.by,
+          takenAt: go.at,
+          back: next.back,
+        });
+      } else if (next.kind === 'arrive') {
         const { allowed, headers } = platform.take('key')!;
         if (!allowed) refused.push(`request of the unit taken at +${next.takenAt - T0} ms, at +${next.at - T0} ms`);
-        events.push({ at: next.at + next.back, seq: seq++, kind: 'answer', takenAt: next.takenAt, headers, allowed });
+        events.push({
+          at: next.at + next.back,
+          seq: seq++,
+          kind: 'answer',
+          by: next.by,
+          takenAt: next.takenAt,
+          headers,
+          allowed,
+        });
       } else {
-        await budget.observe(
+        // observed by the replica that sent it (its own memory of the window's end)
+        await next.by.observe(
           next.takenAt,
           {
             remaining: Number(next.headers['x-ratelimit-remaining']),
@@ -130,23 +175,34 @@ async function play(attempts: readonly Attempt[]) {
     told = Math.abs(waitMs);
     if (waitMs !== 0) continue;
     granted += 1;
-    events.push({ at: at + a.toPlatform, seq: seq++, kind: 'arrive', takenAt: at, back: a.back });
+    events.push({
+      at: at + a.late,
+      seq: seq++,
+      kind: 'send',
+      by: budget,
+      takenAt: at,
+      read: a.read,
+      toPlatform: a.toPlatform,
+      back: a.back,
+    });
   }
   await runUntil(Number.MAX_SAFE_INTEGER);
   // Every answer in (the last one late by up to its Reset, a window): a unit a window later.
   clock.now = Math.max(clock.now, ...seen) + LIMIT.perMs + 2 * 100;
   const after = await budget.take();
-  return { refused, wipes, granted, stuck: after.waitMs !== 0 };
+  return { refused, wipes, granted, exchanged, stuck: after.waitMs !== 0 };
 }
 
 describe("the key's budget against the platform's fixed window", () => {
-  it('never lets more than the limit reach the platform in one of its windows, whatever the order and lateness of the answers and the wipes', async () => {
+  it('never lets more than the limit reach the platform in one of its windows, whatever the lateness of the sends, the order and lateness of the answers and the wipes', async () => {
     let granted = 0;
     let attempted = 0;
+    let exchanged = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(attempt, { minLength: 20, maxLength: 80, size: 'max' }), async (attempts) => {
         const r = await play(attempts);
         granted += r.granted;
+        exchanged += r.exchanged;
         attempted += attempts.length;
         expect(r.refused).toEqual([]);
         expect(r.stuck).toBe(false);
@@ -155,5 +211,7 @@ describe("the key's budget against the platform's fixed window", () => {
     );
     // the budget grants, not only refuses: a good part of the attempts went out
     expect(granted / attempted).toBeGreaterThan(0.3);
+    // and units whose window was over by their send went on one of the window in force
+    expect(exchanged).toBeGreaterThan(0);
   }, 60_000);
 });
