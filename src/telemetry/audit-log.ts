@@ -29,6 +29,7 @@ function auditDecision(logger: TelemetryLogger, d: Decision): void {
       r.field === undefined ? `${r.code}: ${r.message}` : `${r.code} (${r.field}): ${r.message}`,
     ),
     requestId: d.requestId,
+    ...(d.idempotencyKey !== undefined ? { idempotencyKey: d.idempotencyKey } : {}),
     ...(d.outcomeReported !== undefined ? { outcomeReported: d.outcomeReported } : {}),
     ...(d.read !== undefined ? { read: d.read, error: d.message } : {}),
   };
@@ -88,6 +89,21 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
       if (v.verdict === 'late' || v.verdict === 'missed') logger.warn(line, text);
       else logger.info(line, text);
     },
+    // a change whose answer was lost, found in force by a read: its one outcome (a 200 of it that
+    // still comes is a `scaling applied` line with outcomeReported landed_late)
+    'change:landed': ({ pipe, sent, sentAt, at, idempotencyKey }) =>
+      logger.warn(
+        {
+          audit: true,
+          pipe,
+          result: 'landed_late',
+          after: sent,
+          sentAt: new Date(sentAt).toISOString(),
+          lateMs: at - sentAt,
+          ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+        },
+        'scaling landed late',
+      ),
     'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
     'rate-limited': ({ key, resetMs }) =>
       logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),

@@ -93,6 +93,7 @@ async function stallMidChange(name: string, beforeSecond: (setClock: (at: number
   const outcomes = collect(events, 'outcome');
   const drifts = collect(events, 'drift');
   const decisions = collect(events, 'decision');
+  const landed = collect(events, 'change:landed');
   await daemon.start();
   let stalledId: string | undefined;
   let second: unknown;
@@ -139,6 +140,7 @@ async function stallMidChange(name: string, beforeSecond: (setClock: (at: number
       outcomes,
       drifts,
       decisions,
+      landed,
       rec: await daemon.store.read('orders-events'),
       history: (await history.read('orders-events')).entries,
       platform: cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling,
@@ -157,7 +159,11 @@ describe("a stall longer than the job's lock in the middle of a change", () => {
     expect(r.second).toEqual({ done: 'nothing', step: 'wait', reason: 'sending' });
     expect(r.changes).toHaveLength(1);
     expect(r.platform.replicas).toBe(4);
-    expect(r.decisions.filter((d) => d.result === 'applied')).toHaveLength(1);
+    // its audit line names the Idempotency-Key it was sent with
+    expect(r.decisions.filter((d) => d.result === 'applied')).toEqual([
+      expect.objectContaining({ idempotencyKey: r.changes[0]!.idempotencyKey }),
+    ]);
+    expect(r.landed).toEqual([]);
     expect(r.outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
     expect(r.history.filter((e) => e.outcome === 'applied')).toHaveLength(1);
     expect(r.outcomes.filter((o) => o.outcome === 'landed_late' || o.outcome === 'unsettled')).toHaveLength(0);
@@ -180,8 +186,14 @@ describe("a stall longer than the job's lock in the middle of a change", () => {
     expect(r.outcomes.filter((o) => o.outcome === 'landed_late')).toHaveLength(1);
     expect(r.platform.replicas).toBe(4);
     // its 200 came after that read: its audit line says the outcome was reported; one change, one outcome
+    // both audit lines name its Idempotency-Key: the landed one counts, the 200's says it was reported
+    const key = r.changes[0]!.idempotencyKey;
+    expect(key).toBeDefined();
+    expect(r.landed).toEqual([
+      expect.objectContaining({ pipe: 'orders-events', sent: { replicas: 4 }, idempotencyKey: key }),
+    ]);
     expect(r.decisions.filter((d) => d.result === 'applied')).toEqual([
-      expect.objectContaining({ outcomeReported: 'landed_late' }),
+      expect.objectContaining({ outcomeReported: 'landed_late', idempotencyKey: key }),
     ]);
     expect(r.outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(0);
     expect(r.history.filter((e) => e.outcome === 'landed_late')).toHaveLength(1);

@@ -56,6 +56,45 @@ describe('bindAuditLog', () => {
     });
   });
 
+  it("names a change's Idempotency-Key, and writes one line for a change of unknown outcome found in force", () => {
+    const { lines, emitter } = capture();
+    const key = '0b9c5e1e-4a7d-4f1e-9a52-7c1f3d2b8e60';
+    const sentAt = Date.UTC(2026, 10, 23, 8, 0, 0);
+    emitter.emit('change:landed', {
+      pipe: 'orders-events',
+      sent: { replicas: 6 },
+      sentAt,
+      at: sentAt + 12_000,
+      idempotencyKey: key,
+    });
+    emitter.emit('decision', {
+      pipe: 'orders-events',
+      direction: 'up',
+      result: 'applied',
+      reason: 'window',
+      windows: [],
+      before: { replicas: 2 },
+      after: { replicas: 6 },
+      reasons: [],
+      idempotencyKey: key,
+      outcomeReported: 'landed_late',
+    });
+    expect(lines).toMatchObject([
+      {
+        level: 40,
+        audit: true,
+        pipe: 'orders-events',
+        result: 'landed_late',
+        after: { replicas: 6 },
+        sentAt: '2026-11-23T08:00:00.000Z',
+        lateMs: 12_000,
+        idempotencyKey: key,
+        msg: 'scaling landed late',
+      },
+      { audit: true, result: 'applied', idempotencyKey: key, outcomeReported: 'landed_late', msg: 'scaling applied' },
+    ]);
+  });
+
   it('tells the operator about parking, failed reloads, 429 pauses, drift and pauses', () => {
     const { lines, emitter } = capture();
     emitDaemonRun(emitter);

@@ -134,7 +134,16 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     write,
     next,
     drift: drift ? { expected: expected ?? {}, actual: applied } : null,
-    ...(late ? { landed: { sent: u.sent, at: u.at, ...(u.id !== undefined ? { id: u.id } : {}) } } : {}),
+    ...(late
+      ? {
+          landed: {
+            sent: u.sent,
+            at: u.at,
+            ...(u.id !== undefined ? { id: u.id } : {}),
+            ...(u.key !== undefined ? { key: u.key } : {}),
+          },
+        }
+      : {}),
     ...(check?.change ? { confirmation: check.change } : {}),
   };
 }

@@ -27,7 +27,13 @@ export interface Transition {
   /** A change whose outcome was unknown shows in the answer, and nothing else explains its values
    *  (answers.ts landedLate): it landed late (reported once). Shown but explained otherwise, it is
    *  settled all the same (never drift), and not reported. */
-  readonly landed?: { readonly sent: ScalingValues; readonly at: number; readonly id?: string };
+  readonly landed?: {
+    readonly sent: ScalingValues;
+    readonly at: number;
+    readonly id?: string;
+    /** Its Idempotency-Key. */
+    readonly key?: string;
+  };
   /** The change being confirmed is in force, went unconfirmed, or stopped being unconfirmed. */
   readonly confirmation?: ConfirmationChange;
 }

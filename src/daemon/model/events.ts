@@ -41,6 +41,8 @@ export interface DaemonEvents {
     target?: ScalingValues;
     reasons: readonly Reason[];
     requestId?: string;
+    /** A change's Idempotency-Key: one per change sent (a retry of the same body keeps it). */
+    idempotencyKey?: string;
     /** An applied change whose outcome was reported already: a read found it in force before its
      *  late 200 came (landed_late). The 200 is its audit line, not a second outcome. */
     outcomeReported?: 'landed_late';
@@ -55,6 +57,9 @@ export interface DaemonEvents {
    * unconfirmed...) is emitted as this directly by the code that knows it.
    */
   outcome: Outcome;
+  /** A change of unknown outcome (its answer lost: timed out, cut, its sender gone) that a read
+   *  shows in force: one per change, its `landed_late` outcome. The audit log's line of it. */
+  'change:landed': { pipe: string; sent: ScalingValues; sentAt: number; at: number; idempotencyKey?: string };
   /** A window start's verdict for a pipe (verdicts.ts): met, late (lateMs), missed (reason) or
    *  excluded (reason: paused, override, freeze, dry_run). Once per pipe and start, fleet-wide. */
   verdict: StoredVerdict & { pipe: string };

@@ -27,6 +27,8 @@ export interface ApplyOutcome {
   readonly before: ScalingValues;
   readonly after: ScalingValues;
   readonly reasons: readonly Reason[];
+  /** A change: the Idempotency-Key it was sent with (its audit lines name it). */
+  readonly idempotencyKey?: string;
   /** A read failed, not a change: why it was made (the audit line says "pipe read failed"). */
   readonly read?: ReadWhy | 'endpoint';
   readonly message?: string;

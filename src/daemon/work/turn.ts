@@ -155,6 +155,13 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
   if (turn.rec.failures > 0)
     ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });
   if (t.landed) {
+    ctx.emitter.emit('change:landed', {
+      pipe: pipe.name,
+      sent: t.landed.sent,
+      sentAt: t.landed.at,
+      at: ctx.now(),
+      ...(t.landed.key !== undefined ? { idempotencyKey: t.landed.key } : {}),
+    });
     ctx.emitter.emit('outcome', {
       pipe: pipe.name,
       outcome: 'landed_late',
@@ -213,6 +220,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     before: rec.applied,
     reasons: last?.reasons ?? [],
     after: { ...rec.applied, ...body },
+    idempotencyKey,
   };
   // what goes out, stored before it does: the record names it until its answer is recorded
   const sending: { intent?: Unsettled } = {};
