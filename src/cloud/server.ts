@@ -136,7 +136,10 @@ export function buildServer(parts: ServerParts): FastifyInstance {
       const rate = parts.limiter.take(keyId);
       if (rate) {
         reply.headers(rate.headers);
-        if (!rate.allowed) return sendTooMany(reply, null);
+        if (!rate.allowed) {
+          parts.stats.limitedKey(keyId);
+          return sendTooMany(reply, null);
+        }
       }
       const plan = planFaults(parts.faults(), op, parts.random, (req.params as { pipeId?: string }).pipeId);
       if (plan.delayMs > 0) {

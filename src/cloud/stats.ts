@@ -6,16 +6,23 @@ export interface CloudStats {
   requests: Record<string, Record<string, number>>;
   /** 429s sent, real and injected. */
   rateLimited: number;
+  /** The rate limiter's own 429s (not the injected ones: those are faults.error429), per API key id. */
+  limited: Record<string, number>;
   faults: Partial<Record<FaultKind, number>>;
 }
 
 export class StatsCounter {
-  private data: CloudStats = { requests: {}, rateLimited: 0, faults: {} };
+  private data: CloudStats = { requests: {}, rateLimited: 0, limited: {}, faults: {} };
 
   request(op: string, status: number): void {
     const byStatus = (this.data.requests[op] ??= {});
     byStatus[status] = (byStatus[status] ?? 0) + 1;
     if (status === 429) this.data.rateLimited += 1;
+  }
+
+  /** A 429 of the rate limiter for this key (counted in rateLimited by request() as well). */
+  limitedKey(keyId: string): void {
+    this.data.limited[keyId] = (this.data.limited[keyId] ?? 0) + 1;
   }
 
   fault(kind: FaultKind): void {
@@ -27,6 +34,6 @@ export class StatsCounter {
   }
 
   reset(): void {
-    this.data = { requests: {}, rateLimited: 0, faults: {} };
+    this.data = { requests: {}, rateLimited: 0, limited: {}, faults: {} };
   }
 }

@@ -36,9 +36,11 @@ describe('fault injection (deterministic with an injected random)', () => {
     const stats = cloud.stats();
     expect(stats.faults).toEqual({ reset: 1, error500: 1, error503: 1, error429: 1 });
     expect(stats.rateLimited).toBe(1);
+    // the injected 429 is no 429 of the limiter
+    expect(stats.limited).toEqual({});
     expect(stats.requests.listSources).toEqual({ 200: 1, 429: 1, 500: 1, 503: 1 });
     cloud.resetStats();
-    expect(cloud.stats()).toEqual({ requests: {}, rateLimited: 0, faults: {} });
+    expect(cloud.stats()).toEqual({ requests: {}, rateLimited: 0, limited: {}, faults: {} });
   });
 
   it('an operation rule replaces the default; other operations keep the default', async () => {
@@ -150,6 +152,7 @@ describe('admin routes (outside /v1, Bearer admin token)', () => {
     expect(stats.json?.result).toEqual({
       requests: { listSources: { 200: 2, 429: 1, 500: 1 } },
       rateLimited: 1,
+      limited: { 'pipescaler-demo-key': 1 },
       faults: { error500: 1 },
     });
     expect((await call(cloud, 'DELETE', '/admin/stats', { auth: bearer.authorization })).status).toBe(200);
