@@ -1,13 +1,31 @@
 // runChaos(): one chaos run with real parts only. The embedded cloud runs here (faults on from the
-// first request), behind a recording pass-through; a dedicated redis-server and two daemon
-// replicas run as child processes. Mid-run one replica is SIGKILLed and restarted, later Redis is
-// restarted (empty). After the last boundary the run waits, bounded, until every pipe in the
-// cloud holds its final desired scaling, stops the replicas with SIGTERM and checks what happened.
+// first request, its propagation as asked), behind a recording pass-through; a dedicated
+// redis-server and N daemon replicas run as child processes. 300 ms after a boundary one replica
+// is SIGKILLed and restarted 2 s later, later Redis is restarted once per `redisRestarts` entry
+// (empty, or keeping its data). After the last boundary the run waits, bounded, until every pipe
+// in the cloud holds its final desired scaling, stops the replicas with SIGTERM, reads the history
+// they left in Redis and checks what happened (here, and checks.ts on the records).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { startObserver, type Observer, type SentPatch } from './observer.js';
+import { HistoryStore, type HistoryEntry } from '../../src/history/index.js';
+import {
+  auditRecords,
+  checkFailures,
+  historyVsAnswers,
+  ownDrift,
+  realLimited,
+  recordedOnce,
+  verdictsVsAnswers,
+  CHECK_NAMES,
+  type AuditRecord,
+  type ChaosChecks,
+  type CheckName,
+  type RestartEvent,
+} from './checks.js';
+import { startObserver, type Limited, type Observer, type SentPatch } from './observer.js';
 import { freePort, RedisServer, Replicas, tail, type ReplicaRun } from './processes.js';
 import { buildScenario, chaosFixtures, type ChaosParams, type ScenarioPipe } from './scenario.js';
 import { countLogLevels, countPatches, realRateLimited, type ChaosSummary } from './summary.js';
@@ -19,6 +37,27 @@ export interface ChaosOptions {
   readonly log?: (line: string) => void;
   /** Redis port; default a free one. */
   readonly redisPort?: number;
+  /** The checks of checks.ts a failure of fails the run (default all); the others are computed
+   *  and printed only. */
+  readonly held?: readonly CheckName[];
+}
+
+/** The raw records the checks read, for a closer look at a run (`--dump`). */
+export interface ChaosRecords {
+  readonly boundaries: readonly number[];
+  readonly kill: { readonly at: number | null; readonly restartedAt: number | null };
+  readonly redisRestarts: readonly RestartEvent[];
+  readonly pipes: readonly { readonly name: string; readonly pipeId: string }[];
+  /** Key id -> the config's key name. */
+  readonly keyNames: Readonly<Record<string, string>>;
+  readonly patches: readonly SentPatch[];
+  /** Every 429 the observer passed on (real and injected). */
+  readonly limited429: readonly Limited[];
+  /** The cloud's real-limiter 429s per key id. */
+  readonly cloudLimited: Readonly<Record<string, number>>;
+  readonly audit: readonly AuditRecord[];
+  /** Each pipe's history as the replicas left it in Redis at the end. */
+  readonly history: Readonly<Record<string, readonly HistoryEntry[]>>;
 }
 
 export interface ChaosResult {
@@ -32,8 +71,10 @@ export interface ChaosResult {
   readonly pipes: readonly ScenarioPipe[];
   /** Each replica run's output lines (pino JSON), e.g. to look at a failure closer. */
   readonly output: readonly { readonly label: string; readonly lines: readonly string[] }[];
-  /** Epoch ms of the SIGKILL and of the Redis restart (null when the run did not get there). */
-  readonly events: { readonly killAt: number | null; readonly redisRestartAt: number | null };
+  /** Epoch ms of the SIGKILL and of the Redis restarts (null / none when the run did not get there). */
+  readonly events: { readonly killAt: number | null; readonly redisRestarts: readonly RestartEvent[] };
+  readonly checks: ChaosChecks;
+  readonly records: ChaosRecords;
 }
 
 /** How long the harness waits for a replica's graceful stop (the daemon's own grace is 15 s). */
@@ -114,8 +155,11 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   let stopped = 0;
   let pipeCount = params.pipes;
   let boundaries: readonly number[] = [];
-  const events = { killAt: null as number | null, redisRestartAt: null as number | null };
+  const events = { killAt: null as number | null, redisRestarts: [] as RestartEvent[] };
+  let restartedAt: number | null = null;
   let pipes: readonly ScenarioPipe[] = [];
+  const keyNames: Record<string, string> = {};
+  const history = new Map<string, readonly HistoryEntry[]>();
   try {
     await redis.start();
     log(`redis-server on ${redis.url}`);
@@ -126,6 +170,10 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       random: seeded(params.seed),
     });
     cloud.setFaults({ default: params.faults });
+    if (params.propagationMs > 0) cloud.setPropagation({ default: params.propagationMs });
+    fixtures.apiKeys.forEach((k, i) => {
+      keyNames[k.keyId] = i === 0 ? 'default' : `k${i + 1}`;
+    });
     observer = await startObserver(cloud.url);
     const scenario = buildScenario(
       params,
@@ -153,27 +201,36 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       });
       return run;
     };
-    const a = watch(reps.spawn('a'));
-    const b = watch(reps.spawn('b'));
-    await Promise.all([reps.started(a), reps.started(b)]);
-    log('replicas a and b started');
+    const labels = Array.from({ length: Math.max(1, params.replicas) }, (_, i) => String.fromCharCode(97 + i));
+    const started = labels.map((l) => watch(reps.spawn(l)));
+    await Promise.all(started.map((r) => reps.started(r)));
+    log(`replicas ${labels.join(', ')} started`);
+    const a = started[0]!;
 
     const B = scenario.boundaries;
     const last = B.at(-1)!;
-    const killAt = B[Math.floor(B.length * 0.35)]! + 500;
-    const redisAt = B[Math.floor(B.length * 0.65)]! + 700;
+    // 300 ms after a boundary: the replica is in the middle of the boundary's changes
+    const killAt = B[Math.floor(B.length * 0.35)]! + 300;
+    const restarts = params.redisRestarts.map((kind, i, all) => {
+      const share = all.length === 1 ? 0.65 : 0.5 + (0.3 * i) / (all.length - 1);
+      return { kind, at: B[Math.min(B.length - 1, Math.floor(B.length * share))]! + 700 };
+    });
     await sleep(killAt - Date.now());
     events.killAt = Date.now();
     await reps.kill(a);
     log(`SIGKILL replica a (${atFinal(cloud, scenario.pipes)}/${pipeCount} at final so far)`);
     await sleep(2_000);
     const a2 = watch(reps.spawn('a#2'));
+    restartedAt = Date.now();
     await reps.started(a2);
     log('replica a restarted');
-    await sleep(redisAt - Date.now());
-    events.redisRestartAt = Date.now();
-    await redis.restart(1_000, params.redisKeepsData);
-    log(`redis restarted (${params.redisKeepsData ? 'with its data' : 'empty'})`);
+    for (const r of restarts) {
+      await sleep(r.at - Date.now());
+      const downAt = Date.now();
+      await redis.restart(1_000, r.kind === 'keep');
+      events.redisRestarts.push({ kind: r.kind, downAt, upAt: Date.now() });
+      log(`redis restarted (${r.kind === 'keep' ? 'with its data' : 'empty'})`);
+    }
     await sleep(last - Date.now());
     log(`last boundary passed; ${atFinal(cloud, scenario.pipes)}/${pipeCount} at final`);
 
@@ -219,6 +276,15 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       );
     }
     convergedPipes = Math.min(convergedPipes, after);
+    // what the replicas left in the history (written before their exit)
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 2, lazyConnect: true });
+    try {
+      await client.connect();
+      const store = new HistoryStore(client, 'chaos');
+      for (const p of scenario.pipes) history.set(p.name, (await store.read(p.name)).entries);
+    } finally {
+      client.disconnect();
+    }
   } catch (err) {
     failures.push(`harness: ${(err as Error).message}`);
   } finally {
@@ -246,7 +312,18 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   if (refused.length > 0)
     failures.push(`the cloud refused scaling changes: ${refused.map(([k, n]) => `${k} x${n}`).join(', ')}`);
 
-  const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, faults: {} };
+  const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, limited: {}, faults: {} };
+  const audit = runs.flatMap((r) => auditRecords([...r.stdout, ...r.stderr], r.label));
+  const refs = pipes.map((p) => ({ name: p.name, pipeId: p.pipeId }));
+  const sent = observer?.patches ?? [];
+  const checks: ChaosChecks = {
+    limited: realLimited(stats.limited, keyNames),
+    recorded: recordedOnce(sent, audit, refs),
+    history: historyVsAnswers(sent, history, refs, events.redisRestarts),
+    verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts),
+    drift: ownDrift(sent, audit, refs),
+  };
+  failures.push(...checkFailures(checks, opts.held ?? CHECK_NAMES));
   const summary: ChaosSummary = {
     params: {
       pipes: pipeCount,
@@ -254,7 +331,9 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       boundaryEveryMs: params.boundaryEveryMs,
       keys: params.keys,
       seed: params.seed,
-      redisKeepsData: params.redisKeepsData,
+      replicas: params.replicas,
+      redisRestarts: params.redisRestarts,
+      propagationMs: params.propagationMs,
     },
     faults: stats.faults,
     realRateLimited: realRateLimited(stats),
@@ -264,6 +343,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     overlaps: observer?.overlaps() ?? 0,
     kills: replicas?.kills ?? 0,
     redisRestarts: redis.restarts,
+    checks,
     replicaCrashes: crashes.length,
     unhandled: unhandled.length,
     logs: countLogLevels(runs.flatMap((r) => [...r.stdout, ...r.stderr])),
@@ -280,5 +360,18 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     pipes,
     output: runs.map((r) => ({ label: r.label, lines: [...r.stdout, ...r.stderr] })),
     events,
+    checks,
+    records: {
+      boundaries,
+      kill: { at: events.killAt, restartedAt },
+      redisRestarts: events.redisRestarts,
+      pipes: refs,
+      keyNames,
+      patches: sent,
+      limited429: observer?.limited ?? [],
+      cloudLimited: stats.limited,
+      audit,
+      history: Object.fromEntries(history),
+    },
   };
 }

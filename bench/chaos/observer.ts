@@ -3,24 +3,47 @@
 // the cloud then fails (500/503/429) or resets. So "no value ever sent outside the platform's
 // ranges" covers every byte the daemon sent, without a hook in src/cloud. A reset by the cloud is
 // passed on as a reset (the client's socket is destroyed too), latency passes through as is.
+// Each 200 keeps the scaling its answer showed in force (quantities read as the client reads
+// them), and every 429 of any request is kept with its key id, for the checks (checks.ts).
 import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
 import { once } from 'node:events';
-import { SCALING_FIELDS, limitViolation } from '../../src/api/index.js';
+import { SCALING_FIELDS, limitViolation, type ScalingValues } from '../../src/api/index.js';
+import { cpuMillicores, memoryGb } from '../../src/api/quantity.js';
 
 export interface SentPatch {
   /** Epoch ms the request reached the observer. */
   readonly at: number;
   readonly pipeId: string;
+  /** The API key id of its Basic auth. */
+  readonly keyId: string | undefined;
   /** The parsed body; `{}` for a read (an empty PATCH). */
   readonly body: Record<string, unknown>;
   readonly idempotencyKey: string | undefined;
   /** HTTP status, or 'reset' when the cloud dropped the connection. */
   status: number | 'reset' | null;
+  /** Epoch ms its answer (or reset) was complete; null while open. */
+  answeredAt: number | null;
+  /** A 200's answer: the scaling it showed in force (numbers; a field the answer had as 0/null
+   *  while a change settles is absent). */
+  shown?: ScalingValues;
+  /** A 200's platform requestId. */
+  requestId?: string;
+}
+
+/** A 429 answered to any request (real or injected: cloud.stats().limited has the real count). */
+export interface Limited {
+  readonly at: number;
+  readonly keyId: string | undefined;
+  readonly method: string;
+  readonly path: string;
+  /** Its X-RateLimit-Remaining (an injected 429 may show requests left; a real one never does). */
+  readonly remaining: string | undefined;
 }
 
 export interface Observer {
   readonly url: string;
   readonly patches: SentPatch[];
+  readonly limited: Limited[];
   /** One line per out-of-range (or non-numeric) value sent, e.g. "pipe ...: replicas must be between 1 and 10". */
   readonly violations: string[];
   /** Scaling PATCHes that reached a pipe while another one for the same pipe was still open. */
@@ -35,10 +58,47 @@ function forwardable(h: IncomingHttpHeaders): IncomingHttpHeaders {
   return Object.fromEntries(Object.entries(h).filter(([k]) => !HOP_BY_HOP.includes(k)));
 }
 
+/** The key id of a Basic Authorization header. */
+export function keyIdOf(header: string | undefined): string | undefined {
+  const token = header ? /^Basic +(\S+)$/i.exec(header.trim())?.[1] : undefined;
+  if (token === undefined) return undefined;
+  const decoded = Buffer.from(token, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon > 0 ? decoded.slice(0, colon) : undefined;
+}
+
+/** The scaling a scaling answer's body shows, as numbers (quantity strings read as the client
+ *  reads them); a 0 or null a settling change shows is left out (nothing is in force there). */
+export function shownScaling(text: string): { shown: ScalingValues; requestId?: string } | null {
+  let body: { requestId?: unknown; result?: { scaling?: Record<string, unknown> } };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    return null;
+  }
+  const raw = body.result?.scaling;
+  if (!raw || typeof raw !== 'object') return null;
+  const shown: ScalingValues = {};
+  for (const f of SCALING_FIELDS) {
+    const v = raw[f];
+    const n =
+      f === 'replicaCpuMillicores'
+        ? cpuMillicores(v)
+        : f === 'replicaMemoryGb'
+          ? memoryGb(v)
+          : typeof v === 'number'
+            ? v
+            : null;
+    if (n !== null && !(n === 0 && f !== 'concurrency')) shown[f] = n;
+  }
+  return { shown, ...(typeof body.requestId === 'string' ? { requestId: body.requestId } : {}) };
+}
+
 export async function startObserver(target: string): Promise<Observer> {
   const up = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
   const patches: SentPatch[] = [];
+  const limited: Limited[] = [];
   const violations: string[] = [];
   const open = new Map<string, number>();
   let overlaps = 0;
@@ -62,9 +122,11 @@ export async function startObserver(target: string): Promise<Observer> {
         record = {
           at: Date.now(),
           pipeId: m[1]!.toLowerCase(),
+          keyId: keyIdOf(req.headers.authorization),
           body,
           idempotencyKey: Array.isArray(key) ? key[0] : key,
           status: null,
+          answeredAt: null,
         };
         patches.push(record);
         const pipeId = record.pipeId;
@@ -91,13 +153,39 @@ export async function startObserver(target: string): Promise<Observer> {
           headers: { ...forwardable(req.headers), 'content-length': String(raw.length) },
         },
         (ures) => {
-          if (record) record.status = ures.statusCode ?? null;
-          res.writeHead(ures.statusCode ?? 502, forwardable(ures.headers));
+          const status = ures.statusCode ?? null;
+          if (record) record.status = status;
+          if (status === 429) {
+            const remaining = ures.headers['x-ratelimit-remaining'];
+            limited.push({
+              at: Date.now(),
+              keyId: keyIdOf(req.headers.authorization),
+              method: req.method ?? '',
+              path,
+              remaining: Array.isArray(remaining) ? remaining[0] : remaining,
+            });
+          }
+          res.writeHead(status ?? 502, forwardable(ures.headers));
+          const answer: Buffer[] = [];
+          if (record && status === 200) ures.on('data', (c: Buffer) => answer.push(c));
+          ures.on('end', () => {
+            if (!record) return;
+            record.answeredAt = Date.now();
+            if (status !== 200) return;
+            const seen = shownScaling(Buffer.concat(answer).toString());
+            if (seen) {
+              record.shown = seen.shown;
+              if (seen.requestId !== undefined) record.requestId = seen.requestId;
+            }
+          });
           ures.pipe(res);
         },
       );
       upstream.on('error', () => {
-        if (record) record.status = 'reset';
+        if (record) {
+          record.status = 'reset';
+          record.answeredAt = Date.now();
+        }
         req.socket.destroy();
       });
       upstream.end(raw);
@@ -111,6 +199,7 @@ export async function startObserver(target: string): Promise<Observer> {
   return {
     url: `http://127.0.0.1:${addr.port}`,
     patches,
+    limited,
     violations,
     overlaps: () => overlaps,
     close: async () => {

@@ -3,7 +3,9 @@
 // bounded; output is kept for the checks and for the error message when something fails.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; released just before use). */
 export async function freePort(): Promise<number> {
@@ -88,6 +90,8 @@ export class RedisServer {
   async restart(downMs: number, keepData = false): Promise<void> {
     if (keepData) await this.shutdownSave();
     await this.stop();
+    // an earlier restart's snapshot would be loaded at start: an empty restart starts without it
+    if (!keepData) await rm(join(this.dir, 'dump.rdb'), { force: true });
     await new Promise((r) => setTimeout(r, downMs));
     await this.start();
     this.restarts += 1;

@@ -29,11 +29,20 @@ export interface ChaosParams {
   readonly reconcileMs: number;
   /** Bound on the wait, after the last boundary, for every pipe to reach its final scaling. */
   readonly convergeTimeoutMs: number;
-  /** The Redis restart comes back empty (harshest: queues, locks and state gone) or with its data. */
-  readonly redisKeepsData: boolean;
+  /** Daemon replicas on the one Redis (one of them is SIGKILLed 300 ms after a boundary). */
+  readonly replicas: number;
+  /** One Redis restart per entry, in order: `empty` comes back with nothing (queues, locks, state
+   *  and history gone), `keep` with its data (SHUTDOWN SAVE, loaded at start). */
+  readonly redisRestarts: readonly RedisRestart[];
+  /** The cloud's propagation: a change answered 200 takes effect this long after (0: at once);
+   *  the daemon's evaluate.actuation is set to match. */
+  readonly propagationMs: number;
   /** Seed of the cloud's fault dice. */
   readonly seed: number;
 }
+
+export const REDIS_RESTARTS = ['keep', 'empty'] as const;
+export type RedisRestart = (typeof REDIS_RESTARTS)[number];
 
 /** The chaos fault mix: 20% 500/503, 5% resets, 5% 429, 200 ms to 2 s of latency on every request. */
 export const CHAOS_FAULTS: FaultRule = {
@@ -55,7 +64,9 @@ export const FULL_PARAMS: ChaosParams = {
   leadMs: 8_000,
   reconcileMs: 30_000,
   convergeTimeoutMs: 120_000,
-  redisKeepsData: false,
+  replicas: 2,
+  redisRestarts: ['empty'],
+  propagationMs: 0,
   seed: 1,
 };
 
@@ -96,6 +107,24 @@ const BOUNDED_EVERY = 7;
 const PIPE_BOUNDS = { replicas: { min: 3, max: 6 }, concurrency: { max: 20 } };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * evaluate.actuation for the cloud's propagation. The run compresses days into minutes: a change
+ * reset on its way (5 %) and not shown by its settle read is waited for up to the limit (it may
+ * land late), then sent again; 30 s instead of 10 min keeps that within the run. With a
+ * propagation the plan counts on it (`expected`, not what the daemon measures) and the first
+ * confirmation read follows a change when it can show it in force (`firstRead`, default 15 s).
+ */
+export function actuationOf(propagationMs: number): Record<string, string | boolean> {
+  const max = Math.max(30_000, 10 * propagationMs);
+  if (propagationMs <= 0) return { max: `${max}ms` };
+  return {
+    expected: `${propagationMs}ms`,
+    max: `${max}ms`,
+    firstRead: `${Math.max(1_000, propagationMs)}ms`,
+    measured: false,
+  };
+}
 
 /** The cloud's fixtures: one organization, `keys` keys, about a fifth object-storage pipes. */
 export function chaosFixtures(p: ChaosParams): Fixtures {
@@ -181,10 +210,7 @@ export function buildScenario(
       cron: '* * * * * *',
       reconcile: `${p.reconcileMs}ms`,
       concurrency: 20,
-      // The run compresses days into minutes and the cloud carries changes out at once: a change
-      // reset on its way (5 %) and not shown by its settle read is waited for up to the limit
-      // (it may land late), then sent again; 30 s instead of 10 min keeps that within the run.
-      actuation: { max: '30s' },
+      actuation: actuationOf(p.propagationMs),
     },
     telemetry: { listen: '127.0.0.1:0', logLevel: 'info' },
     dryRun: false,

@@ -1,6 +1,7 @@
 // What a chaos run did and survived, counted from the cloud's stats and the observer's record,
 // and the table `npm run chaos` prints.
 import type { CloudStats, FaultKind } from '../../src/cloud/index.js';
+import type { ChaosChecks } from './checks.js';
 import type { SentPatch } from './observer.js';
 import type { ChaosParams } from './scenario.js';
 
@@ -18,7 +19,10 @@ export interface PatchCounts {
 }
 
 export interface ChaosSummary {
-  readonly params: Pick<ChaosParams, 'pipes' | 'boundaries' | 'boundaryEveryMs' | 'keys' | 'seed' | 'redisKeepsData'>;
+  readonly params: Pick<
+    ChaosParams,
+    'pipes' | 'boundaries' | 'boundaryEveryMs' | 'keys' | 'seed' | 'replicas' | 'redisRestarts' | 'propagationMs'
+  >;
   /** Injected by the cloud on every operation (cloud.stats().faults). */
   readonly faults: Readonly<Partial<Record<FaultKind, number>>>;
   /** 429s from the cloud's real limiter (not injected). */
@@ -32,6 +36,8 @@ export interface ChaosSummary {
   readonly overlaps: number;
   readonly kills: number;
   readonly redisRestarts: number;
+  /** The checks of checks.ts (each figure printed, whether or not the run is held to it). */
+  readonly checks: ChaosChecks;
   readonly replicaCrashes: number;
   readonly unhandled: number;
   /** The replicas' log lines at warn and at error level or above (pino levels 40, 50+), and how
@@ -70,7 +76,7 @@ export function countPatches(patches: readonly SentPatch[]): PatchCounts {
 }
 
 export function realRateLimited(stats: CloudStats): number {
-  return stats.rateLimited - (stats.faults.error429 ?? 0);
+  return Object.values(stats.limited).reduce((n, k) => n + k, 0);
 }
 
 const FAULT_ROWS: readonly [FaultKind, string, string][] = [
@@ -110,6 +116,7 @@ export function formatSummary(s: ChaosSummary): string {
     [
       ['pipes / boundaries / every', `${p.pipes} / ${p.boundaries} / ${seconds(p.boundaryEveryMs)}`],
       ['API keys (lanes) / fault seed', `${p.keys} / ${p.seed}`],
+      ['replicas / propagation', `${p.replicas} / ${seconds(p.propagationMs)}`],
       ['scaling PATCHes sent', String(s.patches.sent)],
       ['  applied (200)', String(s.patches.applied)],
       ['  retried (same Idempotency-Key again)', String(s.patches.retried)],
@@ -120,7 +127,7 @@ export function formatSummary(s: ChaosSummary): string {
       ['values the schedule never asked for', String(s.unexpectedValues)],
       ['overlapping PATCHes on one pipe (info)', String(s.overlaps)],
       ['replica SIGKILLs (then restarted)', String(s.kills)],
-      [`Redis restarts (${p.redisKeepsData ? 'data kept' : 'data lost'})`, String(s.redisRestarts)],
+      [`Redis restarts (${p.redisRestarts.join(', ') || 'none'})`, String(s.redisRestarts)],
       ['replica crashes', String(s.replicaCrashes)],
       ['unhandled rejections / exceptions', String(s.unhandled)],
       ['daemon log lines: warn / error', `${s.logs.warn} / ${s.logs.error}`],
@@ -133,11 +140,44 @@ export function formatSummary(s: ChaosSummary): string {
       ['total time', seconds(s.totalMs)],
     ],
   );
+  const c = s.checks;
+  const given = Object.entries(c.verdicts.given)
+    .map(([v, n]) => `${v} ${n}`)
+    .join(', ');
+  const checks = table(
+    ['check', 'figure'],
+    [
+      [
+        '1. 429s of the real limiter, per key',
+        `${c.limited.total} (${Object.entries(c.limited.perKey)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')})`,
+      ],
+      ['2. changes answered 200', String(c.recorded.answered)],
+      ['   audit lines: exactly one', `${c.recorded.once} (${c.recorded.landedLate} of them landed_late)`],
+      ['   audit lines: none / two or more', `${c.recorded.missingCount} / ${c.recorded.twiceCount}`],
+      ['   landed_late lines of no 200 (info)', String(c.recorded.without200)],
+      [
+        `3. history vs 200s${c.history.since === null ? '' : ` (since ${new Date(c.history.since).toISOString().slice(11, 19)})`}`,
+        `${c.history.entries} change entries, ${c.history.answered} answered 200 (+${c.history.around} around the wipe)`,
+      ],
+      ['   pipes that differ', `${c.history.differ}/${c.history.pipes}`],
+      ['4. verdicts given', given || '0'],
+      ['   missed, target shown by the boundary', String(c.verdicts.missedShown)],
+      ['   met, target not shown by the boundary', String(c.verdicts.metUnshown)],
+      ['   starts given two verdicts', String(c.verdicts.twice)],
+      [
+        '   of starts after the last wipe: judged / contradicted',
+        `${c.verdicts.afterWipe} / ${c.verdicts.contradictedAfterWipe}`,
+      ],
+      ['5. drift reported / of its own change', `${c.drift.reported} / ${c.drift.own}`],
+    ],
+  );
   const messages = Object.entries(s.logs.messages)
     .sort((a, b) => b[1] - a[1])
     .map(([m, n]) => `  ${String(n).padStart(5)}  ${m}`)
     .join('\n');
-  return `${faults}\n\n${run}\n${messages ? `\ndaemon warn/error messages:\n${messages}\n` : ''}`;
+  return `${faults}\n\n${run}\n\n${checks}\n${messages ? `\ndaemon warn/error messages:\n${messages}\n` : ''}`;
 }
 
 /** Counts pino JSON lines by level; lines that are not JSON are left to the other checks. */

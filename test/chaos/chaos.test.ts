@@ -1,11 +1,14 @@
 // The chaos suite, small: the same harness as `npm run chaos` with fewer pipes and boundaries, so
 // it fits in CI. Two runs side by side (about 1.5 minutes together): Redis comes back empty in
 // one, with its data in the other (then the SIGKILLed replica's in-flight jobs must be recovered
-// as stalled jobs). Runs the built daemon: `npm run build` (or `npm test`) first.
+// as stalled jobs). Runs the built daemon: `npm run build` (or `npm test`) first. The checks of
+// checks.ts are all printed; HELD are the ones each run must pass (the others do not hold yet:
+// bench/chaos/README.md).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../../bench/chaos/chaos.js';
+import { CHECK_NAMES, checkFailures, type CheckName } from '../../bench/chaos/checks.js';
 import { FULL_PARAMS, type ChaosParams } from '../../bench/chaos/scenario.js';
 import { formatSummary } from '../../bench/chaos/summary.js';
 
@@ -19,20 +22,35 @@ const CI_PARAMS: ChaosParams = {
   keys: 2,
   rateLimit: { requests: 30, perMs: 1_000 },
   leadMs: 6_000,
-  // A stalled job waits out BullMQ's lock (30 s) and the next stalled check (30 s).
-  convergeTimeoutMs: 100_000,
+  // The tail is a pipe whose change hit a streak of injected failures: BullMQ's backoff from the
+  // key's window, doubling up to the reconcile period (30 s), or a killed replica's job waiting out
+  // its lock (10 s) and the next stalled check (5 s) and then its request's time (api.timeout,
+  // 10 s) before a read settles it. Three lost sends in a row on one pipe took past 100 s in about
+  // 1-2 % of runs.
+  convergeTimeoutMs: 170_000,
 };
+
+/** The checks of checks.ts each CI run is held to. Not yet: `recorded` (a change answered 200 to
+ *  the replica SIGKILLed 300 ms after a boundary can have no audit line at all) and `verdicts`
+ *  (a `missed` of a start whose target a read before the boundary showed in force); see
+ *  bench/chaos/README.md. */
+const HELD: readonly CheckName[] = ['limited', 'history', 'drift'];
 
 async function chaos(params: ChaosParams): Promise<void> {
   expect(existsSync(`${root}/dist/cli/main.js`), 'build first: npm run build').toBe(true);
-  const result = await runChaos(params, { cwd: root });
+  const result = await runChaos(params, { cwd: root, held: HELD });
   process.stdout.write(`\n${formatSummary(result.summary)}`);
+  const notHeld = checkFailures(
+    result.checks,
+    CHECK_NAMES.filter((c) => !HELD.includes(c)),
+  );
+  if (notHeld.length > 0) process.stdout.write(`\nnot asserted (does not hold yet):\n- ${notHeld.join('\n- ')}\n`);
   expect(result.failures).toEqual([]);
   const s = result.summary;
   expect(s.converged.pipes).toBe(s.converged.of);
   expect(s.outOfRange).toBe(0);
   expect(s.kills).toBe(1);
-  expect(s.redisRestarts).toBe(1);
+  expect(s.redisRestarts).toBe(params.redisRestarts.length);
   expect(s.unhandled).toBe(0);
   expect(s.cleanExits.ok).toBe(s.cleanExits.of);
   // The faults were really there and hit the scaling changes themselves.
@@ -47,16 +65,16 @@ describe('chaos (CI size)', () => {
   it.concurrent(
     'converges through faults, a replica SIGKILL and an empty Redis restart; nothing out of range',
     async () => {
-      await chaos({ ...CI_PARAMS, redisKeepsData: false, seed: 6 });
+      await chaos({ ...CI_PARAMS, redisRestarts: ['empty'], seed: 6 });
     },
-    170_000,
+    240_000,
   );
 
   it.concurrent(
     'converges through faults, a replica SIGKILL and a Redis restart that keeps its data',
     async () => {
-      await chaos({ ...CI_PARAMS, redisKeepsData: true, seed: 7 });
+      await chaos({ ...CI_PARAMS, redisRestarts: ['keep'], seed: 7 });
     },
-    170_000,
+    240_000,
   );
 });

@@ -86,9 +86,11 @@ describe('countPatches', () => {
   const p = (body: Record<string, unknown>, key: string | undefined, status: SentPatch['status']): SentPatch => ({
     at: 0,
     pipeId: 'x',
+    keyId: undefined,
     body,
     idempotencyKey: key,
     status,
+    answeredAt: null,
   });
 
   it('counts changes, their retries by Idempotency-Key, failures by kind, and reads apart', () => {

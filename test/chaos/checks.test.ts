@@ -1,0 +1,401 @@
+// The chaos run's checks (bench/chaos/checks.ts) over hand-made records: the observer's PATCHes,
+// the replicas' audit lines and the history, each check passing and failing.
+import { describe, expect, it } from 'vitest';
+import {
+  auditRecords,
+  changes200,
+  checkFailures,
+  historyVsAnswers,
+  ownDrift,
+  realLimited,
+  recordedOnce,
+  verdictsVsAnswers,
+  type AuditRecord,
+  type ChaosChecks,
+  type RestartEvent,
+} from '../../bench/chaos/checks.js';
+import { keyIdOf, shownScaling, type SentPatch } from '../../bench/chaos/observer.js';
+import type { HistoryEntry } from '../../src/history/index.js';
+
+const T = Date.UTC(2026, 10, 28, 5, 0, 0);
+const PIPES = [
+  { name: 'p1', pipeId: 'AAAA-1' },
+  { name: 'p2', pipeId: 'aaaa-2' },
+];
+
+function patch(o: Partial<SentPatch> & { at: number }): SentPatch {
+  return {
+    pipeId: 'aaaa-1',
+    keyId: 'k',
+    body: {},
+    idempotencyKey: undefined,
+    status: 200,
+    answeredAt: o.at + 300,
+    ...o,
+  };
+}
+
+const change = (at: number, key: string, replicas: number, status: SentPatch['status'] = 200, pipeId = 'aaaa-1') =>
+  patch({ at, pipeId, body: { replicas }, idempotencyKey: key, status, shown: { replicas } });
+const read = (at: number, replicas: number, pipeId = 'aaaa-1') => patch({ at, pipeId, shown: { replicas } });
+
+const applied = (pipe: string, key: string, time: number, extra: Partial<AuditRecord> = {}): AuditRecord =>
+  ({ kind: 'applied', replica: 'a', time, pipe, idempotencyKey: key, ...extra }) as AuditRecord;
+const landed = (pipe: string, key: string, time: number): AuditRecord => ({
+  kind: 'landed_late',
+  replica: 'b',
+  time,
+  pipe,
+  idempotencyKey: key,
+});
+
+function entry(outcome: string, count = 1): HistoryEntry {
+  return { pipe: 'p1', outcome, reason: 'window', first: T, last: T, count };
+}
+
+describe('auditRecords', () => {
+  it('reads applied, landed_late, verdict and drift lines, and skips the rest', () => {
+    const lines = [
+      'not json',
+      JSON.stringify({ level: 30, time: '2026-11-28T05:00:01.000Z', msg: 'tick' }),
+      JSON.stringify({
+        level: 30,
+        time: '2026-11-28T05:00:01.000Z',
+        audit: true,
+        pipe: 'p1',
+        result: 'applied',
+        after: { replicas: 10 },
+        idempotencyKey: 'k1',
+        msg: 'scaling applied',
+      }),
+      JSON.stringify({
+        level: 30,
+        time: '2026-11-28T05:00:02.000Z',
+        audit: true,
+        pipe: 'p1',
+        result: 'applied',
+        idempotencyKey: 'k2',
+        outcomeReported: 'landed_late',
+        msg: 'scaling applied',
+      }),
+      JSON.stringify({
+        level: 40,
+        time: '2026-11-28T05:00:03.000Z',
+        audit: true,
+        pipe: 'p1',
+        result: 'landed_late',
+        idempotencyKey: 'k2',
+        after: { replicas: 1 },
+        msg: 'scaling landed late',
+      }),
+      JSON.stringify({
+        level: 40,
+        time: '2026-11-28T05:00:04.000Z',
+        audit: true,
+        pipe: 'p2',
+        verdict: 'missed',
+        boundary: '2026-11-28T05:00:00.000Z',
+        target: { replicas: 10 },
+        reason: 'not_confirmed',
+        msg: 'window verdict missed',
+      }),
+      JSON.stringify({
+        level: 40,
+        time: '2026-11-28T05:00:05.000Z',
+        pipe: 'p2',
+        expected: { replicas: 1 },
+        actual: { replicas: 10 },
+        msg: 'pipe scaling drifted from what was applied',
+      }),
+      JSON.stringify({ level: 30, time: '2026-11-28T05:00:06.000Z', audit: true, pipe: 'p2', result: 'skipped' }),
+    ];
+    expect(auditRecords(lines, 'a')).toEqual([
+      { kind: 'applied', replica: 'a', time: T + 1_000, pipe: 'p1', idempotencyKey: 'k1', after: { replicas: 10 } },
+      {
+        kind: 'applied',
+        replica: 'a',
+        time: T + 2_000,
+        pipe: 'p1',
+        idempotencyKey: 'k2',
+        after: {},
+        outcomeReported: 'landed_late',
+      },
+      { kind: 'landed_late', replica: 'a', time: T + 3_000, pipe: 'p1', idempotencyKey: 'k2', after: { replicas: 1 } },
+      {
+        kind: 'verdict',
+        replica: 'a',
+        time: T + 4_000,
+        pipe: 'p2',
+        verdict: 'missed',
+        boundary: T,
+        target: { replicas: 10 },
+        reason: 'not_confirmed',
+      },
+      {
+        kind: 'drift',
+        replica: 'a',
+        time: T + 5_000,
+        pipe: 'p2',
+        expected: { replicas: 1 },
+        actual: { replicas: 10 },
+      },
+    ]);
+  });
+});
+
+describe('the observer', () => {
+  it("reads a scaling answer's values as the client does: quantities, and no 0/null of a settling change", () => {
+    const body = (scaling: Record<string, unknown>) =>
+      JSON.stringify({ status: 200, requestId: 'r1', result: { id: 'x', scaling } });
+    expect(shownScaling(body({ replicas: 3, replicaCpuMillicores: '500m', replicaMemoryGb: '1536Mi' }))).toEqual({
+      shown: { replicas: 3, replicaCpuMillicores: 500, replicaMemoryGb: 1.5 },
+      requestId: 'r1',
+    });
+    expect(shownScaling(body({ replicas: 3, replicaCpuMillicores: 0, replicaMemoryGb: null }))?.shown).toEqual({
+      replicas: 3,
+    });
+    expect(shownScaling(body({ concurrency: 0 }))?.shown).toEqual({ concurrency: 0 });
+    expect(shownScaling('{"error":"TOO_MANY_REQUESTS"}')).toBeNull();
+    expect(shownScaling('not json')).toBeNull();
+  });
+
+  it('takes the key id from the Basic Authorization header', () => {
+    expect(keyIdOf(`Basic ${Buffer.from('key-1:secret').toString('base64')}`)).toBe('key-1');
+    expect(keyIdOf(undefined)).toBeUndefined();
+    expect(keyIdOf('Bearer x')).toBeUndefined();
+  });
+});
+
+describe('1. real 429s per key', () => {
+  it('names the keys, counting a key with none as 0', () => {
+    expect(realLimited({ id2: 3 }, { id1: 'default', id2: 'k2' })).toEqual({ total: 3, perKey: { default: 0, k2: 3 } });
+    expect(realLimited({}, { id1: 'default' })).toEqual({ total: 0, perKey: { default: 0 } });
+  });
+});
+
+describe('2. every change answered 200 recorded once', () => {
+  it('counts one line per Idempotency-Key: applied, or landed_late; a late 200 after landed_late is not a second', () => {
+    const patches = [
+      change(T, 'k1', 10),
+      change(T + 1_000, 'k2', 1, 500),
+      change(T + 2_000, 'k2', 1), // the retry of k2 answered
+      change(T + 3_000, 'k3', 10), // its replica was killed: settled by a read
+      change(T + 4_000, 'k4', 1, 'reset'),
+      read(T + 5_000, 1),
+    ];
+    const audit = [
+      applied('p1', 'k1', T + 400),
+      applied('p1', 'k2', T + 2_400),
+      landed('p1', 'k3', T + 20_000),
+      applied('p1', 'k3', T + 21_000, { outcomeReported: 'landed_late' }),
+      landed('p1', 'k4', T + 30_000), // no 200: not a change of this check
+    ];
+    const c = recordedOnce(patches, audit, PIPES);
+    expect(c).toMatchObject({
+      answered: 3,
+      once: 3,
+      missingCount: 0,
+      twiceCount: 0,
+      landedLate: 1,
+      without200: 1,
+    });
+  });
+
+  it('finds a 200 with no line, and one counted twice', () => {
+    const patches = [change(T, 'k1', 10), change(T + 1_000, 'k2', 1)];
+    const c = recordedOnce(patches, [applied('p1', 'k2', T + 1_400), landed('p1', 'k2', T + 9_000)], PIPES);
+    expect(c).toMatchObject({ answered: 2, once: 0, missingCount: 1, twiceCount: 1 });
+    expect(c.missing[0]).toMatch(/^p1 \{"replicas":10\} key k1 sent 05:00:00.000 answered 05:00:00.300$/);
+    expect(c.twice[0]).toMatch(/key k2 .*: applied by a at 05:00:01.400, landed_late by b at 05:00:09.000$/);
+  });
+
+  it('takes the first 200 of a key once, oldest answer first', () => {
+    expect(
+      changes200([change(T + 5, 'b', 1), change(T, 'a', 2), change(T + 9, 'a', 2)]).map((p) => p.idempotencyKey),
+    ).toEqual(['a', 'b']);
+  });
+});
+
+describe("3. history's change entries vs the 200s", () => {
+  const wipe: RestartEvent = { kind: 'empty', downAt: T + 60_000, upAt: T + 62_000 };
+
+  it('compares each pipe since the last empty restart; a 200 around it counts either way', () => {
+    const patches = [
+      change(T, 'k1', 10), // before the wipe: its entry went with it
+      change(T + 58_000, 'k2', 1), // within the grace: either
+      change(T + 70_000, 'k3', 10),
+      change(T + 80_000, 'k4', 1),
+      change(T + 90_000, 'k5', 10, 200, 'aaaa-2'),
+    ];
+    const history = new Map<string, HistoryEntry[]>([
+      ['p1', [entry('applied'), entry('verdict'), entry('landed_late')]],
+      ['p2', [entry('applied'), entry('drift_found')]],
+    ]);
+    const keep: RestartEvent = { kind: 'keep', downAt: T + 100_000, upAt: T + 101_000 };
+    const c = historyVsAnswers(patches, history, PIPES, [wipe, keep]);
+    expect(c).toMatchObject({ since: T + 62_000, pipes: 2, answered: 3, around: 1, entries: 3, differ: 0 });
+    // with k2 as well
+    expect(
+      historyVsAnswers(
+        patches,
+        new Map([
+          ['p1', [entry('applied', 3)]],
+          ['p2', [entry('applied')]],
+        ]),
+        PIPES,
+        [wipe],
+      ).differ,
+    ).toBe(0);
+  });
+
+  it('counts the pipes whose entries are fewer or more than their 200s', () => {
+    const patches = [change(T, 'k1', 10), change(T + 10_000, 'k2', 1), change(T, 'k3', 10, 200, 'aaaa-2')];
+    const c = historyVsAnswers(
+      patches,
+      new Map([
+        ['p1', [entry('applied')]],
+        ['p2', [entry('applied', 2)]],
+      ]),
+      PIPES,
+      [],
+    );
+    expect(c).toMatchObject({ since: null, answered: 3, entries: 3, differ: 2 });
+    expect(c.examples).toEqual([
+      'p1: 1 change entries, 2 changes answered 200',
+      'p2: 2 change entries, 1 changes answered 200',
+    ]);
+  });
+});
+
+describe('4. verdicts vs the answers', () => {
+  const verdict = (v: string, boundary: number, target: number, extra: Partial<AuditRecord> = {}): AuditRecord =>
+    ({
+      kind: 'verdict',
+      replica: 'a',
+      time: boundary + 20_000,
+      pipe: 'p1',
+      verdict: v,
+      boundary,
+      target: { replicas: target },
+      ...extra,
+    }) as AuditRecord;
+
+  it('holds a missed whose target the last answer before the boundary showed, a met none showed, and two verdicts of a start', () => {
+    const B = T + 10_000;
+    const patches = [read(T, 10), read(T + 30_000, 1)];
+    const audit = [
+      verdict('missed', B, 1, { reason: 'not_confirmed' }), // 10 >= 1 was shown at T
+      verdict('met', B + 20_000, 10), // the last answer before showed 10: supported
+      verdict('met', B + 40_000, 10), // the last answer before (T + 30 s) showed 1
+      verdict('late', B + 40_000, 10),
+      verdict('missed', B + 60_000, 10, { reason: 'superseded' }), // shown 1: a fair miss
+      verdict('excluded', B + 60_000, 1, { reason: 'state_lost' }),
+    ];
+    const c = verdictsVsAnswers(patches, audit, PIPES, []);
+    expect(c).toMatchObject({
+      given: { missed: 2, met: 2, late: 1, excluded: 1 },
+      missedShown: 1,
+      metUnshown: 1,
+      twice: 2,
+      afterWipe: 0,
+    });
+    expect(c.examples[0]).toBe(
+      'p1 start 05:00:10.000 target {"replicas":1} (by a): missed (not_confirmed), yet the answer at 05:00:00.300 showed {"replicas":10}',
+    );
+  });
+
+  it('lets an answer complete just after the boundary support a met (the cloud read it before)', () => {
+    const B = T + 10_000;
+    const patches = [read(T, 1), patch({ at: B - 250, answeredAt: B + 50, shown: { replicas: 10 } })];
+    const c = verdictsVsAnswers(patches, [verdict('met', B, 10)], PIPES, []);
+    expect(c.metUnshown).toBe(0);
+  });
+
+  it("takes a field an answer left out (a settling change's 0/null) as the answer before showed it, for a met only", () => {
+    const B = T + 10_000;
+    const patches = [
+      patch({ at: T, shown: { replicas: 1, replicaCpuMillicores: 125 } }),
+      patch({ at: T + 5_000, shown: { replicas: 1 } }),
+    ];
+    const target = { replicas: 1, replicaCpuMillicores: 125 };
+    const c = verdictsVsAnswers(
+      patches,
+      [verdict('met', B, 1, { target }), verdict('missed', B, 1, { target })],
+      PIPES,
+      [],
+    );
+    expect(c.metUnshown).toBe(0);
+    // a missed is held only against what an answer showed: the field it left out may have moved
+    expect(c.missedShown).toBe(0);
+  });
+
+  it('counts the verdicts of starts after the last empty restart and their contradictions', () => {
+    const wipe: RestartEvent = { kind: 'empty', downAt: T, upAt: T + 2_000 };
+    const c = verdictsVsAnswers(
+      [read(T + 5_000, 10)],
+      [verdict('missed', T + 10_000, 5), verdict('met', T + 1_000, 5)],
+      PIPES,
+      [wipe],
+    );
+    expect(c).toMatchObject({ afterWipe: 1, contradictedAfterWipe: 1, missedShown: 1, metUnshown: 1 });
+  });
+});
+
+describe("5. drift of the daemon's own change", () => {
+  const drift = (time: number, actual: number): AuditRecord => ({
+    kind: 'drift',
+    replica: 'a#2',
+    time,
+    pipe: 'p1',
+    expected: { replicas: 1 },
+    actual: { replicas: actual },
+  });
+
+  it("finds a drift whose values are the daemon's last change answered 200 before it", () => {
+    const patches = [change(T, 'k1', 1), change(T + 10_000, 'k2', 10), change(T + 20_000, 'k3', 4, 503)];
+    const c = ownDrift(patches, [drift(T + 15_000, 10), drift(T + 25_000, 4), drift(T + 5_000, 7)], PIPES);
+    expect(c).toMatchObject({ reported: 3, own: 1 });
+    expect(c.examples[0]).toMatch(/^p1 at 05:00:15.000 \(by a#2\): drift .* key k2 answered 200 at 05:00:10.300$/);
+  });
+});
+
+describe('checkFailures', () => {
+  const clean: ChaosChecks = {
+    limited: { total: 0, perKey: { default: 0 } },
+    recorded: {
+      answered: 1,
+      once: 1,
+      missing: [],
+      missingCount: 0,
+      twice: [],
+      twiceCount: 0,
+      landedLate: 0,
+      without200: 0,
+    },
+    history: { since: null, pipes: 1, answered: 1, around: 0, entries: 1, differ: 0, examples: [] },
+    verdicts: {
+      given: { met: 1 },
+      afterWipe: 0,
+      missedShown: 0,
+      metUnshown: 0,
+      twice: 0,
+      contradictedAfterWipe: 0,
+      examples: [],
+    },
+    drift: { reported: 0, own: 0, examples: [] },
+  };
+
+  it('fails nothing on a clean run, and only the checks held', () => {
+    expect(checkFailures(clean)).toEqual([]);
+    const bad: ChaosChecks = {
+      ...clean,
+      limited: { total: 2, perKey: { default: 2 } },
+      drift: { reported: 1, own: 1, examples: ['p1 at ...'] },
+    };
+    expect(checkFailures(bad)).toEqual([
+      '429s of the real limiter: default 2',
+      "drift reported of the daemon's own change: 1:\n    p1 at ...",
+    ]);
+    expect(checkFailures(bad, ['recorded', 'history'])).toEqual([]);
+  });
+});
