@@ -320,7 +320,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
     limited: realLimited(stats.limited, keyNames),
     recorded: recordedOnce(sent, audit, refs),
     history: historyVsAnswers(sent, history, refs, events.redisRestarts),
-    verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts),
+    verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts, params.propagationMs),
     drift: ownDrift(sent, audit, refs),
   };
   failures.push(...checkFailures(checks, opts.held ?? CHECK_NAMES));

@@ -377,7 +377,8 @@ function lastBy(list: readonly Shown[] | undefined, t: number): Shown | undefine
 
 /**
  * A `missed` is contradicted when the pipe's last answer complete by the boundary showed every
- * field of its target in force; a `met` is unsupported when what the answers complete by the
+ * field of its target in force, and no change answered 200 by the boundary could take effect after
+ * that answer (`propagationMs`); a `met` is unsupported when what the answers complete by the
  * boundary (plus `slackMs`: the cloud read the values before it sent them) showed, a field an
  * answer left out as the answer before had it, was not at target. Both lean to the daemon's side.
  */
@@ -386,10 +387,22 @@ export function verdictsVsAnswers(
   audit: readonly AuditRecord[],
   pipes: readonly PipeRef[],
   restarts: readonly RestartEvent[],
+  propagationMs = 0,
   slackMs = 100,
 ): VerdictCheck {
   const idOf = new Map(pipes.map((p) => [p.name, p.pipeId.toLowerCase()]));
   const answers = answersByPipe(patches);
+  // with a propagation, a change answered 200 shows in no answer until it takes effect: an answer
+  // older than that effect does not tell what was in force at the boundary
+  const changeAnswers = new Map<string, number[]>();
+  if (propagationMs > 0)
+    for (const p of changes200(patches)) {
+      const list = changeAnswers.get(p.pipeId) ?? [];
+      list.push(p.answeredAt ?? p.at);
+      changeAnswers.set(p.pipeId, list);
+    }
+  const pendingAt = (pipeId: string, shownAt: number, boundary: number) =>
+    (changeAnswers.get(pipeId) ?? []).some((t) => t <= boundary && t + propagationMs >= shownAt);
   const wipe = restarts.filter((r) => r.kind === 'empty').at(-1) ?? null;
   const given: Record<string, number> = {};
   const starts = new Map<string, number>();
@@ -406,10 +419,11 @@ export function verdictsVsAnswers(
     if (a.verdict !== 'met' && a.verdict !== 'missed' && a.verdict !== 'late') continue;
     const after = wipe !== null && a.boundary > wipe.upAt;
     if (after) afterWipe += 1;
-    const list = answers.get(idOf.get(a.pipe) ?? '');
+    const pipeId = idOf.get(a.pipe) ?? '';
+    const list = answers.get(pipeId);
     const at = lastBy(list, a.boundary);
     let wrong: string | null = null;
-    if (a.verdict === 'missed' && at && atTarget(at.shown, a.target)) {
+    if (a.verdict === 'missed' && at && atTarget(at.shown, a.target) && !pendingAt(pipeId, at.at, a.boundary)) {
       missedShown += 1;
       wrong = `missed (${a.reason ?? '?'}), yet the answer at ${iso(at.at)} showed ${show(at.shown)}`;
     } else if (a.verdict === 'met') {

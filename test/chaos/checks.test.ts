@@ -304,6 +304,17 @@ describe('4. verdicts vs the answers', () => {
     );
   });
 
+  it('does not hold a missed against an answer a change on its way (the propagation) made stale', () => {
+    const B = T + 10_000;
+    // the change to 1 answered at T + 5.3 s shows the old 10; it takes effect 3 s later
+    const patches = [read(T, 10), change(T + 5_000, 'k1', 1)];
+    patches[1] = { ...patches[1]!, shown: { replicas: 10 } };
+    const missed = [verdict('missed', B, 10, { reason: 'superseded' })];
+    expect(verdictsVsAnswers(patches, missed, PIPES, [], 3_000).missedShown).toBe(0);
+    // without a propagation the change's own answer shows what is in force
+    expect(verdictsVsAnswers(patches, missed, PIPES, []).missedShown).toBe(1);
+  });
+
   it('lets an answer complete just after the boundary support a met (the cloud read it before)', () => {
     const B = T + 10_000;
     const patches = [read(T, 1), patch({ at: B - 250, answeredAt: B + 50, shown: { replicas: 10 } })];
