@@ -38,15 +38,38 @@ afterAll(async () => {
  *  as BullMQ sees it. The stalled check runs every 300 ms. */
 const STALLING_WORKERS = { stalledInterval: 300, lockDuration: 1_000, lockRenewTime: 3_600_000, drainDelay: 1 };
 
+/** The platform's side: a propagation (the cloud then runs on the daemon's clock), the pipe
+ *  changed by hand after the daemon's last read, before its change goes out, and the answer held
+ *  until the queues are drained (whatever the second attempt queued has run) rather than only
+ *  until that attempt is done. */
+interface Platform {
+  readonly propagationMs?: number;
+  readonly byHand?: number;
+  readonly holdUntilDrained?: boolean;
+}
+
 /**
  * One pipe at replicas 2 whose policy wants 4. The change's answer is held at the proxy (the
  * cloud has carried it out) until the job was taken as stalled and its second attempt finished;
  * `beforeSecond` runs once the job is stalled (the clock moved on, or not).
  */
-async function stallMidChange(name: string, beforeSecond: (setClock: (at: number) => void) => void) {
+async function stallMidChange(
+  name: string,
+  beforeSecond: (setClock: (at: number) => void) => void,
+  platform: Platform = {},
+) {
   const prefix = uniquePrefix(name);
   prefixes.push(prefix);
-  const cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  let clock = T0;
+  const cloud = await startCloud({
+    fixtures: 'config/cloud.yaml',
+    port: 0,
+    rateLimit: false,
+    ...(platform.propagationMs !== undefined ? { now: () => clock } : {}),
+  });
+  if (platform.propagationMs !== undefined)
+    cloud.setPropagation({ default: platform.propagationMs, reads: 'transient' });
+  if (platform.byHand !== undefined) cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling.replicas = platform.byHand;
   const proxy = await tamperProxy(cloud.url);
   let arrived!: () => void;
   let release!: () => void;
@@ -70,7 +93,6 @@ async function stallMidChange(name: string, beforeSecond: (setClock: (at: number
     pipes: [demoPipe('orders-events', 'streams')],
     policies: { streams: policy('streams', { replicas: 4, replicaCpuMillicores: 500, replicaMemoryGb: 2 }) },
   });
-  let clock = T0;
   const events = new DaemonEmitter();
   const daemon = createDaemon({
     config,
@@ -116,6 +138,7 @@ async function stallMidChange(name: string, beforeSecond: (setClock: (at: number
     await inFlight;
     // the first attempt waits for its answer past its lock: the job is stalled, run again, done
     await secondDone;
+    if (platform.holdUntilDrained === true) await drained([daemon]);
     release();
     await waitForEvent(events, 'decision', (d) => d.result === 'applied' && d.pipe === 'orders-events', 10_000).catch(
       () => {},
@@ -144,6 +167,7 @@ async function stallMidChange(name: string, beforeSecond: (setClock: (at: number
       rec: await daemon.store.read('orders-events'),
       history: (await history.read('orders-events')).entries,
       platform: cloud.store.pipe(DEMO.pipes['orders-events'])!.scaling,
+      pending: cloud.store.pendingChanges(DEMO.pipes['orders-events']),
     };
   } finally {
     release();
@@ -204,6 +228,37 @@ describe("a stall longer than the job's lock in the middle of a change", () => {
       unsettled: null,
       confirming: null,
       drifts: 0,
+      lastApplied: { replicas: 4 },
+      confirmed: { values: { replicas: 4 } },
+    });
+  }, 40_000);
+
+  // Found by the model (seed 11, path 287): the pipe was changed by hand (to 3) after the daemon's
+  // last read; its change to 4 went out, the cloud took it (in force 90 s later) and the job
+  // stalled past the request's time. The second attempt's settle read showed the hand's 3: the
+  // daemon took it for a hand change after its own, decided again and sent 4 again while the first
+  // was on its way and its first attempt still waited for its answer.
+  it("past the request's time, the pipe changed by hand before the change: the settle read shows the hand, the change is on its way, never sent again", async () => {
+    const r = await stallMidChange('stall-hand', (setClock) => setClock(T0 + 60_000), {
+      propagationMs: 90_000,
+      byHand: 3,
+      holdUntilDrained: true,
+    });
+    expect(r.second).toEqual({ done: 'read', why: 'settle', drift: true });
+    expect(r.changes).toHaveLength(1);
+    expect(r.changes[0]!.body).toBe('{"replicas":4}');
+    expect(r.platform.replicas).toBe(4);
+    expect(r.pending).toEqual([]);
+    // the hand's value is drift once (someone changed the pipe); the daemon's own change never is
+    expect(r.drifts).toHaveLength(1);
+    expect(r.drifts[0]).toMatchObject({ expected: { replicas: 2 }, actual: { replicas: 3 } });
+    // the first attempt's 200, recorded (the read did not find the change in force): one outcome
+    expect(r.outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
+    expect(r.outcomes.filter((o) => o.outcome === 'landed_late')).toHaveLength(0);
+    expect(r.rec).toMatchObject({
+      unsettled: null,
+      confirming: null,
+      drifts: 1,
       lastApplied: { replicas: 4 },
       confirmed: { values: { replicas: 4 } },
     });

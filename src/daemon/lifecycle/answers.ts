@@ -68,7 +68,9 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   // client gave up, then take its propagation time. It is confirmed like one answered 200, from
   // its send (onItsWay): not sent again before its limit; an earlier change still being confirmed
   // (sent before it) makes way for it as a 200 would have, its target "not yet" unless this read
-  // shows it in force. Unless its limit has passed, or the read shows someone else's values for it.
+  // shows it in force. The values the read shows are "not yet" too, even someone else's: changed
+  // by hand before the change went out, they are what it replaces (its 200 would have shown them),
+  // and no answer says whether the hand came before or after it. Unless its limit has passed.
   const adopted =
     !contact &&
     u !== null &&
@@ -80,7 +82,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
           u,
           c === null || check?.inForce ? null : (check?.next ?? c),
           c === null ? rec.applied : applied,
-          answer,
+          applied,
           now,
           ctx.timing,
         )

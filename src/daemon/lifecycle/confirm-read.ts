@@ -18,7 +18,12 @@ import type { PipeRecord } from '../model/record.js';
 /** The change of unknown outcome `u`, which a read does not show yet, as the change being confirmed
  *  (after `prev`, an earlier one on its way, whose target becomes "not yet"): its first
  *  confirmation read the next of its send's schedule (the probe, then the expected propagation...).
- *  Null when the read shows a value of its fields that is neither its target nor "not yet".
+ *  The values the read shows (`shown`) are "not yet" too, whatever they are: its answer, never read,
+ *  would have shown what the pipe held when the platform took it, and a value nobody read before
+ *  (the pipe changed by hand after the last read) may be that, the change on its way to replace it,
+ *  as afterSentChange keeps it from a 200. Which came first, the hand or the change, no answer says:
+ *  so the change is not sent again before its limit (a hand change later than the read is foreign
+ *  as usual; the drift against what pipescaler last applied is afterRead's, reported all the same).
  *  A re-send after the limit whose answer never came is not counted (MAX_RESENDS): nothing says
  *  the platform had it (unlike a 2xx whose answer could not be read: `taken`), and counted, a
  *  re-send cut on its way (a reset) was the target's last send: the pipe stayed off its target
@@ -27,16 +32,15 @@ export function onItsWay(
   u: NonNullable<PipeRecord['unsettled']>,
   prev: Confirming | null,
   before: ScalingValues,
-  answer: PipeAnswer,
+  shown: ScalingValues,
   now: number,
   t: ConfirmTiming,
-): Confirming | null {
-  const after = afterSend(prev, before, u.sent, u.at, t);
+): Confirming {
+  const after = afterSend(prev, before, u.sent, u.at, t, shown);
   const resends = prev !== null && u.taken !== true && after.resends > prev.resends ? prev.resends : after.resends;
   const sent: Confirming = { ...after, resends, outcomeUnknown: true };
   // the next of the send's confirmation reads (confirmation.ts): a settle read at once waits for them
-  const way = { ...sent, dueAt: nextDueAt({ ...sent, lastSentAt: u.at }, now, t) ?? sent.dueAt };
-  return foreignValues(way, answer.scaling) === null ? way : null;
+  return { ...sent, dueAt: nextDueAt({ ...sent, lastSentAt: u.at }, now, t) ?? sent.dueAt };
 }
 
 export interface ConfirmationRead {

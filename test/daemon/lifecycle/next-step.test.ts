@@ -799,9 +799,28 @@ describe('what an answer makes of the record', () => {
           TIMING,
         ),
       });
-      // a read showing someone else's value for it: not on its way, decided again (drift)
-      const other = afterRead(timedOut, running({ ...STREAMS, replicas: 4 }), SENT_AT + 20_000, ctx);
-      expect(other.write.confirming).toBeUndefined();
+      // a read showing someone else's value for it: changed by hand, before the change went out
+      // (which replaces it: its answer would have shown it) or after, no answer says which: the
+      // hand's drift is reported, and the change is on its way all the same, that value "not yet":
+      // not sent again before its limit (the model, seed 11, path 287)
+      const byHand = { ...STREAMS, replicas: 4 };
+      const other = afterRead(timedOut, running(byHand), SENT_AT + 20_000, ctx);
+      expect(other.drift).toEqual({ expected: STREAMS, actual: byHand });
+      expect(other.write.confirming).toMatchObject({ target: { replicas: 6 }, sentAt: SENT_AT, outcomeUnknown: true });
+      expect(other.write.confirming?.notYet).toEqual([STREAMS, byHand]);
+      const decided = { ...timedOut, ...other.write, desired: PEAK };
+      expect(nextStep(decided, sit(), SENT_AT + 21_000).step).toEqual({ do: 'wait', reason: 'confirming' });
+      // read again while it propagates: the hand's value is no drift twice; then it lands
+      const still = afterRead(decided, running(byHand), SENT_AT + MIN, ctx);
+      expect(still.drift).toBeNull();
+      expect(still.write.confirming).toMatchObject({ target: { replicas: 6 } });
+      expect(afterRead({ ...decided, ...still.write }, running(PEAK), SENT_AT + 2 * MIN, ctx).landed).toEqual({
+        sent: { replicas: 6 },
+        at: SENT_AT,
+      });
+      // past its limit with the hand's value still there: unconfirmed, sent once more
+      const limit = afterRead({ ...decided, ...still.write }, running(byHand), SENT_AT + 11 * MIN, ctx);
+      expect(limit.confirmation).toMatchObject({ is: 'unconfirmed', target: { replicas: 6 } });
       // a second change on its way behind an earlier one: the earlier target is "not yet"
       const behind = afterRead(
         {
