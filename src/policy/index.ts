@@ -83,6 +83,7 @@ export type { Freeze } from './types.js';
 export { onDriftAction } from './drift.js';
 export {
   atTarget,
+  confirmedAfterReport,
   confirmedSince,
   exclusionOf,
   judgeVerdict,

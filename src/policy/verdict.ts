@@ -58,6 +58,47 @@ export interface VerdictDue {
 export interface Confirmed {
   readonly values: ScalingValues;
   readonly at: number;
+  /** The lowest value of each field an answer reported since `at`, where below `values` (a change
+   *  back down, or a hand's, that a later answer may have undone): the pipe held only these all
+   *  along. Absent: every report since showed at least `values`. */
+  readonly lowest?: ScalingValues;
+}
+
+/** The values the pipe held at least from the confirmation's instant on: its values, each lowered
+ *  to the lowest an answer reported since. */
+export function heldSince(c: Confirmed): ScalingValues {
+  if (c.lowest === undefined) return c.values;
+  const out: ScalingValues = { ...c.values };
+  for (const [f, v] of Object.entries(c.lowest) as [ScalingField, number][]) {
+    const had = out[f];
+    if (had !== undefined && v < had) out[f] = v;
+  }
+  return out;
+}
+
+/**
+ * The last confirmation once an answer reported the pipe at `reported`: a field below what the
+ * pipe held since the confirmation is kept as its lowest, so that a later confirmation of higher
+ * values counts from its own read, not from one before the pipe went down. A 0 or null (the
+ * platform's transient report right after a change) is no report.
+ */
+export function confirmedAfterReport(
+  since: Confirmed | null,
+  reported: Partial<Record<ScalingField, number | null>>,
+): Confirmed | null {
+  if (since === null) return null;
+  const held = heldSince(since);
+  const lowest: ScalingValues = { ...(since.lowest ?? {}) };
+  let lower = false;
+  for (const f of Object.keys(since.values) as ScalingField[]) {
+    const v = reported[f];
+    const h = held[f];
+    if (typeof v === 'number' && v > 0 && h !== undefined && v < h) {
+      lowest[f] = v;
+      lower = true;
+    }
+  }
+  return lower ? { ...since, lowest } : since;
 }
 
 /**
@@ -69,14 +110,17 @@ export interface Confirmed {
  * pipe held) is decided and shown in force only after it.
  */
 export function confirmedSince(since: Confirmed | null, values: ScalingValues, now: number): Confirmed {
+  const before = since === null ? null : heldSince(since);
   const held =
-    since !== null &&
+    before !== null &&
     (Object.keys(values) as ScalingField[]).every((f) => {
       const want = values[f];
-      const had = since.values[f];
+      const had = before[f];
       return want === undefined || (had !== undefined && had >= want);
     });
-  return { values, at: held ? since.at : now };
+  return held && since !== null
+    ? { values, at: since.at, ...(since.lowest !== undefined ? { lowest: since.lowest } : {}) }
+    : { values, at: now };
 }
 
 export type Judged =
@@ -169,7 +213,7 @@ export function judgeVerdict(
   // A confirmation the platform's latest report contradicts (a read since showed less: a change
   // made by hand) does not count until a read shows the target again.
   const stands = opts.reported === undefined || atTarget(opts.reported, due.target);
-  if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(confirmed.values, due.target)) {
+  if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(heldSince(confirmed), due.target)) {
     const lateMs = Math.max(0, confirmed.at - due.boundary);
     if (lateMs === 0 || !opts.stateLost)
       return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: confirmed.at };

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   atTarget,
+  confirmedAfterReport,
   confirmedSince,
   exclusionOf,
   judgeVerdict,
@@ -314,6 +315,45 @@ describe("a start at the platform's floor", () => {
         NIGHT + 1,
       ),
     ).toBeNull();
+  });
+});
+
+describe('a confirmation holds only while every answer since showed at least its values', () => {
+  // a sale's start at B to 10 replicas; 10 was confirmed a window earlier, then the pipe went down
+  // to 1 (a scale-down between the windows, or a hand) and the change back to 10 took effect after B
+  const B = at('2026-11-23T09:00:00Z');
+  const due = { boundary: B, windows: ['sale'], target: { replicas: 10 }, deadline: B + 10 * 60_000 };
+  const earlier = { values: { replicas: 10 }, at: B - 36_000 };
+
+  it('a report below it is kept as its lowest, and a later confirmation of the same values counts from its own read', () => {
+    const down = confirmedAfterReport(earlier, { replicas: 1 });
+    expect(down).toEqual({ ...earlier, lowest: { replicas: 1 } });
+    // the scale-up's answer showed 1 at B - 3 s; a read shows 10 in force 2 s after B
+    const again = confirmedSince(down, { replicas: 10 }, B + 2_000);
+    expect(again).toEqual({ values: { replicas: 10 }, at: B + 2_000 });
+    expect(judgeVerdict(due, again, B + 30_000, { reported: { replicas: 10 } })).toMatchObject({
+      verdict: 'late',
+      lateMs: 2_000,
+    });
+    // judged before the read came, the earlier confirmation does not stand for the start
+    expect(judgeVerdict(due, down, B + 1, { reported: { replicas: 10 } })).toBeNull();
+  });
+
+  it('values it held all along keep the instant: a scale-down to the lowest shown', () => {
+    const down = confirmedAfterReport(earlier, { replicas: 4 });
+    expect(confirmedSince(down, { replicas: 4 }, B)).toEqual({
+      values: { replicas: 4 },
+      at: earlier.at,
+      lowest: { replicas: 4 },
+    });
+    expect(confirmedSince(down, { replicas: 5 }, B)).toEqual({ values: { replicas: 5 }, at: B });
+  });
+
+  it('a transient 0 or null, a report at or above, or a field it does not name changes nothing', () => {
+    expect(confirmedAfterReport(earlier, { replicas: 0 })).toBe(earlier);
+    expect(confirmedAfterReport(earlier, { replicas: null })).toBe(earlier);
+    expect(confirmedAfterReport(earlier, { replicas: 12, concurrency: 1 })).toBe(earlier);
+    expect(confirmedAfterReport(null, { replicas: 1 })).toBeNull();
   });
 });
 

@@ -2,7 +2,13 @@
 // lifecycle (next-step.ts has the first). Pure: the apply processor writes what these return,
 // emits their events and enqueues their next step.
 import { KIND_FIELDS, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../../api/index.js';
-import { afterChange, changeDirections, confirmedSince, type Confirmed } from '../../policy/index.js';
+import {
+  afterChange,
+  changeDirections,
+  confirmedAfterReport,
+  confirmedSince,
+  type Confirmed,
+} from '../../policy/index.js';
 import {
   afterSend,
   expectedValues,
@@ -181,7 +187,10 @@ function confirmationOf(
   now: number,
   confirming: Confirming | null,
 ): Confirmed | undefined {
-  if (!answer.kind) return undefined;
+  // every answer is a report: one below the last confirmation ends its "since" for higher values
+  const noted = noteReport(rec.confirmed, answer);
+  const since = noted ?? rec.confirmed;
+  if (!answer.kind) return noted;
   const desired = rec.desired ? targetOfKind(answer.kind, rec.desired) : null;
   const shown = targetOfKind(answer.kind, applied);
   const values =
@@ -192,8 +201,14 @@ function confirmationOf(
         : !desired && !rec.confirming && !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown)
           ? shown
           : null;
-  if (values === null) return undefined;
-  return confirmedSince(rec.confirmed, values, now);
+  if (values === null) return noted;
+  return confirmedSince(since, values, now);
+}
+
+/** The last confirmation after an answer that confirms nothing (undefined: unchanged). */
+function noteReport(confirmed: Confirmed | null, answer: PipeAnswer): Confirmed | undefined {
+  const after = confirmedAfterReport(confirmed, answer.scaling);
+  return after !== confirmed ? (after ?? undefined) : undefined;
 }
 
 /** When and against what a change was sent: its first instant and the confirmation's timing. */
@@ -243,7 +258,10 @@ export function afterSentChange(
     : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null
       ? { is: 'dropped', target: prev.target, reason: 'new_target' }
       : undefined;
-  const confirmed = inForce ? confirmationOf(rec, answer, applied, now, sending) : undefined;
+  const confirmed = inForce
+    ? confirmationOf(rec, answer, applied, now, sending)
+    : // not in force: the answer is still a report that may end the last confirmation's "since"
+      noteReport(rec.confirmed, answer);
   const write: Partial<PipeRecord> = {
     applied,
     // What pipescaler itself applied: the reference for drift once the change is in force.

@@ -101,7 +101,7 @@ export const RECORD_FIELDS = {
       outcomeUnknown: z.literal(true).optional(),
     })
     .nullable(),
-  confirmed: z.object({ values: scalingValues, at: epochMs }).nullable(),
+  confirmed: z.object({ values: scalingValues, at: epochMs, lowest: scalingValues.optional() }).nullable(),
   freezeSeen: z.array(z.string()).nullable(),
   overrideSeen: z
     .object({

@@ -926,11 +926,26 @@ describe('what an answer makes of the record', () => {
         sentAt: T0 + 500,
         timing: TIMING,
       });
-      expect(t.write.confirmed).toEqual({ values: FLOOR, at: T0 - 20 * MIN });
+      // the pipe held at least 1 since: the floor, down from 3, is its lowest since then
+      expect(t.write.confirmed).toEqual({ values: FLOOR, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
       // the same shown by a read
       expect(afterRead(rec, running(FLOOR), T0 + 30_000, ctx).write.confirmed).toEqual({
         values: FLOOR,
         at: T0 - 20 * MIN,
+        lowest: { replicas: 1 },
+      });
+      // the change back up to 3, answered while the pipe still showed 1, then a read showing 3 in
+      // force: confirmed from that read, not from the confirmation of 3 before the pipe went down
+      const back = seen({ desired: STREAMS, confirmed: { values: STREAMS, at: T0 - 20 * MIN } });
+      const answered = afterSentChange(back, running(FLOOR), { replicas: 3 }, T0 + 600, {
+        ref: REF,
+        sentAt: T0 + 500,
+        timing: TIMING,
+      });
+      expect(answered.write.confirmed).toEqual({ values: STREAMS, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
+      expect(afterRead({ ...back, ...answered.write }, running(STREAMS), T0 + 30_000, ctx).write.confirmed).toEqual({
+        values: STREAMS,
+        at: T0 + 30_000,
       });
       // a scale-up is confirmed from the read that shows it
       const up = seen({ desired: PEAK, confirmed: { values: FLOOR, at: T0 - 20 * MIN } });
