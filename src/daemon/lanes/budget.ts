@@ -302,13 +302,11 @@ export class KeyBudget {
     defineLua(redis, BUDGET_COMMANDS);
   }
 
-  /** waitMs 0: a unit was taken at `at` (Redis' clock), the request may go now and its answer is
-   *  observed with that instant. Else the ms to wait before asking again; negative for a read whose
-   *  share is spent while changes could still go. */
-  async take(kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
+  /** The take and send scripts' arguments after the key: the limit, its margins, the read share,
+   *  the unit's kind, the test clock and the end this replica knows of. */
+  private unitArgs(kind: 'change' | 'read') {
     const { requests, perMs } = this.limit;
-    const [waitMs, at] = await this.redis.pipescalerBudgetTake(
-      this.key,
+    return [
       requests,
       perMs,
       marginMs(perMs),
@@ -317,7 +315,14 @@ export class KeyBudget {
       kind === 'read' ? '1' : '0',
       this.clock?.() ?? '',
       this.knownEnd > 0 ? this.knownEnd : '',
-    );
+    ] as const;
+  }
+
+  /** waitMs 0: a unit was taken at `at` (Redis' clock), the request may go now and its answer is
+   *  observed with that instant. Else the ms to wait before asking again; negative for a read whose
+   *  share is spent while changes could still go. */
+  async take(kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
+    const [waitMs, at] = await this.redis.pipescalerBudgetTake(this.key, ...this.unitArgs(kind));
     return { waitMs, at };
   }
 
@@ -330,19 +335,7 @@ export class KeyBudget {
    * (the unit's, or the one taken instead); else no request: wait as take() says.
    */
   async send(takenAt: number, kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
-    const { requests, perMs } = this.limit;
-    const [waitMs, at] = await this.redis.pipescalerBudgetSend(
-      this.key,
-      requests,
-      perMs,
-      marginMs(perMs),
-      afterEndMs(perMs),
-      this.readShare,
-      kind === 'read' ? '1' : '0',
-      this.clock?.() ?? '',
-      this.knownEnd > 0 ? this.knownEnd : '',
-      takenAt,
-    );
+    const [waitMs, at] = await this.redis.pipescalerBudgetSend(this.key, ...this.unitArgs(kind), takenAt);
     return { waitMs, at };
   }
 
