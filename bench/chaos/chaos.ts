@@ -9,12 +9,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { startCloud, type EmbeddedCloud, type LimitedRequest } from '../../src/cloud/index.js';
 import { HistoryStore, type HistoryEntry } from '../../src/history/index.js';
 import {
   auditRecords,
   checkFailures,
   historyVsAnswers,
+  keyRequests,
   ownDrift,
   realLimited,
   recordedOnce,
@@ -25,7 +26,7 @@ import {
   type CheckName,
   type RestartEvent,
 } from './checks.js';
-import { startObserver, type Limited, type Observer, type SentPatch } from './observer.js';
+import { startObserver, type Limited, type Observer, type SentPatch, type SentRequest } from './observer.js';
 import { freePort, RedisServer, Replicas, tail, type ReplicaRun } from './processes.js';
 import { buildScenario, chaosFixtures, type ChaosParams, type ScenarioPipe } from './scenario.js';
 import { countLogLevels, countPatches, realRateLimited, type ChaosSummary } from './summary.js';
@@ -55,6 +56,11 @@ export interface ChaosRecords {
   readonly limited429: readonly Limited[];
   /** The cloud's real-limiter 429s per key id. */
   readonly cloudLimited: Readonly<Record<string, number>>;
+  /** Each of them (the latest 1,000): key id, instant, its window's start, method, path, request id. */
+  readonly cloudLimitedRequests: readonly LimitedRequest[];
+  /** The requests of a refused key from a window before a real 429's window to a window after it
+   *  (each with its replica and instant), to see which replica sent what then. */
+  readonly requestsAround429: readonly SentRequest[];
   readonly audit: readonly AuditRecord[];
   /** Each pipe's history as the replicas left it in Redis at the end. */
   readonly history: Readonly<Record<string, readonly HistoryEntry[]>>;
@@ -190,7 +196,7 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       `cloud ${cloud.url} behind ${observer.url}; ${pipeCount} pipes, first boundary in ${scenario.boundaries[0]! - Date.now()} ms`,
     );
 
-    const reps = new Replicas({ cwd: opts.cwd, configPath, env: scenario.env });
+    const reps = new Replicas({ cwd: opts.cwd, configPath, env: scenario.env, apiUrl: observer.url });
     replicas = reps;
     const watch = (run: ReplicaRun) => {
       run.child.on('exit', () => {
@@ -312,12 +318,18 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   if (refused.length > 0)
     failures.push(`the cloud refused scaling changes: ${refused.map(([k, n]) => `${k} x${n}`).join(', ')}`);
 
-  const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, limited: {}, faults: {} };
+  const stats = cloud?.stats() ?? { requests: {}, rateLimited: 0, limited: {}, limitedRequests: [], faults: {} };
+  const requests = observer?.requests ?? [];
+  const around = new Set<SentRequest>();
+  for (const r of stats.limitedRequests) {
+    const w = params.rateLimit.perMs;
+    for (const q of keyRequests(requests, r.keyId, r.windowStart - w, r.at + w)) around.add(q);
+  }
   const audit = runs.flatMap((r) => auditRecords([...r.stdout, ...r.stderr], r.label));
   const refs = pipes.map((p) => ({ name: p.name, pipeId: p.pipeId }));
   const sent = observer?.patches ?? [];
   const checks: ChaosChecks = {
-    limited: realLimited(stats.limited, keyNames),
+    limited: realLimited(stats.limited, keyNames, stats.limitedRequests, requests),
     recorded: recordedOnce(sent, audit, refs),
     history: historyVsAnswers(sent, history, refs, events.redisRestarts),
     verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts, params.propagationMs),
@@ -370,6 +382,8 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       patches: sent,
       limited429: observer?.limited ?? [],
       cloudLimited: stats.limited,
+      cloudLimitedRequests: stats.limitedRequests,
+      requestsAround429: [...around].sort((a, b) => a.at - b.at),
       audit,
       history: Object.fromEntries(history),
     },

@@ -5,14 +5,34 @@
 // passed on as a reset (the client's socket is destroyed too), latency passes through as is.
 // Each 200 keeps the scaling its answer showed in force (quantities read as the client reads
 // them), and every 429 of any request is kept with its key id, for the checks (checks.ts).
+// Each replica talks to its own path prefix (`replicaUrl`), taken off before the request goes on,
+// so every request is also kept with its replica and instant: a 429 of the cloud's limiter can be
+// placed among the requests of its key's window (which replica sent what).
 import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http';
 import { once } from 'node:events';
 import { SCALING_FIELDS, limitViolation, type ScalingValues } from '../../src/api/index.js';
 import { cpuMillicores, memoryGb } from '../../src/api/quantity.js';
 
+/** One request as it passed through (any operation). */
+export interface SentRequest {
+  /** Epoch ms the request reached the observer. */
+  readonly at: number;
+  /** The label of the replica that sent it (its path prefix), undefined without a prefix. */
+  readonly replica: string | undefined;
+  /** The API key id of its Basic auth. */
+  readonly keyId: string | undefined;
+  readonly method: string;
+  /** As the cloud sees it: without the replica's prefix and the query. */
+  readonly path: string;
+  /** HTTP status, or 'reset' when the cloud dropped the connection; null while open. */
+  status: number | 'reset' | null;
+}
+
 export interface SentPatch {
   /** Epoch ms the request reached the observer. */
   readonly at: number;
+  /** The label of the replica that sent it, when it came with its prefix. */
+  readonly replica?: string | undefined;
   readonly pipeId: string;
   /** The API key id of its Basic auth. */
   readonly keyId: string | undefined;
@@ -33,6 +53,7 @@ export interface SentPatch {
 /** A 429 answered to any request (real or injected: cloud.stats().limited has the real count). */
 export interface Limited {
   readonly at: number;
+  readonly replica?: string | undefined;
   readonly keyId: string | undefined;
   readonly method: string;
   readonly path: string;
@@ -43,6 +64,8 @@ export interface Limited {
 export interface Observer {
   readonly url: string;
   readonly patches: SentPatch[];
+  /** Every request, in the order they came. */
+  readonly requests: SentRequest[];
   readonly limited: Limited[];
   /** One line per out-of-range (or non-numeric) value sent, e.g. "pipe ...: replicas must be between 1 and 10". */
   readonly violations: string[];
@@ -52,6 +75,18 @@ export interface Observer {
 }
 
 const SCALING_PATH = /\/pipes\/([^/]+)\/scaling$/;
+const REPLICA_PREFIX = /^\/replica\/([^/]+)(\/.*)$/;
+
+/** The API URL a replica is given: the observer's, with the replica's label as a path prefix. */
+export function replicaUrl(observerUrl: string, label: string): string {
+  return `${observerUrl.replace(/\/+$/, '')}/replica/${encodeURIComponent(label)}`;
+}
+
+/** A request's URL as it came (with a replica's prefix or not): the replica, and the URL to forward. */
+export function splitReplica(url: string): { replica: string | undefined; url: string } {
+  const m = REPLICA_PREFIX.exec(url);
+  return m ? { replica: decodeURIComponent(m[1]!), url: m[2]! } : { replica: undefined, url };
+}
 const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade'];
 
 function forwardable(h: IncomingHttpHeaders): IncomingHttpHeaders {
@@ -98,6 +133,7 @@ export async function startObserver(target: string): Promise<Observer> {
   const up = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
   const patches: SentPatch[] = [];
+  const requests: SentRequest[] = [];
   const limited: Limited[] = [];
   const violations: string[] = [];
   const open = new Map<string, number>();
@@ -108,7 +144,17 @@ export async function startObserver(target: string): Promise<Observer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const path = (req.url ?? '/').split('?')[0]!;
+      const { replica, url } = splitReplica(req.url ?? '/');
+      const path = url.split('?')[0]!;
+      const sent: SentRequest = {
+        at: Date.now(),
+        replica,
+        keyId: keyIdOf(req.headers.authorization),
+        method: req.method ?? '',
+        path,
+        status: null,
+      };
+      requests.push(sent);
       const m = req.method === 'PATCH' ? SCALING_PATH.exec(path) : null;
       let record: SentPatch | null = null;
       if (m) {
@@ -120,9 +166,10 @@ export async function startObserver(target: string): Promise<Observer> {
         }
         const key = req.headers['idempotency-key'];
         record = {
-          at: Date.now(),
+          at: sent.at,
+          replica,
           pipeId: m[1]!.toLowerCase(),
-          keyId: keyIdOf(req.headers.authorization),
+          keyId: sent.keyId,
           body,
           idempotencyKey: Array.isArray(key) ? key[0] : key,
           status: null,
@@ -148,18 +195,20 @@ export async function startObserver(target: string): Promise<Observer> {
           host: up.hostname,
           port: up.port,
           method: req.method,
-          path: req.url,
+          path: url,
           agent,
           headers: { ...forwardable(req.headers), 'content-length': String(raw.length) },
         },
         (ures) => {
           const status = ures.statusCode ?? null;
+          sent.status = status;
           if (record) record.status = status;
           if (status === 429) {
             const remaining = ures.headers['x-ratelimit-remaining'];
             limited.push({
               at: Date.now(),
-              keyId: keyIdOf(req.headers.authorization),
+              replica,
+              keyId: sent.keyId,
               method: req.method ?? '',
               path,
               remaining: Array.isArray(remaining) ? remaining[0] : remaining,
@@ -182,6 +231,7 @@ export async function startObserver(target: string): Promise<Observer> {
         },
       );
       upstream.on('error', () => {
+        sent.status = 'reset';
         if (record) {
           record.status = 'reset';
           record.answeredAt = Date.now();
@@ -199,6 +249,7 @@ export async function startObserver(target: string): Promise<Observer> {
   return {
     url: `http://127.0.0.1:${addr.port}`,
     patches,
+    requests,
     limited,
     violations,
     overlaps: () => overlaps,

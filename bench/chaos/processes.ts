@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { replicaUrl } from './observer.js';
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; released just before use). */
 export async function freePort(): Promise<number> {
@@ -135,10 +136,15 @@ export class Replicas {
   readonly runs: ReplicaRun[] = [];
   kills = 0;
 
-  constructor(private readonly opts: { cwd: string; configPath: string; env: Record<string, string> }) {}
+  /** `apiUrl` (the chaos observer's): each replica gets its own prefix of it (`replicaUrl`) as
+   *  PIPESCALER_API_URL, which the generated config's baseUrl reads. */
+  constructor(
+    private readonly opts: { cwd: string; configPath: string; env: Record<string, string>; apiUrl?: string },
+  ) {}
 
   spawn(label: string): ReplicaRun {
     const env: NodeJS.ProcessEnv = { ...process.env, ...this.opts.env };
+    if (this.opts.apiUrl !== undefined) env.PIPESCALER_API_URL = replicaUrl(this.opts.apiUrl, label);
     // The parent's overrides would point the replicas elsewhere than the generated config.
     delete env.PIPESCALER_REDIS_URL;
     delete env.PIPESCALER_REDIS_PREFIX;

@@ -85,7 +85,7 @@ export interface Scenario {
   readonly fixtures: Fixtures;
   /** The config file's text; secrets come from `env`. */
   readonly configYaml: string;
-  /** Key ids and secrets the replicas read through `${...}` in the config. */
+  /** The API URL, key ids and secrets the replicas read through `${...}` in the config. */
   readonly env: Record<string, string>;
   /** Epoch ms of each boundary, ascending. */
   readonly boundaries: readonly number[];
@@ -170,7 +170,8 @@ export function buildScenario(
     ]),
   );
 
-  const env: Record<string, string> = {};
+  // The replicas each get their own prefix of it (processes.ts): the observer knows who sent what.
+  const env: Record<string, string> = { PIPESCALER_API_URL: targets.apiUrl };
   const rateLimit = { requests: p.rateLimit.requests, per: `${p.rateLimit.perMs}ms` };
   const keyNames = fixtures.apiKeys.map((k, i) => {
     const name = i === 0 ? 'default' : `k${i + 1}`;
@@ -200,7 +201,7 @@ export function buildScenario(
   const [defaultKey, ...more] = keyNames;
   const config = {
     api: {
-      baseUrl: targets.apiUrl,
+      baseUrl: '${PIPESCALER_API_URL}',
       ...defaultKey!.spec,
       timeout: '10s',
       ...(more.length > 0 ? { keys: Object.fromEntries(more.map((k) => [k.name, k.spec])) } : {}),

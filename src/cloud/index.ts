@@ -45,7 +45,7 @@ export type {
 } from './fixtures-schema.js';
 export { type StoredPipe, type StoredService, type StoredScaling } from './records.js';
 export type { PendingChange } from './propagation.js';
-export type { CloudStats } from './stats.js';
+export { LIMITED_KEPT, type CloudStats, type LimitedRequest } from './stats.js';
 export type { RateLimit } from './rate-limit.js';
 export { CloudStore } from './store.js';
 export type { FaultKind } from './faults.js';

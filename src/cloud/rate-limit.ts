@@ -5,6 +5,8 @@ export type { RateLimit };
 
 export interface RateDecision {
   readonly allowed: boolean;
+  /** Epoch ms the key's window began. */
+  readonly windowStart: number;
   readonly headers: Record<string, string>;
 }
 
@@ -36,7 +38,11 @@ export class FixedWindowLimiter {
       this.windows.set(keyId, w);
     }
     w.count += 1;
-    return { allowed: w.count <= limit.requests, headers: this.headers(limit, w.start, w.count, now) };
+    return {
+      allowed: w.count <= limit.requests,
+      windowStart: w.start,
+      headers: this.headers(limit, w.start, w.count, now),
+    };
   }
 
   /** The headers of the key's current window, without counting (for injected 429s). */

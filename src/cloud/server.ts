@@ -137,7 +137,14 @@ export function buildServer(parts: ServerParts): FastifyInstance {
       if (rate) {
         reply.headers(rate.headers);
         if (!rate.allowed) {
-          parts.stats.limitedKey(keyId);
+          parts.stats.limited({
+            keyId,
+            at: parts.now(),
+            windowStart: rate.windowStart,
+            method: req.method,
+            path: req.url.split('?', 1)[0] ?? req.url,
+            requestId: req.id,
+          });
           return sendTooMany(reply, null);
         }
       }

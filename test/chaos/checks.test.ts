@@ -6,15 +6,19 @@ import {
   changes200,
   checkFailures,
   historyVsAnswers,
+  keyRequests,
   ownDrift,
+  placeLimited,
   realLimited,
+  refusedRequest,
   recordedOnce,
   verdictsVsAnswers,
   type AuditRecord,
   type ChaosChecks,
   type RestartEvent,
 } from '../../bench/chaos/checks.js';
-import { keyIdOf, shownScaling, type SentPatch } from '../../bench/chaos/observer.js';
+import { keyIdOf, shownScaling, type SentPatch, type SentRequest } from '../../bench/chaos/observer.js';
+import type { LimitedRequest } from '../../src/cloud/index.js';
 import type { HistoryEntry } from '../../src/history/index.js';
 
 const T = Date.UTC(2026, 10, 28, 5, 0, 0);
@@ -168,8 +172,52 @@ describe('the observer', () => {
 
 describe('1. real 429s per key', () => {
   it('names the keys, counting a key with none as 0', () => {
-    expect(realLimited({ id2: 3 }, { id1: 'default', id2: 'k2' })).toEqual({ total: 3, perKey: { default: 0, k2: 3 } });
-    expect(realLimited({}, { id1: 'default' })).toEqual({ total: 0, perKey: { default: 0 } });
+    expect(realLimited({ id2: 3 }, { id1: 'default', id2: 'k2' })).toEqual({
+      total: 3,
+      perKey: { default: 0, k2: 3 },
+      examples: [],
+    });
+    expect(realLimited({}, { id1: 'default' })).toEqual({ total: 0, perKey: { default: 0 }, examples: [] });
+  });
+
+  it("places each 429 the cloud kept in its key's window: the request, its replica, the key's requests by replica", () => {
+    const scaling = '/v1/organizations/o/services/s/pipes/p1/scaling';
+    const req = (at: number, replica: string, status: SentRequest['status'], o: Partial<SentRequest> = {}) => ({
+      at,
+      replica,
+      keyId: 'id2',
+      method: 'PATCH',
+      path: scaling,
+      status,
+      ...o,
+    });
+    const requests: SentRequest[] = [
+      req(T - 10, 'c', 200), // before the window
+      req(T, 'a', 200),
+      req(T + 100, 'b', 503),
+      req(T + 200, 'a#2', 200, { method: 'GET', path: '/v1/organizations/o/services' }),
+      req(T + 250, 'b', 200, { keyId: 'id1' }), // another key
+      req(T + 300, 'a#2', 429),
+      req(T + 310, 'b', 429), // the refused one: same key, method and path, the last before the cloud's instant
+      req(T + 400, 'c', 200), // after it
+    ];
+    const refused: LimitedRequest = {
+      keyId: 'id2',
+      at: T + 311,
+      windowStart: T,
+      method: 'PATCH',
+      path: scaling,
+      requestId: 'rq-1',
+    };
+    expect(refusedRequest(refused, requests)?.replica).toBe('b');
+    expect(keyRequests(requests, 'id2', T, T + 311)).toHaveLength(5);
+    const c = realLimited({ id2: 1 }, { id1: 'default', id2: 'k2' }, [refused], requests);
+    expect(c.examples).toEqual([
+      'k2 at 05:00:00.311: PATCH …/pipes/p1/scaling (request rq-1) by b; window from 05:00:00.000: 5 requests of ' +
+        'the key reached the observer in it (by replica: a 1, b 2, a#2 2; answered: 200 2, 503 1, 429 2)',
+    ]);
+    // without the observer's record: the replica unknown
+    expect(placeLimited(refused, {}, [])).toContain('(request rq-1) by ?; window from 05:00:00.000: 0 requests');
   });
 });
 
@@ -372,7 +420,7 @@ describe("5. drift of the daemon's own change", () => {
 
 describe('checkFailures', () => {
   const clean: ChaosChecks = {
-    limited: { total: 0, perKey: { default: 0 } },
+    limited: { total: 0, perKey: { default: 0 }, examples: [] },
     recorded: {
       answered: 1,
       once: 1,
@@ -400,7 +448,7 @@ describe('checkFailures', () => {
     expect(checkFailures(clean)).toEqual([]);
     const bad: ChaosChecks = {
       ...clean,
-      limited: { total: 2, perKey: { default: 2 } },
+      limited: { total: 2, perKey: { default: 2 }, examples: [] },
       drift: { reported: 1, own: 1, examples: ['p1 at ...'] },
     };
     expect(checkFailures(bad)).toEqual([
@@ -408,5 +456,7 @@ describe('checkFailures', () => {
       "drift reported of the daemon's own change: 1:\n    p1 at ...",
     ]);
     expect(checkFailures(bad, ['recorded', 'history'])).toEqual([]);
+    const placed = { ...clean, limited: { total: 1, perKey: { k2: 1 }, examples: ['k2 at ...'] } };
+    expect(checkFailures(placed)).toEqual(['429s of the real limiter: k2 1:\n    k2 at ...']);
   });
 });

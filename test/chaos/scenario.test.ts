@@ -44,8 +44,11 @@ describe('chaos scenario', () => {
     }
   });
 
-  it('takes keys from the environment and spreads the pipes over them', () => {
+  it('takes the API URL and keys from the environment and spreads the pipes over them', () => {
     expect(s.configYaml).not.toContain('bench-secret');
+    // each replica gets its own prefix of the URL in PIPESCALER_API_URL (processes.ts)
+    expect(s.configYaml).toContain('baseUrl: ${PIPESCALER_API_URL}');
+    expect(config.api.baseUrl).toBe(targets.apiUrl);
     expect(Object.keys(config.api.keys).sort()).toEqual(['default', 'k2', 'k3']);
     expect(new Set(config.pipes.map((p) => p.key)).size).toBe(3);
     expect(config.api.keys.k2!.rateLimit).toEqual({

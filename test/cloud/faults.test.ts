@@ -38,9 +38,10 @@ describe('fault injection (deterministic with an injected random)', () => {
     expect(stats.rateLimited).toBe(1);
     // the injected 429 is no 429 of the limiter
     expect(stats.limited).toEqual({});
+    expect(stats.limitedRequests).toEqual([]);
     expect(stats.requests.listSources).toEqual({ 200: 1, 429: 1, 500: 1, 503: 1 });
     cloud.resetStats();
-    expect(cloud.stats()).toEqual({ requests: {}, rateLimited: 0, limited: {}, faults: {} });
+    expect(cloud.stats()).toEqual({ requests: {}, rateLimited: 0, limited: {}, limitedRequests: [], faults: {} });
   });
 
   it('an operation rule replaces the default; other operations keep the default', async () => {
@@ -153,6 +154,7 @@ describe('admin routes (outside /v1, Bearer admin token)', () => {
       requests: { listSources: { 200: 2, 429: 1, 500: 1 } },
       rateLimited: 1,
       limited: { 'pipescaler-demo-key': 1 },
+      limitedRequests: [expect.objectContaining({ keyId: 'pipescaler-demo-key', method: 'GET' })],
       faults: { error500: 1 },
     });
     expect((await call(cloud, 'DELETE', '/admin/stats', { auth: bearer.authorization })).status).toBe(200);

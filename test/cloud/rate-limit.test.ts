@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitBody } from '../../src/api/index.js';
 import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { DEMO, demoCloud, expectError, expectOk, op, OTHER_AUTH, SVC } from './helpers.js';
+import { call, DEMO, demoCloud, expectError, expectOk, op, ORG, OTHER_AUTH, PIPE, SVC } from './helpers.js';
 
 let cloud: EmbeddedCloud | undefined;
 afterEach(async () => {
@@ -48,6 +48,39 @@ describe('rate limit: fixed window per API key', () => {
     expect(fresh.headers['x-ratelimit-reset']).toBe('10');
     expect(cloud.stats().rateLimited).toBe(2);
     expect(cloud.stats().requests.listSources).toEqual({ 200: 11, 429: 2 });
+  });
+
+  it('records each 429 of the limiter: key id, instant, window start, method, path and request id; not an injected one', async () => {
+    clock = 5_000;
+    cloud = await startCloud({ fixtures: DEMO, now, rateLimit: { requests: 2, perMs: 1_000 } });
+    expectOk('listSources', await op(cloud, 'listSources', S));
+    clock = 5_400;
+    const scaling = `/v1/organizations/${ORG}/services/${SVC.analytics}/pipes/${PIPE.orders}/scaling`;
+    expect((await call(cloud, 'PATCH', scaling, { body: {} })).status).toBe(200);
+    clock = 5_900;
+    const refused = await call(cloud, 'GET', `/v1/organizations/${ORG}/services?x=1`);
+    expect(refused.status).toBe(429);
+    // as the platform's: no request id on the wire, in the header or the body
+    expect(refused.headers['x-request-id']).toBeUndefined();
+    expect(refused.text).toBe('{"error":"TOO_MANY_REQUESTS"}');
+    clock = 6_000; // a new window; an injected 429 is a fault, not the limiter's
+    cloud.setFaults({ default: { error429: 1 } });
+    expect((await op(cloud, 'listSources', S)).status).toBe(429);
+    const stats = cloud.stats();
+    expect(stats.limited).toEqual({ 'pipescaler-demo-key': 1 });
+    expect(stats.faults).toEqual({ error429: 1 });
+    expect(stats.limitedRequests).toEqual([
+      {
+        keyId: 'pipescaler-demo-key',
+        at: 5_900,
+        windowStart: 5_000,
+        method: 'GET',
+        path: `/v1/organizations/${ORG}/services`,
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      },
+    ]);
+    cloud.resetStats();
+    expect(cloud.stats().limitedRequests).toEqual([]);
   });
 
   it('counts only authenticated requests, and 401 comes before 429', async () => {
