@@ -62,6 +62,58 @@ export interface Confirmed {
    *  back down, or a hand's, that a later answer may have undone): the pipe held only these all
    *  along. Absent: every report since showed at least `values`. */
   readonly lowest?: ScalingValues;
+  /** The last answer that showed the pipe at least at what it held since `at` (absent: `at`). */
+  readonly seen?: number;
+  /** Confirmations it replaced, newest first (at most EARLIER_KEPT): a start judged after the
+   *  confirmation moved on (its evaluation held up past later changes) is judged by what held at
+   *  its boundary. */
+  readonly earlier?: readonly HeldSpan[];
+}
+
+/** A confirmation since replaced: answers showed the pipe at least at `held` from `at` to `until`. */
+export interface HeldSpan {
+  readonly held: ScalingValues;
+  readonly at: number;
+  readonly until: number;
+}
+
+/** How many replaced confirmations a record keeps: enough for a start judged a few windows late. */
+export const EARLIER_KEPT = 4;
+
+function sameValues(a: ScalingValues, b: ScalingValues): boolean {
+  const ka = Object.keys(a) as ScalingField[];
+  return ka.length === Object.keys(b).length && ka.every((f) => a[f] === b[f]);
+}
+
+/**
+ * The last confirmation once an answer at `now` that reported `reported` made `next` of `was`
+ * (confirmedSince, confirmedAfterReport; undefined or null: left it as it was). When what it held changes
+ * (another instant, other values, a lower report), `was` is kept as a span up to the last answer
+ * that showed it (this one, or `seen`), never later: the pipe may have gone down any time after.
+ * Otherwise an answer that showed every field at least at what is held moves `seen` to `now`.
+ */
+export function confirmedWithEarlier(
+  was: Confirmed | null,
+  next: Confirmed | null | undefined,
+  reported: Partial<Record<ScalingField, number | null>>,
+  now: number,
+): Confirmed | undefined {
+  const made = next ?? undefined;
+  if (was === null) return made === undefined ? undefined : { ...made, seen: now };
+  const held = heldSince(was);
+  // the answer showed the pipe at least at what was held (a transient 0 or null shows nothing)
+  const showed = (Object.keys(held) as ScalingField[]).every((f) => {
+    const v = reported[f];
+    return typeof v === 'number' && v > 0 && v >= (held[f] ?? 0);
+  });
+  if (made === undefined || made === was) return showed && (was.seen ?? was.at) < now ? { ...was, seen: now } : made;
+  const { earlier: _e, seen: _s, ...rest } = made;
+  if (made.at === was.at && sameValues(held, heldSince(made)))
+    return { ...rest, seen: now, ...(was.earlier ? { earlier: was.earlier } : {}) };
+  // the span ends at this answer when it still showed what was held (a scale-up shown), else at
+  // the last answer that did
+  const span: HeldSpan = { held, at: was.at, until: showed ? now : (was.seen ?? was.at) };
+  return { ...rest, seen: now, earlier: [span, ...(was.earlier ?? [])].slice(0, EARLIER_KEPT) };
 }
 
 /** The values the pipe held at least from the confirmation's instant on: its values, each lowered
@@ -213,10 +265,17 @@ export function judgeVerdict(
   // A confirmation the platform's latest report contradicts (a read since showed less: a change
   // made by hand) does not count until a read shows the target again.
   const stands = opts.reported === undefined || atTarget(opts.reported, due.target);
-  if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(heldSince(confirmed), due.target)) {
-    const lateMs = Math.max(0, confirmed.at - due.boundary);
-    if (lateMs === 0 || !opts.stateLost)
-      return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: confirmed.at };
+  // the instants since which the pipe held the target by the deadline: the confirmation in force,
+  // or one it replaced that still held at the boundary (or from after it)
+  const since: number[] = [];
+  if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(heldSince(confirmed), due.target))
+    since.push(confirmed.at);
+  for (const s of confirmed?.earlier ?? [])
+    if (s.at <= due.deadline && s.until >= due.boundary && atTarget(s.held, due.target)) since.push(s.at);
+  if (since.length > 0) {
+    const at = since.reduce((best, t) => (Math.max(t, due.boundary) < Math.max(best, due.boundary) ? t : best));
+    const lateMs = Math.max(0, at - due.boundary);
+    if (lateMs === 0 || !opts.stateLost) return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: at };
   }
   if (opts.stateLost) return { verdict: 'excluded', reason: 'state_lost' };
   if (opts.final) return { verdict: 'missed', reason: 'superseded' };

@@ -6,9 +6,11 @@ import {
   atTarget,
   confirmedAfterReport,
   confirmedSince,
+  confirmedWithEarlier,
   exclusionOf,
   judgeVerdict,
   stateLostAround,
+  EARLIER_KEPT,
   VERDICT_LIMIT_DEFAULT_MS,
   verdictDue,
   windowStartsIn,
@@ -354,6 +356,140 @@ describe('a confirmation holds only while every answer since showed at least its
     expect(confirmedAfterReport(earlier, { replicas: null })).toBe(earlier);
     expect(confirmedAfterReport(earlier, { replicas: 12, concurrency: 1 })).toBe(earlier);
     expect(confirmedAfterReport(null, { replicas: 1 })).toBeNull();
+  });
+});
+
+describe('a start judged after its confirmation moved on (the evaluation came late)', () => {
+  // Windows 5 s apart, the pipe's evaluation held up past the next start (its job on a replica
+  // killed just after B, recovered only when its lock ran out): by the time the start at B is
+  // judged, answers have confirmed the next start's target. What held at B decides, not what holds now.
+  const B = at('2026-11-23T09:00:00Z');
+  const up = { boundary: B, windows: ['w1'], target: { concurrency: 34 }, deadline: B + 5_000 };
+  const down = { boundary: B, windows: ['w1'], target: { concurrency: 0 }, deadline: B + 5_000 };
+  const first = (values: { concurrency: number }, t: number) =>
+    confirmedWithEarlier(null, { values, at: t }, values, t)!;
+
+  it('a scale-up confirmed before B and shown again after it, then a scale-down: still met at B', () => {
+    const atHigh = first({ concurrency: 34 }, B - 2_000);
+    // the scale-down's own answer, 1 s after B, still showed 34 (the change takes effect later)
+    const shown = confirmedWithEarlier(atHigh, undefined, { concurrency: 34 }, B + 1_000)!;
+    expect(shown).toEqual({ values: { concurrency: 34 }, at: B - 2_000, seen: B + 1_000 });
+    const lowered = confirmedWithEarlier(
+      shown,
+      confirmedSince(shown, { concurrency: 3 }, B + 7_000),
+      { concurrency: 3 },
+      B + 7_000,
+    )!;
+    expect(lowered).toEqual({
+      values: { concurrency: 3 },
+      at: B - 2_000,
+      seen: B + 7_000,
+      earlier: [{ held: { concurrency: 34 }, at: B - 2_000, until: B + 1_000 }],
+    });
+    expect(judgeVerdict(up, lowered, B + 5_000, { final: true })).toEqual({
+      verdict: 'met',
+      lateMs: 0,
+      confirmedAt: B - 2_000,
+    });
+  });
+
+  it('nothing shown since the confirmation before B: the span ends there, no verdict from it', () => {
+    const atHigh = first({ concurrency: 34 }, B - 2_000);
+    const lowered = confirmedWithEarlier(
+      atHigh,
+      confirmedSince(atHigh, { concurrency: 3 }, B + 7_000),
+      { concurrency: 3 },
+      B + 7_000,
+    )!;
+    expect(judgeVerdict(up, lowered, B + 5_000, { final: true })).toEqual({ verdict: 'missed', reason: 'superseded' });
+  });
+
+  it('a start to the floor held before B, then a scale-up confirmed after its deadline: met, not superseded', () => {
+    const atLow = confirmedWithEarlier(first({ concurrency: 1 }, B - 3_000), undefined, { concurrency: 1 }, B + 4_000)!;
+    const raised = confirmedWithEarlier(
+      atLow,
+      confirmedSince(atLow, { concurrency: 34 }, B + 9_000),
+      { concurrency: 34 },
+      B + 9_000,
+    )!;
+    expect(raised).toMatchObject({ values: { concurrency: 34 }, at: B + 9_000 });
+    expect(judgeVerdict(down, raised, B + 5_000, { final: true })).toMatchObject({ verdict: 'met', lateMs: 0 });
+  });
+
+  it('a scale-up whose answer was lost, found in force by a read after the next start: the values before held until that read', () => {
+    // the chaos run's objects pipe: 24 confirmed at B - 9 s; the change to 34 sent at B - 5 s was
+    // answered to a replica killed just before (its answer lost), a read found 34 in force at
+    // B + 9 s. The start at B wanted only the floor: the pipe held 24 or more all along.
+    const at24 = first({ concurrency: 24 }, B - 9_000);
+    const found = confirmedWithEarlier(
+      at24,
+      confirmedSince(at24, { concurrency: 34 }, B + 9_000),
+      { concurrency: 34 },
+      B + 9_000,
+    )!;
+    expect(found.earlier).toEqual([{ held: { concurrency: 24 }, at: B - 9_000, until: B + 9_000 }]);
+    expect(judgeVerdict(down, found, B + 5_000, { final: true })).toEqual({
+      verdict: 'met',
+      lateMs: 0,
+      confirmedAt: B - 9_000,
+    });
+    // the start before it wanted 34: not shown by its deadline, missed
+    expect(judgeVerdict(up, found, B + 5_000, { final: true })).toEqual({ verdict: 'missed', reason: 'superseded' });
+  });
+
+  it('a hand change seen only after B: the span ends at the last answer that showed the target', () => {
+    const atHigh = confirmedWithEarlier(
+      first({ concurrency: 34 }, B - 60_000),
+      undefined,
+      { concurrency: 34 },
+      B - 30_000,
+    )!;
+    const low = confirmedWithEarlier(
+      atHigh,
+      confirmedAfterReport(atHigh, { concurrency: 1 }),
+      { concurrency: 1 },
+      B + 2_000,
+    )!;
+    expect(low.earlier).toEqual([{ held: { concurrency: 34 }, at: B - 60_000, until: B - 30_000 }]);
+    expect(judgeVerdict(up, low, B + 5_000, { final: true })).toEqual({ verdict: 'missed', reason: 'superseded' });
+  });
+
+  it('confirmed after B and before the deadline, moved on since: late by that much', () => {
+    const atLow = first({ concurrency: 1 }, B - 60_000);
+    const high = confirmedWithEarlier(
+      atLow,
+      confirmedSince(atLow, { concurrency: 34 }, B + 2_000),
+      { concurrency: 34 },
+      B + 2_000,
+    )!;
+    const seen = confirmedWithEarlier(high, undefined, { concurrency: 34 }, B + 6_000)!;
+    const after = confirmedWithEarlier(
+      seen,
+      confirmedAfterReport(seen, { concurrency: 2 }),
+      { concurrency: 2 },
+      B + 8_000,
+    )!;
+    expect(judgeVerdict(up, after, B + 9_000, { final: true })).toEqual({
+      verdict: 'late',
+      lateMs: 2_000,
+      confirmedAt: B + 2_000,
+    });
+  });
+
+  it('an answer below, a transient 0 or the same instant again moves nothing; at most a few spans are kept', () => {
+    const c = first({ concurrency: 5 }, B);
+    expect(confirmedWithEarlier(c, undefined, { concurrency: 0 }, B + 1)).toBeUndefined();
+    expect(confirmedWithEarlier(c, c, { concurrency: 4 }, B + 1)).toBe(c);
+    let cur = c;
+    for (let i = 1; i <= 10; i += 1)
+      cur = confirmedWithEarlier(
+        cur,
+        { values: { concurrency: 5 + i }, at: B + i * 1_000 },
+        { concurrency: 5 + i },
+        B + i * 1_000,
+      )!;
+    expect(cur.earlier).toHaveLength(EARLIER_KEPT);
+    expect(cur.earlier![0]).toEqual({ held: { concurrency: 14 }, at: B + 9_000, until: B + 10_000 });
   });
 });
 

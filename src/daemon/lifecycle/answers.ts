@@ -7,6 +7,7 @@ import {
   changeDirections,
   confirmedAfterReport,
   confirmedSince,
+  confirmedWithEarlier,
   type Confirmed,
 } from '../../policy/index.js';
 import {
@@ -97,7 +98,12 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
   const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
   const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
-  const confirmed = confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null);
+  const confirmed = withEarlier(
+    rec,
+    answer,
+    now,
+    confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null),
+  );
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
     state: answer.state,
@@ -205,6 +211,12 @@ function confirmationOf(
   return confirmedSince(since, values, now);
 }
 
+/** The confirmation an answer made (undefined: unchanged) with the one it replaced kept as a span,
+ *  or the answer noted as the last that showed it (verdict.ts confirmedWithEarlier). */
+function withEarlier(rec: PipeRecord, answer: PipeAnswer, now: number, next: Confirmed | undefined) {
+  return confirmedWithEarlier(rec.confirmed, next, answer.scaling, now);
+}
+
 /** The last confirmation after an answer that confirms nothing (undefined: unchanged). */
 function noteReport(confirmed: Confirmed | null, answer: PipeAnswer): Confirmed | undefined {
   const after = confirmedAfterReport(confirmed, answer.scaling);
@@ -258,10 +270,15 @@ export function afterSentChange(
     : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null
       ? { is: 'dropped', target: prev.target, reason: 'new_target' }
       : undefined;
-  const confirmed = inForce
-    ? confirmationOf(rec, answer, applied, now, sending)
-    : // not in force: the answer is still a report that may end the last confirmation's "since"
-      noteReport(rec.confirmed, answer);
+  const confirmed = withEarlier(
+    rec,
+    answer,
+    now,
+    inForce
+      ? confirmationOf(rec, answer, applied, now, sending)
+      : // not in force: the answer is still a report that may end the last confirmation's "since"
+        noteReport(rec.confirmed, answer),
+  );
   const write: Partial<PipeRecord> = {
     applied,
     // What pipescaler itself applied: the reference for drift once the change is in force.

@@ -101,7 +101,15 @@ export const RECORD_FIELDS = {
       outcomeUnknown: z.literal(true).optional(),
     })
     .nullable(),
-  confirmed: z.object({ values: scalingValues, at: epochMs, lowest: scalingValues.optional() }).nullable(),
+  confirmed: z
+    .object({
+      values: scalingValues,
+      at: epochMs,
+      lowest: scalingValues.optional(),
+      seen: epochMs.optional(),
+      earlier: z.array(z.object({ held: scalingValues, at: epochMs, until: epochMs })).optional(),
+    })
+    .nullable(),
   freezeSeen: z.array(z.string()).nullable(),
   overrideSeen: z
     .object({

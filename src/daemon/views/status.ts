@@ -101,7 +101,7 @@ export async function readPipeStatuses(
         lastVerdict: rec.lastVerdict,
         verdictDue: rec.verdictDue ? { boundary: rec.verdictDue.boundary, windows: rec.verdictDue.windows } : null,
         change,
-        confirmed: rec.confirmed,
+        confirmed: rec.confirmed ? { values: rec.confirmed.values, at: rec.confirmed.at } : null,
         nextScaleUp: ups.get(p.name) ?? null,
       };
     }),

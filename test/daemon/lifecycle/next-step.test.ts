@@ -675,7 +675,7 @@ describe('what an answer makes of the record', () => {
       });
       const rec = { ...sent(), ...t.write };
       const again = afterRead(rec, running(PEAK), T0 + 40 * MIN, ctx);
-      expect(again.write.confirmed).toEqual({ values: PEAK, at: T0 + 13 * MIN });
+      expect(again.write.confirmed).toMatchObject({ values: PEAK, at: T0 + 13 * MIN, seen: T0 + 40 * MIN });
       expect(again.confirmation).toBeUndefined();
     });
 
@@ -927,9 +927,12 @@ describe('what an answer makes of the record', () => {
         timing: TIMING,
       });
       // the pipe held at least 1 since: the floor, down from 3, is its lowest since then
-      expect(t.write.confirmed).toEqual({ values: FLOOR, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
+      expect(t.write.confirmed).toMatchObject({ values: FLOOR, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
+      // what it held before the floor is kept, up to the last answer that showed it: for a start
+      // judged after the confirmation moved on (verdict.ts confirmedWithEarlier)
+      expect(t.write.confirmed?.earlier).toEqual([{ held: STREAMS, at: T0 - 20 * MIN, until: T0 - 20 * MIN }]);
       // the same shown by a read
-      expect(afterRead(rec, running(FLOOR), T0 + 30_000, ctx).write.confirmed).toEqual({
+      expect(afterRead(rec, running(FLOOR), T0 + 30_000, ctx).write.confirmed).toMatchObject({
         values: FLOOR,
         at: T0 - 20 * MIN,
         lowest: { replicas: 1 },
@@ -942,19 +945,21 @@ describe('what an answer makes of the record', () => {
         sentAt: T0 + 500,
         timing: TIMING,
       });
-      expect(answered.write.confirmed).toEqual({ values: STREAMS, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
-      expect(afterRead({ ...back, ...answered.write }, running(STREAMS), T0 + 30_000, ctx).write.confirmed).toEqual({
-        values: STREAMS,
-        at: T0 + 30_000,
-      });
+      expect(answered.write.confirmed).toMatchObject({ values: STREAMS, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
+      const again = afterRead({ ...back, ...answered.write }, running(STREAMS), T0 + 30_000, ctx).write.confirmed;
+      expect(again).toMatchObject({ values: STREAMS, at: T0 + 30_000 });
+      expect(again?.lowest).toBeUndefined();
       // a scale-up is confirmed from the read that shows it
       const up = seen({ desired: PEAK, confirmed: { values: FLOOR, at: T0 - 20 * MIN } });
-      expect(afterRead(up, running(PEAK), T0 + 30_000, ctx).write.confirmed).toEqual({ values: PEAK, at: T0 + 30_000 });
+      expect(afterRead(up, running(PEAK), T0 + 30_000, ctx).write.confirmed).toMatchObject({
+        values: PEAK,
+        at: T0 + 30_000,
+      });
     });
 
     it('a read showing the desired target (no change on its way): the last confirmation', () => {
       const t = afterRead(seen({ desired: STREAMS }), running(STREAMS), T0, ctx);
-      expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0 });
+      expect(t.write.confirmed).toEqual({ values: STREAMS, at: T0, seen: T0 });
       expect(afterRead(seen({ desired: PEAK }), running(STREAMS), T0, ctx).write.confirmed).toBeUndefined();
     });
   });
