@@ -18,9 +18,10 @@
 // No hash means nothing is known of the platform's window: a new key, or Redis lost its data while
 // the platform still counts what was sent. Then nothing goes for a window and a margin: any window
 // the platform had in force ends within it, and any request of a unit taken before has reached
-// the platform. A replica that has had an answer of the window in force remembers where it ends
-// (outside Redis) and waits for that end instead. Either way the next window is whole and no 429
-// comes of it. The hash is kept a day after its last use, so an idle key is not a new one.
+// the platform; the next window is whole and no 429 comes of it. What one replica heard of a
+// window's end is no shorter way: another replica may have opened a later window since, which
+// the lost hash alone knew of. The hash is kept a day after its last use, so an idle key is not a
+// new one.
 import type { Result } from 'ioredis';
 import { defineLua } from '../store/lua.js';
 import type { RedisClient } from '../store/redis-connection.js';
@@ -28,8 +29,7 @@ import type { RedisClient } from '../store/redis-connection.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** TAKE: key, limit, window ms, margin ms before the end, margin ms after it, read share, '1' for a
-     *  read, the instant ('' for Redis' clock), the end of the platform's window this replica last
-     *  heard of ('' none): [0 or the ms to wait, the take's instant]. */
+     *  read, the instant ('' for Redis' clock): [0 or the ms to wait, the take's instant]. */
     pipescalerBudgetTake(
       key: string,
       requests: number,
@@ -39,7 +39,6 @@ declare module 'ioredis' {
       readShare: number,
       read: '0' | '1',
       now: number | '',
-      knownEnd: number | '',
     ): Result<[number, number], Context>;
     /** OBSERVE: key, remaining, reset ms, limit, window ms, '1' for a 429, the instant its unit was
      *  taken, the instant ('' for Redis' clock): the window's end when the answer was of the window
@@ -66,7 +65,6 @@ declare module 'ioredis' {
       readShare: number,
       read: '0' | '1',
       now: number | '',
-      knownEnd: number | '',
       takenAt: number,
     ): Result<[number, number], Context>;
   }
@@ -123,8 +121,7 @@ end
 `;
 
 // The take, shared by TAKE and SEND: key, the instant, limit, window ms, margin ms before the end,
-// margin ms after the end, read share, true for a read, the end this replica last heard of (nil
-// none). Returns {wait, instant}: wait 0 when a unit was taken at that instant (its answer gives it
+// margin ms after the end, read share, true for a read. Returns {wait, instant}: wait 0 when a unit was taken at that instant (its answer gives it
 // back to OBSERVE), else the ms to wait (negative: a read whose share is spent, changes may go).
 // Reads earn share x limit credits per window's length of time (`rc` as of `rt`), at most one
 // window's worth plus one, so the share holds on average, not in bursts; by time, not per window
@@ -133,7 +130,7 @@ end
 // With no hash, the window the take writes counts as sent (its end is already the latest any
 // window of the platform's may have): no send moves it.
 const TAKE_FN = `
-local function take(key, now, limit, win, margin, after, shareRatio, read, known)
+local function take(key, now, limit, win, margin, after, shareRatio, read)
   local h = redis.call('HMGET', key, 'end', 'left', 'rc', 'rt', 'early')
   local e = tonumber(h[1]) or 0
   local left = tonumber(h[2]) or 0
@@ -144,7 +141,6 @@ local function take(key, now, limit, win, margin, after, shareRatio, read, known
   rc = math.min(rc + share * math.max(0, now - rt) / win, share + 1)
   if not h[1] then
     local e0 = now + margin + win
-    if known and known > now then e0 = known end
     redis.call('HSET', key, 'end', e0, 'early', e0, 'left', 0, 'rc', rc, 'rt', now, 'start', now, 'sent', now)
     redis.call('PEXPIRE', key, ${KEPT_MS})
     return {e0 + after - now, now}
@@ -172,12 +168,11 @@ end
 `;
 
 // KEYS[1] budget hash; ARGV limit, window ms, margin ms before the end, margin ms after the end,
-// read share, 1 for a read, the instant ('' for Redis' clock), the end this replica last heard of
-// ('' none). Returns take()'s {wait, instant}.
+// read share, 1 for a read, the instant ('' for Redis' clock). Returns take()'s {wait, instant}.
 const TAKE = `
 ${now(7)}${TAKE_FN}
 return take(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
-  tonumber(ARGV[5]), ARGV[6] == '1', tonumber(ARGV[8]))
+  tonumber(ARGV[5]), ARGV[6] == '1')
 `;
 
 // KEYS[1]; ARGV as TAKE's, then the instant the unit was taken. The request of that unit goes out
@@ -197,7 +192,7 @@ ${now(7)}${TAKE_FN}
 local win = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local after = tonumber(ARGV[4])
-local taken = tonumber(ARGV[9])
+local taken = tonumber(ARGV[8])
 local function mark()
   local m = redis.call('HMGET', KEYS[1], 'end', 'early', 'sent')
   if tonumber(m[3]) then return end
@@ -216,8 +211,7 @@ if e then
     return {0, taken}
   end
 end
-local r = take(KEYS[1], now, tonumber(ARGV[1]), win, margin, after, tonumber(ARGV[5]), ARGV[6] == '1',
-  tonumber(ARGV[8]))
+local r = take(KEYS[1], now, tonumber(ARGV[1]), win, margin, after, tonumber(ARGV[5]), ARGV[6] == '1')
 if r[1] == 0 then mark() end
 return r
 `;
@@ -287,9 +281,6 @@ export interface BudgetAnswer {
 export class KeyBudget {
   /** Share of the budget reads may take (evaluate.readShare). */
   public readShare = 0.25;
-  /** The end of the platform's window as this replica's last answer of it told (Redis' clock):
-   *  kept outside Redis, so a take after Redis lost the hash waits for it rather than probing. */
-  private knownEnd = 0;
 
   constructor(
     /** The connection the budget's scripts run on (the daemon's). */
@@ -303,7 +294,7 @@ export class KeyBudget {
   }
 
   /** The take and send scripts' arguments after the key: the limit, its margins, the read share,
-   *  the unit's kind, the test clock and the end this replica knows of. */
+   *  the unit's kind and the test clock. */
   private unitArgs(kind: 'change' | 'read') {
     const { requests, perMs } = this.limit;
     return [
@@ -314,7 +305,6 @@ export class KeyBudget {
       this.readShare,
       kind === 'read' ? '1' : '0',
       this.clock?.() ?? '',
-      this.knownEnd > 0 ? this.knownEnd : '',
     ] as const;
   }
 
@@ -347,7 +337,7 @@ export class KeyBudget {
     const resetMs = reset !== undefined && reset * 1000 <= maxResetMs(perMs) ? Math.ceil(reset * 1000) : -1;
     const remaining = answer?.remaining ?? -1;
     if (resetMs < 0 && !rateLimited) return;
-    const end = await this.redis.pipescalerBudgetObserve(
+    await this.redis.pipescalerBudgetObserve(
       this.key,
       remaining,
       resetMs,
@@ -357,7 +347,6 @@ export class KeyBudget {
       takenAt,
       this.clock?.() ?? '',
     );
-    if (end > 0) this.knownEnd = end;
   }
 
   /** For status and tests: our current view of the window. */

@@ -4,9 +4,10 @@
 // process was slow), marked as sent as the daemon's spend() does (a stale unit exchanged for one of
 // the window in force, or no request), and reaches the platform 0-90 ms after its send (under the
 // budget's margins, 100 ms at 10 s); its answer comes back at once, late, or windows later, in any
-// order; now and then Redis loses the budget's hash (a wipe), and the take after it comes from this
-// replica (which heard of the window) or from another that heard nothing (a new replica); a unit
-// is sent by the replica that took it. The platform's window starts at the first request it
+// order; two replicas take from the same key; now and then Redis loses the budget's hash (a wipe),
+// and the take after it comes from a replica that heard of the window (the other may have opened a
+// later one since) or from one that heard nothing (a new replica); a unit is sent by the replica
+// that took it. The platform's window starts at the first request it
 // receives: never more than `requests` reach it in any of its windows (it never answers 429), and
 // the budget is never stuck.
 // A fixed seed (PIPESCALER_BUDGET_SEED to try another; a failure a seed finds becomes an explicit
@@ -39,7 +40,9 @@ afterAll(async () => {
  *  is observed `back` ms after. */
 interface Attempt {
   readonly gap: number | 'told';
-  /** Before the take: Redis loses the hash; the take is by a replica that heard nothing of it. */
+  /** Which of the two replicas takes. */
+  readonly replica: 0 | 1;
+  /** Before the take: Redis loses the hash; 'new': the take is by a replica that heard nothing of it. */
   readonly wipe: 'none' | 'this' | 'new';
   readonly read: boolean;
   readonly late: number;
@@ -55,6 +58,7 @@ const attempt: fc.Arbitrary<Attempt> = fc.record({
     { arbitrary: fc.integer({ min: 9_600, max: 10_400 }), weight: 1 }, // about a window later
     { arbitrary: fc.integer({ min: 0, max: 25_000 }), weight: 1 },
   ),
+  replica: fc.constantFrom(0 as const, 1 as const),
   wipe: fc.oneof(
     { arbitrary: fc.constant('none' as const), weight: 40 },
     { arbitrary: fc.constant('this' as const), weight: 1 },
@@ -107,7 +111,7 @@ type Event =
 async function play(attempts: readonly Attempt[]) {
   const clock = { now: T0 };
   const key = `${prefix}:ps:budget:k${n++}`;
-  let budget = new KeyBudget(redis, key, LIMIT, () => clock.now);
+  const replicas = [0, 1].map(() => new KeyBudget(redis, key, LIMIT, () => clock.now));
   const platform = new FixedWindowLimiter(LIMIT, () => clock.now);
   const events: Event[] = [];
   let seq = 0;
@@ -169,8 +173,9 @@ async function play(attempts: readonly Attempt[]) {
     if (a.wipe !== 'none') {
       wipes += 1;
       await redis.del(key);
-      if (a.wipe === 'new') budget = new KeyBudget(redis, key, LIMIT, () => clock.now);
+      if (a.wipe === 'new') replicas[a.replica] = new KeyBudget(redis, key, LIMIT, () => clock.now);
     }
+    const budget = replicas[a.replica]!;
     const { waitMs, at } = await budget.take(a.read ? 'read' : 'change');
     told = Math.abs(waitMs);
     if (waitMs !== 0) continue;
@@ -189,7 +194,7 @@ async function play(attempts: readonly Attempt[]) {
   await runUntil(Number.MAX_SAFE_INTEGER);
   // Every answer in (the last one late by up to its Reset, a window): a unit a window later.
   clock.now = Math.max(clock.now, ...seen) + LIMIT.perMs + 2 * 100;
-  const after = await budget.take();
+  const after = await replicas[0]!.take();
   return { refused, wipes, granted, exchanged, stuck: after.waitMs !== 0 };
 }
 
