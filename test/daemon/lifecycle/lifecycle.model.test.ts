@@ -190,7 +190,14 @@ interface Shown {
   readonly sentAt: number;
   readonly answered: Record<string, unknown>;
   readonly held: Record<string, unknown>;
+  /** The wall-clock instants the proxy noted it at and handed it over at (after any `inFlight`). */
+  readonly notedWall: number;
+  handedWall: number;
 }
+
+/** How long after the proxy hands an answer over the daemon may still be reading it (wall clock, ms):
+ *  a stall that moves the clock meanwhile makes the daemon's instant for it the moved one. */
+const DELIVERY_MS = 1_000;
 
 /** The system under test and what the proxy saw. */
 interface Real {
@@ -228,6 +235,11 @@ interface Real {
   limiter: Limiter;
   /** How long the proxy holds each of the next answers (ms, wall clock): past the window, late. */
   delays: number[];
+  /** How long the proxy holds the next readable 200 of a pipe (by id) after noting what it shows
+   *  (ms, wall clock): on its way to the daemon while another pipe's stall moves the clock. */
+  inFlight: Map<string, number>;
+  /** The daemon's clock moved by a stall (wall-clock instant, the clock after). */
+  moves: { wall: number; to: number }[];
   /** Instants (the daemon's clock) Redis lost pipescaler's state at. */
   wipes: number[];
   /** Wipes since the last tick: no replica has looked at Redis since them. */
@@ -268,7 +280,14 @@ function watch(real: Real): void {
     }
     // what the daemon is given now, at this instant of its clock (which another pipe's stalled
     // change may have moved while this answer was held)
-    noteShown(real, req, answer, sentAt);
+    const shown = noteShown(real, req, answer, sentAt);
+    if (shown) {
+      const id = pipeIdOf(req.url) ?? '';
+      const slow = real.inFlight.get(id);
+      real.inFlight.delete(id);
+      if (slow !== undefined) await new Promise((resolve) => setTimeout(resolve, slow));
+      shown.handedWall = Date.now();
+    }
     const start = real.limiter.start;
     if (answer.status === 429 && real.limiter.spentToldAt === Infinity && real.limiter.start === start)
       real.limiter.spentToldAt = Date.now();
@@ -369,23 +388,37 @@ function noteAnswer(real: Real, id: string, sent: SentChange | undefined, answer
 
 /** A readable 200 of a pipe (a read's or a change's) as the proxy hands it to the daemon: what it
  *  showed and what the cloud holds now, at the daemon's instant now. */
-function noteShown(real: Real, req: Seen, answer: Answer, sentAt: number): void {
+function noteShown(real: Real, req: Seen, answer: Answer, sentAt: number): Shown | undefined {
   const id = req.method === 'PATCH' ? pipeIdOf(req.url) : undefined;
-  if (id === undefined || answer.status !== 200) return;
+  if (id === undefined || answer.status !== 200) return undefined;
   let body: { result?: { scaling?: Record<string, unknown> } };
   try {
     body = JSON.parse(answer.text) as typeof body;
   } catch {
-    return; // a 200 that cannot be read: the daemon learns nothing from it
+    return undefined; // a 200 that cannot be read: the daemon learns nothing from it
   }
   const list = real.shown.get(id) ?? [];
-  list.push({
+  const now = Date.now();
+  const shown: Shown = {
     at: real.clock,
     sentAt,
     answered: body.result?.scaling ?? {},
     held: { ...(real.cloud.store.pipe(id)?.scaling ?? {}) },
-  });
+    notedWall: now,
+    handedWall: now,
+  };
+  list.push(shown);
   real.shown.set(id, list);
+  return shown;
+}
+
+/** The instants of the daemon's clock a 200 may be stamped with: the one the proxy handed it over
+ *  at, or one a stall moved the clock to while the answer was on its way to the daemon. */
+function stampedAt(real: Real, o: Shown, at: number): boolean {
+  // a read right after a change within the same instant is stamped a millisecond or two after it
+  const near = (t: number) => t <= at && t >= at - 50;
+  if (near(o.at)) return true;
+  return real.moves.some((m) => m.wall >= o.notedWall && m.wall <= o.handedWall + DELIVERY_MS && near(m.to));
 }
 
 /** The newest change sent to the pipe named `pipe` whose values `after` includes. */
@@ -456,7 +489,9 @@ function verdictsAfterWipes(real: Real): void {
  * showed or what the cloud held then. The daemon stamps a read or an answer with the instant it
  * came (docs/cli.md: READ is how long ago it came), so a 200 held by the proxy while the clock moved
  * (another pipe's change stalled past api.timeout) is of the instant it was handed over, not the
- * one the cloud answered at (seed 11, 300 runs, path 231).
+ * one the cloud answered at (seed 11, 300 runs, path 231). An answer the proxy handed over is
+ * still on its way while the daemon has not read it: a stall that moves the clock meanwhile makes
+ * the moved instant its own (seed 11, 300 runs, path 168, on a loaded machine).
  */
 async function statusKnown(real: Real): Promise<void> {
   for (const [id, pipe] of Object.entries(PIPES)) {
@@ -464,8 +499,7 @@ async function statusKnown(real: Real): Promise<void> {
     const { platform } = accountOf(rec, real.clock);
     if (platform.at === null) continue;
     const at = platform.at;
-    // a read right after a change within the same instant is stamped a millisecond or two after it
-    const then = (real.shown.get(id) ?? []).filter((o) => o.at <= at && o.at >= at - 50);
+    const then = (real.shown.get(id) ?? []).filter((o) => stampedAt(real, o, at));
     const before = (real.shown.get(id) ?? []).filter((o) => o.at <= at).at(-1);
     const iso = (t: number) => new Date(t).toISOString();
     for (const [f, v] of Object.entries(platform.values)) {
@@ -489,6 +523,7 @@ async function stallMidChange(real: Real, id: string, upstream: () => Promise<An
   // the request's time runs out on the daemon's clock while the answer is held
   if (late) {
     real.clock += real.config.api.timeoutMs + 1_000;
+    real.moves.push({ wall: Date.now(), to: real.clock });
     lateStalls += 1;
   }
   try {
@@ -698,6 +733,22 @@ class LateAnswers implements Cmd {
   toString = () => `late(${this.delays.join(',')}ms)`;
 }
 
+/** The pipe's next readable 200 reaches the daemon this long (wall-clock ms) after the proxy noted
+ *  what it shows: a loaded machine's delivery. Only kept cases use it (the generated ones stay as
+ *  they were). */
+class InFlight implements Cmd {
+  constructor(
+    readonly id: string,
+    readonly ms: number,
+  ) {}
+  check = always;
+  async run(_m: object, real: Real) {
+    real.inFlight.set(this.id.toLowerCase(), this.ms);
+    await Promise.resolve();
+  }
+  toString = () => `inFlight(${PIPES[this.id.toLowerCase()]?.name}, ${this.ms}ms)`;
+}
+
 class Reload implements Cmd {
   constructor(readonly maxReplicas: number | null) {}
   check = always;
@@ -807,6 +858,8 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
       store: new StateStore(redis, prefix),
       limiter: new Limiter(),
       delays: [],
+      inFlight: new Map(),
+      moves: [],
       wipes: [],
       wipeUnseen: 0,
       verdicts: [],
@@ -900,6 +953,43 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
       new Tick(30_000),
       new ByHand(objects, 6),
     ]);
+  }, 120_000);
+
+  // Found by the model on a loaded machine (seed 11, 300 runs, path 168; alone it passed): status
+  // named replicas 2 at 10:11:06, 6 s past a tick, the move of a change stalled past api.timeout,
+  // and the proxy had no 200 of that instant. The proxy notes an answer as it hands it over; on a
+  // loaded machine the daemon reads it later, and another pipe's stall can move the clock between
+  // the two. The daemon stamps the answer with the instant it read it, as status tells it. Here the
+  // proxy holds orders-events' read 3 s after noting it, so the stall comes in between every time
+  // (the model without the moves fails it as path 168 did: status at 10:20:56, the proxy's 200 at
+  // 10:20:50).
+  it('names an answer still on its way when a stall moved the clock at the instant it came', async () => {
+    const [orders, objects] = [DEMO.pipes['orders-events'], DEMO.pipes['nightly-s3']];
+    const before = lateStalls;
+    await runModel([
+      new Tick(3 * MIN),
+      new LoseRedis(),
+      new Faults([404, CUT_BEFORE, 424]),
+      new SetState(objects, 'Degraded'),
+      new Tick(2 * MIN),
+      new SetState(orders, 'InternalError'),
+      new Restart(),
+      new LateAnswers([0, 1_100]),
+      new WipeAtBoundary(10_000),
+      new Faults([STALL_LATE, 503, STALL]),
+      new Tick(30_000),
+      new Propagation(90_000),
+      new Restart(),
+      new Reload(10),
+      new ByHand(orders, 9),
+      new Reload(5),
+      new Tick(6 * MIN),
+      new Tick(3 * MIN),
+      new Tick(30_000),
+      new ByHand(objects, 6),
+      new InFlight(orders, 3_000),
+    ]);
+    expect(lateStalls).toBeGreaterThan(before);
   }, 120_000);
 
   // Found by the model (seed 11, 20 runs): the job's second attempt, past api.timeout, settled the
