@@ -6,7 +6,10 @@
 // A pipe the operator took out of the policy's hands at the start (paused, an override, a freeze
 // holding its change, a dry run) is `excluded`: its verdict says so and counts in no share. So is
 // a start Redis lost the daemon's state around (`state_lost`) unless reads show it met: its sends
-// and reads before the loss are gone, and scaling is held until every pipe is read again.
+// and reads before the loss are gone, and scaling is held until every pipe is read again. And so is
+// a start the pipe had not been read by (`unseen`): its first read came after the boundary, and it
+// showed the target, or none came before the verdict was due; a read in the window that never
+// showed the target keeps it missed.
 // Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import { needAround } from './lead-plan.js';
@@ -16,9 +19,9 @@ import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
 export const VERDICTS = ['met', 'late', 'missed', 'excluded'] as const;
 export type VerdictName = (typeof VERDICTS)[number];
 
-/** Why a pipe had no say in a window start: what took it out of the policy's hands, or the
- *  daemon's state lost around it (stateLostAround). */
-export const EXCLUSIONS = ['paused', 'override', 'freeze', 'dry_run', 'state_lost'] as const;
+/** Why a pipe had no say in a window start: what took it out of the policy's hands, the daemon's
+ *  state lost around it (stateLostAround), or the pipe not read by then (judgeVerdict `seenAt`). */
+export const EXCLUSIONS = ['paused', 'override', 'freeze', 'dry_run', 'state_lost', 'unseen'] as const;
 export type Exclusion = (typeof EXCLUSIONS)[number];
 
 /** Missed: not confirmed by the deadline (the limit, or the window's end), or by the next window start. */
@@ -178,7 +181,7 @@ export function confirmedSince(since: Confirmed | null, values: ScalingValues, n
 export type Judged =
   | { readonly verdict: 'met' | 'late'; readonly lateMs: number; readonly confirmedAt: number }
   | { readonly verdict: 'missed'; readonly reason: Miss }
-  | { readonly verdict: 'excluded'; readonly reason: 'state_lost' };
+  | { readonly verdict: 'excluded'; readonly reason: 'state_lost' | 'unseen' };
 
 /** When Redis lost the daemon's state: from the loss to the instant every pipe had been read again
  *  (null: still being read; scaling is held all that time). */
@@ -253,18 +256,25 @@ export function atTarget(values: ScalingValues, target: ScalingValues): boolean 
  * platform last reported, which a confirmation must not contradict. `stateLost`: the daemon's
  * state was lost around the start (stateLostAround): a read that showed the target by the boundary
  * (one that rebuilt the state counts) still makes it met; anything else is no verdict (excluded,
- * state_lost) rather than late or missed on evidence that is gone.
+ * state_lost) rather than late or missed on evidence that is gone. `seenAt`: the record's first
+ * read of the pipe; after the boundary, nothing showed what the pipe held then: a confirmation
+ * since cannot tell late from met, and with no read by the deadline (or the next start) nothing
+ * tells missed either (excluded, unseen); a read in the window that never showed the target
+ * leaves it missed.
  */
 export function judgeVerdict(
   due: VerdictDue,
   confirmed: Confirmed | null,
   now: number,
-  opts: { final?: boolean; reported?: ScalingValues; stateLost?: boolean } = {},
+  opts: { final?: boolean; reported?: ScalingValues; stateLost?: boolean; seenAt?: number } = {},
 ): Judged | null {
   if (now < due.boundary && !opts.final) return null;
   // A confirmation the platform's latest report contradicts (a read since showed less: a change
   // made by hand) does not count until a read shows the target again.
   const stands = opts.reported === undefined || atTarget(opts.reported, due.target);
+  // the record's first read came after the boundary: nothing read showed what the pipe held then
+  const seenAt = opts.seenAt ?? -Infinity;
+  const unseen = seenAt > due.boundary;
   // the instants since which the pipe held the target by the deadline: the confirmation in force,
   // or one it replaced that still held at the boundary (or from after it)
   const since: number[] = [];
@@ -275,9 +285,12 @@ export function judgeVerdict(
   if (since.length > 0) {
     const at = since.reduce((best, t) => (Math.max(t, due.boundary) < Math.max(best, due.boundary) ? t : best));
     const lateMs = Math.max(0, at - due.boundary);
-    if (lateMs === 0 || !opts.stateLost) return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: at };
+    if (lateMs === 0 || (!opts.stateLost && !unseen))
+      return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: at };
   }
   if (opts.stateLost) return { verdict: 'excluded', reason: 'state_lost' };
+  const readBy = opts.final ? Math.min(now, due.deadline) : due.deadline;
+  if (unseen && (since.length > 0 || seenAt > readBy)) return { verdict: 'excluded', reason: 'unseen' };
   if (opts.final) return { verdict: 'missed', reason: 'superseded' };
   return now >= due.deadline ? { verdict: 'missed', reason: 'not_confirmed' } : null;
 }

@@ -552,6 +552,79 @@ describe("after Redis lost the daemon's state", () => {
   });
 });
 
+describe('a start the pipe was not read by (its first read after the boundary)', () => {
+  // The chaos CI run's case: a pipe's first contact read was answered to the replica SIGKILLed 300 ms
+  // after a boundary, read again ~10 s later when its job was recovered: three starts (5 s apart)
+  // passed before the daemon ever read it, and the evaluation after that read gave each `missed`
+  // (superseded), though the pipe had held the low windows' target all along.
+  const d = due({ target: { replicas: 1 }, deadline: B + 5_000 });
+
+  it('no read by the next start (or the deadline): no verdict (excluded, unseen), never missed', () => {
+    expect(judgeVerdict(d, null, B + 5_000, { final: true, seenAt: B + 16_800 })).toEqual({
+      verdict: 'excluded',
+      reason: 'unseen',
+    });
+    expect(judgeVerdict(d, null, B + 5_000, { seenAt: B + 5_001 })).toEqual({ verdict: 'excluded', reason: 'unseen' });
+    // judged by an evaluation of a tick before the read that came after its deadline: said at once
+    expect(judgeVerdict(d, null, B + 1_000, { seenAt: B + 16_800 })).toEqual({ verdict: 'excluded', reason: 'unseen' });
+  });
+
+  it('first read after the boundary showing the target: late cannot be told from met (excluded, unseen)', () => {
+    const contact = { values: { replicas: 1, replicaCpuMillicores: 250 }, at: B + 2_000 };
+    expect(judgeVerdict(d, contact, B + 3_000, { seenAt: B + 2_000 })).toEqual({
+      verdict: 'excluded',
+      reason: 'unseen',
+    });
+    expect(judgeVerdict(d, contact, B + 5_000, { final: true, seenAt: B + 2_000 })).toEqual({
+      verdict: 'excluded',
+      reason: 'unseen',
+    });
+  });
+
+  it('a read in the window that never showed the target: missed stands (the pipe was short then)', () => {
+    const high = due({ target: { replicas: 10 }, deadline: B + 5_000 });
+    const below = { values: { replicas: 1 }, at: B + 2_000 };
+    expect(judgeVerdict(high, below, B + 3_000, { seenAt: B + 2_000 })).toBeNull();
+    expect(judgeVerdict(high, below, B + 5_000, { seenAt: B + 2_000 })).toEqual({
+      verdict: 'missed',
+      reason: 'not_confirmed',
+    });
+    expect(judgeVerdict(high, below, B + 5_000, { final: true, seenAt: B + 2_000 })).toEqual({
+      verdict: 'missed',
+      reason: 'superseded',
+    });
+    // superseded before that read came: nothing read in the window
+    expect(judgeVerdict(high, null, B + 1_500, { final: true, seenAt: B + 2_000 })).toEqual({
+      verdict: 'excluded',
+      reason: 'unseen',
+    });
+  });
+
+  it('read by the boundary: judged as before', () => {
+    expect(judgeVerdict(d, null, B + 5_000, { final: true, seenAt: B })).toEqual({
+      verdict: 'missed',
+      reason: 'superseded',
+    });
+    expect(judgeVerdict(d, { values: { replicas: 1 }, at: B - 2_000 }, B, { seenAt: B - 2_000 })).toEqual({
+      verdict: 'met',
+      lateMs: 0,
+      confirmedAt: B - 2_000,
+    });
+    expect(judgeVerdict(d, { values: { replicas: 1 }, at: B + 2_000 }, B + 3_000, { seenAt: B - 9_000 })).toEqual({
+      verdict: 'late',
+      lateMs: 2_000,
+      confirmedAt: B + 2_000,
+    });
+  });
+
+  it("a loss of the daemon's state says so first", () => {
+    expect(judgeVerdict(d, null, B + 5_000, { final: true, seenAt: B + 9_000, stateLost: true })).toEqual({
+      verdict: 'excluded',
+      reason: 'state_lost',
+    });
+  });
+});
+
 describe('exclusionOf', () => {
   const decision = (o: Partial<Decision>): Decision => ({
     action: 'none',

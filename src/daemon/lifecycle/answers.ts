@@ -123,7 +123,8 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     ...(moved ? { desired: null } : {}),
     // What a first contact finds is the reference for drift until pipescaler changes the pipe: a
     // pipe already at target would otherwise never see a change made by hand called drift.
-    ...(contact ? { lastApplied: applied } : {}),
+    // Since then the daemon knows what the pipe holds (a window start before it: verdicts.ts).
+    ...(contact ? { lastApplied: applied, ...(rec.seenAt === null ? { seenAt: now } : {}) } : {}),
     ...(landed
       ? {
           lastApplied: expected,

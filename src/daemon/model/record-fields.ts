@@ -64,6 +64,7 @@ export const RECORD_FIELDS = {
   lastDecision: storedDecision.nullable(),
   lastError: storedError.nullable(),
   lastReadAt: epochMs.nullable(),
+  seenAt: epochMs.nullable(),
   readDue: z.boolean(),
   endpointsDue: z.array(z.string()),
   authFailures: z.number().int().nonnegative(),

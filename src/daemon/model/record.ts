@@ -120,6 +120,10 @@ export interface PipeRecord {
   readonly lastError: StoredError | null;
   /** Epoch ms of the last read of the pipe (first contact or reconcile). */
   readonly lastReadAt: number | null;
+  /** Epoch ms of the record's first read of the pipe (its first contact): a window start before
+   *  it is judged on nothing the daemon read by its boundary (policy/verdict.ts judgeVerdict). Null:
+   *  never read, or read before this was kept. */
+  readonly seenAt: number | null;
   /** A reconcile read is due: the pipe's next apply-queue turn reads it first. */
   readonly readDue: boolean;
   /** Reverse private endpoints still to read after a read of the pipe (one request per turn). */
@@ -223,6 +227,7 @@ const EMPTY: PipeRecord = {
   lastDecision: null,
   lastError: null,
   lastReadAt: null,
+  seenAt: null,
   readDue: false,
   endpointsDue: [],
   authFailures: 0,

@@ -8,6 +8,7 @@ const EXCLUDED: Readonly<Record<string, string>> = {
   freeze: 'a freeze held its change',
   dry_run: 'dry run: nothing is sent',
   state_lost: "Redis lost the daemon's state around it and no read showed the target by then",
+  unseen: 'the pipe was first read only after',
 };
 
 /** The capacity a verdict reports, first so a cut message keeps it: ", 60 replica-min early" or

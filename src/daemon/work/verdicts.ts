@@ -5,8 +5,10 @@
 // (state-store.ts verdict), so three replicas and restarts give one verdict per pipe and start.
 // A start that Redis lost the daemon's state around (redis-guard.ts) is met when a read showed its
 // target by the boundary (a read that rebuilt the state counts), else no verdict (excluded,
-// state_lost): never missed or late on evidence that is gone. A verdict given carries the capacity
-// its start spent early and short (policy/early-capacity.ts), from the confirmation's instant.
+// state_lost): never missed or late on evidence that is gone. A start the record had not read the
+// pipe by (seenAt) is no verdict either (excluded, unseen) unless a read in its window showed the
+// pipe short of it. A verdict given carries the capacity its start spent early and short
+// (policy/early-capacity.ts), from the confirmation's instant.
 import {
   exclusionOf,
   fieldsOfPipe,
@@ -57,6 +59,8 @@ export async function noteVerdicts(
   const reported = rec.lastReadAt === null ? undefined : rec.applied;
   const loss = ctx.stateLoss();
   const lost = (d: VerdictDue): boolean => stateLostAround(d, loss, limitMs);
+  // the record's first read: a start before it was judged on nothing read by its boundary
+  const seen = rec.seenAt !== null ? { seenAt: rec.seenAt } : {};
   for (const start of windowStartsIn(policy, pipe.bounds, fieldsOfPipe(pipe, policy, rec.kind), from, tickAt)) {
     if (due !== null && due.boundary >= start.boundary) continue;
     if (due !== null)
@@ -64,7 +68,7 @@ export async function noteVerdicts(
         ctx,
         pipe.name,
         due,
-        judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due) }),
+        judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due), ...seen }),
         Math.min(due.deadline, start.boundary),
         state,
       );
@@ -86,7 +90,7 @@ export async function noteVerdicts(
       ctx,
       pipe.name,
       due,
-      judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due) }),
+      judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due), ...seen }),
       due.deadline,
       state,
     );
