@@ -65,18 +65,30 @@ redis.call('HSET', KEYS[1], ARGV[1] == 'open' and 'verdictDue' or 'lastVerdict',
 return 1
 `;
 
-// A write conditioned on the change sent and not yet recorded (unsettled.ts): the fields ARGV[2..] go
-// in only while the id of the record's `unsettled` is ARGV[1] ('' for none, or one without an id).
+// A write conditioned on the change sent and not yet recorded (unsettled.ts): the fields ARGV[3..] go
+// in only while the id of the record's `unsettled` is ARGV[2] ('' for none, or one without an id).
 // The answer of a change, or a read, whose job lost its lock meanwhile is so recorded once: never
-// over what another attempt recorded or sent since, whatever BullMQ thinks of the job.
-const WRITE_IF_INTENT_SCRIPT = `
+// over what another attempt recorded or sent since, whatever BullMQ thinks of the job. Nor into a
+// state Redis lost since the turn's snapshot: the marker KEYS[2] must still name ARGV[1] ('' not
+// checked), or an answer would make a record of the emptied one (with no `unsettled`, as it is).
+const WRITE_IF_INTENT_SCRIPT = `${STATE_OF_MARKER}
+if ARGV[1] ~= '' and stateOf(KEYS[2]) ~= ARGV[1] then return 0 end
 local id = ''
 local text = redis.call('HGET', KEYS[1], 'unsettled')
 if text then
   local ok, v = pcall(cjson.decode, text)
   if ok and type(v) == 'table' and type(v.id) == 'string' then id = v.id end
 end
-if id ~= ARGV[1] then return 0 end
+if id ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+return 1
+`;
+
+// Fields ARGV[2..] of a pipe's hash, written only while the marker KEYS[2] names the state ARGV[1]
+// (what an evaluation's snapshot read): what it saw (a pause, an override, a freeze) never goes
+// into a state Redis lost since, where it would start a record that lacks the rest.
+const WRITE_IN_STATE_SCRIPT = `${STATE_OF_MARKER}
+if stateOf(KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 `;
@@ -107,9 +119,24 @@ declare module 'ioredis' {
       state: string,
       ...fieldsAndValues: string[]
     ): Result<number, Context>;
-    /** WRITE_IF_INTENT_SCRIPT: the pipe's hash; the id its unsettled change must have ('' none),
-     *  then field, value pairs. 1 written, 0 refused. */
-    pipescalerWriteIfIntent(pipe: string, intent: string, ...fieldsAndValues: string[]): Result<number, Context>;
+    /** WRITE_IF_INTENT_SCRIPT: the pipe's hash, the marker; the state the turn read (stateOfMarker;
+     *  '' unchecked), the id its unsettled change must have ('' none), then field, value pairs. 1
+     *  written, 0 refused. */
+    pipescalerWriteIfIntent(
+      pipe: string,
+      marker: string,
+      state: string,
+      intent: string,
+      ...fieldsAndValues: string[]
+    ): Result<number, Context>;
+    /** WRITE_IN_STATE_SCRIPT: the pipe's hash, the marker; the state (stateOfMarker), then field,
+     *  value pairs. 1 written, 0 refused (Redis lost that state). */
+    pipescalerWriteInState(
+      pipe: string,
+      marker: string,
+      state: string,
+      ...fieldsAndValues: string[]
+    ): Result<number, Context>;
     /** VERDICT_SCRIPT: the pipe's hash, the marker; open, close or exclude, the boundary, the JSON,
      *  the state the evaluation read (stateOfMarker; '' unchecked). 1 written, 0 refused. */
     pipescalerVerdict(
@@ -127,5 +154,6 @@ export const STORE_COMMANDS = [
   { name: 'pipescalerSnapshot', numberOfKeys: 6, lua: SNAPSHOT_SCRIPT },
   { name: 'pipescalerWriteDecision', numberOfKeys: 2, lua: WRITE_DECISION_SCRIPT },
   { name: 'pipescalerVerdict', numberOfKeys: 2, lua: VERDICT_SCRIPT },
-  { name: 'pipescalerWriteIfIntent', numberOfKeys: 1, lua: WRITE_IF_INTENT_SCRIPT },
+  { name: 'pipescalerWriteIfIntent', numberOfKeys: 2, lua: WRITE_IF_INTENT_SCRIPT },
+  { name: 'pipescalerWriteInState', numberOfKeys: 2, lua: WRITE_IN_STATE_SCRIPT },
 ] as const;

@@ -107,23 +107,36 @@ export class StateStore {
     );
   }
 
-  async write(pipe: string, fields: Partial<PipeRecord>): Promise<void> {
+  /**
+   * Write `fields`. With `state` (what the snapshot's marker named, redis-guard.ts stateOfMarker;
+   * '' does not check), only while the marker still names it (one script): false when refused,
+   * Redis lost that state since.
+   */
+  async write(pipe: string, fields: Partial<PipeRecord>, state = ''): Promise<boolean> {
     const entries = Object.entries<unknown>(fields).filter(([, v]) => v !== undefined);
-    if (entries.length === 0) return;
+    if (entries.length === 0) return true;
+    if (state !== '') {
+      const args = entries.flatMap(([k, v]) => [k, storedText(v)]);
+      return (await this.redis.pipescalerWriteInState(this.keys.pipe(pipe), this.keys.marker, state, ...args)) === 1;
+    }
     await this.redis.hset(this.keys.pipe(pipe), Object.fromEntries(entries.map(([k, v]) => [k, storedText(v)])));
+    return true;
   }
 
   /**
    * Write `fields` only while the record's unsettled change is the one whose id is `intent` (''
    * none): a change's intent stored before its request, its answer recorded, a read's transition
-   * (one script, state-scripts.ts). False when refused: another attempt sent or recorded meanwhile.
+   * (one script, state-scripts.ts). With `state` (stateOfMarker of the turn's snapshot; '' does not
+   * check), only while the marker still names it. False when refused: another attempt sent or
+   * recorded meanwhile, or Redis lost the state the turn read (its record emptied: no `unsettled`).
    */
-  async writeIfIntent(pipe: string, intent: string, fields: Partial<PipeRecord>): Promise<boolean> {
+  async writeIfIntent(pipe: string, intent: string, fields: Partial<PipeRecord>, state = ''): Promise<boolean> {
     const args = Object.entries<unknown>(fields)
       .filter(([, v]) => v !== undefined)
       .flatMap(([k, v]) => [k, storedText(v)]);
     if (args.length === 0) return true;
-    return (await this.redis.pipescalerWriteIfIntent(this.keys.pipe(pipe), intent, ...args)) === 1;
+    const r = await this.redis.pipescalerWriteIfIntent(this.keys.pipe(pipe), this.keys.marker, state, intent, ...args);
+    return r === 1;
   }
 
   /**

@@ -51,8 +51,10 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
     await ctx.enqueueRead(pipe, tickAt, 'first_contact');
     return { done: 'forgot' };
   }
+  // What the evaluation saw goes in only while the marker names the state it read: written into a
+  // state Redis lost since, it would start a record that lacks the rest (the pauses among it).
   if (Boolean(sit.pause) !== rec.pausedSeen) {
-    await ctx.store.write(name, { pausedSeen: Boolean(sit.pause) });
+    if (!(await ctx.store.write(name, { pausedSeen: Boolean(sit.pause) }, state))) return dropped('state_lost');
     const p = sit.pause;
     ctx.emitter.emit('paused', {
       pipe: name,
@@ -61,7 +63,7 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
     });
   }
 
-  await noteOverride(ctx, name, rec, snap.override, tickAt);
+  if (!(await noteOverride(ctx, name, rec, snap.override, tickAt, state))) return dropped('state_lost');
 
   const { decision } = next;
   if (decision) {
@@ -91,7 +93,7 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
     // A newer tick's decision is stored already: this late evaluation changes nothing.
     if (!stored) return dropped('superseded');
     report(ctx, name, pipe.policy, rec, next, decision, tickAt, started, config.dryRun);
-    await noteFreeze(ctx, name, rec, decision);
+    await noteFreeze(ctx, name, rec, decision, state);
     const paused = sit.pause !== null && (sit.pause.until === undefined || tickAt < sit.pause.until);
     await noteVerdicts(ctx, pipe, policy, rec, decision, tickAt, paused, state);
   }

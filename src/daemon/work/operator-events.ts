@@ -9,38 +9,48 @@ import { onDriftAction, overrideValuesAt, type Decision, type PipeConfig, type P
 import type { DaemonContext } from './context.js';
 import type { StoredOverrideValue, PipeRecord } from '../model/record.js';
 
-/** Emit 'override' when the override in force at `at` is not the one the last evaluation saw. */
+/** Emit 'override' when the override in force at `at` is not the one the last evaluation saw.
+ *  What it saw is written only while the marker names `state`, the state the evaluation read
+ *  (state-store.ts write): false, nothing written or emitted, when Redis lost it since. */
 export async function noteOverride(
   ctx: DaemonContext,
   pipe: string,
   rec: PipeRecord,
   override: StoredOverrideValue | null,
   at: number,
-): Promise<void> {
+  state = '',
+): Promise<boolean> {
   const live = override !== null && overrideValuesAt(override, at) !== null ? override : null;
   const seen = rec.overrideSeen;
-  if ((live?.id ?? null) === (seen?.id ?? null)) return;
-  await ctx.store.write(pipe, {
-    overrideSeen: live
-      ? { id: live.id, until: live.until, source: live.source, values: live.values, reason: live.reason }
-      : null,
-  });
+  if ((live?.id ?? null) === (seen?.id ?? null)) return true;
+  const overrideSeen = live
+    ? { id: live.id, until: live.until, source: live.source, values: live.values, reason: live.reason }
+    : null;
+  if (!(await ctx.store.write(pipe, { overrideSeen }, state))) return false;
   if (seen && !live) {
     ctx.emitter.emit('override', { pipe, action: at >= seen.until ? 'expired' : 'cancelled', ...seen });
-    return;
+    return true;
   }
   if (live) {
     const { id, until, source, values, reason } = live;
     ctx.emitter.emit('override', { pipe, action: seen ? 'superseded' : 'set', id, until, source, values, reason });
   }
+  return true;
 }
 
-/** Emit 'freeze' when the freezes holding the pipe's change are not those the last evaluation saw. */
-export async function noteFreeze(ctx: DaemonContext, pipe: string, rec: PipeRecord, decision: Decision): Promise<void> {
+/** Emit 'freeze' when the freezes holding the pipe's change are not those the last evaluation saw
+ *  (written, and emitted, only while the marker names `state`, as noteOverride). */
+export async function noteFreeze(
+  ctx: DaemonContext,
+  pipe: string,
+  rec: PipeRecord,
+  decision: Decision,
+  state = '',
+): Promise<void> {
   const now = decision.freeze?.freezes ?? null;
   const seen = rec.freezeSeen;
   if ((now?.join('\u0000') ?? null) === (seen?.join('\u0000') ?? null)) return;
-  await ctx.store.write(pipe, { freezeSeen: now });
+  if (!(await ctx.store.write(pipe, { freezeSeen: now }, state))) return;
   if (decision.freeze) ctx.emitter.emit('freeze', { pipe, action: 'held', ...decision.freeze });
   else if (seen) ctx.emitter.emit('freeze', { pipe, action: 'released', freezes: seen });
 }

@@ -31,6 +31,7 @@ import { pipeByName } from '../model/pipe-index.js';
 import { type ReadWhy } from '../model/job-results.js';
 import { timingOf } from '../lifecycle/steps.js';
 import { type PipeAnswer, type Transition } from '../lifecycle/transition.js';
+import { stateOfMarker } from '../store/redis-guard.js';
 
 /** How long a landed change's mark waits for its sender's late 200 (redis-keys.ts landed). */
 const LANDED_MARK_MS = 3_600_000;
@@ -62,13 +63,17 @@ export function createApplyProcessor(ctx: DaemonContext) {
       return { done: 'key_moved', key: lane.keyName };
     }
     const snap = await ctx.store.snapshot(pipe.name, pipe);
+    // Redis lost the state, no tick noticed yet: nothing is asked of the platform for it; the tick
+    // that notices has the pipe read again. Else what the turn writes goes in only while the marker
+    // names the state it read (stateOfMarker): an answer never makes a record of an emptied one.
+    if (snap.marker === null) return dropped('state_lost');
     const { rec } = snap;
     const at = turnInstant(rec, ctx.now());
     let sit = await situationOf(ctx, pipe, policy, snap, at, rec.decidedAt ?? job.data.tickAt, 'turn');
     // a retry of the job is the pipe's next attempt that its backoff scheduled (next-step.ts backingOff)
     if (job.attemptsMade > 0) sit = { ...sit, retry: true };
     let { step, decision } = nextStep(rec, sit, at);
-    const turn: Turn = { ctx, job, token, pipe, lane, rec, timing: timingOf(sit) };
+    const turn: Turn = { ctx, job, token, pipe, lane, rec, state: stateOfMarker(snap.marker), timing: timingOf(sit) };
     if (step.do === 'list_services') {
       // The turn that read the list goes on to its change, with a unit of its own: without one it
       // goes back to the front of its priority (spend.ts), the state now stored. A new turn at the
@@ -104,6 +109,8 @@ interface Turn {
   readonly pipe: PipeConfig;
   readonly lane: KeyLane;
   readonly rec: PipeRecord;
+  /** The state the turn's snapshot read (redis-guard.ts stateOfMarker): its writes need it still. */
+  readonly state: string;
   /** When the pipe's confirmation reads go, and its limit. */
   readonly timing: ConfirmTiming;
 }
@@ -133,7 +140,7 @@ async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
   const id = t.landed?.id;
   if (id !== undefined && turn.rec.unsettled?.code === IN_FLIGHT)
     await turn.ctx.store.redis.set(turn.ctx.store.keys.landed(id), '1', 'PX', LANDED_MARK_MS);
-  if (!(await turn.ctx.store.writeIfIntent(turn.pipe.name, intentOf(turn.rec), t.write))) return false;
+  if (!(await turn.ctx.store.writeIfIntent(turn.pipe.name, intentOf(turn.rec), t.write, turn.state))) return false;
   await follow(turn, t);
   return true;
 }
@@ -237,7 +244,8 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       });
       // Refused: since the turn's snapshot another attempt of this job (it lost its lock) or
       // another replica sent a change, or recorded one: nothing goes out (its unit is spent).
-      if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }))) throw new IntentTaken();
+      if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }, turn.state)))
+        throw new IntentTaken();
       sending.intent = intent;
       return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false });
     });
@@ -258,7 +266,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     // The answer goes in while the record still names this change's intent, whatever became of
     // the job's lock. Refused: once the request's time ran out another attempt settled the change
     // with a read, whose record stands (newer than this answer).
-    const recorded = await ctx.store.writeIfIntent(pipe.name, intentId, t.write);
+    const recorded = await ctx.store.writeIfIntent(pipe.name, intentId, t.write, turn.state);
     if (recorded) ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
     // The 200 is reported all the same (audit line, history, notifications): this attempt alone
     // holds it, so it is reported once. One change, one outcome: when the read that settled it
@@ -289,7 +297,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     // Answered (4xx, 5xx, 429) or never sent: not carried out. The intent gives way to what the
     // record held before it, so that the retry sends the change again.
     if (intent && isApiError(err))
-      await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled });
+      await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled }, turn.state);
     return handleApiFailure(ctx, job, pipe, lane, err, outcome);
   }
 }
@@ -308,7 +316,9 @@ async function unsettle(turn: Turn, intent: Unsettled, err: ApiError): Promise<J
   const { ctx, job, pipe, lane, rec } = turn;
   const { sent, at } = intent;
   // another attempt settled it with a read meanwhile (the request's time had run out): reported then
-  if (!(await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: unknownAfter(intent, err) })))
+  if (
+    !(await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: unknownAfter(intent, err) }, turn.state))
+  )
     return { done: 'unsettled', code: err.code };
   ctx.emitter.emit('outcome', {
     pipe: pipe.name,
