@@ -181,8 +181,10 @@ function landedLate(rec: PipeRecord, u: NonNullable<PipeRecord['unsettled']>): b
 
 /**
  * The record's last confirmation after an answer (undefined: unchanged): the desired target (or
- * the change just confirmed) when the answer shows it in force in a state that takes scaling; with
- * neither (a first contact, a record rebuilt after Redis lost it), the values it shows in force.
+ * the change just confirmed) when the answer shows it in force in a state that takes scaling; else
+ * the values it shows in force (a first contact, a record rebuilt after Redis lost it, a read before
+ * the next target's change goes or of a change found landed late): what the pipe holds is what a
+ * verdict asks about, whatever the daemon wants next.
  * Its instant is the first answer since which the pipe showed at least these values (verdict.ts
  * confirmedSince): kept by later ones that show them, some of them, or less (a scale-down, a
  * change to values it held already): a window verdict counts from that read.
@@ -205,7 +207,7 @@ function confirmationOf(
       ? desired
       : confirming
         ? targetOfKind(answer.kind, { ...applied, ...confirming.target })
-        : !desired && !rec.confirming && !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown)
+        : !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown)
           ? shown
           : null;
   if (values === null) return noted;
