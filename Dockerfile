@@ -16,7 +16,11 @@ FROM node:24.11.1-bookworm-slim AS runtime
 # (fastify and ~35 packages) and pino-pretty (38 packages instead of 90). docker-compose.yml builds
 # with WITH_DEMO_CLOUD=true, as its `cloud` service serves the demo platform from this image.
 ARG WITH_DEMO_CLOUD=false
+# NODE_OPTIONS caps V8's heap to fit the 512 MiB memory limit the Kubernetes Deployment and the
+# systemd unit ship (see config/kubernetes/deployment.yaml): without a cap V8 sizes its heap by
+# the machine's memory, not the container's, and lets garbage grow past the limit.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-old-space-size=320 \
     PIPESCALER_TELEMETRY_LISTEN=0.0.0.0:9464
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -10,8 +10,10 @@
 // What the figures need is read where the daemon keeps it: each pipe's confirmation (the read
 // that showed its target, and its instant) from the replicas' Redis; the plan's lead per key from
 // leadPlan() on the loaded config; what went over the wire from a counting proxy in front of the
-// cloud; each process's CPU time and peak RSS from /proc. Runs in a fresh process (child.ts).
-import { readFileSync } from 'node:fs';
+// cloud; each process's CPU time and peak RSS from /proc, and each replica's V8 heap from its own
+// /metrics, scraped every 10 s as Prometheus would. The replicas run with the NODE_OPTIONS of
+// config/kubernetes/deployment.yaml (its heap cap). Runs in a fresh process (child.ts).
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +26,7 @@ import { parseConfig } from '../src/config/index.js';
 import type { Config } from '../src/config/types.js';
 import { readEstimates, StateStore } from '../src/daemon/index.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
-import { freePort, RedisServer, Replicas, type ReplicaRun } from './chaos/processes.js';
+import { freePort, RedisServer, Replicas, shippedNodeOptions, type ReplicaRun } from './chaos/processes.js';
 import { cloudProcess } from './child.js';
 import { countingProxy } from './counting-proxy.js';
 
@@ -39,6 +41,8 @@ export interface FleetOptions {
   measured: boolean;
   /** Kill a replica during the lead (SIGKILL) and start it again. */
   kill: boolean;
+  /** A folder to keep each replica process's whole output in (replica-<label>.log), if any. */
+  logs?: string;
 }
 
 /** Platform-scale settings, divided by the compression. */
@@ -67,6 +71,18 @@ export interface ProcessUse {
   readonly cpuS: number;
   /** VmHWM, MB. */
   readonly peakRssMb: number;
+}
+
+/** A replica's memory as its own /metrics gives it (prom-client's process and Node.js metrics),
+ *  MB: the scrape whose RSS was the highest, and the highest heap in use of any scrape. */
+export interface HeapUse {
+  readonly label: string;
+  readonly scrapes: number;
+  readonly rssMb: number;
+  readonly heapTotalMb: number;
+  readonly heapUsedMb: number;
+  readonly externalMb: number;
+  readonly maxHeapUsedMb: number;
 }
 
 export interface KeyFigures {
@@ -107,10 +123,16 @@ export interface FleetRun {
   readonly killAt: number | null;
   readonly restartedAt: number | null;
   readonly snapshotLateMs: number;
+  /** The boundary phase's 429s: instant (ms from T), key, and whether a read or a change got it. */
+  readonly limitedAt: readonly { readonly at: number; readonly key: string; readonly read: boolean }[];
   readonly totalChanges: number;
   readonly totalReads: number;
   readonly totalLimited: number;
   readonly replicas: readonly ProcessUse[];
+  /** Per replica run, from its /metrics scraped every HEAP_SCRAPE_MS (as Prometheus would). */
+  readonly heaps: readonly HeapUse[];
+  /** The replicas' NODE_OPTIONS (the Kubernetes manifest's). */
+  readonly nodeOptions: string;
   readonly cloud: ProcessUse;
   readonly redis: ProcessUse;
   readonly redisUsedMemoryPeakMb: number;
@@ -169,6 +191,76 @@ class ProcSampler {
   }
 }
 
+const HEAP_SCRAPE_MS = 10_000;
+const MB = 2 ** 20;
+
+/** Each replica's /metrics every HEAP_SCRAPE_MS: its RSS and V8 heap, told apart. */
+class HeapScraper {
+  private readonly urls = new Map<string, string>();
+  private readonly seen = new Map<
+    string,
+    { scrapes: number; at: Omit<HeapUse, 'label' | 'scrapes' | 'maxHeapUsedMb'>; maxHeapUsedMb: number }
+  >();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor() {
+    this.timer = setInterval(() => void this.scrapeAll(), HEAP_SCRAPE_MS);
+  }
+
+  /** The replica's telemetry URL from its "telemetry listening" line. */
+  watch(run: ReplicaRun): void {
+    for (const line of run.stdout) {
+      if (!line.includes('telemetry listening')) continue;
+      const url = (JSON.parse(line) as { url?: string }).url;
+      if (url) this.urls.set(run.label, url);
+    }
+  }
+
+  forget(label: string): void {
+    this.urls.delete(label);
+  }
+
+  private async scrapeAll(): Promise<void> {
+    await Promise.all([...this.urls].map(([label, url]) => this.scrape(label, url)));
+  }
+
+  private async scrape(label: string, url: string): Promise<void> {
+    let text: string;
+    try {
+      const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(HEAP_SCRAPE_MS / 2) });
+      text = await res.text();
+    } catch {
+      return; // killed, or too slow to answer: the next scrape
+    }
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / MB;
+    const at = {
+      rssMb: value('process_resident_memory_bytes'),
+      heapTotalMb: value('nodejs_heap_size_total_bytes'),
+      heapUsedMb: value('nodejs_heap_size_used_bytes'),
+      externalMb: value('nodejs_external_memory_bytes'),
+    };
+    if (Number.isNaN(at.rssMb)) return;
+    const s = this.seen.get(label);
+    if (!s) this.seen.set(label, { scrapes: 1, at, maxHeapUsedMb: at.heapUsedMb });
+    else {
+      s.scrapes++;
+      if (at.rssMb > s.at.rssMb) s.at = at;
+      s.maxHeapUsedMb = Math.max(s.maxHeapUsedMb, at.heapUsedMb);
+    }
+  }
+
+  use(label: string): HeapUse {
+    const s = this.seen.get(label);
+    return s
+      ? { label, scrapes: s.scrapes, ...s.at, maxHeapUsedMb: s.maxHeapUsedMb }
+      : { label, scrapes: 0, rssMb: NaN, heapTotalMb: NaN, heapUsedMb: NaN, externalMb: NaN, maxHeapUsedMb: NaN };
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
 export async function runOnce(o: FleetOptions): Promise<FleetRun> {
   const t0 = Date.now();
   const c = o.compression;
@@ -216,19 +308,25 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
   const dir = await mkdtemp(join(tmpdir(), 'pipescaler-fleet-'));
   const configPath = join(dir, 'fleet.yaml');
   const sampler = new ProcSampler();
+  const heaps = new HeapScraper();
   const redisServer = new RedisServer(await freePort(), dir);
   const cloud = await cloudProcess(fixtures, rate);
   sampler.watch(cloud.pid, 'cloud');
   /** Per pipe (lower-case id): the first change PATCH since the last reset. */
   const firstChange = new Map<string, number>();
   const perKey = new Map(keyNames.map((k) => [k, { changes: 0, reads: 0, limited: 0 }]));
+  /** Each 429 since the last reset: its instant, key and kind. */
+  const limitedAt: { at: number; key: string; read: boolean }[] = [];
   const proxy = await countingProxy(cloud.url, (pipeId, read, status) => {
     const id = pipeId.toLowerCase();
     const k = perKey.get(keyOfPipe.get(id) ?? '');
     if (k) {
       if (read) k.reads++;
       else k.changes++;
-      if (status === 429) k.limited++;
+      if (status === 429) {
+        k.limited++;
+        limitedAt.push({ at: Date.now(), key: keyOfPipe.get(id) ?? '', read });
+      }
     }
     if (!read && !firstChange.has(id)) firstChange.set(id, Date.now());
   });
@@ -302,8 +400,10 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
 
   const spawnReplica = async (label: string): Promise<ReplicaRun> => {
     const run = replicas.spawn(label);
+    if (o.logs) run.child.stdout?.pipe(createWriteStream(join(o.logs, `replica-${label}.log`)));
     sampler.watch(run.child.pid!, label);
     await replicas.started(run, 120_000);
+    heaps.watch(run);
     trimmed.add(run);
     return run;
   };
@@ -369,6 +469,7 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
     const planLead = new Map([...plan.keys.values()].map((k) => [k.key, k.boundary === T ? k.leadMs : NaN]));
     proxy.reset();
     firstChange.clear();
+    limitedAt.length = 0;
     for (const k of perKey.values()) k.changes = k.reads = k.limited = 0;
     await cloud.resetStats();
     await writeFile(configPath, configYaml(T));
@@ -383,6 +484,7 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
           const victim = live[0]!;
           sampler.sample();
           events.killAt = Date.now();
+          heaps.forget(victim.label);
           await replicas.kill(victim);
           await sleep(ms(PLATFORM.restartMs));
           const again = await spawnReplica(`${victim.label}#2`);
@@ -454,6 +556,7 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
     const mem = (field: string) => Number(new RegExp(`${field}:(\\d+)`).exec(info)?.[1] ?? NaN) / 2 ** 20;
     const use = (run: ReplicaRun) => sampler.use(run.child.pid!, run.label);
     const replicaUse = replicas.runs.map(use);
+    const heapUse = replicas.runs.map((run) => heaps.use(run.label));
     const cloudUse = sampler.use(cloud.pid, 'cloud');
     const redisUse = sampler.use(redisPid, 'redis');
     const exits: (number | string | null)[] = [];
@@ -470,10 +573,13 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
       killAt: events.killAt === null ? null : events.killAt - T,
       restartedAt: events.restartedAt === null ? null : events.restartedAt - T,
       snapshotLateMs,
+      limitedAt: limitedAt.map((l) => ({ ...l, at: l.at - T })),
       totalChanges: coldChanges + count(proxy.counts.changes),
       totalReads: coldReads + count(proxy.counts.reads),
       totalLimited: coldLimited + stats.rateLimited,
       replicas: replicaUse,
+      heaps: heapUse,
+      nodeOptions: shippedNodeOptions(cwd),
       cloud: cloudUse,
       redis: redisUse,
       redisUsedMemoryPeakMb: mem('used_memory_peak'),
@@ -484,6 +590,7 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
   } finally {
     clearInterval(trimmer);
     sampler.stop();
+    heaps.stop();
     await replicas.killAll();
     await proxy.close();
     await cloud.close();

@@ -21,6 +21,24 @@ export async function fleet(o: FleetOptions): Promise<Figure[]> {
   return fleetFigures(r);
 }
 
+/** When the boundary phase's 429s came (compressed s from T, 0.1 s apart grouped), and to what. */
+function limitedWhen(r: FleetRun): string {
+  if (r.limitedAt.length === 0) return '';
+  const groups = new Map<string, { keys: Set<string>; reads: number; changes: number }>();
+  for (const l of [...r.limitedAt].sort((a, b) => a.at - b.at)) {
+    const at = (l.at / 1000).toFixed(1);
+    const g = groups.get(at) ?? { keys: new Set<string>(), reads: 0, changes: 0 };
+    g.keys.add(l.key);
+    if (l.read) g.reads++;
+    else g.changes++;
+    groups.set(at, g);
+  }
+  const listed = [...groups].map(
+    ([at, g]) => `${at} s: ${g.changes} changes, ${g.reads} reads on ${g.keys.size} key${g.keys.size === 1 ? '' : 's'}`,
+  );
+  return `; when (compressed s from T): ${listed.slice(0, 12).join('; ')}${listed.length > 12 ? `; and ${listed.length - 12} more instants` : ''}`;
+}
+
 export function fleetFigures(r: FleetRun): Figure[] {
   const o = r.options;
   const c = o.compression;
@@ -107,7 +125,7 @@ export function fleetFigures(r: FleetRun): Figure[] {
       '429',
       '0',
       limited === 0,
-      `per key: ${perKey((k) => String(k.limited))}; the whole run, cold start included: ${r.totalLimited}`,
+      `per key: ${perKey((k) => String(k.limited))}; the whole run, cold start included: ${r.totalLimited}${limitedWhen(r)}`,
     ),
     f(
       'change PATCHes / changes, the whole run',
@@ -118,6 +136,12 @@ export function fleetFigures(r: FleetRun): Figure[] {
       `${r.totalChanges.toLocaleString('en-US')} change PATCHes and ${r.totalReads.toLocaleString('en-US')} reads for ${(2 * n).toLocaleString('en-US')} changes (cold start 1 -> 2, boundary 2 -> 4); the boundary's phase (reload to the end): ${perKey((k) => `${k.changes}+${k.reads}r`)}`,
     ),
   ];
+  const mb = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(0));
+  const heapNote = (label: string) => {
+    const h = r.heaps.find((x) => x.label === label);
+    if (!h || h.scrapes === 0) return `run with NODE_OPTIONS=${r.nodeOptions}; its /metrics never answered`;
+    return `run with NODE_OPTIONS=${r.nodeOptions}; its /metrics (${h.scrapes} scrapes, one every 10 s) at its highest RSS: ${mb(h.rssMb)} MB resident, V8 heap ${mb(h.heapTotalMb)} MB (${mb(h.heapUsedMb)} MB in use), external ${mb(h.externalMb)} MB; the most heap in use at a scrape ${mb(h.maxHeapUsedMb)} MB`;
+  };
   for (const p of r.replicas) {
     figures.push(
       f(
@@ -128,7 +152,14 @@ export function fleetFigures(r: FleetRun): Figure[] {
         undefined,
         `user + system from /proc/<pid>/stat over its life${p.label === 'a' && r.killAt !== null ? ' (to its SIGKILL)' : ''}; the run took ${(r.wallMs / 1000).toFixed(0)} s on the wall clock`,
       ),
-      f(`replica ${p.label}: peak RSS`, p.peakRssMb, 'MB', undefined, undefined, 'VmHWM from /proc/<pid>/status'),
+      f(
+        `replica ${p.label}: peak RSS`,
+        p.peakRssMb,
+        'MB',
+        undefined,
+        undefined,
+        `VmHWM from /proc/<pid>/status; ${heapNote(p.label)}`,
+      ),
     );
   }
   figures.push(

@@ -243,7 +243,8 @@ if (only.includes('actuation')) {
 // with a replica killed during its lead (bench/daemon-fleet.ts); about 15 minutes at 10x.
 // --fleet-pipes <n>, --fleet-keys <n>, --fleet-compression <c> (a divisor of 30), --fleet-measured
 // (the plan counts the actuation measured at the cold start instead of the propagation configured),
-// --fleet-no-kill (no replica killed: the same boundary for comparison).
+// --fleet-no-kill (no replica killed: the same boundary for comparison), --fleet-logs <dir> (each
+// replica process's whole output kept there, replica-<label>.log).
 if (only.includes('fleet')) {
   const num = (flag: string, fallback: number) => {
     const v = Number(args[args.indexOf(flag) + 1]);
@@ -256,6 +257,7 @@ if (only.includes('fleet')) {
     compression: num('--fleet-compression', 10),
     measured: args.includes('--fleet-measured'),
     kill: !args.includes('--fleet-no-kill'),
+    ...(args.includes('--fleet-logs') ? { logs: args[args.indexOf('--fleet-logs') + 1] } : {}),
   };
   const metric = 'scale-ups confirmed at target by T, the lowest key';
   if (daemonMissing) figures.push(notRun('fleet', metric, o.pipes, '>= 0.999', daemonMissing));

@@ -1,11 +1,14 @@
 // The child processes of a chaos run: a dedicated redis-server on its own port (never the shared
-// one on 6379) and the daemon replicas (`node dist/cli/main.js run <config>`). Every wait is
-// bounded; output is kept for the checks and for the error message when something fails.
+// one on 6379) and the daemon replicas (`node dist/cli/main.js run <config>`, with the heap cap
+// the Kubernetes manifest ships). Every wait is bounded; output is kept for the checks and for the
+// error message when something fails.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { replicaUrl } from './observer.js';
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; released just before use). */
@@ -119,6 +122,20 @@ export class RedisServer {
   }
 }
 
+/** NODE_OPTIONS of the daemon's container in config/kubernetes/deployment.yaml (its heap cap,
+ *  sized to the container's memory limit): replicas run as they ship. */
+export function shippedNodeOptions(cwd: string): string {
+  const docs = parseAllDocuments(readFileSync(join(cwd, 'config/kubernetes/deployment.yaml'), 'utf8'));
+  type Env = { name: string; value?: string }[];
+  for (const d of docs) {
+    const spec = d.toJS() as { spec?: { template?: { spec?: { containers?: { name: string; env?: Env }[] } } } };
+    const c = spec.spec?.template?.spec?.containers?.find((x) => x.name === 'pipescaler');
+    const v = c?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+    if (v) return v;
+  }
+  throw new Error('config/kubernetes/deployment.yaml: the pipescaler container sets no NODE_OPTIONS');
+}
+
 export interface ReplicaRun {
   /** e.g. "a", or "a#2" for its restart. */
   readonly label: string;
@@ -136,14 +153,19 @@ export class Replicas {
   readonly runs: ReplicaRun[] = [];
   kills = 0;
 
+  private readonly nodeOptions: string;
+
   /** `apiUrl` (the chaos observer's): each replica gets its own prefix of it (`replicaUrl`) as
    *  PIPESCALER_API_URL, which the generated config's baseUrl reads. */
   constructor(
     private readonly opts: { cwd: string; configPath: string; env: Record<string, string>; apiUrl?: string },
-  ) {}
+  ) {
+    this.nodeOptions = shippedNodeOptions(opts.cwd);
+  }
 
   spawn(label: string): ReplicaRun {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...this.opts.env };
+    // the shipped heap cap, never the parent's NODE_OPTIONS (a test runner's, a debugger's)
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: this.nodeOptions, ...this.opts.env };
     if (this.opts.apiUrl !== undefined) env.PIPESCALER_API_URL = replicaUrl(this.opts.apiUrl, label);
     // The parent's overrides would point the replicas elsewhere than the generated config.
     delete env.PIPESCALER_REDIS_URL;
