@@ -6,7 +6,9 @@
 //     the observer passed on (which replica sent what).
 //  2. every change answered 200 is recorded exactly once in the audit log, by its Idempotency-Key:
 //     a `scaling applied` line, or (its answer lost) a `scaling landed late` line; a 200 that still
-//     comes after that is `outcomeReported: landed_late` and not counted again.
+//     comes after that is `outcomeReported: landed_late` and not counted again; or, when the read
+//     could not tell whether it landed (its values explained by an earlier send), an
+//     `outcome_unknown` line, counted only when no line of its 200 names the key.
 //  3. each pipe's history holds one change entry (applied, landed_late) per change answered 200
 //     since the last empty Redis restart (the history went with it).
 //  4. window verdicts the answers contradict: a `missed` whose target the pipe's last answer
@@ -45,7 +47,7 @@ export type AuditRecord =
       readonly after?: ScalingValues;
     }
   | {
-      readonly kind: 'landed_late';
+      readonly kind: 'landed_late' | 'outcome_unknown';
       readonly replica: string;
       readonly time: number;
       readonly pipe: string;
@@ -131,8 +133,8 @@ export function auditRecords(lines: readonly string[], replica: string): AuditRe
         after: values(rec.after),
         ...(reported !== undefined ? { outcomeReported: reported } : {}),
       });
-    } else if (rec.result === 'landed_late') {
-      out.push({ kind: 'landed_late', ...common, after: values(rec.after) });
+    } else if (rec.result === 'landed_late' || rec.result === 'outcome_unknown') {
+      out.push({ kind: rec.result, ...common, after: values(rec.after) });
     }
   }
   return out;
@@ -258,6 +260,9 @@ export interface RecordedOnceCheck {
   readonly twiceCount: number;
   /** Of the recorded ones, how many by a landed_late line. */
   readonly landedLate: number;
+  /** Of the recorded ones, how many by an outcome_unknown line only (a read settled the change
+   *  without knowing whether it landed, and no line of its 200 came). */
+  readonly outcomeUnknown: number;
   /** Lines of a change no 200 answered (landed_late of a change whose values were there anyway). */
   readonly without200: number;
 }
@@ -271,7 +276,12 @@ export function recordedOnce(
 ): RecordedOnceCheck {
   const nameOf = new Map(pipes.map((p) => [p.pipeId.toLowerCase(), p.name]));
   const counted = new Map<string, AuditRecord[]>();
+  // a change settled by a read that could not tell whether it landed: its record unless a line of
+  // its outcome names its key too (its late 200 came after all)
+  const unknown = new Map<string, AuditRecord[]>();
   for (const a of audit) {
+    if (a.kind === 'outcome_unknown' && a.idempotencyKey !== undefined)
+      unknown.set(a.idempotencyKey, [...(unknown.get(a.idempotencyKey) ?? []), a]);
     if (a.kind !== 'applied' && a.kind !== 'landed_late') continue;
     if (a.kind === 'applied' && a.outcomeReported !== undefined) continue;
     if (a.idempotencyKey === undefined) continue;
@@ -286,11 +296,12 @@ export function recordedOnce(
   let twiceCount = 0;
   let once = 0;
   let landedLate = 0;
+  let outcomeUnknown = 0;
   const keys = new Set<string>();
   for (const p of answered) {
     const key = p.idempotencyKey ?? '';
     keys.add(key);
-    const lines = counted.get(key) ?? [];
+    const lines = counted.get(key) ?? unknown.get(key) ?? [];
     const what = `${nameOf.get(p.pipeId) ?? p.pipeId} ${show(p.body)} key ${key} sent ${iso(p.at)} answered ${iso(p.answeredAt)}`;
     if (lines.length === 0) {
       missingCount += 1;
@@ -302,10 +313,21 @@ export function recordedOnce(
     } else {
       once += 1;
       if (lines[0]!.kind === 'landed_late') landedLate += 1;
+      if (lines[0]!.kind === 'outcome_unknown') outcomeUnknown += 1;
     }
   }
   const without200 = [...counted.keys()].filter((k) => !keys.has(k)).length;
-  return { answered: answered.length, once, missing, missingCount, twice, twiceCount, landedLate, without200 };
+  return {
+    answered: answered.length,
+    once,
+    missing,
+    missingCount,
+    twice,
+    twiceCount,
+    landedLate,
+    outcomeUnknown,
+    without200,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -154,7 +154,10 @@ export function formatSummary(s: ChaosSummary): string {
           .join(', ')})`,
       ],
       ['2. changes answered 200', String(c.recorded.answered)],
-      ['   audit lines: exactly one', `${c.recorded.once} (${c.recorded.landedLate} of them landed_late)`],
+      [
+        '   audit lines: exactly one',
+        `${c.recorded.once} (${c.recorded.landedLate} landed_late, ${c.recorded.outcomeUnknown} outcome_unknown)`,
+      ],
       ['   audit lines: none / two or more', `${c.recorded.missingCount} / ${c.recorded.twiceCount}`],
       ['   landed_late lines of no 200 (info)', String(c.recorded.without200)],
       [

@@ -104,6 +104,21 @@ export function bindAuditLog(emitter: DaemonEmitter, logger: TelemetryLogger): (
         },
         'scaling landed late',
       ),
+    // a change whose answer was lost, settled by a read that cannot tell whether it landed: said
+    // so by its key (a 200 of it that still comes is its `scaling applied` line)
+    'change:unknown': ({ pipe, sent, sentAt, at, idempotencyKey }) =>
+      logger.warn(
+        {
+          audit: true,
+          pipe,
+          result: 'outcome_unknown',
+          after: sent,
+          sentAt: new Date(sentAt).toISOString(),
+          afterMs: at - sentAt,
+          ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+        },
+        'scaling outcome unknown: its answer was lost, and a read cannot tell whether it landed',
+      ),
     'apply:retry': ({ pipe, code, attempt, delayMs }) => logger.warn({ pipe, code, attempt, delayMs }, 'apply retried'),
     'rate-limited': ({ key, resetMs }) =>
       logger.warn({ key, resetMs }, 'API key rate limited: its apply queue pauses until the window resets'),

@@ -31,7 +31,9 @@ const CI_PARAMS: ChaosParams = {
 };
 
 /** The checks of checks.ts each CI run is held to. Not yet `recorded`: a change answered 200 to
- *  the replica SIGKILLed 300 ms after a boundary can have no audit line at all (1 or 2 in a run).
+ *  the replica SIGKILLed 300 ms after a boundary could have no audit line at all (1 or 2 in a run);
+ *  a settle read that cannot tell whether it landed now says so by its key (`outcome_unknown`), but
+ *  a line still on its way to stdout at the kill is lost, and no run has shown the check holding.
  *  `verdicts` holds again: its 3 `missed` of a fresh-clone run were the daemon's (an evaluation
  *  held up by the SIGKILL judged starts by a confirmation newer than their deadline; the record
  *  now keeps the ones it replaced), and a start the daemon had read nothing of (a first-contact

@@ -53,6 +53,14 @@ const landed = (pipe: string, key: string, time: number): AuditRecord => ({
   idempotencyKey: key,
 });
 
+const unknown = (pipe: string, key: string, time: number): AuditRecord => ({
+  kind: 'outcome_unknown',
+  replica: 'b',
+  time,
+  pipe,
+  idempotencyKey: key,
+});
+
 function entry(outcome: string, count = 1): HistoryEntry {
   return { pipe: 'p1', outcome, reason: 'window', first: T, last: T, count };
 }
@@ -249,6 +257,22 @@ describe('2. every change answered 200 recorded once', () => {
     });
   });
 
+  it("counts an outcome_unknown line as the change's record only when no line of its outcome names the key", () => {
+    const patches = [change(T, 'k1', 10), change(T + 1_000, 'k2', 10)];
+    const audit = [
+      unknown('p1', 'k1', T + 20_000), // its sender killed; the read could not tell whether it landed
+      unknown('p1', 'k2', T + 20_000),
+      applied('p1', 'k2', T + 21_000), // k2's late 200 came after all: its line is the record
+    ];
+    expect(recordedOnce(patches, audit, PIPES)).toMatchObject({
+      answered: 2,
+      once: 2,
+      missingCount: 0,
+      twiceCount: 0,
+      outcomeUnknown: 1,
+    });
+  });
+
   it('finds a 200 with no line, and one counted twice', () => {
     const patches = [change(T, 'k1', 10), change(T + 1_000, 'k2', 1)];
     const c = recordedOnce(patches, [applied('p1', 'k2', T + 1_400), landed('p1', 'k2', T + 9_000)], PIPES);
@@ -429,6 +453,7 @@ describe('checkFailures', () => {
       twice: [],
       twiceCount: 0,
       landedLate: 0,
+      outcomeUnknown: 0,
       without200: 0,
     },
     history: { since: null, pipes: 1, answered: 1, around: 0, entries: 1, differ: 0, examples: [] },

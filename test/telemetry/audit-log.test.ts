@@ -95,6 +95,32 @@ describe('bindAuditLog', () => {
     ]);
   });
 
+  it("writes one outcome_unknown line, by the change's key, for a change a read settled without knowing whether it landed", () => {
+    const { lines, emitter } = capture();
+    const key = '0b9c5e1e-4a7d-4f1e-9a52-7c1f3d2b8e61';
+    const sentAt = Date.UTC(2026, 10, 23, 8, 0, 0);
+    emitter.emit('change:unknown', {
+      pipe: 'orders-events',
+      sent: { replicas: 6 },
+      sentAt,
+      at: sentAt + 12_000,
+      idempotencyKey: key,
+    });
+    expect(lines).toMatchObject([
+      {
+        level: 40,
+        audit: true,
+        pipe: 'orders-events',
+        result: 'outcome_unknown',
+        after: { replicas: 6 },
+        sentAt: '2026-11-23T08:00:00.000Z',
+        afterMs: 12_000,
+        idempotencyKey: key,
+        msg: 'scaling outcome unknown: its answer was lost, and a read cannot tell whether it landed',
+      },
+    ]);
+  });
+
   it('tells the operator about parking, failed reloads, 429 pauses, drift and pauses', () => {
     const { lines, emitter } = capture();
     emitDaemonRun(emitter);

@@ -149,17 +149,20 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     write,
     next,
     drift: drift ? { expected: expected ?? {}, actual: applied } : null,
-    ...(late
-      ? {
-          landed: {
-            sent: u.sent,
-            at: u.at,
-            ...(u.id !== undefined ? { id: u.id } : {}),
-            ...(u.key !== undefined ? { key: u.key } : {}),
-          },
-        }
-      : {}),
+    ...(late ? { landed: intentSettled(u) } : {}),
+    // settled (or given up) without knowing whether it landed: said so, by its key
+    ...(u !== null && !late && (landed || now - u.at > UNSETTLED_MS) ? { unknown: intentSettled(u) } : {}),
     ...(check?.change ? { confirmation: check.change } : {}),
+  };
+}
+
+/** A settled change of unknown outcome as a transition reports it. */
+function intentSettled(u: NonNullable<PipeRecord['unsettled']>): NonNullable<Transition['landed']> {
+  return {
+    sent: u.sent,
+    at: u.at,
+    ...(u.id !== undefined ? { id: u.id } : {}),
+    ...(u.key !== undefined ? { key: u.key } : {}),
   };
 }
 

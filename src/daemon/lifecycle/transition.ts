@@ -26,7 +26,7 @@ export interface Transition {
   readonly drift: { readonly expected: ScalingValues; readonly actual: ScalingValues } | null;
   /** A change whose outcome was unknown shows in the answer, and nothing else explains its values
    *  (answers.ts landedLate): it landed late (reported once). Shown but explained otherwise, it is
-   *  settled all the same (never drift), and not reported. */
+   *  settled all the same (never drift), as `unknown`. */
   readonly landed?: {
     readonly sent: ScalingValues;
     readonly at: number;
@@ -34,6 +34,12 @@ export interface Transition {
     /** Its Idempotency-Key. */
     readonly key?: string;
   };
+  /** A change of unknown outcome settled without knowing whether it landed: its values shown in
+   *  force but explained otherwise (an earlier send of them still being confirmed, or values the
+   *  pipe held already), or never shown within UNSETTLED_MS. Its 200, if one came, went to a sender
+   *  that did not record it (killed, or stalled past its request's time): the audit log says the
+   *  outcome is unknown, by its Idempotency-Key, rather than nothing. */
+  readonly unknown?: Transition['landed'];
   /** The change being confirmed is in force, went unconfirmed, or stopped being unconfirmed. */
   readonly confirmation?: ConfirmationChange;
 }

@@ -60,6 +60,12 @@ export interface DaemonEvents {
   /** A change of unknown outcome (its answer lost: timed out, cut, its sender gone) that a read
    *  shows in force: one per change, its `landed_late` outcome. The audit log's line of it. */
   'change:landed': { pipe: string; sent: ScalingValues; sentAt: number; at: number; idempotencyKey?: string };
+  /** A change of unknown outcome that a read settled without knowing whether it landed (its
+   *  values in force but explained otherwise, or never shown in time; lifecycle/transition.ts
+   *  `unknown`): its answer, if one came, went to a sender that did not record it. The audit log's
+   *  line of it (result outcome_unknown); no outcome, its `unsettled` one said it already or its
+   *  late 200 is its `applied`. */
+  'change:unknown': { pipe: string; sent: ScalingValues; sentAt: number; at: number; idempotencyKey?: string };
   /** A window start's verdict for a pipe (verdicts.ts): met, late (lateMs), missed (reason) or
    *  excluded (reason: paused, override, freeze, dry_run). Once per pipe and start, fleet-wide. */
   verdict: StoredVerdict & { pipe: string };

@@ -178,6 +178,14 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
       message: `a change sent ${Math.round((ctx.now() - t.landed.at) / 1000)} s ago, whose outcome was unknown, shows in a read`,
     });
   }
+  if (t.unknown)
+    ctx.emitter.emit('change:unknown', {
+      pipe: pipe.name,
+      sent: t.unknown.sent,
+      sentAt: t.unknown.at,
+      at: ctx.now(),
+      ...(t.unknown.key !== undefined ? { idempotencyKey: t.unknown.key } : {}),
+    });
   // counted, emitted, and kept as a `manual` override when the policy's onDrift says so
   if (t.drift) await handleDrift(ctx, pipe, t.drift.expected, t.drift.actual);
 
