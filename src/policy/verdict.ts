@@ -11,7 +11,7 @@
 // showed the target, or none came before the verdict was due; a read in the window that never
 // showed the target keeps it missed.
 // Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
-import type { ScalingField, ScalingValues } from '../api/index.js';
+import { SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
 import { needAround } from './lead-plan.js';
 import type { Bounds, Decision, Policy } from './types.js';
 import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
@@ -134,12 +134,16 @@ export function heldSince(c: Confirmed): ScalingValues {
 /**
  * The last confirmation once an answer reported the pipe at `reported`: a field below what the
  * pipe held since the confirmation is kept as its lowest, so that a later confirmation of higher
- * values counts from its own read, not from one before the pipe went down. A 0 or null (the
- * platform's transient report right after a change) is no report.
+ * values counts from its own read, not from one before the pipe went down. A null is no report,
+ * nor is a 0 the field cannot hold (below the platform's range: the live API's transient answer
+ * right after a change). A 0 it can hold (concurrency) is the value in force, unless a change of
+ * ours is on its way (`onItsWay`: its target and the values it replaces) and none of its values is
+ * 0: then it may be the platform's transient answer to that change, and what was known stands.
  */
 export function confirmedAfterReport(
   since: Confirmed | null,
   reported: Partial<Record<ScalingField, number | null>>,
+  onItsWay: readonly ScalingValues[] = [],
 ): Confirmed | null {
   if (since === null) return null;
   const held = heldSince(since);
@@ -148,12 +152,19 @@ export function confirmedAfterReport(
   for (const f of Object.keys(since.values) as ScalingField[]) {
     const v = reported[f];
     const h = held[f];
-    if (typeof v === 'number' && v > 0 && h !== undefined && v < h) {
-      lowest[f] = v;
-      lower = true;
-    }
+    if (typeof v !== 'number' || h === undefined || v >= h) continue;
+    if (v === 0 && transientZero(f, onItsWay)) continue;
+    lowest[f] = v;
+    lower = true;
   }
   return lower ? { ...since, lowest } : since;
+}
+
+/** Whether a 0 reported for `f` may be the platform's transient answer rather than the value in
+ *  force: the field cannot be 0, or a change of ours on its way sets it to none of its values. */
+function transientZero(f: ScalingField, onItsWay: readonly ScalingValues[]): boolean {
+  if (SCALING_LIMITS[f].min > 0) return true;
+  return onItsWay.length > 0 && onItsWay.every((v) => v[f] !== 0);
 }
 
 /**

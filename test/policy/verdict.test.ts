@@ -359,6 +359,46 @@ describe('a confirmation holds only while every answer since showed at least its
   });
 });
 
+describe('a 0 is the value in force unless a change on its way may show it for a moment', () => {
+  // The fleet chaos run's "met not shown": an objects pipe confirmed at concurrency 34, later at 0
+  // (a scale-down to the floor, or someone else's), and a start at B that wants 34 again, shown in
+  // force 2 s after B. The 0 was taken for the platform's transient answer and the old 34 stood.
+  const B = at('2026-11-23T09:00:00Z');
+  const up = { boundary: B, windows: ['w2'], target: { concurrency: 34 }, deadline: B + 10 * 60_000 };
+  const at34 = { values: { concurrency: 34 }, at: B - 60_000 };
+
+  it('read at 0 with nothing of ours on its way: the 0 is in force, the start late by the read that shows 34', () => {
+    const atZero = confirmedAfterReport(at34, { concurrency: 0 });
+    expect(atZero).toEqual({ ...at34, lowest: { concurrency: 0 } });
+    const again = confirmedSince(atZero, { concurrency: 34 }, B + 2_000);
+    expect(judgeVerdict(up, again, B + 30_000, { reported: { concurrency: 34 } })).toEqual({
+      verdict: 'late',
+      lateMs: 2_000,
+      confirmedAt: B + 2_000,
+    });
+  });
+
+  it('a 0 that is a value of our change on its way (the scale-down to the floor it replaced) is in force too', () => {
+    // the change back up to 34 answered while the one down to 0 it replaced had taken effect
+    const onItsWay = [{ concurrency: 34 }, { concurrency: 34 }, { concurrency: 0 }];
+    expect(confirmedAfterReport(at34, { concurrency: 0 }, onItsWay)).toEqual({ ...at34, lowest: { concurrency: 0 } });
+  });
+
+  it('a 0 or null while a change of ours to other values is on its way keeps what was known', () => {
+    // a change to 40 on its way, the pipe at 34 before it: the live API's transient answer
+    const onItsWay = [{ concurrency: 40 }, { concurrency: 34 }];
+    expect(confirmedAfterReport(at34, { concurrency: 0 }, onItsWay)).toBe(at34);
+    expect(confirmedAfterReport(at34, { concurrency: null }, onItsWay)).toBe(at34);
+    expect(confirmedAfterReport(at34, { concurrency: null })).toBe(at34);
+    const shown = confirmedSince(
+      confirmedAfterReport(at34, { concurrency: 0 }, onItsWay),
+      { concurrency: 34 },
+      B + 2_000,
+    );
+    expect(judgeVerdict(up, shown, B + 30_000, { reported: { concurrency: 34 } })).toMatchObject({ verdict: 'met' });
+  });
+});
+
 describe('a start judged after its confirmation moved on (the evaluation came late)', () => {
   // Windows 5 s apart, the pipe's evaluation held up past the next start (its job on a replica
   // killed just after B, recovered only when its lock ran out): by the time the start at B is

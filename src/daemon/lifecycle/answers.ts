@@ -98,11 +98,13 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
   const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
   const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
+  // ours on its way at this read: the change being confirmed, and one of unknown outcome
+  const way = u !== null ? afterSend(c, rec.applied, u.sent, u.at, ctx.timing) : c;
   const confirmed = withEarlier(
     rec,
     answer,
     now,
-    confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null),
+    confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null, way),
   );
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
@@ -198,9 +200,10 @@ function confirmationOf(
   applied: ScalingValues,
   now: number,
   confirming: Confirming | null,
+  onItsWay: Confirming | null,
 ): Confirmed | undefined {
   // every answer is a report: one below the last confirmation ends its "since" for higher values
-  const noted = noteReport(rec.confirmed, answer);
+  const noted = noteReport(rec.confirmed, answer, onItsWay);
   const since = noted ?? rec.confirmed;
   if (!answer.kind) return noted;
   const desired = rec.desired ? targetOfKind(answer.kind, rec.desired) : null;
@@ -223,9 +226,15 @@ function withEarlier(rec: PipeRecord, answer: PipeAnswer, now: number, next: Con
   return confirmedWithEarlier(rec.confirmed, next, answer.scaling, now);
 }
 
-/** The last confirmation after an answer that confirms nothing (undefined: unchanged). */
-function noteReport(confirmed: Confirmed | null, answer: PipeAnswer): Confirmed | undefined {
-  const after = confirmedAfterReport(confirmed, answer.scaling);
+/** The last confirmation after an answer that confirms nothing (undefined: unchanged); `onItsWay`:
+ *  our change on its way when it came, whose values a 0 may stand for for a moment. */
+function noteReport(
+  confirmed: Confirmed | null,
+  answer: PipeAnswer,
+  onItsWay: Confirming | null,
+): Confirmed | undefined {
+  const way = onItsWay === null ? [] : [onItsWay.target, ...onItsWay.notYet];
+  const after = confirmedAfterReport(confirmed, answer.scaling, way);
   return after !== confirmed ? (after ?? undefined) : undefined;
 }
 
@@ -253,6 +262,8 @@ export function afterSentChange(
   const applied = mergeReported(rec.applied, answer.scaling);
   const before = expectedValues(rec.applied, rec.confirming);
   const sending = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing, applied);
+  // ours on its way at this answer: what was on its way and this change, not what the answer shows
+  const way = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing);
   const inForce = showsInForce(answer.state, answer.scaling, sending.target);
   // The answer is the pipe's read: a field not sent that differs from what we last applied
   // drifted behind our back.
@@ -281,9 +292,9 @@ export function afterSentChange(
     answer,
     now,
     inForce
-      ? confirmationOf(rec, answer, applied, now, sending)
+      ? confirmationOf(rec, answer, applied, now, sending, way)
       : // not in force: the answer is still a report that may end the last confirmation's "since"
-        noteReport(rec.confirmed, answer),
+        noteReport(rec.confirmed, answer, way),
   );
   const write: Partial<PipeRecord> = {
     applied,
