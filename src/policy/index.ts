@@ -81,11 +81,9 @@ export { activeFreezes, describeFreeze } from './freeze.js';
 export { type Override, type OverrideRamp, type OverridesAllowed, type OnDrift } from './types.js';
 export type { Freeze } from './types.js';
 export { onDriftAction } from './drift.js';
+export { confirmationAfterAnswer, type Confirmed, type ConfirmationAnswer, type HeldSpan } from './confirmation.js';
 export {
   atTarget,
-  confirmedAfterReport,
-  confirmedSince,
-  confirmedWithEarlier,
   exclusionOf,
   judgeVerdict,
   stateLostAround,
@@ -95,8 +93,6 @@ export {
   MISSES,
   VERDICTS,
   VERDICT_LIMIT_DEFAULT_MS,
-  type Confirmed,
-  type HeldSpan,
   type Exclusion,
   type Judged,
   type Miss,

@@ -2,7 +2,7 @@
 // the pipe confirmed at the window's target by the boundary (met), after it (late, by how much),
 // or not within the limit (missed)? "At target" is each field of the target at or above the
 // lowest value the winning windows accept (within the pipe's bounds and the platform's ranges:
-// lead-plan.ts floors), and "confirmed" is a read that showed it in force, never a PATCH's 200.
+// lead-plan.ts floors), and "confirmed" is the record's last confirmation (confirmation.ts).
 // A pipe the operator took out of the policy's hands at the start (paused, an override, a freeze
 // holding its change, a dry run) is `excluded`: its verdict says so and counts in no share. So is
 // a start Redis lost the daemon's state around (`state_lost`) unless reads show it met: its sends
@@ -11,7 +11,8 @@
 // showed the target, or none came before the verdict was due; a read in the window that never
 // showed the target keeps it missed.
 // Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
-import { SCALING_LIMITS, type ScalingField, type ScalingValues } from '../api/index.js';
+import type { ScalingField, ScalingValues } from '../api/index.js';
+import { heldSince, type Confirmed } from './confirmation.js';
 import { needAround } from './lead-plan.js';
 import type { Bounds, Decision, Policy } from './types.js';
 import { activeWindows, nextBoundary, occurrenceAt } from './windows.js';
@@ -53,140 +54,6 @@ export interface VerdictDue {
   /** What the schedule needed just before the boundary (absent in a verdict an older version
    *  opened): the step whose capacity early and short the verdict reports. */
   readonly before?: ScalingValues;
-}
-
-/** The last confirmation (the record's `confirmed`): the target values of a change and since when
- *  reads have shown the pipe at them or above (confirmedSince), at `at`. The daemon's confirmation
- *  (daemon/lifecycle/answers.ts) writes it; a verdict reads it. */
-export interface Confirmed {
-  readonly values: ScalingValues;
-  readonly at: number;
-  /** The lowest value of each field an answer reported since `at`, where below `values` (a change
-   *  back down, or a hand's, that a later answer may have undone): the pipe held only these all
-   *  along. Absent: every report since showed at least `values`. */
-  readonly lowest?: ScalingValues;
-  /** The last answer that showed the pipe at least at what it held since `at` (absent: `at`). */
-  readonly seen?: number;
-  /** Confirmations it replaced, newest first (at most EARLIER_KEPT): a start judged after the
-   *  confirmation moved on (its evaluation held up past later changes) is judged by what held at
-   *  its boundary. */
-  readonly earlier?: readonly HeldSpan[];
-}
-
-/** A confirmation since replaced: answers showed the pipe at least at `held` from `at` to `until`. */
-export interface HeldSpan {
-  readonly held: ScalingValues;
-  readonly at: number;
-  readonly until: number;
-}
-
-/** How many replaced confirmations a record keeps: enough for a start judged a few windows late. */
-export const EARLIER_KEPT = 4;
-
-function sameValues(a: ScalingValues, b: ScalingValues): boolean {
-  const ka = Object.keys(a) as ScalingField[];
-  return ka.length === Object.keys(b).length && ka.every((f) => a[f] === b[f]);
-}
-
-/**
- * The last confirmation once an answer at `now` that reported `reported` made `next` of `was`
- * (confirmedSince, confirmedAfterReport; undefined or null: left it as it was). When what it held changes
- * (another instant, other values, a lower report), `was` is kept as a span up to the last answer
- * that showed it (this one, or `seen`), never later: the pipe may have gone down any time after.
- * Otherwise an answer that showed every field at least at what is held moves `seen` to `now`.
- */
-export function confirmedWithEarlier(
-  was: Confirmed | null,
-  next: Confirmed | null | undefined,
-  reported: Partial<Record<ScalingField, number | null>>,
-  now: number,
-): Confirmed | undefined {
-  const made = next ?? undefined;
-  if (was === null) return made === undefined ? undefined : { ...made, seen: now };
-  const held = heldSince(was);
-  // the answer showed the pipe at least at what was held (a transient 0 or null shows nothing)
-  const showed = (Object.keys(held) as ScalingField[]).every((f) => {
-    const v = reported[f];
-    return typeof v === 'number' && v > 0 && v >= (held[f] ?? 0);
-  });
-  if (made === undefined || made === was) return showed && (was.seen ?? was.at) < now ? { ...was, seen: now } : made;
-  const { earlier: _e, seen: _s, ...rest } = made;
-  if (made.at === was.at && sameValues(held, heldSince(made)))
-    return { ...rest, seen: now, ...(was.earlier ? { earlier: was.earlier } : {}) };
-  // the span ends at this answer when it still showed what was held (a scale-up shown), else at
-  // the last answer that did
-  const span: HeldSpan = { held, at: was.at, until: showed ? now : (was.seen ?? was.at) };
-  return { ...rest, seen: now, earlier: [span, ...(was.earlier ?? [])].slice(0, EARLIER_KEPT) };
-}
-
-/** The values the pipe held at least from the confirmation's instant on: its values, each lowered
- *  to the lowest an answer reported since. */
-export function heldSince(c: Confirmed): ScalingValues {
-  if (c.lowest === undefined) return c.values;
-  const out: ScalingValues = { ...c.values };
-  for (const [f, v] of Object.entries(c.lowest) as [ScalingField, number][]) {
-    const had = out[f];
-    if (had !== undefined && v < had) out[f] = v;
-  }
-  return out;
-}
-
-/**
- * The last confirmation once an answer reported the pipe at `reported`: a field below what the
- * pipe held since the confirmation is kept as its lowest, so that a later confirmation of higher
- * values counts from its own read, not from one before the pipe went down. A null is no report,
- * nor is a 0 the field cannot hold (below the platform's range: the live API's transient answer
- * right after a change). A 0 it can hold (concurrency) is the value in force, unless a change of
- * ours is on its way (`onItsWay`: its target and the values it replaces) and none of its values is
- * 0: then it may be the platform's transient answer to that change, and what was known stands.
- */
-export function confirmedAfterReport(
-  since: Confirmed | null,
-  reported: Partial<Record<ScalingField, number | null>>,
-  onItsWay: readonly ScalingValues[] = [],
-): Confirmed | null {
-  if (since === null) return null;
-  const held = heldSince(since);
-  const lowest: ScalingValues = { ...(since.lowest ?? {}) };
-  let lower = false;
-  for (const f of Object.keys(since.values) as ScalingField[]) {
-    const v = reported[f];
-    const h = held[f];
-    if (typeof v !== 'number' || h === undefined || v >= h) continue;
-    if (v === 0 && transientZero(f, onItsWay)) continue;
-    lowest[f] = v;
-    lower = true;
-  }
-  return lower ? { ...since, lowest } : since;
-}
-
-/** Whether a 0 reported for `f` may be the platform's transient answer rather than the value in
- *  force: the field cannot be 0, or a change of ours on its way sets it to none of its values. */
-function transientZero(f: ScalingField, onItsWay: readonly ScalingValues[]): boolean {
-  if (SCALING_LIMITS[f].min > 0) return true;
-  return onItsWay.length > 0 && onItsWay.every((v) => v[f] !== 0);
-}
-
-/**
- * The last confirmation once an answer shows `values` in force at `now`: the instant of the one
- * before, `since`, when it held each of them already or more (the same values shown again, a
- * scale-down from it, a change the pipe was at already: the pipe was at least at them since then),
- * else `now`. So a start whose target a read showed in force before its boundary is met at the
- * boundary, though its change (a scale-down to the platform's floor, or a change to the values the
- * pipe held) is decided and shown in force only after it.
- */
-export function confirmedSince(since: Confirmed | null, values: ScalingValues, now: number): Confirmed {
-  const before = since === null ? null : heldSince(since);
-  const held =
-    before !== null &&
-    (Object.keys(values) as ScalingField[]).every((f) => {
-      const want = values[f];
-      const had = before[f];
-      return want === undefined || (had !== undefined && had >= want);
-    });
-  return held && since !== null
-    ? { values, at: since.at, ...(since.lowest !== undefined ? { lowest: since.lowest } : {}) }
-    : { values, at: now };
 }
 
 export type Judged =

@@ -2,14 +2,7 @@
 // lifecycle (next-step.ts has the first). Pure: the apply processor writes what these return,
 // emits their events and enqueues their next step.
 import { KIND_FIELDS, type PipeKind, type ReversePrivateEndpointStatus, type ScalingValues } from '../../api/index.js';
-import {
-  afterChange,
-  changeDirections,
-  confirmedAfterReport,
-  confirmedSince,
-  confirmedWithEarlier,
-  type Confirmed,
-} from '../../policy/index.js';
+import { afterChange, changeDirections, confirmationAfterAnswer, type Confirmed } from '../../policy/index.js';
 import {
   afterSend,
   expectedValues,
@@ -100,12 +93,8 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
   // ours on its way at this read: the change being confirmed, and one of unknown outcome
   const way = u !== null ? afterSend(c, rec.applied, u.sent, u.at, ctx.timing) : c;
-  const confirmed = withEarlier(
-    rec,
-    answer,
-    now,
-    confirmationOf(rec, answer, applied, now, check?.inForce === true ? c : null, way),
-  );
+  const shown = confirmedValues(rec, answer, applied, check?.inForce === true ? c : null);
+  const confirmed = confirmationAfter(rec, answer, shown, now, way);
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
     state: answer.state,
@@ -136,7 +125,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
       : u !== null && now - u.at > UNSETTLED_MS
         ? { unsettled: null }
         : {}),
-    ...(confirmed !== undefined ? { confirmed } : {}),
+    ...(confirmed !== rec.confirmed ? { confirmed } : {}),
     ...(adopted !== null || check !== null ? { confirming } : {}),
   };
   let next: Then;
@@ -184,58 +173,39 @@ function landedLate(rec: PipeRecord, u: NonNullable<PipeRecord['unsettled']>): b
   });
 }
 
+/** The record's last confirmation after an answer that confirms `confirms` (null: it is only a
+ *  report), `onItsWay` our change on its way when it came: a 0 that is none of its values may be
+ *  the platform's transient answer to it (policy/confirmation.ts confirmationAfterAnswer). */
+function confirmationAfter(
+  rec: PipeRecord,
+  answer: PipeAnswer,
+  confirms: ScalingValues | null,
+  now: number,
+  onItsWay: Confirming | null,
+): Confirmed | null {
+  const way = onItsWay === null ? [] : [onItsWay.target, ...onItsWay.notYet];
+  return confirmationAfterAnswer(rec.confirmed, { at: now, reported: answer.scaling, confirms, onItsWay: way });
+}
+
 /**
- * The record's last confirmation after an answer (undefined: unchanged): the desired target (or
- * the change just confirmed) when the answer shows it in force in a state that takes scaling; else
- * the values it shows in force (a first contact, a record rebuilt after Redis lost it, a read before
- * the next target's change goes or of a change found landed late): what the pipe holds is what a
- * verdict asks about, whatever the daemon wants next.
- * Its instant is the first answer since which the pipe showed at least these values (verdict.ts
- * confirmedSince): kept by later ones that show them, some of them, or less (a scale-down, a
- * change to values it held already): a window verdict counts from that read.
+ * The values an answer confirms in force, or null: the desired target (or the change just
+ * confirmed, `confirming`) when it shows it in force in a state that takes scaling; else the values
+ * it shows in force (a first contact, a record rebuilt after Redis lost it, a read before the next
+ * target's change goes or of a change found landed late): what the pipe holds is what a verdict
+ * asks about, whatever the daemon wants next.
  */
-function confirmationOf(
+function confirmedValues(
   rec: PipeRecord,
   answer: PipeAnswer,
   applied: ScalingValues,
-  now: number,
   confirming: Confirming | null,
-  onItsWay: Confirming | null,
-): Confirmed | undefined {
-  // every answer is a report: one below the last confirmation ends its "since" for higher values
-  const noted = noteReport(rec.confirmed, answer, onItsWay);
-  const since = noted ?? rec.confirmed;
-  if (!answer.kind) return noted;
+): ScalingValues | null {
+  if (!answer.kind) return null;
   const desired = rec.desired ? targetOfKind(answer.kind, rec.desired) : null;
+  if (desired && !isEmpty(desired) && showsInForce(answer.state, answer.scaling, desired)) return desired;
+  if (confirming) return targetOfKind(answer.kind, { ...applied, ...confirming.target });
   const shown = targetOfKind(answer.kind, applied);
-  const values =
-    desired && !isEmpty(desired) && showsInForce(answer.state, answer.scaling, desired)
-      ? desired
-      : confirming
-        ? targetOfKind(answer.kind, { ...applied, ...confirming.target })
-        : !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown)
-          ? shown
-          : null;
-  if (values === null) return noted;
-  return confirmedSince(since, values, now);
-}
-
-/** The confirmation an answer made (undefined: unchanged) with the one it replaced kept as a span,
- *  or the answer noted as the last that showed it (verdict.ts confirmedWithEarlier). */
-function withEarlier(rec: PipeRecord, answer: PipeAnswer, now: number, next: Confirmed | undefined) {
-  return confirmedWithEarlier(rec.confirmed, next, answer.scaling, now);
-}
-
-/** The last confirmation after an answer that confirms nothing (undefined: unchanged); `onItsWay`:
- *  our change on its way when it came, whose values a 0 may stand for for a moment. */
-function noteReport(
-  confirmed: Confirmed | null,
-  answer: PipeAnswer,
-  onItsWay: Confirming | null,
-): Confirmed | undefined {
-  const way = onItsWay === null ? [] : [onItsWay.target, ...onItsWay.notYet];
-  const after = confirmedAfterReport(confirmed, answer.scaling, way);
-  return after !== confirmed ? (after ?? undefined) : undefined;
+  return !isEmpty(shown) && showsInForce(answer.state, answer.scaling, shown) ? shown : null;
 }
 
 /** When and against what a change was sent: its first instant and the confirmation's timing. */
@@ -287,15 +257,9 @@ export function afterSentChange(
     : prev !== null && prev.unconfirmedAt !== null && sending.unconfirmedAt === null
       ? { is: 'dropped', target: prev.target, reason: 'new_target' }
       : undefined;
-  const confirmed = withEarlier(
-    rec,
-    answer,
-    now,
-    inForce
-      ? confirmationOf(rec, answer, applied, now, sending, way)
-      : // not in force: the answer is still a report that may end the last confirmation's "since"
-        noteReport(rec.confirmed, answer, way),
-  );
+  // not in force: the answer is only a report, which may end the last confirmation's "since"
+  const shown = inForce ? confirmedValues(rec, answer, applied, sending) : null;
+  const confirmed = confirmationAfter(rec, answer, shown, now, way);
   const write: Partial<PipeRecord> = {
     applied,
     // What pipescaler itself applied: the reference for drift once the change is in force.
@@ -312,7 +276,7 @@ export function afterSentChange(
     wantedSince: null,
     unsettled: null,
     confirming: inForce ? null : sending,
-    ...(confirmed !== undefined ? { confirmed } : {}),
+    ...(confirmed !== rec.confirmed ? { confirmed } : {}),
     ref: send.ref,
   };
   return {

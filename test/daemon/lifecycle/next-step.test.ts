@@ -929,7 +929,7 @@ describe('what an answer makes of the record', () => {
       // the pipe held at least 1 since: the floor, down from 3, is its lowest since then
       expect(t.write.confirmed).toMatchObject({ values: FLOOR, at: T0 - 20 * MIN, lowest: { replicas: 1 } });
       // what it held before the floor is kept, up to the last answer that showed it: for a start
-      // judged after the confirmation moved on (verdict.ts confirmedWithEarlier)
+      // judged after the confirmation moved on (policy/confirmation.ts confirmationAfterAnswer)
       expect(t.write.confirmed?.earlier).toEqual([{ held: STREAMS, at: T0 - 20 * MIN, until: T0 - 20 * MIN }]);
       // the same shown by a read
       expect(afterRead(rec, running(FLOOR), T0 + 30_000, ctx).write.confirmed).toMatchObject({
