@@ -15,7 +15,13 @@
 // - a change whose job outlives its lock (a stall: the proxy holds its answer, the lock goes, BullMQ
 //   runs the job again) is never sent again by that second attempt;
 // - no drift is found of a pipe that nobody changed by hand and whose state Redis never lost: the
-//   daemon's own changes (answered, cut, unreadable, stalled) are never someone else's.
+//   daemon's own changes (answered, cut, unreadable, stalled) are never someone else's;
+// - every change the cloud answered 200 is recorded once: one outcome, and one audit line by its
+//   Idempotency-Key (its 200's `applied`, a read's `landed_late`, or else one `outcome_unknown`);
+// - verdicts agree with the reads: after a wipe, met only on a read that showed the target, never
+//   late or missed; `excluded` (unseen) only for a start the pipe had not been read by since the
+//   last loss, and such a start never late, nor missed with no read by its deadline;
+// - status states as the platform's only what a 200 that reached the daemon showed then.
 // `npm test` runs a short fixed-seed run; PIPESCALER_MODEL_RUNS=300 (npm run model) a long one, and
 // PIPESCALER_MODEL_SEED with PIPESCALER_MODEL_PATH replays one sequence. The commands, the proxy's
 // side, the invariants and the builder are in model/ (its README); the sequences it once failed on
@@ -49,7 +55,7 @@ describe('the lifecycle under random platform states, failures, losses, reloads 
       // and held some answers through a stall of their job (the short run's seed has one)
       if (SEED === 11 || RUNS >= 40) expect(stats.stalls).toBeGreaterThan(0);
       console.log(
-        `model: ${RUNS} runs, seed ${SEED}: ${stats.changesSent} changes, stalls ${stats.stalls} (${stats.lateStalls} settled by a read first), ${stats.lateAnswers} answers late, platform windows ${stats.platform.windows} (most ${stats.platform.most} of ${LIMIT.requests}, ${stats.platform.excused} refused after someone else's spending), verdicts after a wipe ${JSON.stringify(stats.afterWipe)}`,
+        `model: ${RUNS} runs, seed ${SEED}: ${stats.changesSent} changes, stalls ${stats.stalls} (${stats.lateStalls} settled by a read first), ${stats.lateAnswers} answers late, platform windows ${stats.platform.windows} (most ${stats.platform.most} of ${LIMIT.requests}, ${stats.platform.excused} refused after someone else's spending), verdicts after a wipe ${JSON.stringify(stats.afterWipe)}, unseen ${stats.unseen}, changes recorded by ${JSON.stringify(stats.recorded)}`,
       );
       // each run takes 3-6 s (the platform's window is in real time): a long run is given its time
     },

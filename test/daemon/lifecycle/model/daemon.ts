@@ -3,8 +3,17 @@ import { createDaemon, DaemonEmitter, type Daemon } from '../../../../src/daemon
 import { bindAuditLog, type TelemetryLogger } from '../../../../src/telemetry/index.js';
 import { FAST_WORKERS } from '../../helpers.js';
 import { changeOf } from './invariants.js';
-import { PIPES, redis } from './setup.js';
+import { PIPES, redis, stats } from './setup.js';
 import type { Real } from './state.js';
+
+/** What the model reads of an audit line. */
+interface AuditLine {
+  audit?: boolean;
+  result?: string;
+  requestId?: string;
+  idempotencyKey?: string;
+  outcomeReported?: string;
+}
 
 export function startDaemon(real: Real): Daemon {
   const emitter = new DaemonEmitter();
@@ -14,12 +23,15 @@ export function startDaemon(real: Real): Daemon {
       real.violations.push(`drift of ${d.pipe}, never changed by hand: ${JSON.stringify(d)}`);
   });
   emitter.on('verdict', (v) => {
+    if (v.reason === 'unseen') stats.unseen += 1;
     real.verdicts.push({
       pipe: v.pipe,
       boundary: v.boundary,
+      deadline: v.deadline,
       verdict: v.verdict,
       target: v.target,
       ...(v.reason !== undefined ? { reason: v.reason } : {}),
+      epoch: real.losses,
     });
   });
   emitter.on('outcome', (o) => {
@@ -38,14 +50,24 @@ export function startDaemon(real: Real): Daemon {
     const owed = id === undefined ? 0 : (real.owed.get(id) ?? 0);
     if (id !== undefined && owed > 0) real.owed.set(id, owed - 1);
   });
-  const audit = (line: { audit?: boolean; result?: string; requestId?: string }) => {
-    if (line.audit !== true || line.result !== 'applied') return;
+  const audit = (line: AuditLine) => {
+    if (line.audit !== true) return;
+    // the change's record by its key: its 200's line (unless a read reported its outcome first), or
+    // the read's landed_late or outcome_unknown line
+    const { result, idempotencyKey: key } = line;
+    const records =
+      result === 'landed_late' ||
+      result === 'outcome_unknown' ||
+      (result === 'applied' && line.outcomeReported === undefined);
+    if (records) stats.recorded[result] = (stats.recorded[result] ?? 0) + 1;
+    if (records && key !== undefined) real.recorded.set(key, [...(real.recorded.get(key) ?? []), result]);
+    if (result !== 'applied') return;
     const c = real.changes.find((x) => x.requestId !== undefined && x.requestId === line.requestId);
     if (c) c.audits += 1;
     else real.violations.push(`audit line of a change with no 200 of its request id ${line.requestId}`);
   };
   const quiet = () => {};
-  bindAuditLog(emitter, { info: audit, error: audit, debug: quiet, warn: quiet } as unknown as TelemetryLogger);
+  bindAuditLog(emitter, { info: audit, error: audit, debug: quiet, warn: audit } as unknown as TelemetryLogger);
   return createDaemon({
     config: real.config,
     redis,

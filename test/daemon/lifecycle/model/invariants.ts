@@ -1,5 +1,6 @@
-// The invariants the model holds after every command (settle): each change recorded once, verdicts
-// after a wipe, and status stating only what a 200 showed.
+// The invariants the model holds after every command (settle): each change recorded once (its
+// outcome, and its audit line by Idempotency-Key), verdicts that agree with the reads (after a
+// wipe, and before the pipe's first read), and status stating only what a 200 showed.
 import { expect } from 'vitest';
 import { accountOf } from '../../../../src/daemon/views/pipe-account.js';
 import { drained } from '../../helpers.js';
@@ -15,9 +16,16 @@ function stampedAt(real: Real, o: Shown, at: number): boolean {
   return real.moves.some((m) => m.wall >= o.notedWall && m.wall <= o.handedWall + DELIVERY_MS && near(m.to));
 }
 
+type Verdict = Real['verdicts'][number];
+
+/** The pipe's id (lower case, as the proxy keys it) by its config name. */
+function idOfPipe(name: string): string {
+  return Object.keys(PIPES).find((k) => PIPES[k]!.name === name) ?? '';
+}
+
 /** The newest change sent to the pipe named `pipe` whose values `after` includes. */
 export function changeOf(real: Real, pipe: string, after: Record<string, unknown> | undefined): SentChange | undefined {
-  const id = Object.keys(PIPES).find((k) => PIPES[k]!.name === pipe);
+  const id = idOfPipe(pipe);
   for (let i = real.changes.length - 1; i >= 0; i--) {
     const c = real.changes[i]!;
     if (c.id === id && Object.entries(c.values).every(([f, v]) => after?.[f] === v)) return c;
@@ -46,35 +54,88 @@ export function recordedOnce(real: Real, final: boolean): void {
 }
 
 /**
+ * Every change the cloud answered 200 is recorded once in the audit log, by its Idempotency-Key, as
+ * the chaos run counts it (bench/chaos/checks.ts recordedOnce): its 200's `applied` line (not one
+ * whose outcome a read reported first), or the read's `landed_late` line when its answer was lost;
+ * or, with neither, one `outcome_unknown` line (a read settled it without knowing whether it
+ * landed, or it was never shown within 15 min). Never two (checked after every command); one each
+ * once the daemon stopped at the run's end, unless Redis lost pipescaler's state after it was sent
+ * or its record still holds it unsettled (its settle read still to come).
+ */
+export async function recordedByKey(real: Real, final: boolean): Promise<void> {
+  const owed = new Set<string>();
+  if (final)
+    for (const pipe of Object.values(PIPES)) {
+      const key = (await real.store.read(pipe.name)).unsettled?.key;
+      if (key !== undefined) owed.add(key);
+    }
+  for (const key of real.carriedOut.keys()) {
+    const lines = real.recorded.get(key) ?? [];
+    const answer = lines.filter((l) => l !== 'outcome_unknown');
+    const counted = answer.length > 0 ? answer : lines;
+    const sent = real.changes.filter((c) => c.key === key);
+    const wiped = sent.some((c) => c.wiped === true);
+    const what = () =>
+      `change ${key} to ${sent[0]?.id} ${JSON.stringify(sent[0]?.values)} answered 200: audit lines [${lines.join(', ')}]`;
+    if (counted.length > 1 && !wiped) real.violations.push(what());
+    if (final && counted.length === 0 && !wiped && !owed.has(key)) real.violations.push(what());
+  }
+}
+
+/**
  * Verdicts after a wipe agree with the reads: a window start within the verdict limit after Redis
  * lost the state is met only when a 200 showed its target (or more) by the boundary, else excluded
  * (state_lost, or the pipe out of the policy's hands); never late or missed.
  */
-function verdictsAfterWipes(real: Real): void {
+function verdictAfterWipes(real: Real, v: Verdict): void {
   const limitMs = real.config.evaluate.actuation?.maxMs ?? 600_000;
-  for (const v of real.verdicts.splice(0)) {
-    const touched = real.wipes.some((w) => w <= v.boundary && v.boundary - w <= limitMs);
-    if (!touched) continue;
-    stats.afterWipe[v.verdict] = (stats.afterWipe[v.verdict] ?? 0) + 1;
-    const id = PIPES[Object.keys(PIPES).find((k) => PIPES[k]!.name === v.pipe) ?? '']?.pipeId.toLowerCase() ?? '';
-    const showed = (real.shown.get(id) ?? []).some(
-      // at target as a verdict counts it: each field at or above the window's target
-      (o) =>
-        o.at <= v.boundary &&
-        Object.entries(v.target).every(([f, x]) => typeof o.answered[f] === 'number' && o.answered[f] >= (x as number)),
+  const touched = real.wipes.some((w) => w <= v.boundary && v.boundary - w <= limitMs);
+  if (!touched) return;
+  stats.afterWipe[v.verdict] = (stats.afterWipe[v.verdict] ?? 0) + 1;
+  const id = idOfPipe(v.pipe);
+  const showed = (real.shown.get(id) ?? []).some(
+    // at target as a verdict counts it: each field at or above the window's target
+    (o) =>
+      o.at <= v.boundary &&
+      Object.entries(v.target).every(([f, x]) => typeof o.answered[f] === 'number' && o.answered[f] >= (x as number)),
+  );
+  const what = `${v.verdict}${v.reason ? ` (${v.reason})` : ''} of ${v.pipe} at ${new Date(v.boundary).toISOString()} after a wipe at ${real.wipes.map((w) => new Date(w).toISOString()).join(', ')}`;
+  if (v.verdict === 'late' || v.verdict === 'missed') real.violations.push(`verdict ${what}`);
+  if (v.verdict === 'met' && !showed)
+    real.violations.push(
+      `verdict ${what}: no read showed ${JSON.stringify(v.target)} by then; the last ones showed ${JSON.stringify(
+        (real.shown.get(id) ?? [])
+          .filter((o) => o.at <= v.boundary)
+          .slice(-2)
+          .map((o) => [new Date(o.at).toISOString(), o.answered]),
+      )}`,
     );
-    const what = `${v.verdict}${v.reason ? ` (${v.reason})` : ''} of ${v.pipe} at ${new Date(v.boundary).toISOString()} after a wipe at ${real.wipes.map((w) => new Date(w).toISOString()).join(', ')}`;
-    if (v.verdict === 'late' || v.verdict === 'missed') real.violations.push(`verdict ${what}`);
-    if (v.verdict === 'met' && !showed)
-      real.violations.push(
-        `verdict ${what}: no read showed ${JSON.stringify(v.target)} by then; the last ones showed ${JSON.stringify(
-          (real.shown.get(id) ?? [])
-            .filter((o) => o.at <= v.boundary)
-            .slice(-2)
-            .map((o) => [new Date(o.at).toISOString(), o.answered]),
-        )}`,
-      );
-  }
+}
+
+/**
+ * A window start the pipe's record had not read the pipe by is `excluded`, reason `unseen`, exactly
+ * when no read of it reached the record (since Redis last lost pipescaler's state) by the boundary;
+ * and such a start is never `late` (met or late cannot be told), nor `missed` with no read by its
+ * deadline either. The daemon stamps the record's first read (seenAt) with the instant its answer
+ * came: the proxy's instant, or one a stall moved the clock to while it was on its way.
+ */
+function verdictOfFirstRead(real: Real, v: Verdict): void {
+  const reads = (real.shown.get(idOfPipe(v.pipe)) ?? []).filter((o) => o.epoch === v.epoch);
+  // the latest instant the daemon may have stamped the answer with
+  const stampedBy = (o: Shown) =>
+    Math.max(
+      o.at,
+      ...real.moves.filter((m) => m.wall >= o.notedWall && m.wall <= o.handedWall + DELIVERY_MS).map((m) => m.to),
+    );
+  const readBefore = reads.some((o) => stampedBy(o) <= v.boundary);
+  const maybeReadBefore = reads.some((o) => o.at <= v.boundary);
+  const maybeReadByDeadline = reads.some((o) => o.at <= v.deadline);
+  const iso = (t: number) => new Date(t).toISOString();
+  const what = `verdict ${v.verdict}${v.reason ? ` (${v.reason})` : ''} of ${v.pipe} at ${iso(v.boundary)}; reads since the last loss came at ${JSON.stringify(reads.map((o) => iso(o.at)))}`;
+  if (v.reason === 'unseen' && readBefore) real.violations.push(`${what}: the pipe had been read by then`);
+  if (v.verdict === 'late' && !maybeReadBefore) real.violations.push(`${what}: the pipe was first read after it`);
+  if (v.verdict === 'missed' && !maybeReadBefore && !maybeReadByDeadline)
+    real.violations.push(`${what}: the pipe was first read after its deadline ${iso(v.deadline)}`);
 }
 
 /**
@@ -108,8 +169,12 @@ async function statusKnown(real: Real): Promise<void> {
 export async function settle(real: Real): Promise<void> {
   await drained([real.daemon], 30_000);
   recordedOnce(real, false);
+  await recordedByKey(real, false);
   await statusKnown(real);
-  verdictsAfterWipes(real);
+  for (const v of real.verdicts.splice(0)) {
+    verdictAfterWipes(real, v);
+    verdictOfFirstRead(real, v);
+  }
   expect(real.violations).toEqual([]);
   // every change whose connection was cut was recorded unsettled (outcome unknown)
   expect([...real.owed].filter(([, n]) => n > 0)).toEqual([]);

@@ -161,6 +161,7 @@ function noteShown(real: Real, req: Seen, answer: Answer, sentAt: number): Shown
     held: { ...(real.cloud.store.pipe(id)?.scaling ?? {}) },
     notedWall: now,
     handedWall: now,
+    epoch: real.losses,
   };
   list.push(shown);
   real.shown.set(id, list);

@@ -22,7 +22,7 @@ import {
   type Cmd,
 } from './commands.js';
 import { startDaemon } from './daemon.js';
-import { recordedOnce } from './invariants.js';
+import { recordedByKey, recordedOnce } from './invariants.js';
 import { watch } from './proxy.js';
 import { CUT_AFTER, CUT_BEFORE, MIN, PIPES, STALL, STALL_LATE, STATES, T0, configOf, redis } from './setup.js';
 import { Limiter, type Real } from './state.js';
@@ -71,7 +71,9 @@ export async function runModel(cmds: Iterable<Cmd>): Promise<void> {
     moves: [],
     wipes: [],
     wipeUnseen: 0,
+    losses: 0,
     verdicts: [],
+    recorded: new Map(),
     handled: new Set(),
     violations: [],
     daemon: undefined as unknown as Daemon,
@@ -84,6 +86,7 @@ export async function runModel(cmds: Iterable<Cmd>): Promise<void> {
     await fc.asyncModelRun(() => ({ model: {}, real }), [...cmds, new Tick(2 * MIN), new Tick(2 * MIN)]);
     await real.daemon.stop({ timeoutMs: 10_000 });
     recordedOnce(real, true);
+    await recordedByKey(real, true);
     expect(real.violations).toEqual([]);
   } finally {
     await real.daemon.stop({ timeoutMs: 2_000 });

@@ -71,6 +71,10 @@ export const stats = {
   platform: { most: 0, windows: 0, excused: 0 },
   /** Verdicts given for a window start a Redis wipe touched, by verdict. */
   afterWipe: {} as Record<string, number>,
+  /** Audit lines that recorded a change, by result (applied, landed_late, outcome_unknown). */
+  recorded: {} as Record<string, number>,
+  /** Verdicts by reason `unseen`: starts the pipe's record had not read it by. */
+  unseen: 0,
   /** Losses a tick had seen whose every trace a later wipe and a restart erased. */
   lossesForgotten: 0,
 };

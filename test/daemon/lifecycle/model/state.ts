@@ -88,6 +88,8 @@ export interface Shown {
   /** The wall-clock instants the proxy noted it at and handed it over at (after any `inFlight`). */
   readonly notedWall: number;
   handedWall: number;
+  /** Redis' losses of pipescaler's state before it (Real.losses then): the record it reached. */
+  readonly epoch: number;
 }
 
 /** How long after the proxy hands an answer over the daemon may still be reading it (wall clock, ms):
@@ -139,7 +141,21 @@ export interface Real {
   wipes: number[];
   /** Wipes since the last tick: no replica has looked at Redis since them. */
   wipeUnseen: number;
-  verdicts: { pipe: string; boundary: number; verdict: string; reason?: string; target: Record<string, unknown> }[];
+  /** Redis' losses of pipescaler's state so far: each begins new records (their first read, seenAt). */
+  losses: number;
+  /** Verdicts given since the last command, with the losses before them (the records they read). */
+  verdicts: {
+    pipe: string;
+    boundary: number;
+    deadline: number;
+    verdict: string;
+    reason?: string;
+    target: Record<string, unknown>;
+    epoch: number;
+  }[];
+  /** Audit lines that record a change, by its Idempotency-Key: `applied` (not one whose outcome a
+   *  read reported first), `landed_late`, `outcome_unknown`. */
+  recorded: Map<string, string[]>;
   violations: string[];
 }
 
@@ -149,6 +165,7 @@ export function pipeIdOf(url: string): string | undefined {
 
 /** What the model forgets when Redis loses pipescaler's state. */
 export function lost(real: Real): void {
+  real.losses += 1;
   real.seen.clear();
   real.unsettled.clear();
   real.wipes.push(real.clock);
