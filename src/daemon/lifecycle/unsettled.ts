@@ -6,7 +6,9 @@
 // unreadable 2xx) leaves the change `unsettled` with its error's code. Either way, no other change
 // goes out until a read has settled it (answers.ts afterRead): a read that shows the values is the
 // change landing late, never drift, and the same change is never sent again. A job that outlives
-// its lock, its second attempt, another replica or the next start finds it in the record.
+// its lock, its second attempt, another replica or the next start finds it in the record. A read
+// that does not show it leaves it on its way until its limit; the next change's intent then takes
+// its place, and its outcome is never known (replacedUnknown: the audit log says so, by its key).
 import { randomUUID } from 'node:crypto';
 import type { ApiError, ScalingValues } from '../../api/index.js';
 import type { PipeRecord, Unsettled } from '../model/record.js';
@@ -62,6 +64,15 @@ export function newIntent(rec: PipeRecord, o: IntentOf): Unsettled {
     attempt: o.attempt,
     until: at + o.timeoutMs,
   };
+}
+
+/** The change of unknown outcome that the intent of a new change (its Idempotency-Key `key`)
+ *  replaces in the record: a read since did not show it (on its way, or never taken), and the
+ *  record keeps only the newest, so no read will settle it now. Null: none, or a send of the same
+ *  change again (its key). */
+export function replacedUnknown(rec: PipeRecord, key: string): Unsettled | null {
+  const u = rec.unsettled;
+  return u !== null && u.key !== key ? u : null;
 }
 
 /** The intent once its request failed and its outcome is unknown: settled by a read at once. */

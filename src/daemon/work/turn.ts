@@ -24,7 +24,7 @@ import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
 import { handleDrift } from './operator-events.js';
 import { spend } from '../lanes/spend.js';
-import { IN_FLIGHT, intentOf, newIntent, unknownAfter } from '../lifecycle/unsettled.js';
+import { IN_FLIGHT, intentOf, newIntent, replacedUnknown, unknownAfter } from '../lifecycle/unsettled.js';
 import { refOf, type PipeRecord, type Unsettled } from '../model/record.js';
 import { type KeyLane } from '../lanes/lane.js';
 import { pipeByName } from '../model/pipe-index.js';
@@ -217,6 +217,15 @@ async function evaluateNow(turn: Turn): Promise<void> {
   }
 }
 
+/** A change of unknown outcome that a new change's intent replaced before any read showed it: its
+ *  outcome is never known now, and the audit log says so by its key (outcome_unknown). */
+function reportReplaced(turn: Turn, u: Unsettled | null): void {
+  if (u === null) return;
+  const { ctx, pipe } = turn;
+  const key = u.key !== undefined ? { idempotencyKey: u.key } : {};
+  ctx.emitter.emit('change:unknown', { pipe: pipe.name, sent: u.sent, sentAt: u.at, at: ctx.now(), ...key });
+}
+
 async function change(turn: Turn, body: ScalingValues, target: ScalingValues | undefined): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
   let idempotencyKey = job.data.idempotencyKey;
@@ -255,6 +264,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }, turn.state)))
         throw new IntentTaken();
       sending.intent = intent;
+      reportReplaced(turn, replacedUnknown(rec, idempotencyKey));
       return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false });
     });
     // stored before the request went out (its id is always there)

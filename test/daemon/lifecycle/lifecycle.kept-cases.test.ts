@@ -49,6 +49,23 @@ describe('the lifecycle model: kept cases', () => {
     expect(stats.lateStalls).toBeGreaterThan(before);
   }, 120_000);
 
+  // Found by the model (seed 638347590, 300 runs, path 22): orders-events' change to 2 at 10:12:30
+  // was cut after the cloud took it (90 s propagation); the read right after did not show it, so it
+  // stayed the record's change on its way, unsettled. No read came until 10:18:30, past its
+  // confirmation limit, when the window's change to 8 went out and its intent took the record's
+  // place: the change to 2, never shown, was dropped without an audit line naming its key (its 200
+  // had reached nobody: no applied, no landed_late, no outcome_unknown line).
+  it('says a change of unknown outcome that the next change replaces before any read showed it is unknown, by its key', async () => {
+    const before = stats.recorded.outcome_unknown ?? 0;
+    await runPrinted(
+      'propagation(90s),faults(400,cutAfter,stallLate),restartReplica,restartReplica,wipeAtBoundary(-0s),' +
+        'reload(max null),tick(+180s),tick(+30s),wipeAtBoundary(-0s),byHand(orders-events, 1),' +
+        'byHand(orders-events, 3),byHand(orders-events, 6),tick(+180s),tick(+30s),tick(+360s),tick(+30s),' +
+        'tick(+30s),tick(+30s),tick(+120s),tick(+180s),byHand(orders-events, 7),tick(+30s),late(1100ms),faults(503)',
+    );
+    expect(stats.recorded.outcome_unknown ?? 0).toBeGreaterThan(before);
+  }, 120_000);
+
   // Found by the model (seed 11, 20 runs): the job's second attempt, past api.timeout, settled the
   // change with a read that found it in force (landed_late); the first attempt's 200 came after and
   // was reported too (applied). One change, one outcome: the 200 adds its audit line only.

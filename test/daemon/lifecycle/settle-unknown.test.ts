@@ -3,11 +3,14 @@
 // them: an earlier send of the same target still being confirmed, whose 200 was its outcome. Its
 // own 200 may have come (to a process that died) or not; no answer says. The read says so, naming
 // its Idempotency-Key (an outcome-unknown record), rather than staying silent: the chaos run found
-// changes answered 200 just after a SIGKILL with no audit line at all. Pure: answers.ts afterRead.
+// changes answered 200 just after a SIGKILL with no audit line at all. So does the send of a later
+// change whose intent takes the place of one no read showed. Pure: answers.ts afterRead, unsettled.ts
+// replacedUnknown.
 import { describe, expect, it } from 'vitest';
 import type { PipeScaling } from '../../../src/api/index.js';
 import { afterRead, UNSETTLED_MS } from '../../../src/daemon/lifecycle/answers.js';
 import { parseRecord, refOf, type PipeRecord } from '../../../src/daemon/model/record.js';
+import { replacedUnknown } from '../../../src/daemon/lifecycle/unsettled.js';
 import { demoPipe } from '../helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -86,5 +89,14 @@ describe('the settle read of a change whose sender died before recording its ans
     const t = afterRead({ ...resent, unsettled: null }, running(PEAK), INTENT.until + 1_000, ctx);
     expect(t.landed).toBeUndefined();
     expect(t.unknown).toBeUndefined();
+  });
+
+  it('replaced by the intent of a later change before any read showed it: that change names it, by its key', () => {
+    // read since (on its way, not shown), its limit passed: the next target's change goes out
+    const shownNot = { ...resent, lastReadAt: INTENT.until + 1_000 };
+    expect(replacedUnknown(shownNot, 'a-later-change')).toEqual(INTENT);
+    // the same change sent again (its key) replaces nothing; nor does a record with none
+    expect(replacedUnknown(shownNot, INTENT.key)).toBeNull();
+    expect(replacedUnknown({ ...shownNot, unsettled: null }, 'a-later-change')).toBeNull();
   });
 });
