@@ -4,7 +4,7 @@
 // is SIGKILLed and restarted 2 s later, later Redis is restarted once per `redisRestarts` entry
 // (empty, or keeping its data). After the last boundary the run waits, bounded, until every pipe
 // in the cloud holds its final desired scaling, stops the replicas with SIGTERM, reads the history
-// they left in Redis and checks what happened (here, and checks.ts on the records).
+// they left in Redis and checks what happened (here, and checks/ on the records).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ import {
   type ChaosChecks,
   type CheckName,
   type RestartEvent,
-} from './checks.js';
+} from './checks/index.js';
 import { startObserver, type Limited, type Observer, type SentPatch, type SentRequest } from './observer.js';
 import { freePort, RedisServer, Replicas, tail, type ReplicaRun } from './processes.js';
 import { buildScenario, chaosFixtures, type ChaosParams, type ScenarioPipe } from './scenario.js';
@@ -38,7 +38,7 @@ export interface ChaosOptions {
   readonly log?: (line: string) => void;
   /** Redis port; default a free one. */
   readonly redisPort?: number;
-  /** The checks of checks.ts a failure of fails the run (default all); the others are computed
+  /** The checks of checks/ a failure of fails the run (default all); the others are computed
    *  and printed only. */
   readonly held?: readonly CheckName[];
 }

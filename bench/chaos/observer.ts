@@ -4,7 +4,7 @@
 // ranges" covers every byte the daemon sent, without a hook in src/cloud. A reset by the cloud is
 // passed on as a reset (the client's socket is destroyed too), latency passes through as is.
 // Each 200 keeps the scaling its answer showed in force (quantities read as the client reads
-// them), and every 429 of any request is kept with its key id, for the checks (checks.ts).
+// them), and every 429 of any request is kept with its key id, for the checks (checks/).
 // Each replica talks to its own path prefix (`replicaUrl`), taken off before the request goes on,
 // so every request is also kept with its replica and instant: a 429 of the cloud's limiter can be
 // placed among the requests of its key's window (which replica sent what).

@@ -1,7 +1,7 @@
 // What a chaos run did and survived, counted from the cloud's stats and the observer's record,
 // and the table `npm run chaos` prints.
 import type { CloudStats, FaultKind } from '../../src/cloud/index.js';
-import type { ChaosChecks } from './checks.js';
+import type { ChaosChecks } from './checks/index.js';
 import type { SentPatch } from './observer.js';
 import type { ChaosParams } from './scenario.js';
 
@@ -36,7 +36,7 @@ export interface ChaosSummary {
   readonly overlaps: number;
   readonly kills: number;
   readonly redisRestarts: number;
-  /** The checks of checks.ts (each figure printed, whether or not the run is held to it). */
+  /** The checks of checks/ (each figure printed, whether or not the run is held to it). */
   readonly checks: ChaosChecks;
   readonly replicaCrashes: number;
   readonly unhandled: number;

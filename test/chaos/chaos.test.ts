@@ -2,13 +2,13 @@
 // it fits in CI. Two runs side by side (about 1.5 minutes together): Redis comes back empty in
 // one, with its data in the other (then the SIGKILLed replica's in-flight jobs must be recovered
 // as stalled jobs). Runs the built daemon: `npm run build` (or `npm test`) first. The checks of
-// checks.ts are all printed; HELD are the ones each run must pass (the others do not hold yet:
+// checks/ are all printed; HELD are the ones each run must pass (the others do not hold yet:
 // bench/chaos/README.md).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../../bench/chaos/chaos.js';
-import { CHECK_NAMES, checkFailures, type CheckName } from '../../bench/chaos/checks.js';
+import { CHECK_NAMES, checkFailures, type CheckName } from '../../bench/chaos/checks/index.js';
 import { FULL_PARAMS, type ChaosParams } from '../../bench/chaos/scenario.js';
 import { formatSummary } from '../../bench/chaos/summary.js';
 
@@ -30,7 +30,7 @@ const CI_PARAMS: ChaosParams = {
   convergeTimeoutMs: 170_000,
 };
 
-/** The checks of checks.ts each CI run is held to. Not yet `recorded`: a change answered 200 to
+/** The checks of checks/ each CI run is held to. Not yet `recorded`: a change answered 200 to
  *  the replica SIGKILLed 300 ms after a boundary could have no audit line at all (1 or 2 in a run);
  *  a settle read that cannot tell whether it landed now says so by its key (`outcome_unknown`), but
  *  a line still on its way to stdout at the kill is lost, and no run has shown the check holding.

@@ -1,4 +1,4 @@
-// The chaos run's checks (bench/chaos/checks.ts) over hand-made records: the observer's PATCHes,
+// The chaos run's checks (bench/chaos/checks/) over hand-made records: the observer's PATCHes,
 // the replicas' audit lines and the history, each check passing and failing.
 import { describe, expect, it } from 'vitest';
 import {
@@ -16,7 +16,7 @@ import {
   type AuditRecord,
   type ChaosChecks,
   type RestartEvent,
-} from '../../bench/chaos/checks.js';
+} from '../../bench/chaos/checks/index.js';
 import { keyIdOf, shownScaling, type SentPatch, type SentRequest } from '../../bench/chaos/observer.js';
 import type { LimitedRequest } from '../../src/cloud/index.js';
 import type { HistoryEntry } from '../../src/history/index.js';

@@ -1,0 +1,88 @@
+// Check 2, every change answered 200 is recorded exactly once in the audit log, by its
+// Idempotency-Key: a `scaling applied` line, or (its answer lost) a `scaling landed late` line; a
+// 200 that still comes after that is `outcomeReported: landed_late` and not counted again; or, when
+// the read could not tell whether it landed (its values explained by an earlier send), an
+// `outcome_unknown` line, counted only when no line of its 200 names the key.
+import type { SentPatch } from '../observer.js';
+import type { AuditRecord } from './audit-lines.js';
+import { changes200, EXAMPLES, iso, show, type PipeRef } from './changes.js';
+
+export interface RecordedOnceCheck {
+  /** Changes answered 200 (distinct Idempotency-Keys). */
+  readonly answered: number;
+  readonly once: number;
+  /** Answered 200, with no audit line of it (its replica killed in between, or a gap). */
+  readonly missing: readonly string[];
+  readonly missingCount: number;
+  /** Counted more than once (applied twice, or applied and landed_late). */
+  readonly twice: readonly string[];
+  readonly twiceCount: number;
+  /** Of the recorded ones, how many by a landed_late line. */
+  readonly landedLate: number;
+  /** Of the recorded ones, how many by an outcome_unknown line only (a read settled the change
+   *  without knowing whether it landed, and no line of its 200 came). */
+  readonly outcomeUnknown: number;
+  /** Lines of a change no 200 answered (landed_late of a change whose values were there anyway). */
+  readonly without200: number;
+}
+
+export function recordedOnce(
+  patches: readonly SentPatch[],
+  audit: readonly AuditRecord[],
+  pipes: readonly PipeRef[],
+): RecordedOnceCheck {
+  const nameOf = new Map(pipes.map((p) => [p.pipeId.toLowerCase(), p.name]));
+  const counted = new Map<string, AuditRecord[]>();
+  // a change settled by a read that could not tell whether it landed: its record unless a line of
+  // its outcome names its key too (its late 200 came after all)
+  const unknown = new Map<string, AuditRecord[]>();
+  for (const a of audit) {
+    if (a.kind === 'outcome_unknown' && a.idempotencyKey !== undefined)
+      unknown.set(a.idempotencyKey, [...(unknown.get(a.idempotencyKey) ?? []), a]);
+    if (a.kind !== 'applied' && a.kind !== 'landed_late') continue;
+    if (a.kind === 'applied' && a.outcomeReported !== undefined) continue;
+    if (a.idempotencyKey === undefined) continue;
+    const list = counted.get(a.idempotencyKey) ?? [];
+    list.push(a);
+    counted.set(a.idempotencyKey, list);
+  }
+  const answered = changes200(patches);
+  const missing: string[] = [];
+  const twice: string[] = [];
+  let missingCount = 0;
+  let twiceCount = 0;
+  let once = 0;
+  let landedLate = 0;
+  let outcomeUnknown = 0;
+  const keys = new Set<string>();
+  for (const p of answered) {
+    const key = p.idempotencyKey ?? '';
+    keys.add(key);
+    const lines = counted.get(key) ?? unknown.get(key) ?? [];
+    const what = `${nameOf.get(p.pipeId) ?? p.pipeId} ${show(p.body)} key ${key} sent ${iso(p.at)} answered ${iso(p.answeredAt)}`;
+    if (lines.length === 0) {
+      missingCount += 1;
+      if (missing.length < EXAMPLES) missing.push(what);
+    } else if (lines.length > 1) {
+      twiceCount += 1;
+      if (twice.length < EXAMPLES)
+        twice.push(`${what}: ${lines.map((l) => `${l.kind} by ${l.replica} at ${iso(l.time)}`).join(', ')}`);
+    } else {
+      once += 1;
+      if (lines[0]!.kind === 'landed_late') landedLate += 1;
+      if (lines[0]!.kind === 'outcome_unknown') outcomeUnknown += 1;
+    }
+  }
+  const without200 = [...counted.keys()].filter((k) => !keys.has(k)).length;
+  return {
+    answered: answered.length,
+    once,
+    missing,
+    missingCount,
+    twice,
+    twiceCount,
+    landedLate,
+    outcomeUnknown,
+    without200,
+  };
+}
