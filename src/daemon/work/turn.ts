@@ -149,18 +149,8 @@ async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
 async function follow(turn: Turn, t: Transition): Promise<void> {
   const { ctx, job, pipe } = turn;
   const kind = t.write.kind ?? turn.rec.kind;
-  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts):
-  // the instant its read stood for, its wait in the queue not counted, unless the change was in
-  // force at its own answer, went unconfirmed or its outcome was unknown (confirmation.ts
-  // actuationSample); one lost to Redis going away is only one sample
-  const c = t.confirmation;
-  const sample = c?.is === 'confirmed' ? actuationSample(c) : undefined;
-  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation, sample);
-  if (sample && 'ms' in sample)
-    await recordActuation(ctx.store.redis, ctx.store.keys, { ...pipe, kind }, sample.ms).catch(() => {});
-  // Answered: a pipe whose calls were failing is out of its backoff (answers.ts).
-  if (turn.rec.failures > 0)
-    ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });
+  // A change's outcome first, before anything awaits: its audit line is written (stdout) as soon as
+  // its record is, so a replica killed in between loses as little as can be.
   if (t.landed) {
     ctx.emitter.emit('change:landed', {
       pipe: pipe.name,
@@ -186,6 +176,18 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
       at: ctx.now(),
       ...(t.unknown.key !== undefined ? { idempotencyKey: t.unknown.key } : {}),
     });
+  // each measured actuation is a sample of the pipe's (and its kind's) p95 (actuation-store.ts):
+  // the instant its read stood for, its wait in the queue not counted, unless the change was in
+  // force at its own answer, went unconfirmed or its outcome was unknown (confirmation.ts
+  // actuationSample); one lost to Redis going away is only one sample
+  const c = t.confirmation;
+  const sample = c?.is === 'confirmed' ? actuationSample(c) : undefined;
+  if (t.confirmation) reportConfirmation(ctx, pipe, turn.rec, kind, t.confirmation, sample);
+  if (sample && 'ms' in sample)
+    await recordActuation(ctx.store.redis, ctx.store.keys, { ...pipe, kind }, sample.ms).catch(() => {});
+  // Answered: a pipe whose calls were failing is out of its backoff (answers.ts).
+  if (turn.rec.failures > 0)
+    ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });
   // counted, emitted, and kept as a `manual` override when the policy's onDrift says so
   if (t.drift) await handleDrift(ctx, pipe, t.drift.expected, t.drift.actual);
 
