@@ -330,7 +330,11 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
   const sent = observer?.patches ?? [];
   const checks: ChaosChecks = {
     limited: realLimited(stats.limited, keyNames, stats.limitedRequests, requests),
-    recorded: recordedOnce(sent, audit, refs),
+    // replica a is the one SIGKILLed (its restart runs as a#2)
+    recorded: recordedOnce(sent, audit, refs, {
+      kill: { replica: 'a', at: events.killAt },
+      restarts: events.redisRestarts,
+    }),
     history: historyVsAnswers(sent, history, refs, events.redisRestarts),
     verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts, params.propagationMs),
     drift: ownDrift(sent, audit, refs),

@@ -160,6 +160,7 @@ export function formatSummary(s: ChaosSummary): string {
       ],
       ['   audit lines: none / two or more', `${c.recorded.missingCount} / ${c.recorded.twiceCount}`],
       ['   landed_late lines of no 200 (info)', String(c.recorded.without200)],
+      ['   answered to the killed replica, intent wiped (info)', String(c.recorded.unreceived)],
       [
         `3. history vs 200s${c.history.since === null ? '' : ` (since ${new Date(c.history.since).toISOString().slice(11, 19)})`}`,
         `${c.history.entries} change entries, ${c.history.answered} answered 200 (+${c.history.around} around the wipe)`,

@@ -281,6 +281,32 @@ describe('2. every change answered 200 recorded once', () => {
     expect(c.twice[0]).toMatch(/key k2 .*: applied by a at 05:00:01.400, landed_late by b at 05:00:09.000$/);
   });
 
+  it('sets apart a 200 that reached no replica (its sender killed) and whose intent an empty Redis restart took', () => {
+    const kill = { replica: 'a', at: T + 500 };
+    const wipe: RestartEvent = { kind: 'empty', downAt: T + 12_000, upAt: T + 13_000 };
+    const patches = [
+      patch({ ...change(T, 'k1', 10), replica: 'a' }), // answered at +300, before the kill: its line is owed
+      patch({ ...change(T + 100, 'k2', 10), replica: 'a', answeredAt: T + 900 }), // answered to no process
+      patch({ ...change(T + 200, 'k3', 10), replica: 'b', answeredAt: T + 900 }), // b was alive
+      patch({ ...change(T + 300, 'k4', 10, 200, 'aaaa-2'), replica: 'a', answeredAt: T + 1_000 }),
+    ];
+    const c = recordedOnce(patches, [landed('p2', 'k4', T + 11_000)], PIPES, { kill, restarts: [wipe] });
+    expect(c).toMatchObject({ answered: 4, once: 1, missingCount: 2, unreceived: 1 });
+    expect(c.missing.map((m) => /key (\S+)/.exec(m)?.[1])).toEqual(['k1', 'k3']);
+    expect(c.unreceivedExamples[0]).toMatch(/^p1 \{"replicas":10\} key k2 sent 05:00:00.100 answered 05:00:00.900/);
+    // with its data kept, the intent stays and a read settles it: a missing line is missing
+    expect(recordedOnce(patches, [], PIPES, { kill, restarts: [{ ...wipe, kind: 'keep' }] })).toMatchObject({
+      missingCount: 4,
+      unreceived: 0,
+    });
+    // a wipe long after the answer: a read should have settled it before
+    const late: RestartEvent = { kind: 'empty', downAt: T + 120_000, upAt: T + 121_000 };
+    expect(recordedOnce(patches, [], PIPES, { kill, restarts: [late] })).toMatchObject({
+      missingCount: 4,
+      unreceived: 0,
+    });
+  });
+
   it('takes the first 200 of a key once, oldest answer first', () => {
     expect(
       changes200([change(T + 5, 'b', 1), change(T, 'a', 2), change(T + 9, 'a', 2)]).map((p) => p.idempotencyKey),
@@ -455,6 +481,8 @@ describe('checkFailures', () => {
       landedLate: 0,
       outcomeUnknown: 0,
       without200: 0,
+      unreceived: 0,
+      unreceivedExamples: [],
     },
     history: { since: null, pipes: 1, answered: 1, around: 0, entries: 1, differ: 0, examples: [] },
     verdicts: {

@@ -15,7 +15,7 @@ import type { DriftCheck } from './drift.js';
 export { auditRecords, type AuditRecord } from './audit-lines.js';
 export { atTarget, changes200, isChange, type PipeRef, type RestartEvent } from './changes.js';
 export { keyRequests, placeLimited, realLimited, refusedRequest, type LimitedCheck } from './limit.js';
-export { recordedOnce, type RecordedOnceCheck } from './record.js';
+export { recordedOnce, type RecordedContext, type RecordedOnceCheck } from './record.js';
 export { historyVsAnswers, type HistoryCheck } from './history.js';
 export { answersByPipe, verdictsVsAnswers, type VerdictCheck } from './verdicts.js';
 export { ownDrift, type DriftCheck } from './drift.js';

@@ -2,10 +2,12 @@
 // Idempotency-Key: a `scaling applied` line, or (its answer lost) a `scaling landed late` line; a
 // 200 that still comes after that is `outcomeReported: landed_late` and not counted again; or, when
 // the read could not tell whether it landed (its values explained by an earlier send), an
-// `outcome_unknown` line, counted only when no line of its 200 names the key.
+// `outcome_unknown` line, counted only when no line of its 200 names the key. Set apart: a 200
+// that reached no replica (answered after its sender's SIGKILL) and whose intent, the one trace of
+// it, went with an empty Redis restart before a read could settle it: no daemon can know of it.
 import type { SentPatch } from '../observer.js';
 import type { AuditRecord } from './audit-lines.js';
-import { changes200, EXAMPLES, iso, show, type PipeRef } from './changes.js';
+import { changes200, EXAMPLES, iso, show, type PipeRef, type RestartEvent } from './changes.js';
 
 export interface RecordedOnceCheck {
   /** Changes answered 200 (distinct Idempotency-Keys). */
@@ -24,12 +26,36 @@ export interface RecordedOnceCheck {
   readonly outcomeUnknown: number;
   /** Lines of a change no 200 answered (landed_late of a change whose values were there anyway). */
   readonly without200: number;
+  /** With no line, and not counted as missing: answered 200 after its sender was SIGKILLed (no
+   *  process read the answer) and its intent lost to an empty Redis restart within `settleMs`. */
+  readonly unreceived: number;
+  readonly unreceivedExamples: readonly string[];
+}
+
+/** The run's SIGKILL and Redis restarts, for the changes no daemon can know of. */
+export interface RecordedContext {
+  /** The replica killed (its label on the observer's requests) and the instant. */
+  readonly kill: { readonly replica: string; readonly at: number | null };
+  readonly restarts: readonly RestartEvent[];
+  /** How soon after its answer a read settles such a change with its data kept: the dead sender's
+   *  lock (10 s), a stalled check (5 s), its request's time (api.timeout, 10 s) and the read. */
+  readonly settleMs?: number;
+}
+
+/** Answered after its sender died, its intent wiped before a read could settle it. */
+function unreceivable(p: SentPatch, ctx: RecordedContext | undefined): boolean {
+  const killAt = ctx?.kill.at;
+  const answeredAt = p.answeredAt ?? p.at;
+  if (ctx === undefined || killAt == null || p.replica !== ctx.kill.replica || answeredAt < killAt) return false;
+  const settleMs = ctx.settleMs ?? 30_000;
+  return ctx.restarts.some((r) => r.kind === 'empty' && r.downAt >= answeredAt && r.downAt <= answeredAt + settleMs);
 }
 
 export function recordedOnce(
   patches: readonly SentPatch[],
   audit: readonly AuditRecord[],
   pipes: readonly PipeRef[],
+  context?: RecordedContext,
 ): RecordedOnceCheck {
   const nameOf = new Map(pipes.map((p) => [p.pipeId.toLowerCase(), p.name]));
   const counted = new Map<string, AuditRecord[]>();
@@ -54,13 +80,18 @@ export function recordedOnce(
   let once = 0;
   let landedLate = 0;
   let outcomeUnknown = 0;
+  let unreceived = 0;
+  const unreceivedExamples: string[] = [];
   const keys = new Set<string>();
   for (const p of answered) {
     const key = p.idempotencyKey ?? '';
     keys.add(key);
     const lines = counted.get(key) ?? unknown.get(key) ?? [];
     const what = `${nameOf.get(p.pipeId) ?? p.pipeId} ${show(p.body)} key ${key} sent ${iso(p.at)} answered ${iso(p.answeredAt)}`;
-    if (lines.length === 0) {
+    if (lines.length === 0 && unreceivable(p, context)) {
+      unreceived += 1;
+      if (unreceivedExamples.length < EXAMPLES) unreceivedExamples.push(`${what} (sent by ${p.replica ?? '?'})`);
+    } else if (lines.length === 0) {
       missingCount += 1;
       if (missing.length < EXAMPLES) missing.push(what);
     } else if (lines.length > 1) {
@@ -84,5 +115,7 @@ export function recordedOnce(
     landedLate,
     outcomeUnknown,
     without200,
+    unreceived,
+    unreceivedExamples,
   };
 }
