@@ -20,13 +20,19 @@ export interface Confirmed {
    *  confirmation moved on (its evaluation held up past later changes) is judged by what held at
    *  its boundary. */
   readonly earlier?: readonly HeldSpan[];
+  /** Found in force by the read that settled a change of ours of unknown outcome (its answer lost:
+   *  its sender killed or stalled), sent at this instant: the values may have been in force from
+   *  any instant between the two. Absent: `at` is when a read first showed them. */
+  readonly outcomeUnknownFrom?: number;
 }
 
-/** A confirmation since replaced: answers showed the pipe at least at `held` from `at` to `until`. */
+/** A confirmation since replaced: answers showed the pipe at least at `held` from `at` to `until`
+ *  (`outcomeUnknownFrom`: the confirmation's, when it had one). */
 export interface HeldSpan {
   readonly held: ScalingValues;
   readonly at: number;
   readonly until: number;
+  readonly outcomeUnknownFrom?: number;
 }
 
 /** How many replaced confirmations a record keeps: enough for a start judged a few windows late. */
@@ -43,6 +49,9 @@ export interface ConfirmationAnswer {
   readonly confirms: ScalingValues | null;
   /** Our change on its way when it came: its target and the values it replaces (empty: none). */
   readonly onItsWay: readonly ScalingValues[];
+  /** The answer is the read that found in force a change of ours whose outcome was unknown, sent
+   *  at this instant: what it confirms from its own instant may have been in force since then. */
+  readonly outcomeUnknownFrom?: number;
 }
 
 /**
@@ -64,7 +73,7 @@ export interface ConfirmationAnswer {
 export function confirmationAfterAnswer(was: Confirmed | null, answer: ConfirmationAnswer): Confirmed | null {
   const { at: now, reported, confirms } = answer;
   const lowered = lowerByReport(was, reported, answer.onItsWay);
-  const made = confirms !== null ? confirmedFrom(lowered, confirms, now) : lowered;
+  const made = confirms !== null ? confirmedFrom(lowered, confirms, now, answer.outcomeUnknownFrom) : lowered;
   if (was === null) return made === null ? null : { ...made, seen: now };
   const held = heldSince(was);
   // the answer showed the pipe at least at what was held (a 0 or null shows nothing)
@@ -78,7 +87,12 @@ export function confirmationAfterAnswer(was: Confirmed | null, answer: Confirmat
     return { ...rest, seen: now, ...(was.earlier ? { earlier: was.earlier } : {}) };
   // the span ends at this answer when it still showed what was held (a scale-up shown), else at
   // the last answer that did
-  const span: HeldSpan = { held, at: was.at, until: showed ? now : (was.seen ?? was.at) };
+  const span: HeldSpan = {
+    held,
+    at: was.at,
+    until: showed ? now : (was.seen ?? was.at),
+    ...(was.outcomeUnknownFrom !== undefined ? { outcomeUnknownFrom: was.outcomeUnknownFrom } : {}),
+  };
   return { ...rest, seen: now, earlier: [span, ...(was.earlier ?? [])].slice(0, EARLIER_KEPT) };
 }
 
@@ -124,8 +138,13 @@ function transientZero(f: ScalingField, onItsWay: readonly ScalingValues[]): boo
 }
 
 /** A confirmation of `values` shown at `now`: since `since`'s instant when the pipe held each of
- *  them already or more, else since `now`. */
-function confirmedFrom(since: Confirmed | null, values: ScalingValues, now: number): Confirmed {
+ *  them already or more, else since `now` (`unknownFrom`: or from then, not known when). */
+function confirmedFrom(
+  since: Confirmed | null,
+  values: ScalingValues,
+  now: number,
+  unknownFrom: number | undefined,
+): Confirmed {
   const before = since === null ? null : heldSince(since);
   const held =
     before !== null &&
@@ -134,9 +153,15 @@ function confirmedFrom(since: Confirmed | null, values: ScalingValues, now: numb
       const had = before[f];
       return want === undefined || (had !== undefined && had >= want);
     });
-  return held && since !== null
-    ? { values, at: since.at, ...(since.lowest !== undefined ? { lowest: since.lowest } : {}) }
-    : { values, at: now };
+  if (!held || since === null)
+    return { values, at: now, ...(unknownFrom !== undefined ? { outcomeUnknownFrom: unknownFrom } : {}) };
+  const { lowest, outcomeUnknownFrom } = since;
+  return {
+    values,
+    at: since.at,
+    ...(lowest !== undefined ? { lowest } : {}),
+    ...(outcomeUnknownFrom !== undefined ? { outcomeUnknownFrom } : {}),
+  };
 }
 
 function sameValues(a: ScalingValues, b: ScalingValues): boolean {

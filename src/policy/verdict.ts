@@ -9,7 +9,9 @@
 // and reads before the loss are gone, and scaling is held until every pipe is read again. And so is
 // a start the pipe had not been read by (`unseen`): its first read came after the boundary, and it
 // showed the target, or none came before the verdict was due; a read in the window that never
-// showed the target keeps it missed.
+// showed the target keeps it missed. And so is a start whose change's answer was lost (its sender
+// killed) and that only the read settling it showed at target after the boundary, or not yet
+// (`outcome_unknown`): it may have been in force any time since its send.
 // Pure: the policy, instants and what the record holds in; the daemon keeps the due verdict.
 import type { ScalingField, ScalingValues } from '../api/index.js';
 import { heldSince, type Confirmed } from './confirmation.js';
@@ -21,8 +23,17 @@ export const VERDICTS = ['met', 'late', 'missed', 'excluded'] as const;
 export type VerdictName = (typeof VERDICTS)[number];
 
 /** Why a pipe had no say in a window start: what took it out of the policy's hands, the daemon's
- *  state lost around it (stateLostAround), or the pipe not read by then (judgeVerdict `seenAt`). */
-export const EXCLUSIONS = ['paused', 'override', 'freeze', 'dry_run', 'state_lost', 'unseen'] as const;
+ *  state lost around it (stateLostAround), the pipe not read by then (judgeVerdict `seenAt`), or
+ *  its change's answer lost, so when it came into force is not known (judgeVerdict). */
+export const EXCLUSIONS = [
+  'paused',
+  'override',
+  'freeze',
+  'dry_run',
+  'state_lost',
+  'unseen',
+  'outcome_unknown',
+] as const;
 export type Exclusion = (typeof EXCLUSIONS)[number];
 
 /** Missed: not confirmed by the deadline (the limit, or the window's end), or by the next window start. */
@@ -59,7 +70,7 @@ export interface VerdictDue {
 export type Judged =
   | { readonly verdict: 'met' | 'late'; readonly lateMs: number; readonly confirmedAt: number }
   | { readonly verdict: 'missed'; readonly reason: Miss }
-  | { readonly verdict: 'excluded'; readonly reason: 'state_lost' | 'unseen' };
+  | { readonly verdict: 'excluded'; readonly reason: 'state_lost' | 'unseen' | 'outcome_unknown' };
 
 /** When Redis lost the daemon's state: from the loss to the instant every pipe had been read again
  *  (null: still being read; scaling is held all that time). */
@@ -138,13 +149,23 @@ export function atTarget(values: ScalingValues, target: ScalingValues): boolean 
  * read of the pipe; after the boundary, nothing showed what the pipe held then: a confirmation
  * since cannot tell late from met, and with no read by the deadline (or the next start) nothing
  * tells missed either (excluded, unseen); a read in the window that never showed the target
- * leaves it missed.
+ * leaves it missed. A change of ours toward the target sent by the deadline whose outcome was not
+ * known (its answer lost: the confirmation's `outcomeUnknownFrom`, or `outcomeUnknown` when still
+ * unsettled: its values and send) may have been in force any time from its send to the read that
+ * found it: a start such a read confirms after its boundary, or one it is still pending for, is no
+ * verdict (excluded, outcome_unknown); past the deadline a pending one waits for its settle read.
  */
 export function judgeVerdict(
   due: VerdictDue,
   confirmed: Confirmed | null,
   now: number,
-  opts: { final?: boolean; reported?: ScalingValues; stateLost?: boolean; seenAt?: number } = {},
+  opts: {
+    final?: boolean;
+    reported?: ScalingValues;
+    stateLost?: boolean;
+    seenAt?: number;
+    outcomeUnknown?: { readonly values: ScalingValues; readonly sentAt: number };
+  } = {},
 ): Judged | null {
   if (now < due.boundary && !opts.final) return null;
   // A confirmation the platform's latest report contradicts (a read since showed less: a change
@@ -153,22 +174,34 @@ export function judgeVerdict(
   // the record's first read came after the boundary: nothing read showed what the pipe held then
   const seenAt = opts.seenAt ?? -Infinity;
   const unseen = seenAt > due.boundary;
+  // a change of unknown outcome sent by then could have put the target in force in time
+  const couldHaveMade = (from: number | undefined): boolean => from !== undefined && from <= due.deadline;
   // the instants since which the pipe held the target by the deadline: the confirmation in force,
   // or one it replaced that still held at the boundary (or from after it)
-  const since: number[] = [];
+  const since: { readonly at: number; readonly unknownFrom?: number | undefined }[] = [];
   if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(heldSince(confirmed), due.target))
-    since.push(confirmed.at);
+    since.push({ at: confirmed.at, unknownFrom: confirmed.outcomeUnknownFrom });
   for (const s of confirmed?.earlier ?? [])
-    if (s.at <= due.deadline && s.until >= due.boundary && atTarget(s.held, due.target)) since.push(s.at);
+    if (s.at <= due.deadline && s.until >= due.boundary && atTarget(s.held, due.target))
+      since.push({ at: s.at, unknownFrom: s.outcomeUnknownFrom });
   if (since.length > 0) {
-    const at = since.reduce((best, t) => (Math.max(t, due.boundary) < Math.max(best, due.boundary) ? t : best));
-    const lateMs = Math.max(0, at - due.boundary);
-    if (lateMs === 0 || (!opts.stateLost && !unseen))
-      return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: at };
+    const first = since.reduce((best, t) =>
+      Math.max(t.at, due.boundary) < Math.max(best.at, due.boundary) ? t : best,
+    );
+    const lateMs = Math.max(0, first.at - due.boundary);
+    if (lateMs === 0 || (!opts.stateLost && !unseen && !couldHaveMade(first.unknownFrom)))
+      return { verdict: lateMs === 0 ? 'met' : 'late', lateMs, confirmedAt: first.at };
   }
   if (opts.stateLost) return { verdict: 'excluded', reason: 'state_lost' };
   const readBy = opts.final ? Math.min(now, due.deadline) : due.deadline;
   if (unseen && (since.length > 0 || seenAt > readBy)) return { verdict: 'excluded', reason: 'unseen' };
+  const found =
+    confirmed !== null && couldHaveMade(confirmed.outcomeUnknownFrom) && atTarget(heldSince(confirmed), due.target);
+  if (found || since.some((s) => couldHaveMade(s.unknownFrom)))
+    return { verdict: 'excluded', reason: 'outcome_unknown' };
+  const pending = opts.outcomeUnknown;
+  if (pending !== undefined && couldHaveMade(pending.sentAt) && atTarget(pending.values, due.target))
+    return opts.final ? { verdict: 'excluded', reason: 'outcome_unknown' } : null;
   if (opts.final) return { verdict: 'missed', reason: 'superseded' };
   return now >= due.deadline ? { verdict: 'missed', reason: 'not_confirmed' } : null;
 }

@@ -272,3 +272,39 @@ describe('a start judged after its confirmation moved on (the evaluation came la
     expect(cur.earlier![0]).toEqual({ held: { concurrency: 14 }, at: B + 9_000, until: B + 10_000 });
   });
 });
+
+describe('values found in force by the read that settled a change of unknown outcome', () => {
+  // its answer lost (its sender killed): the values may have been in force since its send
+  const B = at('2026-11-23T09:00:00Z');
+  const SENT = B - 5_000;
+  const settle = (was: Confirmed | null, values: ScalingValues, t: number) =>
+    confirmationAfterAnswer(was, { at: t, reported: values, confirms: values, onItsWay: [], outcomeUnknownFrom: SENT });
+
+  it('a confirmation from that read says since when the values may have been in force', () => {
+    const atLow = shows(null, { concurrency: 1 }, B - 60_000);
+    const found = settle(atLow, { concurrency: 34 }, B + 9_000);
+    expect(found).toMatchObject({ values: { concurrency: 34 }, at: B + 9_000, outcomeUnknownFrom: SENT });
+    // kept while answers keep its instant, and with its span once replaced
+    const again = reports(found, { concurrency: 34 }, B + 12_000);
+    expect(again).toMatchObject({ at: B + 9_000, outcomeUnknownFrom: SENT, seen: B + 12_000 });
+    const down = shows(again, { concurrency: 20 }, B + 20_000);
+    expect(down.outcomeUnknownFrom).toBe(SENT);
+    const up = shows(down, { concurrency: 30 }, B + 30_000);
+    expect(up.outcomeUnknownFrom).toBeUndefined();
+    expect(up.earlier?.[0]).toEqual({
+      held: { concurrency: 20 },
+      at: B + 9_000,
+      until: B + 30_000,
+      outcomeUnknownFrom: SENT,
+    });
+  });
+
+  it('values the pipe held already keep their instant: nothing unknown about them', () => {
+    const atHigh = shows(null, { concurrency: 34 }, B - 60_000);
+    expect(settle(atHigh, { concurrency: 34 }, B + 9_000)).toEqual({
+      values: { concurrency: 34 },
+      at: B - 60_000,
+      seen: B + 9_000,
+    });
+  });
+});

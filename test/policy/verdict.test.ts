@@ -373,6 +373,56 @@ describe('a start the pipe was not read by (its first read after the boundary)',
   });
 });
 
+describe("a start whose change's outcome is not known (its answer lost with the replica that sent it)", () => {
+  // The chaos run's shape: the change for a start at B (concurrency 34) sent 5 s before it by a
+  // replica SIGKILLed before its answer was recorded; a settle read found 34 in force after the
+  // next start. The platform may have carried it out any time from its send to that read.
+  const up = due({ target: { concurrency: 34 }, deadline: B + 5_000 });
+  const SENT = B - 5_000;
+
+  it('found in force by the read that settled it after the boundary: neither late nor missed can be told', () => {
+    const found = { values: { concurrency: 34 }, at: B + 9_000, outcomeUnknownFrom: SENT };
+    const unknown = { verdict: 'excluded', reason: 'outcome_unknown' };
+    expect(judgeVerdict(up, found, B + 5_000, { final: true })).toEqual(unknown);
+    expect(judgeVerdict(up, found, B + 10_000)).toEqual(unknown);
+    // found before the deadline: late cannot be told from met either
+    expect(judgeVerdict(up, { ...found, at: B + 2_000 }, B + 3_000)).toEqual(unknown);
+    // found by the boundary: met all the same
+    expect(judgeVerdict(up, { ...found, at: B - 1_000 }, B + 1)).toMatchObject({ verdict: 'met' });
+    // sent after the deadline: it could not have made the start, missed stands
+    expect(judgeVerdict(up, { ...found, outcomeUnknownFrom: B + 6_000 }, B + 10_000)).toEqual({
+      verdict: 'missed',
+      reason: 'not_confirmed',
+    });
+  });
+
+  it('still unsettled when the verdict is due: no verdict from it, and none yet while its settle read may come', () => {
+    const pending = { values: { concurrency: 34 }, sentAt: SENT };
+    expect(judgeVerdict(up, null, B + 5_000, { final: true, outcomeUnknown: pending })).toEqual({
+      verdict: 'excluded',
+      reason: 'outcome_unknown',
+    });
+    expect(judgeVerdict(up, null, B + 10_000, { outcomeUnknown: pending })).toBeNull();
+    // a change that would not reach the target, or sent after the deadline: missed stands
+    const short = { values: { concurrency: 20 }, sentAt: SENT };
+    expect(judgeVerdict(up, null, B + 5_000, { final: true, outcomeUnknown: short })).toMatchObject({
+      verdict: 'missed',
+    });
+    const after = { values: { concurrency: 34 }, sentAt: B + 6_000 };
+    expect(judgeVerdict(up, null, B + 10_000, { outcomeUnknown: after })).toMatchObject({ verdict: 'missed' });
+  });
+
+  it('a confirmation whose outcome was known: late and missed as before', () => {
+    expect(judgeVerdict(up, { values: { concurrency: 34 }, at: B + 2_000 }, B + 3_000)).toMatchObject({
+      verdict: 'late',
+    });
+    expect(judgeVerdict(up, { values: { concurrency: 34 }, at: B + 9_000 }, B + 5_000, { final: true })).toEqual({
+      verdict: 'missed',
+      reason: 'superseded',
+    });
+  });
+});
+
 describe('exclusionOf', () => {
   const decision = (o: Partial<Decision>): Decision => ({
     action: 'none',

@@ -94,7 +94,8 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   // ours on its way at this read: the change being confirmed, and one of unknown outcome
   const way = u !== null ? afterSend(c, rec.applied, u.sent, u.at, ctx.timing) : c;
   const shown = confirmedValues(rec, answer, applied, check?.inForce === true ? c : null);
-  const confirmed = confirmationAfter(rec, answer, shown, now, way);
+  // values of a change of unknown outcome found now: in force since some instant after its send
+  const confirmed = confirmationAfter(rec, answer, shown, now, way, landed ? u.at : undefined);
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
     state: answer.state,
@@ -175,16 +176,24 @@ function landedLate(rec: PipeRecord, u: NonNullable<PipeRecord['unsettled']>): b
 
 /** The record's last confirmation after an answer that confirms `confirms` (null: it is only a
  *  report), `onItsWay` our change on its way when it came: a 0 that is none of its values may be
- *  the platform's transient answer to it (policy/confirmation.ts confirmationAfterAnswer). */
+ *  the platform's transient answer to it; `outcomeUnknownFrom`: the send of a change of unknown
+ *  outcome whose values it found (policy/confirmation.ts confirmationAfterAnswer). */
 function confirmationAfter(
   rec: PipeRecord,
   answer: PipeAnswer,
   confirms: ScalingValues | null,
   now: number,
   onItsWay: Confirming | null,
+  outcomeUnknownFrom?: number,
 ): Confirmed | null {
   const way = onItsWay === null ? [] : [onItsWay.target, ...onItsWay.notYet];
-  return confirmationAfterAnswer(rec.confirmed, { at: now, reported: answer.scaling, confirms, onItsWay: way });
+  return confirmationAfterAnswer(rec.confirmed, {
+    at: now,
+    reported: answer.scaling,
+    confirms,
+    onItsWay: way,
+    ...(outcomeUnknownFrom !== undefined ? { outcomeUnknownFrom } : {}),
+  });
 }
 
 /**

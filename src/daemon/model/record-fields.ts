@@ -108,7 +108,10 @@ export const RECORD_FIELDS = {
       at: epochMs,
       lowest: scalingValues.optional(),
       seen: epochMs.optional(),
-      earlier: z.array(z.object({ held: scalingValues, at: epochMs, until: epochMs })).optional(),
+      earlier: z
+        .array(z.object({ held: scalingValues, at: epochMs, until: epochMs, outcomeUnknownFrom: epochMs.optional() }))
+        .optional(),
+      outcomeUnknownFrom: epochMs.optional(),
     })
     .nullable(),
   freezeSeen: z.array(z.string()).nullable(),

@@ -1,15 +1,24 @@
 // A window verdict in words, for the audit line, the history and notifications, and `status --wide`.
-import { describeMinutes, formatDuration, isNoMinutes, type CapacityMinutes } from '../../policy/index.js';
+import {
+  describeMinutes,
+  formatDuration,
+  isNoMinutes,
+  type CapacityMinutes,
+  type Exclusion,
+} from '../../policy/index.js';
 import type { StoredVerdict } from '../model/record.js';
 
-const EXCLUDED: Readonly<Record<string, string>> = {
+const EXCLUDED: Readonly<Record<Exclusion, string>> = {
   paused: 'the pipe was paused',
   override: 'an override was in force',
   freeze: 'a freeze held its change',
   dry_run: 'dry run: nothing is sent',
   state_lost: "Redis lost the daemon's state around it and no read showed the target by then",
   unseen: 'the pipe was first read only after',
+  outcome_unknown: "its change's answer was lost and no read showed the target by then",
 };
+/** The same looked up by a stored reason (one an older version wrote included). */
+const EXCLUDED_TEXT: Readonly<Partial<Record<string, string>>> = EXCLUDED;
 
 /** The capacity a verdict reports, first so a cut message keeps it: ", 60 replica-min early" or
  *  ", 12 replica-min short"; nothing when the step spent none (or an older verdict has none). */
@@ -44,6 +53,6 @@ export function verdictText(
         ? `missed${spent}: ${start} wanted ${wanted}, not confirmed before the next window start`
         : `missed${spent}: ${start} wanted ${wanted}, not confirmed by ${new Date(v.deadline).toISOString()}`;
     case 'excluded':
-      return `no verdict: ${EXCLUDED[v.reason ?? ''] ?? v.reason ?? 'excluded'} at ${start}`;
+      return `no verdict: ${EXCLUDED_TEXT[v.reason ?? ''] ?? v.reason ?? 'excluded'} at ${start}`;
   }
 }

@@ -7,8 +7,11 @@
 // target by the boundary (a read that rebuilt the state counts), else no verdict (excluded,
 // state_lost): never missed or late on evidence that is gone. A start the record had not read the
 // pipe by (seenAt) is no verdict either (excluded, unseen) unless a read in its window showed the
-// pipe short of it. A verdict given carries the capacity its start spent early and short
-// (policy/early-capacity.ts), from the confirmation's instant.
+// pipe short of it. Nor is a start whose change's answer was lost (its sender killed or stalled)
+// and that only the read settling it showed at target after the boundary, or not yet (excluded,
+// outcome_unknown); past its deadline such a start waits for that read. A verdict given carries
+// the capacity its start spent early and short (policy/early-capacity.ts), from the confirmation's
+// instant.
 import {
   exclusionOf,
   fieldsOfPipe,
@@ -26,6 +29,7 @@ import {
   type VerdictDue,
 } from '../../policy/index.js';
 import type { DaemonContext } from './context.js';
+import { unsettled } from '../lifecycle/unsettled.js';
 import type { PipeRecord, StoredVerdict } from '../model/record.js';
 
 /** How long after a window start a pipe not confirmed at target has missed it: the actuation cap. */
@@ -61,6 +65,10 @@ export async function noteVerdicts(
   const lost = (d: VerdictDue): boolean => stateLostAround(d, loss, limitMs);
   // the record's first read: a start before it was judged on nothing read by its boundary
   const seen = rec.seenAt !== null ? { seenAt: rec.seenAt } : {};
+  // a change of ours no answer or read has settled yet (its sender died, stalled, or still waits
+  // for its answer): what it would set, and its send
+  const u = unsettled(rec) ? rec.unsettled : null;
+  const unknown = u !== null ? { outcomeUnknown: { values: { ...rec.applied, ...u.sent }, sentAt: u.at } } : {};
   for (const start of windowStartsIn(policy, pipe.bounds, fieldsOfPipe(pipe, policy, rec.kind), from, tickAt)) {
     if (due !== null && due.boundary >= start.boundary) continue;
     if (due !== null)
@@ -68,7 +76,7 @@ export async function noteVerdicts(
         ctx,
         pipe.name,
         due,
-        judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due), ...seen }),
+        judgeVerdict(due, rec.confirmed, start.boundary, { final: true, stateLost: lost(due), ...seen, ...unknown }),
         Math.min(due.deadline, start.boundary),
         state,
       );
@@ -90,7 +98,7 @@ export async function noteVerdicts(
       ctx,
       pipe.name,
       due,
-      judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due), ...seen }),
+      judgeVerdict(due, rec.confirmed, tickAt, { reported, stateLost: lost(due), ...seen, ...unknown }),
       due.deadline,
       state,
     );

@@ -95,3 +95,27 @@ describe("a 0 is the pipe's concurrency in force unless a change of ours may sho
     );
   });
 });
+
+describe('a change whose answer was lost with the replica that sent it', () => {
+  it('found in force by its settle read: the confirmation says since when it may have been, and the start is no verdict', () => {
+    // at the floor, the change to 34 for the start at B sent 5 s before it; its sender killed
+    const atFloor = at34({
+      applied: { concurrency: 0 },
+      lastApplied: { concurrency: 0 },
+      confirmed: { values: { concurrency: 0 }, at: B - MIN, seen: B - MIN },
+      unsettled: { sent: { concurrency: 34 }, at: B - 5_000, code: 'in_flight', until: B },
+    });
+    const found = afterRead(atFloor, answer(34), B + 9_000, ctx);
+    expect(found.write.confirmed).toMatchObject({
+      values: { concurrency: 34 },
+      at: B + 9_000,
+      outcomeUnknownFrom: B - 5_000,
+    });
+    expect(
+      judgeVerdict({ ...UP, deadline: B + 5_000 }, found.write.confirmed ?? null, B + 5_000, { final: true }),
+    ).toEqual({
+      verdict: 'excluded',
+      reason: 'outcome_unknown',
+    });
+  });
+});
