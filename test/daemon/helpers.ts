@@ -4,9 +4,10 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { afterAll } from 'vitest';
 import type { ScalingValues } from '../../src/api/index.js';
-import { generatedPipeIds } from '../../src/cloud/index.js';
-import type { Daemon, DaemonEmitter, DaemonEvents } from '../../src/daemon/index.js';
+import { generatedPipeIds, generateFixtures, startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
+import { createDaemon, type Daemon, type DaemonEmitter, type DaemonEvents } from '../../src/daemon/index.js';
 import type { Behavior, PipeConfig, Policy, Target, Window } from '../../src/policy/types.js';
 import type { ApiKeyConfig, Config } from '../../src/config/types.js';
 import { TEST_REDIS_URL } from '../test-redis.js';
@@ -20,14 +21,43 @@ export function uniquePrefix(name: string): string {
   return `pstest-${name}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
-/** Delete every key under the prefix (ours and BullMQ's). */
-export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void> {
+async function deleteMatching(redis: Redis, pattern: string): Promise<void> {
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
     if (keys.length > 0) await redis.del(...keys);
   } while (cursor !== '0');
+}
+
+/** Delete every key under the prefix (ours and BullMQ's). */
+export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void> {
+  await deleteMatching(redis, `${prefix}:*`);
+}
+
+/** The daemon's own keys (`<prefix>:ps:*`, the marker with them) deleted, BullMQ's kept: as a Redis
+ *  that lost the daemon's state while its queues live on leaves them. */
+export async function wipeState(redis: Redis, prefix: string): Promise<void> {
+  await deleteMatching(redis, `${prefix}:ps:*`);
+}
+
+/** A test file's Redis connection and prefixes: after its tests every key under each prefix it
+ *  handed out is deleted and the connection closed. */
+export function testRedis(): { readonly redis: Redis; readonly prefix: (name: string) => string } {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const prefixes: string[] = [];
+  afterAll(async () => {
+    for (const p of prefixes) await cleanupPrefix(redis, p);
+    redis.disconnect();
+  });
+  return {
+    redis,
+    prefix: (name) => {
+      const p = uniquePrefix(name);
+      prefixes.push(p);
+      return p;
+    },
+  };
 }
 
 export function target(values: ScalingValues): Target {
@@ -48,6 +78,19 @@ export function policy(
   return { name, baseline: target(baseline), windows, behavior };
 }
 
+/** A policy at `baseline` with one one-off window `[from, from + 1 h)` at `peak`, no step, cooldown or
+ *  stabilization, and the scale-up's lead time `leadMs`. */
+export function peakPolicy(
+  name: string,
+  from: number,
+  leadMs: number,
+  baseline: ScalingValues = { replicas: 2 },
+  peak: ScalingValues = { replicas: 4 },
+): Policy {
+  const behavior = { ...NO_BEHAVIOR, scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: leadMs } };
+  return policy(name, baseline, [oneOff(name, from, from + 3_600_000, peak)], behavior);
+}
+
 export function oneOff(name: string, from: number, to: number, values: ScalingValues, priority = 0): Window {
   return { kind: 'oneOff', name, from, to, priority, target: target(values) };
 }
@@ -66,6 +109,9 @@ export const DEMO = {
     'nightly-s3': 'b1000000-0000-4000-8000-000000000005',
   },
 } as const;
+
+/** What orders-events (DEMO.pipes) runs in config/cloud.yaml. */
+export const ORDERS_SCALING = { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 } as const;
 
 export function demoPipe(name: keyof typeof DEMO.pipes, policyName: string, key = 'default'): PipeConfig {
   return {
@@ -88,6 +134,43 @@ export function generatedPipes(n: number, policyName: string, key = 'default'): 
     key,
     bounds: {},
   }));
+}
+
+/** The embedded cloud of config/cloud.yaml (the demo pipes, DEMO) over HTTP with no rate limit, on the
+ *  test's clock (default the wall clock). */
+export function demoCloud(now?: () => number): Promise<EmbeddedCloud> {
+  return startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false, ...(now ? { now } : {}) });
+}
+
+/** An embedded cloud over HTTP on the test's clock with generated stream pipes, one a name (in order),
+ *  each with its propagation delay (none: at once), all on `policyName` and the key `default`. */
+export async function streamCloud(
+  now: () => number,
+  names: readonly string[],
+  policyName: string,
+  propagation: readonly (number | string)[] = [],
+): Promise<{
+  readonly cloud: EmbeddedCloud;
+  readonly pipes: PipeConfig[];
+  readonly keys: TestConfigOptions['keys'];
+  /** The replicas the platform runs for the pipe at index i. */
+  readonly replicas: (i: number) => number | null | undefined;
+}> {
+  const fixtures = generateFixtures({ streamPipes: names.length });
+  fixtures.propagation = {
+    pipes: Object.fromEntries(propagation.map((p, i) => [generatedPipeIds(i + 1).pipeId, p])),
+  };
+  const cloud = await startCloud({ fixtures, port: 0, rateLimit: false, now });
+  const { keyId, keySecret } = fixtures.apiKeys[0]!;
+  const pipes = names.map((name, i) => ({
+    name,
+    ...generatedPipeIds(i + 1),
+    policy: policyName,
+    key: 'default',
+    bounds: {},
+  }));
+  const replicas = (i: number) => cloud.store.pipe(generatedPipeIds(i + 1).pipeId)?.scaling.replicas;
+  return { cloud, pipes, keys: { default: { keyId, keySecret } }, replicas };
 }
 
 export interface TestConfigOptions {
@@ -118,6 +201,20 @@ export function testConfig(o: TestConfigOptions): Config {
     pipes: o.pipes,
     policies: o.policies,
   };
+}
+
+export interface TestDaemonOptions {
+  readonly config: Config;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly now: () => number;
+  readonly emitter?: DaemonEmitter;
+}
+
+/** A daemon as the tests run it, not started: on the test's clock, its ticks driven by the test (no
+ *  cron), no config watch, FAST_WORKERS. */
+export function testDaemon(o: TestDaemonOptions): Daemon {
+  return createDaemon({ ...o, schedule: false, watch: false, workerOptions: FAST_WORKERS });
 }
 
 /** A pipe of the daemon's config by name: operator state (pauses, overrides) goes by its ids. */

@@ -5,33 +5,34 @@
 // settle read times out too. Status then shows the last read's values with that read's instant and
 // names the scale-down as "outcome unknown" since its answer was lost, never its target as the
 // pipe's values; once a read shows it, the row matches the platform with nothing on its way.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../src/cloud/index.js';
-import { createDaemon, type Daemon } from '../../src/daemon/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EmbeddedCloud } from '../../src/cloud/index.js';
+import type { Daemon } from '../../src/daemon/index.js';
 import type { Config } from '../../src/config/types.js';
 import { formatStatusText } from '../../src/cli/status-output.js';
 import {
   DEMO,
-  FAST_WORKERS,
-  REDIS_URL,
+  ORDERS_SCALING,
   cleanupPrefix,
+  demoCloud,
   demoPipe,
   drained,
   oneOff,
   policy,
   testConfig,
-  uniquePrefix,
+  testDaemon,
+  testRedis,
   until,
 } from './helpers.js';
 
-const prefix = uniquePrefix('status-account');
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const db = testRedis();
+const { redis } = db;
+const prefix = db.prefix('status-account');
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const SEC = 1_000;
 const MIN = 60 * SEC;
 /** The fixture's values of orders-events (its baseline) and the window's. */
-const BASE = { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 };
+const BASE = ORDERS_SCALING;
 const PEAK = { replicas: 6, replicaCpuMillicores: 1000, replicaMemoryGb: 2 };
 const ORDERS = DEMO.pipes['orders-events'];
 /** The window ends here: its scale-down is decided at this tick. */
@@ -67,22 +68,10 @@ async function ticks(from: number, to: number): Promise<void> {
   }
 }
 
-afterAll(async () => {
-  await cleanupPrefix(redis, prefix);
-  redis.disconnect();
-});
 beforeEach(async () => {
   clock = T0;
-  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false, now: () => clock });
-  daemon = createDaemon({
-    config: config(),
-    redis,
-    prefix,
-    now: () => clock,
-    schedule: false,
-    watch: false,
-    workerOptions: FAST_WORKERS,
-  });
+  cloud = await demoCloud(() => clock);
+  daemon = testDaemon({ config: config(), redis, prefix, now: () => clock });
   await daemon.start();
 });
 afterEach(async () => {

@@ -5,69 +5,27 @@
 // at target before the boundary has met it. A pipe they did not show there (its change still on
 // its way, or stuck) gets no verdict (excluded, state_lost), never missed: a Redis restart never
 // fires PipescalerWindowStartMissed. A start whose due verdict the loss took is not missed either.
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { generatedPipeIds, generateFixtures, startCloud } from '../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../src/daemon/index.js';
+import { describe, expect, it } from 'vitest';
+import { DaemonEmitter, type DaemonEvents } from '../../src/daemon/index.js';
 import type { Outcome } from '../../src/history/index.js';
-import type { PipeConfig } from '../../src/policy/types.js';
 import type { Config } from '../../src/config/types.js';
 import { Registry, bindDaemonEvents, createMetrics } from '../../src/telemetry/index.js';
-import {
-  FAST_WORKERS,
-  NO_BEHAVIOR,
-  REDIS_URL,
-  cleanupPrefix,
-  drained,
-  oneOff,
-  policy,
-  testConfig,
-  uniquePrefix,
-} from './helpers.js';
+import { cleanupPrefix, drained, peakPolicy, streamCloud, testConfig, testDaemon, testRedis } from './helpers.js';
 
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-const prefixes: string[] = [];
+const { redis, prefix: newPrefix } = testRedis();
 const T0 = Date.parse('2026-11-23T08:00:00Z');
 const MIN = 60_000;
 const B = T0 + 10 * MIN; // the window opens
 const LIMIT = 5 * MIN; // evaluate.actuation.max
 
-afterAll(async () => {
-  for (const p of prefixes) await cleanupPrefix(redis, p);
-  redis.disconnect();
-});
-
 /** A fleet of stream pipes (propagation per pipe) on one daemon, a window at B wanting replicas 4,
  *  a minute's lead; the verdicts, their outcomes and the missed counter as the metrics have it. */
 async function fleet(propagation: readonly (number | string)[]) {
-  const prefix = uniquePrefix('verdicts-loss');
-  prefixes.push(prefix);
+  const prefix = newPrefix('verdicts-loss');
   let clock = T0;
-  const fixtures = generateFixtures({ streamPipes: propagation.length });
-  fixtures.propagation = {
-    pipes: Object.fromEntries(propagation.map((p, i) => [generatedPipeIds(i + 1).pipeId, p])),
-  };
-  const cloud = await startCloud({ fixtures, port: 0, rateLimit: false, now: () => clock });
-  const { keyId, keySecret } = fixtures.apiKeys[0]!;
-  const pipes: PipeConfig[] = propagation.map((_, i) => ({
-    name: `p${i + 1}`,
-    ...generatedPipeIds(i + 1),
-    policy: 'peak',
-    key: 'default',
-    bounds: {},
-  }));
-  const base = testConfig({
-    baseUrl: cloud.url,
-    prefix,
-    pipes,
-    keys: { default: { keyId, keySecret } },
-    policies: {
-      peak: policy('peak', { replicas: 2 }, [oneOff('peak', B, B + 60 * MIN, { replicas: 4 })], {
-        ...NO_BEHAVIOR,
-        scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: MIN },
-      }),
-    },
-  });
+  const names = propagation.map((_, i) => `p${i + 1}`);
+  const { cloud, pipes, keys, replicas } = await streamCloud(() => clock, names, 'peak', propagation);
+  const base = testConfig({ baseUrl: cloud.url, prefix, pipes, keys, policies: { peak: peakPolicy('peak', B, MIN) } });
   const config: Config = {
     ...base,
     evaluate: { ...base.evaluate, actuation: { expectedMs: 3 * MIN, maxMs: LIMIT, minSamples: 20 } },
@@ -81,16 +39,7 @@ async function fleet(propagation: readonly (number | string)[]) {
   });
   const registry = new Registry();
   bindDaemonEvents(emitter, createMetrics(registry, { defaultMetrics: false }));
-  const daemon: Daemon = createDaemon({
-    config,
-    redis,
-    prefix,
-    emitter,
-    now: () => clock,
-    schedule: false,
-    watch: false,
-    workerOptions: FAST_WORKERS,
-  });
+  const daemon = testDaemon({ config, redis, prefix, emitter, now: () => clock });
   await daemon.start();
   const missed = async (): Promise<number> => {
     let sum = 0;
@@ -104,7 +53,7 @@ async function fleet(propagation: readonly (number | string)[]) {
     outcomes,
     missed,
     daemon,
-    replicas: (i: number) => cloud.store.pipe(generatedPipeIds(i + 1).pipeId)!.scaling.replicas,
+    replicas,
     setClock: (at: number) => (clock = at),
     tick: async (at: number) => {
       clock = at;

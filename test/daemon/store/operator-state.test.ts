@@ -2,30 +2,27 @@
 // paused pipe renamed in the config stays paused; state whose pipe left the config is an orphan,
 // listed and lifted; a name that comes back for another pipe does not inherit it; pauses stored
 // by name before are moved to the identity at start. Daemon in-process, embedded cloud, real Redis.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, refOf, type Daemon } from '../../../src/daemon/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EmbeddedCloud } from '../../../src/cloud/index.js';
+import { DaemonEmitter, refOf, type Daemon } from '../../../src/daemon/index.js';
 import type { Config } from '../../../src/config/types.js';
 import type { PipeConfig } from '../../../src/policy/types.js';
 import {
   DEMO,
-  FAST_WORKERS,
-  REDIS_URL,
-  cleanupPrefix,
   collect,
+  demoCloud,
   demoPipe,
   drained,
   oneOff,
   policy,
   testConfig,
-  uniquePrefix,
+  testDaemon,
+  testRedis,
 } from '../helpers.js';
 
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const { redis, prefix: newPrefix } = testRedis();
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
-const prefixes: string[] = [];
 
 let cloud: EmbeddedCloud;
 let daemon: Daemon;
@@ -57,9 +54,8 @@ async function tickAt(at: number): Promise<void> {
 }
 
 beforeEach(async () => {
-  prefix = uniquePrefix('operator-state');
-  prefixes.push(prefix);
-  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  prefix = newPrefix('operator-state');
+  cloud = await demoCloud();
   clock = T0;
 });
 
@@ -68,23 +64,9 @@ afterEach(async () => {
   await cloud.close();
 });
 
-afterAll(async () => {
-  for (const p of prefixes) await cleanupPrefix(redis, p);
-  redis.disconnect();
-});
-
 async function start(cfg: Config): Promise<void> {
   emitter = new DaemonEmitter();
-  daemon = createDaemon({
-    config: cfg,
-    redis,
-    prefix,
-    now: () => clock,
-    emitter,
-    schedule: false,
-    watch: false,
-    workerOptions: FAST_WORKERS,
-  });
+  daemon = testDaemon({ config: cfg, redis, prefix, now: () => clock, emitter });
   await daemon.start();
 }
 

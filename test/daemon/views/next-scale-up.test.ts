@@ -1,23 +1,18 @@
 // A pipe's next scale-up as status and plan show it (src/daemon/views/next-scale-up.ts): its slot in the
 // key's lead plan made from the measured actuation in Redis (the pipe's p95, else its kind's, else
 // the configured expectation), when it may be sent and when it is expected at target.
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generatedPipeIds } from '../../../src/cloud/index.js';
 import { StateStore, readPipeStatuses } from '../../../src/daemon/index.js';
 import { recordActuation } from '../../../src/daemon/store/actuation-store.js';
 import { nextScaleUps, readEstimates } from '../../../src/daemon/views/next-scale-up.js';
 import type { PipeConfig } from '../../../src/policy/types.js';
-import { REDIS_URL, cleanupPrefix, oneOff, policy, testConfig, uniquePrefix } from '../helpers.js';
+import { oneOff, policy, testConfig, testRedis } from '../helpers.js';
 
-const prefix = uniquePrefix('next-scale-up');
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const db = testRedis();
+const { redis } = db;
+const prefix = db.prefix('next-scale-up');
 const store = new StateStore(redis, prefix);
-
-afterAll(async () => {
-  await cleanupPrefix(redis, prefix);
-  redis.disconnect();
-});
 
 const NOW = Date.parse('2026-11-25T07:10:00Z');
 const T = Date.parse('2026-11-25T08:00:00Z');

@@ -4,33 +4,34 @@
 // read or answer came (docs/cli.md: READ is how long ago it came), never the instant it was sent,
 // and its values are what that answer showed, which the platform holds at that instant. Against
 // the embedded cloud behind a proxy that holds the answer, the real Redis and one injected clock.
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../../src/cloud/index.js';
-import { createDaemon, type Daemon } from '../../../src/daemon/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EmbeddedCloud } from '../../../src/cloud/index.js';
+import type { Daemon } from '../../../src/daemon/index.js';
 import type { Config } from '../../../src/config/types.js';
 import { formatStatusText } from '../../../src/cli/status-output.js';
 import {
   DEMO,
-  FAST_WORKERS,
-  REDIS_URL,
+  ORDERS_SCALING,
   cleanupPrefix,
+  demoCloud,
   demoPipe,
   drained,
   oneOff,
   policy,
   testConfig,
-  uniquePrefix,
+  testDaemon,
+  testRedis,
 } from '../helpers.js';
 import { tamperProxy, type TamperProxy } from '../tamper-proxy.js';
 
-const prefix = uniquePrefix('status-late-answer');
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const db = testRedis();
+const { redis } = db;
+const prefix = db.prefix('status-late-answer');
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const SEC = 1_000;
 const MIN = 60 * SEC;
 /** The fixture's values of orders-events (the policy's baseline) and the window's. */
-const BASE = { replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 2 };
+const BASE = ORDERS_SCALING;
 const PEAK = { ...BASE, replicas: 6 };
 const ORDERS = DEMO.pipes['orders-events'];
 /** How far the daemon's clock moves while the proxy holds the answer. */
@@ -74,23 +75,11 @@ async function tick(at: number): Promise<void> {
   await drained([daemon]);
 }
 
-afterAll(async () => {
-  await cleanupPrefix(redis, prefix);
-  redis.disconnect();
-});
 beforeEach(async () => {
   clock = T0;
-  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false, now: () => clock });
+  cloud = await demoCloud(() => clock);
   proxy = await tamperProxy(cloud.url);
-  daemon = createDaemon({
-    config: config(),
-    redis,
-    prefix,
-    now: () => clock,
-    schedule: false,
-    watch: false,
-    workerOptions: FAST_WORKERS,
-  });
+  daemon = testDaemon({ config: config(), redis, prefix, now: () => clock });
   await daemon.start();
 });
 afterEach(async () => {

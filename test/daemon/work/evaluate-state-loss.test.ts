@@ -6,113 +6,27 @@
 // loss, run before any tick noticed it). Either way nothing of it is written, no change goes out and
 // no verdict is given: the next tick finds the marker gone and holds, and the pipe's reads rebuild
 // its record before it is scaled. An evaluation of the tick at B run after that tick is dropped too.
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { generatedPipeIds, generateFixtures, startCloud } from '../../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daemon/index.js';
-import type { PipeConfig } from '../../../src/policy/types.js';
-import {
-  FAST_WORKERS,
-  NO_BEHAVIOR,
-  REDIS_URL,
-  cleanupPrefix,
-  drained,
-  oneOff,
-  policy,
-  testConfig,
-  uniquePrefix,
-} from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { drained, testRedis } from '../helpers.js';
+import { lossFixture } from './state-loss-fixture.js';
 
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-const prefixes: string[] = [];
+const { redis, prefix } = testRedis();
 const T0 = Date.parse('2026-11-23T08:00:00Z');
 const MIN = 60_000;
 const B = T0 + 5 * MIN; // the window opens: replicas 2 -> 4
 
-afterAll(async () => {
-  for (const p of prefixes) await cleanupPrefix(redis, p);
-  redis.disconnect();
-});
-
-/** Every key of the daemon's state (`<prefix>:ps:*`), as a Redis that lost it leaves them. */
-async function wipeState(prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:ps:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
-}
-
 async function setup() {
-  const prefix = uniquePrefix('eval-loss');
-  prefixes.push(prefix);
-  let clock = T0;
-  const fixtures = generateFixtures({ streamPipes: 1 });
-  const cloud = await startCloud({ fixtures, port: 0, rateLimit: false, now: () => clock });
-  const { keyId, keySecret } = fixtures.apiKeys[0]!;
-  const pipe: PipeConfig = { name: 'p1', ...generatedPipeIds(1), policy: 'peak', key: 'default', bounds: {} };
-  const config = testConfig({
-    baseUrl: cloud.url,
-    prefix,
-    pipes: [pipe],
-    keys: { default: { keyId, keySecret } },
-    policies: {
-      // no lead: the window's change is decided at B, by the evaluation the loss comes around
-      peak: policy('peak', { replicas: 2 }, [oneOff('peak', B, B + 60 * MIN, { replicas: 4 })], {
-        ...NO_BEHAVIOR,
-        scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: 0 },
-      }),
-    },
-  });
-  const emitter = new DaemonEmitter();
-  const verdicts: DaemonEvents['verdict'][] = [];
-  const evaluations: DaemonEvents['evaluation'][] = [];
-  const losses: DaemonEvents['redis:state'][] = [];
-  emitter.on('verdict', (v) => verdicts.push(v));
-  emitter.on('evaluation', (e) => evaluations.push(e));
-  emitter.on('redis:state', (s) => losses.push(s));
-  const daemon: Daemon = createDaemon({
-    config,
-    redis,
-    prefix,
-    emitter,
-    now: () => clock,
-    schedule: false,
-    watch: false,
-    workerOptions: FAST_WORKERS,
-  });
-  await daemon.start();
-  const snapshot = daemon.store.snapshot.bind(daemon.store);
-  /** The next snapshot of the pipe loses the state before or after it is read. */
-  const loseState = (when: 'before' | 'after'): void => {
-    let armed = true;
-    daemon.store.snapshot = async (name, ids) => {
-      if (!armed) return snapshot(name, ids);
-      armed = false;
-      if (when === 'before') await wipeState(prefix);
-      const snap = await snapshot(name, ids);
-      if (when === 'after') await wipeState(prefix);
-      return snap;
-    };
-  };
+  // no lead: the window's change is decided at B, by the evaluation the loss comes around
+  const f = await lossFixture(redis, prefix('eval-loss'), { start: T0, boundary: B });
+  const verdicts = f.on('verdict');
+  const evaluations = f.on('evaluation');
+  const losses = f.on('redis:state');
   return {
-    daemon,
+    ...f,
     verdicts,
     evaluations,
     losses,
-    loseState,
-    record: () => redis.hgetall(`${prefix}:ps:pipe:p1`),
-    replicas: () => cloud.store.pipe(generatedPipeIds(1).pipeId)!.scaling.replicas,
-    tick: async (at: number) => {
-      clock = at;
-      await daemon.tick(at);
-      await drained([daemon]);
-    },
-    close: async () => {
-      await daemon.stop({ timeoutMs: 2_000 });
-      await cloud.close();
-    },
+    loseState: (when: 'before' | 'after') => f.loseStateAtSnapshot(1, when),
   };
 }
 

@@ -5,66 +5,33 @@
 // (stuck) has missed its window start once the limit has passed; one paused in the config is
 // excluded. One verdict per pipe and window start fleet-wide, and none again from a replica
 // started afterwards.
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { generatedPipeIds, generateFixtures, startCloud } from '../../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daemon/index.js';
+import { describe, expect, it } from 'vitest';
+import { DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daemon/index.js';
 import type { Outcome } from '../../../src/history/index.js';
-import type { PipeConfig } from '../../../src/policy/types.js';
 import type { Config } from '../../../src/config/types.js';
-import {
-  FAST_WORKERS,
-  NO_BEHAVIOR,
-  REDIS_URL,
-  cleanupPrefix,
-  drained,
-  oneOff,
-  policy,
-  testConfig,
-  uniquePrefix,
-} from '../helpers.js';
+import { drained, peakPolicy, streamCloud, testConfig, testDaemon, testRedis } from '../helpers.js';
 
-const prefix = uniquePrefix('verdicts');
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+const db = testRedis();
+const { redis } = db;
+const prefix = db.prefix('verdicts');
 const T0 = Date.parse('2026-11-23T08:00:00Z');
 const MIN = 60_000;
 const B = T0 + 10 * MIN; // the window opens
 const LIMIT = 5 * MIN; // evaluate.actuation.max: missed after it
 
-afterAll(async () => {
-  await cleanupPrefix(redis, prefix);
-  redis.disconnect();
-});
-
 describe('window verdicts', () => {
   it('met, late by the propagation less the lead, missed when stuck; once per pipe with three replicas', async () => {
     let clock = T0;
-    const fixtures = generateFixtures({ streamPipes: 4 });
-    const ids = [1, 2, 3].map((n) => generatedPipeIds(n).pipeId);
-    fixtures.propagation = { pipes: { [ids[0]!]: 0, [ids[1]!]: '3m', [ids[2]!]: 'never' } };
-    const cloud = await startCloud({ fixtures, port: 0, rateLimit: false, now: () => clock });
-    const { keyId, keySecret } = fixtures.apiKeys[0]!;
     const names = ['quick', 'slow', 'stuck', 'held'];
-    const pipes: PipeConfig[] = names.map((name, i) => ({
-      name,
-      ...generatedPipeIds(i + 1),
-      policy: 'peak',
-      key: 'default',
-      bounds: {},
-      // paused in the config: out of the policy's hands, no verdict counted
-      ...(name === 'held' ? { paused: 'maintenance' } : {}),
-    }));
+    const { cloud, pipes: streams, keys } = await streamCloud(() => clock, names, 'peak', [0, '3m', 'never']);
+    // paused in the config: out of the policy's hands, no verdict counted
+    const pipes = streams.map((p) => (p.name === 'held' ? { ...p, paused: 'maintenance' } : p));
     const base = testConfig({
       baseUrl: cloud.url,
       prefix,
       pipes,
-      keys: { default: { keyId, keySecret } },
-      policies: {
-        peak: policy('peak', { replicas: 2 }, [oneOff('peak', B, B + 60 * MIN, { replicas: 4 })], {
-          ...NO_BEHAVIOR,
-          scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: MIN },
-        }),
-      },
+      keys,
+      policies: { peak: peakPolicy('peak', B, MIN) },
     });
     const config: Config = {
       ...base,
@@ -78,16 +45,7 @@ describe('window verdicts', () => {
       emitter.on('outcome', (o) => {
         if (o.outcome === 'verdict') outcomes.push(o);
       });
-      const d = createDaemon({
-        config,
-        redis,
-        prefix,
-        emitter,
-        now: () => clock,
-        schedule: false,
-        watch: false,
-        workerOptions: FAST_WORKERS,
-      });
+      const d = testDaemon({ config, redis, prefix, emitter, now: () => clock });
       await d.start();
       return d;
     };
