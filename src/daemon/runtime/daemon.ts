@@ -193,6 +193,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     parkAfter: options.parkAfter ?? 3,
     stateLost: () => guard.held(),
     stateLoss: () => guard.lastLoss(),
+    verdictsGiven: new Map(),
     laneFor: (pipe) => lanes?.get(pipe.key),
     reconcileMsFor: (pipe) => reconcileMsFor(current, pipe),
     measuredActuationMs: (pipe) => (countsMeasured(current) ? actuation.actuationMs(pipe) : undefined),

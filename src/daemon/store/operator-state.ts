@@ -3,6 +3,7 @@
 // id), not its config name: a rename keeps it, a name pointed at another pipe does not inherit it.
 // An index set names every identity that has some, so state whose pipe left the config (an
 // orphan) is listed and lifted without scanning the keyspace (a Cluster scan sees one node only).
+import type { Result } from 'ioredis';
 import type { Override } from '../../policy/index.js';
 import type { RedisClient } from './redis-connection.js';
 import type { redisKeys } from './redis-keys.js';
@@ -10,6 +11,34 @@ import { z } from 'zod';
 import { keysStartingWith } from './redis-connection.js';
 import { parseStored, StoredOverride, StoredPause, storedText } from '../model/record-fields.js';
 import { refOf, type PauseFlag, type PipeIdentity, type StoredOverrideValue } from '../model/record.js';
+import { defineLua } from './lua.js';
+import { STATE_OF_MARKER } from './state-scripts.js';
+
+// An override set by the daemon (onDrift's `manual`), only while the marker KEYS[3] names the state
+// ARGV[1] the turn read (state-scripts.ts): {1, the override it replaced or ''}, {0, ''} refused.
+const OVERRIDE_IN_STATE_SCRIPT = `${STATE_OF_MARKER}
+if stateOf(KEYS[3]) ~= ARGV[1] then return {0, ''} end
+local previous = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[4])
+return {1, previous or ''}
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** OVERRIDE_IN_STATE_SCRIPT: the override's key, the operator index, the marker; the state, the
+     *  override's JSON, its expiry in ms, the pipe's identity. */
+    pipescalerOverrideInState(
+      override: string,
+      index: string,
+      marker: string,
+      state: string,
+      json: string,
+      ttlMs: string,
+      ref: string,
+    ): Result<[number, string], Context>;
+  }
+}
 
 /** Operator state whose pipe is no longer in the config. */
 export interface Orphan {
@@ -47,7 +76,9 @@ export class OperatorStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: ReturnType<typeof redisKeys>,
-  ) {}
+  ) {
+    defineLua(redis, [{ name: 'pipescalerOverrideInState', numberOfKeys: 3, lua: OVERRIDE_IN_STATE_SCRIPT }]);
+  }
 
   /** The pause that applies to a pipe: its own, or the fleet-wide one. */
   async pause(pipe: PipeIdentity): Promise<PauseFlag | null> {
@@ -97,15 +128,42 @@ export class OperatorStore {
    * (the caller's clock: Redis' own may differ from a test's).
    */
   async setOverride(pipe: PipeIdentity, override: Override, now: number): Promise<StoredOverrideValue | null> {
+    return (await this.setOverrideInState(pipe, override, now, '')).previous;
+  }
+
+  /**
+   * setOverride, with `state` (stateOfMarker of the daemon's snapshot; '' does not check) only while
+   * the marker still names it: an override the daemon sets for what it read never goes into a state
+   * Redis lost since. `set` false when refused.
+   */
+  async setOverrideInState(
+    pipe: PipeIdentity,
+    override: Override,
+    now: number,
+    state: string,
+  ): Promise<{ set: boolean; previous: StoredOverrideValue | null }> {
     const ref = refOf(pipe);
     const ttl = Math.max(1, override.until - now) + OVERRIDE_KEPT_MS;
+    if (state !== '') {
+      const json = storedText({ ...override, pipe: pipe.name });
+      const [set, previous] = await this.redis.pipescalerOverrideInState(
+        this.keys.override(ref),
+        this.keys.operatorIndex,
+        this.keys.marker,
+        state,
+        json,
+        String(ttl),
+        ref,
+      );
+      return { set: set === 1, previous: parseOverride(previous === '' ? null : previous) };
+    }
     const [[, previous] = [null, null]] =
       (await this.redis
         .multi()
         .set(this.keys.override(ref), storedText({ ...override, pipe: pipe.name }), 'PX', ttl, 'GET')
         .sadd(this.keys.operatorIndex, ref)
         .exec()) ?? [];
-    return parseOverride(typeof previous === 'string' ? previous : null);
+    return { set: true, previous: parseOverride(typeof previous === 'string' ? previous : null) };
   }
 
   /** Cancel the pipe's override; the one that was there (null: none). */

@@ -11,7 +11,7 @@ const SNAPSHOT_SCRIPT =
 // redis-guard.ts stateOfMarker gives it. Redis lost the state when it differs from the one an
 // evaluation's snapshot read: the marker gone, or written again by the replica that noticed (its
 // rebuiltAt, written when the hold ends, is the same state).
-const STATE_OF_MARKER = `
+export const STATE_OF_MARKER = `
 local function stateOf(key)
   local m = redis.call('GET', key)
   if not m then return '' end
@@ -84,13 +84,21 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 return 1
 `;
 
-// Fields ARGV[2..] of a pipe's hash, written only while the marker KEYS[2] names the state ARGV[1]
-// (what an evaluation's snapshot read): what it saw (a pause, an override, a freeze) never goes
-// into a state Redis lost since, where it would start a record that lacks the rest.
+// Fields ARGV[2..] of a hash (a pipe's, an organization's services), written only while the marker
+// KEYS[2] names the state ARGV[1] (what an evaluation's or a turn's snapshot read): what it saw (a
+// pause, an override, a freeze) or what a failed request says (its error, backoff, a service's
+// state) never goes into a state Redis lost since, where it would start a record that lacks the rest.
 const WRITE_IN_STATE_SCRIPT = `${STATE_OF_MARKER}
 if stateOf(KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
+`;
+
+// A pipe's counter (failures, authFailures, drifts) raised by one, only while the marker KEYS[2]
+// names the state ARGV[1], as WRITE_IN_STATE_SCRIPT: the new count, -1 when refused.
+const INCREMENT_IN_STATE_SCRIPT = `${STATE_OF_MARKER}
+if stateOf(KEYS[2]) ~= ARGV[1] then return -1 end
+return redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
 `;
 
 declare module 'ioredis' {
@@ -129,14 +137,17 @@ declare module 'ioredis' {
       intent: string,
       ...fieldsAndValues: string[]
     ): Result<number, Context>;
-    /** WRITE_IN_STATE_SCRIPT: the pipe's hash, the marker; the state (stateOfMarker), then field,
-     *  value pairs. 1 written, 0 refused (Redis lost that state). */
+    /** WRITE_IN_STATE_SCRIPT: the hash, the marker; the state (stateOfMarker), then field, value
+     *  pairs. 1 written, 0 refused (Redis lost that state). */
     pipescalerWriteInState(
-      pipe: string,
+      hash: string,
       marker: string,
       state: string,
       ...fieldsAndValues: string[]
     ): Result<number, Context>;
+    /** INCREMENT_IN_STATE_SCRIPT: the pipe's hash, the marker; the state, the field. The new count,
+     *  -1 refused. */
+    pipescalerIncrementInState(pipe: string, marker: string, state: string, field: string): Result<number, Context>;
     /** VERDICT_SCRIPT: the pipe's hash, the marker; open, close or exclude, the boundary, the JSON,
      *  the state the evaluation read (stateOfMarker; '' unchecked). 1 written, 0 refused. */
     pipescalerVerdict(
@@ -156,4 +167,5 @@ export const STORE_COMMANDS = [
   { name: 'pipescalerVerdict', numberOfKeys: 2, lua: VERDICT_SCRIPT },
   { name: 'pipescalerWriteIfIntent', numberOfKeys: 2, lua: WRITE_IF_INTENT_SCRIPT },
   { name: 'pipescalerWriteInState', numberOfKeys: 2, lua: WRITE_IN_STATE_SCRIPT },
+  { name: 'pipescalerIncrementInState', numberOfKeys: 2, lua: INCREMENT_IN_STATE_SCRIPT },
 ] as const;

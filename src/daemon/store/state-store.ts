@@ -92,19 +92,24 @@ export class StateStore {
     return parseStored(StoredServiceSchema, text);
   }
 
-  /** What a services list (or a 424) said of an organization's services, at `at`. */
+  /** What a services list (or a 424) said of an organization's services, at `at`. With `state`
+   *  (stateOfMarker of the turn's snapshot), only while the marker still names it: false refused. */
   async writeServices(
     organizationId: string,
     services: readonly { id: string; state: ServiceState | null }[],
     at: number,
-  ): Promise<void> {
-    if (services.length === 0) return;
-    await this.redis.hset(
-      this.keys.services(organizationId),
-      Object.fromEntries(
-        services.map((s) => [s.id.toLowerCase(), JSON.stringify({ state: s.state, at } satisfies StoredService)]),
-      ),
-    );
+    state = '',
+  ): Promise<boolean> {
+    if (services.length === 0) return true;
+    const key = this.keys.services(organizationId);
+    const entries = services.map((s): [string, string] => [
+      s.id.toLowerCase(),
+      JSON.stringify({ state: s.state, at } satisfies StoredService),
+    ]);
+    if (state !== '')
+      return (await this.redis.pipescalerWriteInState(key, this.keys.marker, state, ...entries.flat())) === 1;
+    await this.redis.hset(key, Object.fromEntries(entries));
+    return true;
   }
 
   /**
@@ -201,9 +206,12 @@ export class StateStore {
     await this.redis.del(this.keys.pipe(pipe));
   }
 
-  /** Atomic counter fields (authFailures, failures, drifts) so concurrent replicas don't lose a count. */
-  async increment(pipe: string, field: 'authFailures' | 'failures' | 'drifts'): Promise<number> {
-    return this.redis.hincrby(this.keys.pipe(pipe), field, 1);
+  /** Atomic counter fields (authFailures, failures, drifts) so concurrent replicas don't lose a count.
+   *  With `state` (stateOfMarker), only while the marker still names it: null when refused. */
+  async increment(pipe: string, field: 'authFailures' | 'failures' | 'drifts', state = ''): Promise<number | null> {
+    if (state === '') return this.redis.hincrby(this.keys.pipe(pipe), field, 1);
+    const n = await this.redis.pipescalerIncrementInState(this.keys.pipe(pipe), this.keys.marker, state, field);
+    return n < 0 ? null : n;
   }
 
   /** Parking is cleared on reload: the operator may have fixed the key. */

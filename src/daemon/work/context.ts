@@ -23,6 +23,10 @@ export interface DaemonContext {
   /** The span of the last time Redis lost the daemon's state (redis-guard.ts), or null: the window
    *  verdicts around it are judged by what reads showed since (verdicts.ts). */
   stateLoss(): StateLoss | null;
+  /** Per pipe, the newest window start this replica gave a verdict for or saw given (a record's
+   *  lastVerdict): a record Redis brings back from before it (restored from an older snapshot)
+   *  holds that start as due again, and it is not given twice (verdicts.ts). */
+  readonly verdictsGiven: Map<string, number>;
   /** Auth failures (401/403) in a row after which a pipe is parked until the next reload. */
   readonly parkAfter: number;
   laneFor(pipe: PipeConfig): KeyLane | undefined;

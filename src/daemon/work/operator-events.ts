@@ -60,15 +60,18 @@ export async function noteFreeze(
  * it, and apply the policy's onDrift rule. With hold or adoptAsFloor the hand-made values become
  * an override with reason `manual` and the new reference for drift, so the next read does not
  * find the same drift again. An operator's override in force is kept: the hand change is reverted
- * to it. Where the daemon finds a drift it calls this (turn.ts, both places).
+ * to it. Where the daemon finds a drift it calls this (turn.ts, both places). Its writes go in only
+ * while the marker names `state`, the state the turn read (state-store.ts): null, nothing written or
+ * emitted, when Redis lost it since (the drift was found against a record that is gone).
  */
 export async function handleDrift(
   ctx: DaemonContext,
   pipe: PipeConfig,
   expected: ScalingValues,
   actual: ScalingValues,
-): Promise<'revert' | 'hold' | 'adoptAsFloor'> {
-  await ctx.store.increment(pipe.name, 'drifts');
+  state = '',
+): Promise<'revert' | 'hold' | 'adoptAsFloor' | null> {
+  if ((await ctx.store.increment(pipe.name, 'drifts', state)) === null) return null;
   const policy: Policy | undefined = ctx.config().policies[pipe.policy];
   const now = ctx.now();
   const rule = policy?.behavior.onDrift?.kind ?? 'revert';
@@ -78,8 +81,8 @@ export async function handleDrift(
     const operatorInForce = current?.source === 'operator' && overrideValuesAt(current, now) !== null;
     const action = onDriftAction(policy, now, expected, actual, randomUUID());
     if (!operatorInForce && action.action === 'override') {
-      await ctx.store.operator.setOverride(pipe, action.override, now);
-      await ctx.store.write(pipe.name, { lastApplied: actual, desired: null });
+      if (!(await ctx.store.operator.setOverrideInState(pipe, action.override, now, state)).set) return null;
+      if (!(await ctx.store.write(pipe.name, { lastApplied: actual, desired: null }, state))) return null;
       result = rule;
     }
   }

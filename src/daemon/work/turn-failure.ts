@@ -6,6 +6,9 @@
 // 400/401/403/404/424 -> UnrecoverableError at once, reason recorded; 400/404/424 wait for the next reconcile read (evaluate.ts), 401/403 come back next tick;
 // 424 -> the service's state is recorded, so every pipe of it waits (turn.ts reads it again later);
 // 401/403 N times in a row -> the pipe is parked until a reload.
+// What it records goes in only while Redis' marker names the state the turn's snapshot read (one
+// script a write, state-scripts.ts): a failure answered after Redis lost that state records nothing,
+// and the job ends (the tick that notices the loss has the pipe read again).
 import { RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import { isApiError, ServiceState, type ApiError, type ScalingValues } from '../../api/index.js';
 import type { PipeConfig, Reason } from '../../policy/index.js';
@@ -45,6 +48,8 @@ export async function handleApiFailure(
   job: Job<ApplyJob>,
   pipe: PipeConfig,
   lane: KeyLane,
+  /** The state the turn's snapshot read (redis-guard.ts stateOfMarker): its writes need it still. */
+  state: string,
   err: unknown,
   outcome: ApplyOutcome | null,
   /** For reads: the code the pipe already failed with; the same refusal again is not reported again. */
@@ -56,7 +61,7 @@ export async function handleApiFailure(
   // No unit of the key's budget (spend.ts): the job waits for the key's next window, nothing failed.
   if (err instanceof RateLimitError) throw err;
   if (!isApiError(err)) {
-    await ctx.store.write(pipe.name, { lastError: { at, code: 'INTERNAL', message: String(err) } });
+    await ctx.store.write(pipe.name, { lastError: { at, code: 'INTERNAL', message: String(err) } }, state);
     throw err;
   }
   if (err.status !== undefined) ctx.emitter.emit('api:contact', { at });
@@ -69,24 +74,27 @@ export async function handleApiFailure(
     message: err.platformError ?? err.message,
     ...(err.requestId ? { requestId: err.requestId } : {}),
   };
-  await ctx.store.write(pipe.name, { lastError });
+  if (!(await ctx.store.write(pipe.name, { lastError }, state))) throw new StateLost();
   // "Service is not running. Current state: idle": every pipe of that service waits now, until a
   // services list read a reconcile period later finds it running (turn.ts).
   const serviceState =
     err.code === 'API_FAILED_DEPENDENCY'
       ? ServiceState.safeParse(/Current state: (\w+)/.exec(lastError.message)?.[1])
       : null;
-  if (serviceState?.success)
-    await ctx.store.writeServices(pipe.organizationId, [{ id: pipe.serviceId, state: serviceState.data }], at);
+  if (serviceState?.success) {
+    const services = [{ id: pipe.serviceId, state: serviceState.data }];
+    if (!(await ctx.store.writeServices(pipe.organizationId, services, at, state))) throw new StateLost();
+  }
 
   // A read whose 200 does not parse (a proxy's page, a truncated answer) may read well next time:
   // it backs off like a 5xx rather than being asked again every tick. (A change's is unsettled.)
   if (err.retriable || err.code === 'API_BAD_RESPONSE') {
     // The pipe backs off: its next attempt (this job's retry, or the next turn an evaluation
     // queues) waits from its key's window, doubling, up to its reconcile period.
-    const failures = await ctx.store.increment(pipe.name, 'failures');
+    const failures = await ctx.store.increment(pipe.name, 'failures', state);
+    if (failures === null) throw new StateLost();
     const backoff = afterCallFailure(failures, at, ctx.reconcileMsFor(pipe), lane.budget.limit.perMs);
-    await ctx.store.write(pipe.name, backoff.write);
+    if (!(await ctx.store.write(pipe.name, backoff.write, state))) throw new StateLost();
     if (failures === 1)
       ctx.emitter.emit('backoff', {
         pipe: pipe.name,
@@ -114,15 +122,25 @@ export async function handleApiFailure(
 
   if (err.code === 'API_UNAUTHORIZED' || err.code === 'API_FORBIDDEN') {
     // the parking rule is the lifecycle's (answers.ts afterFailure); the count is Redis' (atomic)
-    const after = afterFailure(lastError, await ctx.store.increment(pipe.name, 'authFailures'), ctx.parkAfter);
+    const authFailures = await ctx.store.increment(pipe.name, 'authFailures', state);
+    if (authFailures === null) throw new StateLost();
+    const after = afterFailure(lastError, authFailures, ctx.parkAfter);
     if (after.parked) {
-      await ctx.store.write(pipe.name, after.write);
+      if (!(await ctx.store.write(pipe.name, after.write, state))) throw new StateLost();
       // The log line ("pipe parked: ... fix the key and reload") is written from this event.
       ctx.emitter.emit('parked', { pipe: pipe.name, code: err.code, message: lastError.message });
     }
   }
   if (previousCode === undefined || previousCode !== err.code) report(outcome, err.code, err.requestId);
   throw new UnrecoverableError(`${err.code}: ${lastError.message}`);
+}
+
+/** Redis lost the state the turn read since its snapshot: nothing of the failure is recorded, and
+ *  the job is not retried (the tick that notices the loss has the pipe read again). */
+class StateLost extends UnrecoverableError {
+  constructor() {
+    super('state_lost: Redis lost the state this turn read; its failure is not recorded');
+  }
 }
 
 /**

@@ -189,7 +189,7 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
   if (turn.rec.failures > 0)
     ctx.emitter.emit('backoff', { pipe: pipe.name, backingOff: false, failures: turn.rec.failures });
   // counted, emitted, and kept as a `manual` override when the policy's onDrift says so
-  if (t.drift) await handleDrift(ctx, pipe, t.drift.expected, t.drift.actual);
+  if (t.drift) await handleDrift(ctx, pipe, t.drift.expected, t.drift.actual, turn.state);
 
   const next = t.next;
   if (next.then === 'read') await ctx.enqueueRead(pipe, job.data.tickAt);
@@ -318,7 +318,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     // record held before it, so that the retry sends the change again.
     if (intent && isApiError(err))
       await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled }, turn.state);
-    return handleApiFailure(ctx, job, pipe, lane, err, outcome);
+    return handleApiFailure(ctx, job, pipe, lane, turn.state, err, outcome);
   }
 }
 
@@ -382,7 +382,16 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
     return { done: 'read', why, drift: t.drift !== null };
   } catch (err) {
     // A read that keeps failing is reported once per run of failures (turn-failure.ts REPORT_AT).
-    return handleApiFailure(ctx, turn.job, pipe, lane, err, readOutcome(pipe, rec, why), rec.lastError?.code ?? null);
+    return handleApiFailure(
+      ctx,
+      turn.job,
+      pipe,
+      lane,
+      turn.state,
+      err,
+      readOutcome(pipe, rec, why),
+      rec.lastError?.code ?? null,
+    );
   }
 }
 
@@ -399,7 +408,16 @@ async function readEndpoint(turn: Turn, id: string): Promise<JobResult> {
     await carryOut(turn, afterEndpoint(rec, id, ep.result.status));
     return { done: 'read_endpoint' };
   } catch (err) {
-    return handleApiFailure(ctx, job, pipe, lane, err, readOutcome(pipe, rec, 'endpoint'), rec.lastError?.code ?? null);
+    return handleApiFailure(
+      ctx,
+      job,
+      pipe,
+      lane,
+      turn.state,
+      err,
+      readOutcome(pipe, rec, 'endpoint'),
+      rec.lastError?.code ?? null,
+    );
   }
 }
 

@@ -58,7 +58,11 @@ export async function noteVerdicts(
   const limitMs = verdictLimitMs(ctx);
   // A new record looks back one tick; a replica down for a while looks back at most the limit.
   const from = Math.max(rec.decidedAt ?? tickAt - tickIntervalMs(config.evaluate.cron), tickAt - limitMs);
-  let due = rec.verdictDue;
+  // A start given a verdict already, as this replica knows (it gave it, or a record showed it given),
+  // gets no other: a record Redis brought back from an older snapshot holds it due again.
+  const givenUpTo = Math.max(ctx.verdictsGiven.get(pipe.name) ?? -1, rec.lastVerdict?.boundary ?? -1);
+  if (givenUpTo >= 0) ctx.verdictsGiven.set(pipe.name, givenUpTo);
+  let due = rec.verdictDue !== null && rec.verdictDue.boundary <= givenUpTo ? null : rec.verdictDue;
   // what the platform last reported, until the first read: nothing to contradict a confirmation
   const reported = rec.lastReadAt === null ? undefined : rec.applied;
   const loss = ctx.stateLoss();
@@ -70,6 +74,7 @@ export async function noteVerdicts(
   const u = unsettled(rec) ? rec.unsettled : null;
   const unknown = u !== null ? { outcomeUnknown: { values: { ...rec.applied, ...u.sent }, sentAt: u.at } } : {};
   for (const start of windowStartsIn(policy, pipe.bounds, fieldsOfPipe(pipe, policy, rec.kind), from, tickAt)) {
+    if (start.boundary <= givenUpTo) continue;
     if (due !== null && due.boundary >= start.boundary) continue;
     if (due !== null)
       await give(
@@ -85,8 +90,7 @@ export async function noteVerdicts(
     const excluded = exclusionOf(decision, config.dryRun, paused);
     if (excluded !== null) {
       const verdict: StoredVerdict = { ...next, verdict: 'excluded', at: ctx.now(), reason: excluded };
-      if (await ctx.store.verdict(pipe.name, 'exclude', verdict, state))
-        ctx.emitter.emit('verdict', { pipe: pipe.name, ...verdict });
+      if (await ctx.store.verdict(pipe.name, 'exclude', verdict, state)) gave(ctx, pipe.name, verdict);
       continue;
     }
     // Refused: another replica opened it; it is due all the same (giving it is once, by script).
@@ -117,5 +121,11 @@ async function give(
   if (judged === null) return;
   const capacity = verdictCapacity(due, judged, until);
   const verdict: StoredVerdict = { ...due, ...judged, ...(capacity ?? {}), at: ctx.now() };
-  if (await ctx.store.verdict(pipe, 'close', verdict, state)) ctx.emitter.emit('verdict', { pipe, ...verdict });
+  if (await ctx.store.verdict(pipe, 'close', verdict, state)) gave(ctx, pipe, verdict);
+}
+
+/** A verdict written: emitted, and remembered as given (noteVerdicts). */
+function gave(ctx: DaemonContext, pipe: string, verdict: StoredVerdict): void {
+  ctx.verdictsGiven.set(pipe, Math.max(ctx.verdictsGiven.get(pipe) ?? -1, verdict.boundary));
+  ctx.emitter.emit('verdict', { pipe, ...verdict });
 }

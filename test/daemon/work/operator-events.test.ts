@@ -7,10 +7,9 @@
 // hand for its duration, then the policy resumes; onDrift: adoptAsFloor keeps it as the pipe's
 // minimum until the window ends (logged, counted, in the history), then the policy resumes.
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startCloud, type EmbeddedCloud } from '../../../src/cloud/index.js';
-import { createDaemon, DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daemon/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EmbeddedCloud } from '../../../src/cloud/index.js';
+import { DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daemon/index.js';
 import type { Override } from '../../../src/policy/index.js';
 import type { Config } from '../../../src/config/types.js';
 import type { Behavior, Window } from '../../../src/policy/types.js';
@@ -19,37 +18,34 @@ import { Registry, bindAuditLog, bindDaemonEvents, createLogger, createMetrics }
 import { parseScrape, sampleValue } from '../../telemetry/exposition-parse.js';
 import {
   DEMO,
-  FAST_WORKERS,
   NO_BEHAVIOR,
-  REDIS_URL,
-  cleanupPrefix,
   collect,
+  demoCloud,
   demoPipe,
   drained,
   oneOff,
   policy,
   testConfig,
-  uniquePrefix,
+  testDaemon,
+  testRedis,
   until,
 } from '../helpers.js';
+import { lossFixture } from './state-loss-fixture.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 const MIN = 60_000;
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-const prefixes: string[] = [];
+const { redis, prefix: newPrefix } = testRedis();
 let cloud: EmbeddedCloud;
 let daemons: Daemon[] = [];
 let clock = T0;
+let prefix = '';
 
 afterEach(async () => {
+  // a test of its own fixture (lossFixture) closes it itself
+  if (daemons.length === 0) return;
   for (const d of daemons) await d.stop({ timeoutMs: 2_000 });
   daemons = [];
   await cloud.close();
-});
-
-afterAll(async () => {
-  for (const p of prefixes) await cleanupPrefix(redis, p);
-  redis.disconnect();
 });
 
 async function fleet(
@@ -58,9 +54,8 @@ async function fleet(
   baseline = 2,
   windows: Window[] = [],
 ) {
-  const prefix = uniquePrefix('operator-events');
-  prefixes.push(prefix);
-  cloud = await startCloud({ fixtures: 'config/cloud.yaml', port: 0, rateLimit: false });
+  prefix = newPrefix('operator-events');
+  cloud = await demoCloud();
   clock = T0;
   const config: Config = testConfig({
     baseUrl: cloud.url,
@@ -77,18 +72,7 @@ async function fleet(
     },
   });
   const emitters = [0, 1, 2].map(() => new DaemonEmitter());
-  daemons = emitters.map((emitter) =>
-    createDaemon({
-      config,
-      redis,
-      prefix,
-      now: () => clock,
-      emitter,
-      schedule: false,
-      watch: false,
-      workerOptions: FAST_WORKERS,
-    }),
-  );
+  daemons = emitters.map((emitter) => testDaemon({ config, redis, prefix, now: () => clock, emitter }));
   for (const d of daemons) await d.start();
   const on = <K extends keyof DaemonEvents>(event: K) =>
     emitters.map((e, replica) => ({ replica, events: collect(e, event) }));
@@ -380,7 +364,7 @@ describe('onDrift: adoptAsFloor on three replicas', () => {
     expect(total('pipescaler_overrides_total', { pipe: 'orders-events', action: 'set', source: 'manual' })).toBe(1);
     expect(total('pipescaler_overrides_total', { pipe: 'orders-events', action: 'expired', source: 'manual' })).toBe(1);
     // kept in the history every replica reads
-    const history = new HistoryStore(redis, prefixes.at(-1)!);
+    const history = new HistoryStore(redis, prefix);
     const kept = async () =>
       (await history.read('orders-events')).entries
         .filter((e) => e.outcome === 'drift_found' || e.outcome === 'override')
@@ -388,5 +372,31 @@ describe('onDrift: adoptAsFloor on three replicas', () => {
         .sort();
     await until(async () => (await kept()).length >= 3, 20_000, 'the history entries');
     expect(await kept()).toEqual(['drift_found drift_adoptAsFloor', 'override expired', 'override set']);
+  });
+});
+
+describe('a drift found as Redis loses the state', () => {
+  it('the state lost right after the read that found it was written: no count, override or event in the emptied state', async () => {
+    const f = await lossFixture(redis, newPrefix('drift-loss'), {
+      start: T0,
+      boundary: T0 + 60 * MIN,
+      onDrift: { kind: 'hold', durationMs: 10 * MIN },
+      reconcileMs: MIN,
+    });
+    try {
+      const drifts = f.on('drift');
+      await f.tick(T0);
+      expect(f.replicas()).toBe(2);
+      // someone scales the pipe by hand; the read that finds it is written, then the state goes
+      f.cloud.store.pipe(f.pipe.pipeId)!.scaling.replicas = 7;
+      const loss = f.loseStateAfterAnswer();
+      for (let m = 1; m <= 5 && !loss.lost; m++) await f.tick(T0 + m * MIN);
+      expect(loss.lost).toBe(true);
+      expect(await f.record()).toEqual({});
+      expect(await f.daemon.store.operator.override(f.pipe)).toBeNull();
+      expect(drifts).toEqual([]);
+    } finally {
+      await f.close();
+    }
   });
 });

@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { DaemonEmitter, type DaemonEvents } from '../../../src/daemon/index.js';
 import type { OnDrift } from '../../../src/policy/types.js';
+import { tamperProxy } from '../tamper-proxy.js';
 import {
   NO_BEHAVIOR,
   cleanupPrefix,
@@ -36,7 +37,9 @@ export async function lossFixture(redis: Redis, prefix: string, o: LossFixtureOp
   const window = oneOff('peak', o.boundary, o.boundary + (o.windowMs ?? 3_600_000), { replicas: 4 });
   const behavior = { ...NO_BEHAVIOR, scaleUp: { ...NO_BEHAVIOR.scaleUp, leadTime: 0 }, onDrift: o.onDrift };
   const policies = { peak: policy('peak', { replicas: 2 }, [window], behavior) };
-  const config = testConfig({ baseUrl: cloud.url, prefix, pipes, keys, policies, reconcileMs: o.reconcileMs });
+  // every request goes through a proxy, so that a test can lose the state while one is on its way
+  const proxy = await tamperProxy(cloud.url);
+  const config = testConfig({ baseUrl: proxy.url, prefix, pipes, keys, policies, reconcileMs: o.reconcileMs });
   const emitter = new DaemonEmitter();
   const daemon = testDaemon({ config, redis, prefix, emitter, now: () => clock });
   await daemon.start();
@@ -66,19 +69,35 @@ export async function lossFixture(redis: Redis, prefix: string, o: LossFixtureOp
     },
     /** The state is lost right after the next write a turn makes under its intent (a read's or a
      *  change's answer) went in. */
-    loseStateAfterAnswer: (): void => {
-      let armed = true;
+    loseStateAfterAnswer: (): { lost: boolean } => {
+      const done = { lost: false };
       daemon.store.writeIfIntent = async (...args) => {
         const written = await writeIfIntent(...args);
-        if (armed && written) {
-          armed = false;
+        if (!done.lost && written) {
+          done.lost = true;
           await lose();
         }
         return written;
       };
+      return done;
+    },
+    /** The state is lost while the next scaling call (a change or a read) is on its way: after the
+     *  platform answered it, before the answer reaches the daemon; `all`: every key of the prefix. */
+    loseStateAtAnswer: (all = false): void => {
+      let armed = true;
+      proxy.tamper = async (req, upstream) => {
+        const answer = await upstream();
+        if (armed && req.method === 'PATCH') {
+          armed = false;
+          await (all ? cleanupPrefix(redis, prefix) : lose());
+        }
+        return answer;
+      };
     },
     /** Every key of the prefix goes, the queues' with them: a Redis restarted empty. */
     restartEmpty: () => cleanupPrefix(redis, prefix),
+    /** p1's record: its key, its fields. */
+    recordKey: `${prefix}:ps:pipe:p1`,
     record: () => redis.hgetall(`${prefix}:ps:pipe:p1`),
     replicas: () => replicas(0),
     now: () => clock,
@@ -89,6 +108,7 @@ export async function lossFixture(redis: Redis, prefix: string, o: LossFixtureOp
     },
     close: async () => {
       await daemon.stop({ timeoutMs: 2_000 });
+      await proxy.close();
       await cloud.close();
     },
   };

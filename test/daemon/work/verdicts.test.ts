@@ -10,6 +10,7 @@ import { DaemonEmitter, type Daemon, type DaemonEvents } from '../../../src/daem
 import type { Outcome } from '../../../src/history/index.js';
 import type { Config } from '../../../src/config/types.js';
 import { drained, peakPolicy, streamCloud, testConfig, testDaemon, testRedis } from '../helpers.js';
+import { lossFixture } from './state-loss-fixture.js';
 
 const db = testRedis();
 const { redis } = db;
@@ -108,4 +109,30 @@ describe('window verdicts', () => {
       await cloud.close();
     }
   }, 120_000);
+});
+
+describe('window verdicts after Redis is brought back with an older state', () => {
+  it('a restored due verdict already given is not given again: one verdict per start', async () => {
+    const f = await lossFixture(redis, db.prefix('verdicts-rollback'), { start: T0, boundary: B });
+    try {
+      const given = f.on('verdict');
+      const key = f.recordKey;
+      // the record as a snapshot of Redis saved before the start's verdict was given holds it
+      let saved: Record<string, string> = {};
+      let at = T0;
+      for (; given.length === 0 && at <= B + LIMIT; at += 30_000) {
+        if (at >= B) saved = await redis.hgetall(key);
+        await f.tick(at);
+      }
+      expect(given.map((v) => [v.boundary, v.verdict])).toEqual([[B, 'met']]);
+      expect(JSON.parse(saved.verdictDue ?? 'null')).toMatchObject({ boundary: B });
+      // Redis is brought back with that snapshot (its marker the same): the start is due again
+      await redis.del(key);
+      await redis.hset(key, saved);
+      for (const end = at + 3 * MIN; at <= end; at += 30_000) await f.tick(at);
+      expect(given.map((v) => [v.boundary, v.verdict])).toEqual([[B, 'met']]);
+    } finally {
+      await f.close();
+    }
+  });
 });
