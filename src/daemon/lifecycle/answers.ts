@@ -26,6 +26,17 @@ export const UNSETTLED_MS = 15 * 60_000;
 
 const NOTHING: Then = { then: 'nothing' };
 
+/**
+ * Whether what an answer at `now` shows cannot be told from a change the daemon sent before Redis
+ * lost its state (at `lostAt`, redis-guard.ts): the record was rebuilt since the loss (its first
+ * read after it, `seenAt`), and a change sent before it, whose record went with the state, may land
+ * until UNSETTLED_MS after. A difference from the reference is then adopted as the platform's
+ * values, never drift: the daemon's own change is never drift, nor kept as a change made by hand.
+ */
+export function driftUnknowable(rec: PipeRecord, now: number, lostAt: number | null | undefined): boolean {
+  return lostAt != null && rec.seenAt !== null && rec.seenAt >= lostAt && now - lostAt <= UNSETTLED_MS;
+}
+
 export interface ReadContext {
   readonly ref: string;
   /** The key's reads go round continuously (its period stretched to its read share). */
@@ -33,6 +44,8 @@ export interface ReadContext {
   readonly dryRun: boolean;
   /** When confirmation reads go and the limit (confirmation.ts confirmTiming). */
   readonly timing: ConfirmTiming;
+  /** When Redis last lost the daemon's state, if it did (driftUnknowable). */
+  readonly lostAt?: number | null;
 }
 
 /** A read's answer: the pipe as the platform has it now. */
@@ -88,7 +101,9 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
         )
       : null;
   const confirming = adopted ?? (check ? check.next : c);
-  const drift = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
+  const found = !contact && answer.kind && expected ? driftOf(answer.kind, expected, applied) : null;
+  const adoptedAfterLoss = found !== null && driftUnknowable(rec, now, ctx.lostAt);
+  const drift = adoptedAfterLoss ? null : found;
   const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
   const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
   // ours on its way at this read: the change being confirmed, and one of unknown outcome
@@ -126,6 +141,8 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
       : u !== null && now - u.at > UNSETTLED_MS
         ? { unsettled: null }
         : {}),
+    // what it shows is the reference from now on, as a first contact's would be
+    ...(adoptedAfterLoss ? { lastApplied: applied } : {}),
     ...(confirmed !== rec.confirmed ? { confirmed } : {}),
     ...(adopted !== null || check !== null ? { confirming } : {}),
   };
@@ -223,6 +240,8 @@ export interface SendContext {
   /** When the request went out (actuation latency counts from the first send of a target). */
   readonly sentAt: number;
   readonly timing: ConfirmTiming;
+  /** When Redis last lost the daemon's state, if it did (driftUnknowable). */
+  readonly lostAt?: number | null;
 }
 
 /** A change's answer: the pipe as the platform holds it now, which may still be its old values
@@ -249,7 +268,9 @@ export function afterSentChange(
   const notSent = rec.lastApplied
     ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in sending.target)))
     : null;
-  const drift = kind && notSent ? driftOf(kind, notSent, applied) : null;
+  const found = kind && notSent ? driftOf(kind, notSent, applied) : null;
+  // the fields not sent are taken as shown (lastApplied below) either way
+  const drift = found !== null && driftUnknowable(rec, now, send.lostAt) ? null : found;
   const prev = rec.confirming;
   const change: ConfirmationChange | undefined = inForce
     ? {

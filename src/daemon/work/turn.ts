@@ -281,7 +281,12 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     });
     if (res.envelopeIssue)
       ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
-    const t = afterSentChange(rec, answerOf(res.result), body, now, { ref: refOf(pipe), sentAt, timing: turn.timing });
+    const t = afterSentChange(rec, answerOf(res.result), body, now, {
+      ref: refOf(pipe),
+      sentAt,
+      timing: turn.timing,
+      lostAt: ctx.stateLoss()?.from,
+    });
     const applied = t.write.applied ?? rec.applied;
     // The answer goes in while the record still names this change's intent, whatever became of
     // the job's lock. Refused: once the request's time ran out another attempt settled the change
@@ -374,6 +379,7 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
       continuousReads: readDueAfterMs(config, pipe) === 0,
       dryRun: config.dryRun,
       timing: turn.timing,
+      lostAt: ctx.stateLoss()?.from,
     });
     // what another attempt sent or recorded since the snapshot is newer than this read's account
     if (!(await carryOut(turn, t))) return { done: 'read', why, drift: false };
