@@ -55,6 +55,9 @@ export interface CallOptions {
   retry?: false;
   /** Sent as Idempotency-Key; the same on every retry. The scaling PATCH gets a fresh uuid otherwise. */
   idempotencyKey?: string;
+  /** Called right before each attempt's first byte is written to its connection: a throw ends the
+   *  call with what was thrown, the request unsent (a caller whose permission to send has a deadline). */
+  beforeSend?: () => void;
 }
 
 /** Path parameters by name; any other member becomes a (repeated) query parameter. */
@@ -191,6 +194,7 @@ export class ApiClient {
           timeoutMs: this.#timeoutMs,
           signal: opts.signal,
           maxBytes: this.#maxResponseBytes,
+          beforeSend: opts.beforeSend,
         });
         const parsed = parseResponse(raw, { operation, route, schema: def.response });
         const envelope = parsed.envelope as { requestId: string; result?: unknown };

@@ -54,6 +54,9 @@ export interface Attempt {
   signal: AbortSignal | undefined;
   /** A larger body fails API_BAD_RESPONSE without being buffered. Default DEFAULT_MAX_RESPONSE_BYTES. */
   maxBytes?: number;
+  /** Called right before the request's first byte is written (connected): a throw ends it unsent,
+   *  and the attempt rejects with what was thrown, as is. */
+  beforeSend?: (() => void) | undefined;
 }
 
 /**
@@ -76,7 +79,11 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
     if (body) body.destroy();
     else expire(new Error('attempt timed out'));
   }, a.timeoutMs);
-  const pending = a.dispatcher.request({
+  let refusal: { readonly err: unknown } | undefined;
+  const dispatcher = a.beforeSend
+    ? checkedBeforeSend(a.dispatcher, a.beforeSend, (err) => (refusal = { err }))
+    : a.dispatcher;
+  const pending = dispatcher.request({
     origin: a.origin,
     path: a.path,
     method: a.method,
@@ -108,6 +115,7 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
     return { status: res.statusCode, headers: res.headers, text };
   } catch (err) {
     if (err instanceof ApiError) throw err;
+    if (refusal) throw refusal.err;
     // A late answer is dropped: destroyed before its end, undici's body emits an error of its own.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the timer's callback sets both; flow analysis does not see a closure's writes
     if (timedOut && !body)
@@ -119,6 +127,55 @@ export async function sendOnce(a: Attempt): Promise<RawResponse> {
     throw transportError(err, { operation: a.operation, timedOut, timeoutMs: a.timeoutMs });
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * The dispatcher with `check` run right before each request's first byte is written: undici calls
+ * a handler's onRequestStart once the request has its connection, and writes it in the same tick
+ * unless the request was aborted by then. A throw aborts it unsent (nothing reached the server)
+ * and goes to `refused`.
+ */
+function checkedBeforeSend(dispatcher: Dispatcher, check: () => void, refused: (err: unknown) => void): Dispatcher {
+  return dispatcher.compose((dispatch) => (opts, handler) => dispatch(opts, new CheckedStart(handler, check, refused)));
+}
+
+class CheckedStart implements Dispatcher.DispatchHandler {
+  constructor(
+    private readonly inner: Dispatcher.DispatchHandler,
+    private readonly check: () => void,
+    private readonly refused: (err: unknown) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    try {
+      this.check();
+    } catch (err) {
+      this.refused(err);
+      controller.abort(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    this.inner.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestUpgrade']>>): void {
+    this.inner.onRequestUpgrade?.(...args);
+  }
+
+  onResponseStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>): void {
+    this.inner.onResponseStart?.(...args);
+  }
+
+  onResponseData(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseData']>>): void {
+    this.inner.onResponseData?.(...args);
+  }
+
+  onResponseEnd(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseEnd']>>): void {
+    this.inner.onResponseEnd?.(...args);
+  }
+
+  onResponseError(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseError']>>): void {
+    this.inner.onResponseError?.(...args);
   }
 }
 

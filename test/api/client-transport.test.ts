@@ -90,6 +90,32 @@ describe('ApiClient: requests on the wire', () => {
     expect(JSON.parse(req?.body ?? '')).toEqual({ replicas: 3 });
   });
 
+  it('calls beforeSend right before writing: a throw ends the call with it, nothing sent; the next call goes out', async () => {
+    const h = await harness([ok(pipe())]);
+    class TooLate extends Error {}
+    const refused = await h.client
+      .scalePipe(
+        REF,
+        { replicas: 3 },
+        {
+          beforeSend: () => {
+            throw new TooLate('too late');
+          },
+        },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(refused).toBeInstanceOf(TooLate);
+    expect(h.server.requests).toEqual([]);
+    let checks = 0;
+    const res = await h.client.scalePipe(REF, { replicas: 3 }, { beforeSend: () => void (checks += 1) });
+    expect(res.status).toBe(200);
+    expect(checks).toBe(1);
+    expect(h.server.requests).toHaveLength(1);
+  });
+
   it('repeats the filter query parameter, keeps a base URL path prefix, and sends no body on a GET', async () => {
     server = await rawServer([ok([])]);
     client = new ApiClient({ baseUrl: `${server.url}/gateway/`, keyId: 'key-1', keySecret: SECRET });

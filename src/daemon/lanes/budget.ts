@@ -55,7 +55,8 @@ declare module 'ioredis' {
     ): Result<number, Context>;
     /** SEND: TAKE's arguments, then the instant the unit was taken: the unit's request goes out now.
      *  [0, the instant of the unit sent (its own, or a unit of the window in force taken instead of
-     *  a stale one)] or [the ms to wait, the instant]. */
+     *  a stale one), the ms from now within which its request must be written] or [the ms to wait,
+     *  the instant, 0]. */
     pipescalerBudgetSend(
       key: string,
       requests: number,
@@ -66,7 +67,7 @@ declare module 'ioredis' {
       read: '0' | '1',
       now: number | '',
       takenAt: number,
-    ): Result<[number, number], Context>;
+    ): Result<[number, number, number], Context>;
   }
 }
 
@@ -185,7 +186,11 @@ return take(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]
 // within the margin (the request may reach the platform after the window ended and count in the
 // next, which our count would not hold): a stale unit is not sent on its window's count; it takes
 // a unit of the window in force instead (take(): it may open one, or wait, and a read spends a
-// credit again), and that unit goes now. Returns {0, the instant of the unit sent} or take()'s
+// credit again), and that unit goes now. The mark holds only if the request is written to the
+// connection by the margin before the window's earliest end (as it stands after the mark): the
+// script returns the ms left until then, and a request not written within them is not written at
+// all (spend.ts: its process was too slow to go on, it would reach the platform after the window
+// ended). Returns {0, the instant of the unit sent, the ms it must be written within} or take()'s
 // wait.
 const SEND = `
 ${now(7)}${TAKE_FN}
@@ -193,13 +198,17 @@ local win = tonumber(ARGV[2])
 local margin = tonumber(ARGV[3])
 local after = tonumber(ARGV[4])
 local taken = tonumber(ARGV[8])
-local function mark()
+local function mark(unit)
   local m = redis.call('HMGET', KEYS[1], 'end', 'early', 'sent')
-  if tonumber(m[3]) then return end
   local e = tonumber(m[1]) or 0
   local early = tonumber(m[2]) or e
-  redis.call('HSET', KEYS[1], 'end', math.max(e, now + win), 'early', math.max(early, now + win), 'sent', now)
-  redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
+  if not tonumber(m[3]) then
+    e = math.max(e, now + win)
+    early = math.max(early, now + win)
+    redis.call('HSET', KEYS[1], 'end', e, 'early', early, 'sent', now)
+    redis.call('PEXPIRE', KEYS[1], ${KEPT_MS})
+  end
+  return {0, unit, early - margin - now}
 end
 local h = redis.call('HMGET', KEYS[1], 'end', 'early', 'start', 'sent')
 local e = tonumber(h[1])
@@ -207,13 +216,12 @@ if e then
   local early = tonumber(h[2]) or e
   local first = tonumber(h[4])
   if taken >= (tonumber(h[3]) or 0) and now < e + after and (not first or now < early - margin) then
-    mark()
-    return {0, taken}
+    return mark(taken)
   end
 end
 local r = take(KEYS[1], now, tonumber(ARGV[1]), win, margin, after, tonumber(ARGV[5]), ARGV[6] == '1')
-if r[1] == 0 then mark() end
-return r
+if r[1] == 0 then return mark(r[2]) end
+return {r[1], r[2], 0}
 `;
 
 // KEYS[1]; ARGV remaining (-1 unknown), reset ms (-1 unknown), limit, window ms, 1 for a 429, the
@@ -272,6 +280,12 @@ export interface BudgetTake {
   readonly at: number;
 }
 
+/** A send's result: as a take's, and when `waitMs` is 0 the instant (on the budget's own clock,
+ *  `KeyBudget.localNow()`) by which its request must be written, or not at all. */
+export interface BudgetSend extends BudgetTake {
+  readonly writeBy: number;
+}
+
 export interface BudgetAnswer {
   readonly remaining?: number | undefined;
   readonly resetSeconds?: number | undefined;
@@ -322,11 +336,30 @@ export class KeyBudget {
    * window, where the platform's window ends. A stale unit (its window over, or within the
    * margin of its end with a request gone) is not sent on that window's count: a unit of the window
    * in force is taken instead, the same kind. waitMs 0: send now and observe the answer with `at`
-   * (the unit's, or the one taken instead); else no request: wait as take() says.
+   * (the unit's, or the one taken instead), provided the request is written by `writeBy`
+   * (`inTime()`: checked right before its first byte is written); else no request: wait as take()
+   * says.
    */
-  async send(takenAt: number, kind: 'change' | 'read' = 'change'): Promise<BudgetTake> {
-    const [waitMs, at] = await this.redis.pipescalerBudgetSend(this.key, ...this.unitArgs(kind), takenAt);
-    return { waitMs, at };
+  async send(takenAt: number, kind: 'change' | 'read' = 'change'): Promise<BudgetSend> {
+    // Read before the script runs, so the time from here to the write bounds the time from the mark
+    // (in Redis, later) to the write.
+    const asked = this.localNow();
+    const [waitMs, at, writeWithinMs] = await this.redis.pipescalerBudgetSend(
+      this.key,
+      ...this.unitArgs(kind),
+      takenAt,
+    );
+    return { waitMs, at, writeBy: asked + writeWithinMs };
+  }
+
+  /** The budget's own clock for a send's `writeBy`: the test clock, else the process' monotonic one. */
+  localNow(): number {
+    return this.clock?.() ?? performance.now();
+  }
+
+  /** The request of this send may still be written: its window will not be over when it arrives. */
+  inTime(unit: BudgetSend): boolean {
+    return unit.waitMs === 0 && this.localNow() <= unit.writeBy;
   }
 
   /** What the answer to the request of the unit taken at `takenAt` said of the platform's window

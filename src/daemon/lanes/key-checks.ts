@@ -17,7 +17,8 @@ import type { Config } from '../../config/index.js';
 import type { DaemonEmitter } from '../model/events.js';
 import type { DaemonLogger } from '../model/logger.js';
 import type { StateStore } from '../store/state-store.js';
-import type { BudgetTake } from './budget.js';
+import type { BudgetSend } from './budget.js';
+import { UnitExpired, writeCheck } from './spend.js';
 import type { KeyLane } from './lane.js';
 
 export const DEFAULT_CHECK_EVERY_MS = 60_000;
@@ -191,25 +192,30 @@ export class KeyChecks {
   async check(lane: KeyLane, organizationId: string): Promise<CheckResult> {
     const { ctx } = this.o;
     const key = lane.keyName;
-    let unit: BudgetTake;
+    let unit: BudgetSend;
     try {
-      unit = await lane.budget.take('read');
+      const taken = await lane.budget.take('read');
       // the list goes out now: marked as sent (a stale unit exchanged, or none: skipped)
-      if (unit.waitMs === 0) unit = await lane.budget.send(unit.at, 'read');
+      unit = taken.waitMs === 0 ? await lane.budget.send(taken.at, 'read') : { ...taken, writeBy: -Infinity };
     } catch (err) {
       // Redis did not answer the budget: no request goes out.
       ctx.logger.debug({ key, err: (err as Error).message }, 'API key check skipped: its budget could not be read');
-      unit = { waitMs: 1, at: 0 };
+      unit = { waitMs: 1, at: 0, writeBy: -Infinity };
     }
-    const result = unit.waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId, unit.at);
+    const result = unit.waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId, unit);
     ctx.emitter.emit('api:check', { key, result });
     return result;
   }
 
-  async #list(lane: KeyLane, organizationId: string, takenAt: number): Promise<CheckResult> {
+  async #list(lane: KeyLane, organizationId: string, unit: BudgetSend): Promise<CheckResult> {
     const { ctx } = this.o;
+    const takenAt = unit.at;
     try {
-      const res = await lane.client.listServices(organizationId, undefined, { retry: false });
+      // written only while the budget's mark holds (spend.ts UnitExpired), else skipped
+      const res = await lane.client.listServices(organizationId, undefined, {
+        retry: false,
+        beforeSend: writeCheck(lane.budget, unit),
+      });
       ctx.emitter.emit('api:contact', { at: ctx.now() });
       await lane.budget.observe(takenAt, res.rateLimit).catch(() => {});
       await ctx.store
@@ -221,6 +227,7 @@ export class KeyChecks {
         .catch(() => {});
       return 'ok';
     } catch (err) {
+      if (err instanceof UnitExpired) return 'no_budget';
       if (!isApiError(err)) {
         ctx.logger.debug({ key: lane.keyName, err: (err as Error).message }, 'API key check failed');
         return 'failed';

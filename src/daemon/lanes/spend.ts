@@ -2,12 +2,14 @@
 // key's queue waits for the next window, the job back in its place with its priority and no
 // attempt spent), then the send's mark (the window's first send moves its end, where the
 // platform's window, which starts at the first request it receives, ends; a unit whose window is
-// over by then takes one of the window in force, or the queue waits), then the call, then what its
-// answer said of the platform's window, given with the unit's instant so that the budget knows
-// which window the answer belongs to.
+// over by then takes one of the window in force, or the queue waits), then the call, written only
+// while the mark holds (a process too busy to write it in time sends nothing: the job goes back to
+// its place, UnitExpired), then what its answer said of the platform's window, given with the
+// unit's instant so that the budget knows which window the answer belongs to.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimitError, type Queue } from 'bullmq';
 import { isApiError } from '../../api/index.js';
+import type { BudgetSend } from './budget.js';
 import type { KeyLane } from './lane.js';
 import type { RedisClient } from '../store/redis-connection.js';
 
@@ -21,21 +23,37 @@ export const ARMED_WAIT_MS = 40;
  *  waiting (ARMED_WAIT_MS) when the window opens. */
 export const ARMED_LEAD_MS = 20;
 
+/**
+ * The request of a unit was not written by its `writeBy` (the process busy between the budget's
+ * mark and the write: a reload parsing a large config, a stall): it would reach the platform after
+ * the window it was counted in, and count in the next, which the budget may grant whole. Nothing
+ * went out; the unit is spent. A RateLimitError: the job goes back to its place in the queue, its
+ * attempts untouched, and takes a unit again.
+ */
+export class UnitExpired extends RateLimitError {}
+
+/** The check a request of `unit` makes right before it is written (CallOptions.beforeSend): its
+ *  mark still holds, or UnitExpired and nothing goes out. */
+export function writeCheck(budget: KeyLane['budget'], unit: BudgetSend): () => void {
+  return () => {
+    if (!budget.inTime(unit)) throw new UnitExpired();
+  };
+}
+
 export async function spend<
   T extends { readonly rateLimit?: { readonly remaining?: number; readonly resetSeconds?: number } | undefined },
->(lane: KeyLane, call: () => Promise<T>, opts: { read?: boolean } = {}): Promise<T> {
+>(lane: KeyLane, call: (beforeSend: () => void) => Promise<T>, opts: { read?: boolean } = {}): Promise<T> {
   const kind = opts.read ? 'read' : 'change';
-  let unit = await lane.budget.take(kind);
+  let taken = await lane.budget.take(kind);
   // At most twice: a window another turn (or replica) filled meanwhile goes to the queue's wait.
-  for (let i = 0; i < 2 && unit.waitMs > 0 && unit.waitMs <= ARMED_WAIT_MS; i++) {
-    await sleep(unit.waitMs);
-    unit = await lane.budget.take(kind);
+  for (let i = 0; i < 2 && taken.waitMs > 0 && taken.waitMs <= ARMED_WAIT_MS; i++) {
+    await sleep(taken.waitMs);
+    taken = await lane.budget.take(kind);
   }
-  if (unit.waitMs === 0) {
-    // The request goes out now, whatever time passed since the take: the budget learns of the send
-    // (the window's first moves its end) and a stale unit is exchanged for one of the window in force.
-    unit = await lane.budget.send(unit.at, kind);
-  }
+  // The request goes out now, whatever time passed since the take: the budget learns of the send
+  // (the window's first moves its end) and a stale unit is exchanged for one of the window in force.
+  const unit: BudgetSend =
+    taken.waitMs === 0 ? await lane.budget.send(taken.at, kind) : { ...taken, writeBy: -Infinity };
   const { waitMs, at } = unit;
   if (waitMs !== 0) {
     // No unit (positive), or the key's read share spent until its next credit (negative: at most
@@ -49,7 +67,7 @@ export async function spend<
   }
   let res: T;
   try {
-    res = await call();
+    res = await call(writeCheck(lane.budget, unit));
   } catch (err) {
     if (isApiError(err)) await lane.budget.observe(at, err.rateLimit, err.code === 'API_RATE_LIMITED').catch(() => {});
     throw err;

@@ -49,7 +49,9 @@ export class ServiceLists {
     const { ctx } = this;
     const states = new Map<string, ServiceState | null>();
     try {
-      const res = await spend(lane, () => lane.client.listServices(pipe.organizationId, undefined, { retry: false }));
+      const res = await spend(lane, (beforeSend) =>
+        lane.client.listServices(pipe.organizationId, undefined, { retry: false, beforeSend }),
+      );
       ctx.emitter.emit('api:contact', { at: ctx.now() });
       for (const s of res.result) states.set(s.id.toLowerCase(), s.state ?? null);
     } catch (err) {

@@ -23,7 +23,7 @@ import { sameValues } from '../model/scaling-values.js';
 import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
 import { handleDrift } from './operator-events.js';
-import { spend } from '../lanes/spend.js';
+import { spend, UnitExpired } from '../lanes/spend.js';
 import { IN_FLIGHT, intentOf, newIntent, replacedUnknown, unknownAfter } from '../lifecycle/unsettled.js';
 import { refOf, type PipeRecord, type Unsettled } from '../model/record.js';
 import { type KeyLane } from '../lanes/lane.js';
@@ -252,7 +252,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
   const sending: { intent?: Unsettled } = {};
   try {
     let sentAt = ctx.now();
-    const res = await spend(lane, async () => {
+    const res = await spend(lane, async (beforeSend) => {
       sentAt = ctx.now();
       const intent = newIntent(rec, {
         sent: body,
@@ -267,7 +267,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
         throw new IntentTaken();
       sending.intent = intent;
       reportReplaced(turn, replacedUnknown(rec, idempotencyKey));
-      return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false });
+      return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false, beforeSend });
     });
     // stored before the request went out (its id is always there)
     const intentId = sending.intent?.id ?? '';
@@ -319,9 +319,9 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     if (err instanceof IntentTaken) return { done: 'nothing', step: 'wait', reason: 'sending' };
     const intent = sending.intent;
     if (intent && isApiError(err) && err.outcomeUnknown) return unsettle(turn, intent, err);
-    // Answered (4xx, 5xx, 429) or never sent: not carried out. The intent gives way to what the
-    // record held before it, so that the retry sends the change again.
-    if (intent && isApiError(err))
+    // Answered (4xx, 5xx, 429) or never sent (its unit expired before the write): not carried out.
+    // The intent gives way to what the record held before it, so that the retry sends the change again.
+    if (intent && (isApiError(err) || err instanceof UnitExpired))
       await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled }, turn.state);
     return handleApiFailure(ctx, job, pipe, lane, turn.state, err, outcome);
   }
@@ -367,7 +367,7 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
     // budget, queued behind every change (queues.ts priorities): the slots the changes leave free,
     // as the lead plan counts it (lead-schedule.ts); a first contact or a read that settles a change
     // of unknown outcome is what the pipe's next change waits for.
-    const res = await spend(lane, () => lane.client.scalePipe(ids(pipe), {}, { retry: false }), {
+    const res = await spend(lane, (beforeSend) => lane.client.scalePipe(ids(pipe), {}, { retry: false, beforeSend }), {
       read: why === 'reconcile',
     });
     ctx.emitter.emit('api:contact', { at: ctx.now() });
@@ -404,10 +404,10 @@ async function read(turn: Turn, why: ReadWhy): Promise<JobResult> {
 async function readEndpoint(turn: Turn, id: string): Promise<JobResult> {
   const { ctx, job, pipe, lane, rec } = turn;
   try {
-    const ep = await spend(lane, () =>
+    const ep = await spend(lane, (beforeSend) =>
       lane.client.getReversePrivateEndpoint(
         { organizationId: pipe.organizationId, serviceId: pipe.serviceId, reversePrivateEndpointId: id },
-        { retry: false },
+        { retry: false, beforeSend },
       ),
     );
     ctx.emitter.emit('api:contact', { at: ctx.now() });

@@ -2,8 +2,9 @@
 // embedded cloud's limiter) over random interleavings of takes, sends, arrivals and answers: a
 // unit's request goes out at once or later (up to a window and a half: the unit waited, the
 // process was slow), marked as sent as the daemon's spend() does (a stale unit exchanged for one of
-// the window in force, or no request), and reaches the platform 0-90 ms after its send (under the
-// budget's margins, 100 ms at 10 s); its answer comes back at once, late, or windows later, in any
+// the window in force, or no request), is written to the connection at once or later still (the
+// process busy between the mark and the write: up to three windows), and reaches the platform 0-90 ms
+// after its write (under the budget's margins, 100 ms at 10 s); its answer comes back at once, late, or windows later, in any
 // order; two replicas take from the same key; now and then Redis loses the budget's hash (a wipe),
 // and the take after it comes from a replica that heard of the window (the other may have opened a
 // later one since) or from one that heard nothing (a new replica); a unit is sent by the replica
@@ -16,13 +17,14 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FixedWindowLimiter } from '../../../src/cloud/rate-limit.js';
-import { KeyBudget } from '../../../src/daemon/lanes/budget.js';
+import { KeyBudget, type BudgetSend } from '../../../src/daemon/lanes/budget.js';
 import { REDIS_URL, cleanupPrefix, uniquePrefix } from '../helpers.js';
 
 const SEED = Number(process.env.PIPESCALER_BUDGET_SEED ?? 20261127);
 const RUNS = Number(process.env.PIPESCALER_BUDGET_RUNS ?? 250);
 const LIMIT = { requests: 10, perMs: 10_000 };
-/** A request's way to the platform at most: under the margins (100 ms), less the Reset's rounding. */
+/** A request's way to the platform from its write at most: under the margins (100 ms), less the
+ *  Reset's rounding. */
 const TO_PLATFORM_MS = 90;
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 
@@ -36,8 +38,8 @@ afterAll(async () => {
 });
 
 /** One attempt to send: after `gap` ms (or the wait the budget named last), a take; if granted, its
- *  request goes out `late` ms later, reaches the platform `toPlatform` ms after that and its answer
- *  is observed `back` ms after. */
+ *  request is marked as sent `late` ms later, written `hold` ms after its mark, reaches the platform
+ *  `toPlatform` ms after that and its answer is observed `back` ms after. */
 interface Attempt {
   readonly gap: number | 'told';
   /** Which of the two replicas takes. */
@@ -46,6 +48,7 @@ interface Attempt {
   readonly wipe: 'none' | 'this' | 'new';
   readonly read: boolean;
   readonly late: number;
+  readonly hold: number;
   readonly toPlatform: number;
   readonly back: number;
 }
@@ -70,6 +73,11 @@ const attempt: fc.Arbitrary<Attempt> = fc.record({
     { arbitrary: fc.integer({ min: 1, max: 300 }), weight: 2 },
     { arbitrary: fc.integer({ min: 300, max: 15_000 }), weight: 2 }, // past its window's end, maybe
   ),
+  hold: fc.oneof(
+    { arbitrary: fc.constant(0), weight: 6 }, // written as marked
+    { arbitrary: fc.integer({ min: 1, max: 300 }), weight: 2 },
+    { arbitrary: fc.integer({ min: 300, max: 30_000 }), weight: 1 }, // the process stalled
+  ),
   toPlatform: fc.integer({ min: 0, max: TO_PLATFORM_MS }),
   back: fc.oneof(
     { arbitrary: fc.integer({ min: 0, max: 20 }), weight: 3 }, // in time
@@ -86,6 +94,16 @@ type Event =
       readonly by: KeyBudget;
       readonly takenAt: number;
       readonly read: boolean;
+      readonly hold: number;
+      readonly toPlatform: number;
+      readonly back: number;
+    }
+  | {
+      readonly at: number;
+      readonly seq: number;
+      readonly kind: 'write';
+      readonly by: KeyBudget;
+      readonly unit: BudgetSend;
       readonly toPlatform: number;
       readonly back: number;
     }
@@ -120,6 +138,7 @@ async function play(attempts: readonly Attempt[]) {
   let told = 0;
   let wipes = 0;
   let exchanged = 0;
+  let expired = 0;
   const seen = [T0];
   /** Every send, arrival and answer due by `until`, in the order of their instants, each at its instant. */
   const runUntil = async (until: number) => {
@@ -135,11 +154,27 @@ async function play(attempts: readonly Attempt[]) {
         if (go.waitMs !== 0) continue;
         if (go.at !== next.takenAt) exchanged += 1;
         events.push({
+          at: next.at + next.hold,
+          seq: seq++,
+          kind: 'write',
+          by: next.by,
+          unit: go,
+          toPlatform: next.toPlatform,
+          back: next.back,
+        });
+      } else if (next.kind === 'write') {
+        // checked right before the first byte is written, as the daemon's client does: a request
+        // whose window may be over by its arrival is not written (its turn takes a unit again)
+        if (!next.by.inTime(next.unit)) {
+          expired += 1;
+          continue;
+        }
+        events.push({
           at: next.at + next.toPlatform,
           seq: seq++,
           kind: 'arrive',
           by: next.by,
-          takenAt: go.at,
+          takenAt: next.unit.at,
           back: next.back,
         });
       } else if (next.kind === 'arrive') {
@@ -187,6 +222,7 @@ async function play(attempts: readonly Attempt[]) {
       by: budget,
       takenAt: at,
       read: a.read,
+      hold: a.hold,
       toPlatform: a.toPlatform,
       back: a.back,
     });
@@ -195,19 +231,21 @@ async function play(attempts: readonly Attempt[]) {
   // Every answer in (the last one late by up to its Reset, a window): a unit a window later.
   clock.now = Math.max(clock.now, ...seen) + LIMIT.perMs + 2 * 100;
   const after = await replicas[0]!.take();
-  return { refused, wipes, granted, exchanged, stuck: after.waitMs !== 0 };
+  return { refused, wipes, granted, exchanged, expired, stuck: after.waitMs !== 0 };
 }
 
 describe("the key's budget against the platform's fixed window", () => {
-  it('never lets more than the limit reach the platform in one of its windows, whatever the lateness of the sends, the order and lateness of the answers and the wipes', async () => {
+  it('never lets more than the limit reach the platform in one of its windows, whatever the lateness of the sends and of their writes, the order and lateness of the answers and the wipes', async () => {
     let granted = 0;
     let attempted = 0;
     let exchanged = 0;
+    let expired = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(attempt, { minLength: 20, maxLength: 80, size: 'max' }), async (attempts) => {
         const r = await play(attempts);
         granted += r.granted;
         exchanged += r.exchanged;
+        expired += r.expired;
         attempted += attempts.length;
         expect(r.refused).toEqual([]);
         expect(r.stuck).toBe(false);
@@ -218,5 +256,7 @@ describe("the key's budget against the platform's fixed window", () => {
     expect(granted / attempted).toBeGreaterThan(0.3);
     // and units whose window was over by their send went on one of the window in force
     expect(exchanged).toBeGreaterThan(0);
+    // and requests written too late after their mark were held back
+    expect(expired).toBeGreaterThan(0);
   }, 60_000);
 });

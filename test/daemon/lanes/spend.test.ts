@@ -107,8 +107,11 @@ describe('a request that goes out after its unit was taken', () => {
     const queue = { rateLimit: async () => {}, toKey: (s: string) => `${prefix}:late${k}:${s}` };
     const lane = { keyName: 'default', keyId: 'k', queue, budget } as unknown as KeyLane;
     /** One turn's request through spend(): true when it reached the platform. */
-    const request = (by: KeyLane = lane) =>
-      spend(by, async () => {
+    const request = (by: KeyLane = lane, busy: (() => Promise<void>) | null = null) =>
+      spend(by, async (beforeSend) => {
+        // the process busy between the budget's mark and the write, then the client's check
+        await busy?.();
+        beforeSend();
         if (!platform.take('key')!.allowed) refused.push(clock.now - T0);
         return {};
       }).then(
@@ -134,7 +137,15 @@ describe('a request that goes out after its unit was taken', () => {
       budget.onTake = null;
       return { turns, open };
     };
-    return { clock, budget, lane, request, held, refused };
+    /** Another replica's lane on the same key's budget. */
+    const otherLane = () =>
+      ({
+        keyName: 'default',
+        keyId: 'k',
+        queue: { rateLimit: async () => {}, toKey: (s: string) => `${prefix}:other${k}:${s}` },
+        budget: new KeyBudget(clocked, key, LIMIT, () => clock.now),
+      }) as unknown as KeyLane;
+    return { clock, budget, lane, request, held, refused, otherLane };
   };
 
   it("the window's first request counts the platform's window from its send: units taken at +0, sent at +3 s, none more at +10.5 s", async () => {
@@ -168,6 +179,32 @@ describe('a request that goes out after its unit was taken', () => {
     clock.now = T0 + 10_300;
     open();
     expect(await Promise.all(turns)).toEqual([false]);
+    expect(refused).toEqual([]);
+  });
+
+  it("a request marked near its window's end and written after it ended (the process stalled) is not written: 10 per platform window, not 19", async () => {
+    const { clock, lane, request, refused, otherLane } = await setup();
+    // the window opens at +0 with one request, which moves its end to +10 s
+    expect(await request()).toBe(true);
+    // at +9.85 s, before the margin, nine more are marked; their process stalls until +10.15 s
+    clock.now = T0 + 9_850;
+    let resume!: () => void;
+    const stall = new Promise<void>((r) => (resume = r));
+    let marked = 0;
+    const late = Array.from({ length: 9 }, () =>
+      request(lane, () => {
+        marked += 1;
+        return stall;
+      }),
+    );
+    await until(() => marked === 9, 2_000, 'nine units marked');
+    // meanwhile another replica opens the next window at +10.15 s and sends ten at once
+    clock.now = T0 + 10_150;
+    const other = otherLane();
+    for (let i = 0; i < 10; i++) expect(await request(other), `request ${i} of the next window`).toBe(true);
+    resume();
+    // the nine would have reached the platform in its new window, after the ten: held back instead
+    expect(await Promise.all(late)).toEqual(Array(9).fill(false));
     expect(refused).toEqual([]);
   });
 });
