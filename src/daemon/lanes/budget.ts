@@ -71,10 +71,11 @@ declare module 'ioredis' {
   }
 }
 
-/** No request in the last `margin` ms before a window's earliest end (a unit's instant plus its
- *  answer's Reset: early by the unit's request's way to the platform): a request sent then may
- *  reach the platform after the window ended and count in the next one (the request takes its own
- *  way too). 1 % of the window, 25 ms at least. */
+/** No request marked nor written in the last `margin` ms before a window's earliest end (a unit's
+ *  instant plus its answer's Reset: early by the unit's request's way to the platform): a request
+ *  written then may reach the platform after the window ended and count in the next one. Its way
+ *  from the write to the platform is what the margin covers; the time from its mark to its write is
+ *  checked (send(), inTime()). 1 % of the window, 25 ms at least. */
 export function marginMs(perMs: number): number {
   return Math.max(25, Math.round(perMs * 0.01));
 }
