@@ -2,7 +2,7 @@
 // `<prefix>:<queue>:...`; ours under `<prefix>:ps:...` so no queue name can collide with them.
 // Every key starts with the prefix, so on a Redis Cluster a hash-tagged prefix ("{pipescaler}",
 // required there, src/config/redis.ts) puts all of them in one slot: the scripts and multi-key
-// commands of budget.ts, state-store.ts, redis-guard.ts, the tick's SET NX and metric-source.ts
+// commands of budget-scripts.ts, state-store.ts, redis-guard.ts, the tick's SET NX and metric-source.ts
 // never cross slots.
 
 export function redisKeys(prefix: string) {
