@@ -75,6 +75,14 @@ export function replacedUnknown(rec: PipeRecord, key: string): Unsettled | null 
   return u !== null && u.key !== key ? u : null;
 }
 
+/** What the record holds once a change's request was not carried out (answered 4xx, 5xx or 429, or
+ *  never written): what it held before the intent, except a change of unknown outcome the intent
+ *  replaced (`replacedUnknown`), whose outcome_unknown line is written then: given up once, it
+ *  does not come back for the retry to replace and report again. */
+export function afterNotCarriedOut(rec: PipeRecord, replaced: Unsettled | null): Unsettled | null {
+  return replaced !== null ? null : rec.unsettled;
+}
+
 /** The intent once its request failed and its outcome is unknown: settled by a read at once. */
 export function unknownAfter(intent: Unsettled, err: ApiError): Unsettled {
   const { until: _until, ...sent } = intent;

@@ -24,7 +24,14 @@ import { ServiceLists } from './service-lists.js';
 import { situationOf } from './situation.js';
 import { handleDrift } from './operator-events.js';
 import { spend, UnitExpired } from '../lanes/spend.js';
-import { IN_FLIGHT, intentOf, newIntent, replacedUnknown, unknownAfter } from '../lifecycle/unsettled.js';
+import {
+  afterNotCarriedOut,
+  IN_FLIGHT,
+  intentOf,
+  newIntent,
+  replacedUnknown,
+  unknownAfter,
+} from '../lifecycle/unsettled.js';
 import { refOf, type PipeRecord, type Unsettled } from '../model/record.js';
 import { type KeyLane } from '../lanes/lane.js';
 import { pipeByName } from '../model/pipe-index.js';
@@ -249,7 +256,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     idempotencyKey,
   };
   // what goes out, stored before it does: the record names it until its answer is recorded
-  const sending: { intent?: Unsettled } = {};
+  const sending: { intent?: Unsettled; replaced?: Unsettled | null } = {};
   try {
     let sentAt = ctx.now();
     const res = await spend(lane, async (beforeSend) => {
@@ -266,7 +273,8 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }, turn.state)))
         throw new IntentTaken();
       sending.intent = intent;
-      reportReplaced(turn, replacedUnknown(rec, idempotencyKey));
+      sending.replaced = replacedUnknown(rec, idempotencyKey);
+      reportReplaced(turn, sending.replaced);
       return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false, beforeSend });
     });
     // stored before the request went out (its id is always there)
@@ -320,9 +328,12 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     const intent = sending.intent;
     if (intent && isApiError(err) && err.outcomeUnknown) return unsettle(turn, intent, err);
     // Answered (4xx, 5xx, 429) or never sent (its unit expired before the write): not carried out.
-    // The intent gives way to what the record held before it, so that the retry sends the change again.
-    if (intent && (isApiError(err) || err instanceof UnitExpired))
-      await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled: rec.unsettled }, turn.state);
+    // The intent gives way to what the record held before it, so that the retry sends the change
+    // again; a change of unknown outcome it replaced was reported then, and stays given up.
+    if (intent && (isApiError(err) || err instanceof UnitExpired)) {
+      const unsettled = afterNotCarriedOut(rec, sending.replaced ?? null);
+      await ctx.store.writeIfIntent(pipe.name, intent.id ?? '', { unsettled }, turn.state);
+    }
     return handleApiFailure(ctx, job, pipe, lane, turn.state, err, outcome);
   }
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { PipeScaling } from '../../../src/api/index.js';
 import { afterRead, UNSETTLED_MS } from '../../../src/daemon/lifecycle/answers.js';
 import { parseRecord, refOf, type PipeRecord } from '../../../src/daemon/model/record.js';
-import { replacedUnknown } from '../../../src/daemon/lifecycle/unsettled.js';
+import { afterNotCarriedOut, replacedUnknown } from '../../../src/daemon/lifecycle/unsettled.js';
 import { demoPipe } from '../helpers.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -98,5 +98,18 @@ describe('the settle read of a change whose sender died before recording its ans
     // the same change sent again (its key) replaces nothing; nor does a record with none
     expect(replacedUnknown(shownNot, INTENT.key)).toBeNull();
     expect(replacedUnknown({ ...shownNot, unsettled: null }, 'a-later-change')).toBeNull();
+  });
+
+  it('replaced, and the later change not carried out (a 429, or never written): given up once, not back for the retry', () => {
+    const shownNot = { ...resent, lastReadAt: INTENT.until + 1_000 };
+    const replaced = replacedUnknown(shownNot, 'a-later-change');
+    // its line was written when the intent replaced it: the record does not get it back, so the
+    // retry's intent replaces nothing and writes no second line
+    const after = { ...shownNot, unsettled: afterNotCarriedOut(shownNot, replaced) };
+    expect(after.unsettled).toBeNull();
+    expect(replacedUnknown(after, 'a-later-change')).toBeNull();
+    // none replaced: what the record held before the intent comes back
+    const held = { ...shownNot, unsettled: { ...INTENT, key: 'a-later-change' } };
+    expect(afterNotCarriedOut(held, replacedUnknown(held, 'a-later-change'))).toEqual(held.unsettled);
   });
 });
