@@ -9,7 +9,13 @@
 // the reads that did not wait hold the p95.
 import { describe, expect, it } from 'vitest';
 import { ACTUATION_SAMPLES_KEPT, estimateOf } from '../../src/daemon/store/actuation-store.js';
-import { actuationSample, confirmTiming, firstDueAt, nextDueAt } from '../../src/daemon/lifecycle/confirmation.js';
+import {
+  actuationSample,
+  confirmTiming,
+  firstDueAt,
+  nextDueAt,
+  sampledAt,
+} from '../../src/daemon/lifecycle/confirmation.js';
 
 const SEC = 1_000;
 const MIN = 60 * SEC;
@@ -63,7 +69,11 @@ function simulate(run: Run): { estimates: number[]; reads: number[]; skipped: nu
       const readAt = queuedFor + 300 + (run.queue?.(u()) ?? 0);
       n++;
       if (readAt - sentAt >= propagation) {
-        const sample = actuationSample({ sentAt, at: readAt, dueAt: due });
+        const sample = actuationSample({
+          sentAt,
+          at: readAt,
+          dueAt: sampledAt({ lastSentAt: sentAt, dueAt: due }, readAt, t),
+        });
         if ('ms' in sample) own.unshift(sample.ms);
         else skipped++;
         own.length = Math.min(own.length, ACTUATION_SAMPLES_KEPT);
@@ -133,5 +143,15 @@ describe('measured actuation converges on the propagation', () => {
   it('scale-ups (read once, at the expectation) among probed changes: from nothing, within [D, 1.2 x D] in one generation', () => {
     const run = simulate({ expectedMs: 0, generations: 8, scaleUps: true });
     expect(settledFrom(run.estimates, 1, 1.2)).toBeLessThanOrEqual(1);
+  });
+
+  // A probe goes at 0.85 of the estimate so that an estimate above the propagation comes down; one
+  // that waited past the estimate's own instant cannot tell the change was in force at 0.85 of it.
+  // Sampled at its due instant, every such probe measured the estimate down 15 % a generation
+  // whatever the platform did, to where the probes' waits end before the propagation (about 0.6 x D
+  // here); it stands for the confirming read's instant instead (sampledAt), and the estimate holds.
+  it('probes that wait past the estimate (every read half of D late): an estimate above D is not measured down by them', () => {
+    const run = simulate({ expectedMs: 1.1 * D, queue: () => D / 2, generations: 6 });
+    expect(Math.min(...run.estimates)).toBeGreaterThanOrEqual(D);
   });
 });

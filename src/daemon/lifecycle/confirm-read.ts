@@ -7,6 +7,7 @@ import {
   MAX_RESENDS,
   nextDueAt,
   pastLimit,
+  sampledAt,
   showsInForce,
   type ConfirmTiming,
 } from './confirmation.js';
@@ -72,7 +73,7 @@ export function confirmationRead(
         values: c.target,
         sentAt: c.sentAt,
         at: now,
-        dueAt: c.dueAt ?? c.lastSentAt + t.limitMs,
+        dueAt: c.dueAt === null ? c.lastSentAt + t.limitMs : sampledAt({ ...c, dueAt: c.dueAt }, now, t),
         wasUnconfirmed: c.unconfirmedAt !== null,
         pastLimit: c.unconfirmedAt !== null,
         outcomeUnknown: c.outcomeUnknown === true,

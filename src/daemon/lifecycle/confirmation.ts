@@ -63,7 +63,7 @@ export function* confirmationReads(sentAt: number, t: ConfirmTiming, scaleUp = f
   const end = sentAt + t.limitMs;
   const first = firstDueAt(sentAt, t, scaleUp);
   yield first;
-  let at = Math.min(sentAt + Math.max(t.firstReadMs, t.expectedMs), end);
+  let at = confirmingAt(sentAt, t);
   if (at > first) yield at;
   while (at < end) {
     at = Math.min(at + Math.ceil(Math.max(BACKOFF_GROWTH * (at - sentAt), t.firstReadMs / 4)), end);
@@ -76,6 +76,29 @@ export function* confirmationReads(sentAt: number, t: ConfirmTiming, scaleUp = f
 export function firstDueAt(sentAt: number, t: ConfirmTiming, scaleUp = false): number {
   const share = scaleUp ? 1 : PROBE_SHARE;
   return sentAt + Math.min(Math.max(t.firstReadMs, Math.ceil(share * t.expectedMs)), t.limitMs);
+}
+
+/** The confirming read's instant after a send at `sentAt`: the expected actuation E, firstRead at
+ *  the soonest, never past the limit (the probe of a change that is not a scale-up comes before it). */
+export function confirmingAt(sentAt: number, t: ConfirmTiming): number {
+  return sentAt + Math.min(Math.max(t.firstReadMs, t.expectedMs), t.limitMs);
+}
+
+/**
+ * The instant a read due at `dueAt` that went at `now` stands for, as its actuation sample counts
+ * it: its due instant, its wait in the queue not counted; but a probe (due before the confirming
+ * read) that went at or after the confirming read's instant stands for that instant. Such a probe
+ * waited past the instant the estimate was counted on, so it cannot tell whether the change was in
+ * force at the probe's instant: sampled there, a boundary's scale-downs, their probes waiting behind
+ * its changes, measured the estimate down by 15 % without the platform getting any faster.
+ */
+export function sampledAt(
+  c: Pick<Confirming, 'lastSentAt'> & { readonly dueAt: number },
+  now: number,
+  t: ConfirmTiming,
+): number {
+  const confirming = confirmingAt(c.lastSentAt, t);
+  return c.dueAt < confirming && now >= confirming ? confirming : c.dueAt;
 }
 
 /** Whether the change being confirmed raises some field over what the pipe held before it. */

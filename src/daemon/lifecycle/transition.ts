@@ -52,9 +52,10 @@ export type ConfirmationChange =
       readonly values: ScalingValues;
       readonly sentAt: number;
       readonly at: number;
-      /** When the read that showed it was due (the record's dueAt as the read was taken; past the
-       *  limit, the limit); null: the change's own answer showed it. A read that came late measures
-       *  the queue, not the platform (confirmation.ts actuationSample). */
+      /** The instant the read that showed it stood for (confirmation.ts sampledAt: the record's
+       *  dueAt as the read was taken, or the confirming read's instant for a probe that went after
+       *  it; past the limit, the limit); null: the change's own answer showed it. A read that came
+       *  late measures the queue, not the platform (confirmation.ts actuationSample). */
       readonly dueAt: number | null;
       /** The pipe's change being confirmed had gone unconfirmed (that state clears). */
       readonly wasUnconfirmed: boolean;

@@ -14,6 +14,7 @@ import {
   isScaleUp,
   nextDueAt,
   PROBE_SHARE,
+  sampledAt,
 } from '../../../src/daemon/lifecycle/confirmation.js';
 
 const SEC = 1_000;
@@ -96,6 +97,18 @@ describe('actuation samples', () => {
   it('a read that waited long in the queue: still the instant it stood for, never its answer', () => {
     // due 190 s after the send, it waited 30 s behind changes: 190 s (220 s would count the wait)
     expect(actuationSample({ sentAt: T0, at: T0 + 220 * SEC, dueAt: T0 + 190 * SEC })).toEqual({ ms: 190 * SEC });
+  });
+
+  it('a probe that went after the confirming read was due stands for the confirming read: it cannot measure the estimate down', () => {
+    const t = timing(3 * MIN);
+    // a scale-down's probe due at 153 s (0.85 of 3 min): on time, its own instant
+    expect(sampledAt({ lastSentAt: T0, dueAt: T0 + 153 * SEC }, T0 + 154 * SEC, t)).toBe(T0 + 153 * SEC);
+    // it waited behind a boundary's changes until 200 s: the confirming read's instant, 180 s
+    expect(sampledAt({ lastSentAt: T0, dueAt: T0 + 153 * SEC }, T0 + 200 * SEC, t)).toBe(T0 + 180 * SEC);
+    // a read of the schedule after the confirming one keeps its own instant, however late it went
+    expect(sampledAt({ lastSentAt: T0, dueAt: T0 + 207 * SEC }, T0 + 300 * SEC, t)).toBe(T0 + 207 * SEC);
+    // nothing expected: the first read at firstRead is the confirming read
+    expect(sampledAt({ lastSentAt: T0, dueAt: T0 + 15 * SEC }, T0 + 90 * SEC, timing(0))).toBe(T0 + 15 * SEC);
   });
 
   it('a change in force at its own answer measured the request, not a propagation: no sample', () => {
