@@ -1,11 +1,12 @@
 // Scale-ups at target by their boundary when the platform carries a change out 30 s or 3 min after
 // answering it (10x compressed: 3 s and 18 s), with the lead plan of the budget alone side by side
 // with the plans that count the actuation the daemon measured (its confirmations' p95, from Redis):
-// first what the budget-alone boundary measured, then what a boundary with that plan measured. The
-// goal, on the latter (the daemon in operation), is the daemon's confirmation by T (its
-// `confirmed` event, the read that showed the target), the plan reserving each scale-up's
-// confirmation reads in the read share; what the cloud holds at T is shown beside it, and the
-// confirmation reads' peak against the share.
+// first what the budget-alone boundary measured, then twice what the boundary before with such a
+// plan measured. The goals, on the last (the daemon in operation, its estimate settled), are the
+// daemon's confirmation by T (its `confirmed` event, the read that showed the target), the plan
+// reserving each scale-up's confirming read, and the estimate within 0.8 to 1.2 of the
+// propagation; what the cloud holds at T is shown beside it, and the confirmation reads' peak
+// against the key's rate.
 import { inFreshProcess } from './child.js';
 import type { ActuationOptions, ActuationRun, PhaseLead, PhaseRun } from './daemon-actuation.js';
 import type { Figure } from './stats.js';
@@ -18,7 +19,18 @@ const COMPRESSION = 10;
 const LEAD_LABEL: Record<PhaseLead, string> = {
   budget: 'lead from the budget alone',
   first: 'lead counting the actuation measured at the budget-alone boundary',
+  second: 'lead counting the actuation measured at the boundary after it',
   measured: 'lead counting the measured actuation',
+};
+
+/** What the estimate row of a phase that carries no goal says of it. */
+const SETTLING: Record<PhaseLead, string> = {
+  budget: '',
+  first:
+    ": the plan of the budget-alone boundary reserved no confirmation read, so its reads waited behind its changes past the propagation: an estimate of the queue's reads, not of the platform, no goal",
+  second:
+    ': the boundary before counted an estimate below the propagation, so its reads 15 % apart outnumbered the slots its changes left and waited: the estimate is still rising, no goal',
+  measured: '',
 };
 
 const platformTime = (ms: number): string => {
@@ -31,7 +43,7 @@ const platformMinutes = (replicaMs: number): string =>
   `${Math.round((replicaMs * COMPRESSION) / 60_000).toLocaleString('en-US')} replica-min`;
 
 export async function actuation(o: ActuationOptions): Promise<Figure[]> {
-  // six boundaries, each after the confirmations of the one before: over an hour at 1,200 pipes
+  // eight boundaries, each after the confirmations of the one before: over an hour at 1,200 pipes
   const r = await inFreshProcess<ActuationRun>(new URL('./daemon-actuation.ts', import.meta.url).href, o, 10_800_000);
   const n = o.pipes;
   const f = (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string): Figure => ({
@@ -54,12 +66,15 @@ export async function actuation(o: ActuationOptions): Promise<Figure[]> {
       `${r.cold429} 429s; 10 req/s per key at the cloud and in the daemon (10x compressed), reconcile 60 s, ticks every 3 s, readShare 0.25`,
     ),
   ];
-  for (const p of r.phases) figures.push(...phaseFigures(p, f));
+  r.phases.forEach((p, i) => figures.push(...phaseFigures(p, r.phases[i - 1], r.firstReadMs, f)));
   return figures;
 }
 
 function phaseFigures(
   p: PhaseRun,
+  /** The phase before, whose samples the estimate counted. */
+  before: PhaseRun | undefined,
+  firstReadMs: number,
   f: (metric: string, value: number, unit: string, goal?: string, pass?: boolean, note?: string) => Figure,
 ): Figure[] {
   const label = `${platformTime(p.propagationMs)} propagation, ${LEAD_LABEL[p.lead]}`;
@@ -108,14 +123,16 @@ function phaseFigures(
             `${platformTime(p.planLeadMs)} for ${p.ups} scale-ups against ${platformTime(limitMs)} (a change and a confirming read each at 90 % of ${RATE} req/s, plus the ${platformTime(p.propagationMs)} propagation)`,
           ),
           // an estimate below the propagation is as wrong as one above it: the plan's confirming
-          // reads come before the target is in force, and the lead is short by the difference
+          // reads come before the target is in force, and the lead is short by the difference. The
+          // goal is the daemon's in operation; the budget-alone boundary's plan reserves no read, so
+          // its reads wait behind its changes and what they measured is no goal
           f(
             `${label}: actuation estimate / the propagation's p95`,
             estimateRatio,
             'ratio',
-            '0.8 to 1.2',
-            estimateRatio >= 0.8 && estimateRatio <= 1.2,
-            `the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms), the cloud propagates every change ${platformTime(p.propagationMs)} after its answer; samples: the confirmations of changes not in force at their own answer, each the time from the send to the instant its read was queued for`,
+            counted ? '0.8 to 1.2' : undefined,
+            counted ? estimateRatio >= 0.8 && estimateRatio <= 1.2 : undefined,
+            `the plan counted on ${platformTime(p.expectedActuationMs)} (${p.expectedActuationMs} ms), the cloud propagates every change ${platformTime(p.propagationMs)} after its answer; samples: the confirmations of changes not in force at their own answer, each the time from the send to the instant its read was due${before ? `; of the ${before.samples} samples of the boundary before, ${before.samplesWaitedPast} came from a read due before the propagation that went after it (it waited behind the key's other requests, and is sampled at its due instant, below the propagation), ${before.samplesAtFloor} at the firstRead floor (${platformTime(firstReadMs)})` : ''}${SETTLING[p.lead]}`,
           ),
         ]),
     f(

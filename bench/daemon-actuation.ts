@@ -1,12 +1,12 @@
 // Scale-ups at target by their boundary when the platform takes time to carry a change out, time
 // compressed 10x as the budget scenario (10 requests per 1 s, reconcile 60 s, a tick every 3 s):
-// N pipes on one key; after a cold start (no propagation), six boundaries, each flipping half
+// N pipes on one key; after a cold start (no propagation), eight boundaries, each flipping half
 // the pipes up (to 4 replicas) and half down (to 1) at an instant T: propagation 3 s and 18 s at
 // the cloud (30 s and 3 min on the platform), each once with the lead plan of the budget alone
-// (evaluate.actuation.measured false: the plan before actuation was measured) and then twice with
-// the actuation the daemon measured (its confirmations of the changes before: the kind's p95 in
-// Redis, evaluate.actuation.expected 0): first what the budget-alone boundary measured, then what
-// a boundary with the measured plan did (PhaseLead). "At target" is read back from the cloud (what the platform holds
+// (evaluate.actuation.measured false: the plan before actuation was measured) and then three times
+// with the actuation the daemon measured (its confirmations of the changes before: the kind's p95
+// in Redis, evaluate.actuation.expected 0): first what the budget-alone boundary measured, then
+// what each boundary with the measured plan did (PhaseLead). "At target" is read back from the cloud (what the platform holds
 // at T), and the daemon's own confirmation (its `confirmed` event) is counted by T too. Each phase
 // starts once the phase before's confirmation reads are over, so its boundary has the key's read
 // share to itself. Runs in a fresh process.
@@ -71,6 +71,12 @@ export interface PhaseRun {
    *  within the limit (then sent again), from the reload to the end of the phase. */
   unsettled: number;
   unconfirmed: number;
+  /** The phase's actuation samples (its confirmations that are samples), those of them whose read
+   *  went after the propagation but was due before it (it waited past it behind the key's other
+   *  requests: sampled at its due instant, below the propagation), and those at the firstRead floor. */
+  samples: number;
+  samplesWaitedPast: number;
+  samplesAtFloor: number;
   /** Change PATCHes and reads through the proxy from the reload to the end of the phase. */
   changeRequests: number;
   reads: number;
@@ -78,6 +84,8 @@ export interface PhaseRun {
 }
 
 export interface ActuationRun {
+  /** evaluate.actuation.firstRead of the boundaries (compressed). */
+  firstReadMs: number;
   coldMs: number;
   cold429: number;
   phases: PhaseRun[];
@@ -94,22 +102,29 @@ const SNAPSHOT_BEFORE_MS = 1_000;
  *  read share is its own, and a phase that counts the measured actuation has every sample. */
 const CONFIRMATIONS_LIMIT_MS = 1_200_000;
 const CONFIRMATIONS_POLL_MS = 1_000;
+/** evaluate.actuation.firstRead: the platform's 15 s, compressed tenfold as the rest. */
+const FIRST_READ_MS = 1_500;
 /** Propagation at the cloud (compressed 10x: 30 s and 3 min on the platform), budget-only plan first. */
 /**
  * How a phase's lead plan counts actuation: `budget`, not at all (evaluate.actuation.measured
  * false: the plan before actuation was measured); `first`, the actuation the daemon measured at the
- * budget-alone boundary before (whose confirmation reads had no room in the read share: a few of
- * them measured the platform); `measured`, what it measured at a boundary whose plan counted it
- * (every confirmation read planned: the daemon in operation, the goal's figure).
+ * budget-alone boundary before (whose plan reserved no confirmation read: they waited behind its
+ * changes past the propagation, and their samples are their due instants, the firstRead floor);
+ * `second`, what it measured at the `first` boundary (its estimate still below the propagation,
+ * its reads 15 % apart outnumber the free slots and wait: its samples rise by a step or two);
+ * `measured`, what it measured at the `second` (the estimate settled: the daemon in operation,
+ * the goal's figure).
  */
-export type PhaseLead = 'budget' | 'first' | 'measured';
+export type PhaseLead = 'budget' | 'first' | 'second' | 'measured';
 
 const PHASES: readonly { propagationMs: number; lead: PhaseLead }[] = [
   { propagationMs: 3_000, lead: 'budget' },
   { propagationMs: 3_000, lead: 'first' },
+  { propagationMs: 3_000, lead: 'second' },
   { propagationMs: 3_000, lead: 'measured' },
   { propagationMs: 18_000, lead: 'budget' },
   { propagationMs: 18_000, lead: 'first' },
+  { propagationMs: 18_000, lead: 'second' },
   { propagationMs: 18_000, lead: 'measured' },
 ];
 
@@ -168,10 +183,15 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
   const redis = connect();
   const emitter = new DaemonEmitter();
   const confirmed = new Map<string, { sentAt: number; at: number; replicas: number | undefined }>();
+  /** The phase's samples: each with the time from its send to the read that showed it. */
+  const samples: { ms: number; readMs: number }[] = [];
   /** Outcomes of the phase that a change's confirmation depends on: unknown, then past the limit. */
   const outcomes = { unsettled: 0, unconfirmed: 0 };
   emitter.on('outcome', (o) => {
     if (o.outcome === 'unsettled' || o.outcome === 'unconfirmed') outcomes[o.outcome]++;
+  });
+  emitter.on('confirmed', (c) => {
+    if (c.notSample === undefined) samples.push({ ms: c.actuationMs, readMs: c.confirmedAt - c.sentAt });
   });
   emitter.on('confirmed', (c) =>
     confirmed.set(c.pipe, { sentAt: c.sentAt, at: c.confirmedAt, replicas: c.values.replicas }),
@@ -260,8 +280,8 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
           ...base.evaluate,
           // firstRead: the platform's 15 s, compressed tenfold as the rest
           actuation: counted
-            ? { expectedMs: 0, maxMs: 60_000, minSamples: 20, firstReadMs: 1_500 }
-            : { expectedMs: 0, maxMs: 60_000, minSamples: 20, firstReadMs: 1_500, measured: false },
+            ? { expectedMs: 0, maxMs: 60_000, minSamples: 20, firstReadMs: FIRST_READ_MS }
+            : { expectedMs: 0, maxMs: 60_000, minSamples: 20, firstReadMs: FIRST_READ_MS, measured: false },
         },
         policies: {
           a: { name: 'a', ...policyOf(values.a, { at: T, replicas: next.a }) },
@@ -281,6 +301,7 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
       await cloud.resetStats();
       proxy.reset();
       confirmed.clear();
+      samples.length = 0;
       readsAt.clear();
       outcomes.unsettled = outcomes.unconfirmed = 0;
       await daemon.reload(at(T));
@@ -325,13 +346,16 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
         downsDoneMs: Math.max(...downIdx.map((i) => seen[i]!).filter((t) => !Number.isNaN(t))) - T,
         unsettled: outcomes.unsettled,
         unconfirmed: outcomes.unconfirmed,
+        samples: samples.length,
+        samplesWaitedPast: samples.filter((x) => x.ms < phase.propagationMs && x.readMs >= phase.propagationMs).length,
+        samplesAtFloor: samples.filter((x) => x.ms === FIRST_READ_MS).length,
         changeRequests: count(proxy.counts.changes),
         reads: count(proxy.counts.reads),
         limited: await limited(),
       });
       values = next;
     }
-    return { coldMs, cold429, phases };
+    return { firstReadMs: FIRST_READ_MS, coldMs, cold429, phases };
   } finally {
     stopTicking.abort();
     await ticker;

@@ -220,7 +220,7 @@ if (only.includes('budget')) {
   }
 }
 
-// Only on request (--only actuation): about an hour (a cold start and six boundaries of 1,200
+// Only on request (--only actuation): about an hour and a half (a cold start and eight boundaries of 1,200
 // pipes, 10x compressed as budget; the phases counting the actuation lead by their confirmation
 // reads, about 9 minutes each, and each waits for the confirmation reads of the one before),
 // propagation 30 s and 3 min on the platform's scale.
