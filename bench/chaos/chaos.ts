@@ -336,7 +336,10 @@ export async function runChaos(params: ChaosParams, opts: ChaosOptions): Promise
       restarts: events.redisRestarts,
     }),
     history: historyVsAnswers(sent, history, refs, events.redisRestarts),
-    verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts, params.propagationMs),
+    verdicts: verdictsVsAnswers(sent, audit, refs, events.redisRestarts, {
+      propagationMs: params.propagationMs,
+      kill: { replica: 'a', at: events.killAt },
+    }),
     drift: ownDrift(sent, audit, refs),
   };
   failures.push(...checkFailures(checks, opts.held ?? CHECK_NAMES));

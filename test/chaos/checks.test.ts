@@ -426,7 +426,7 @@ describe('4. verdicts vs the answers', () => {
     const patches = [read(T, 10), change(T + 5_000, 'k1', 1)];
     patches[1] = { ...patches[1]!, shown: { replicas: 10 } };
     const missed = [verdict('missed', B, 10, { reason: 'superseded' })];
-    expect(verdictsVsAnswers(patches, missed, PIPES, [], 3_000).missedShown).toBe(0);
+    expect(verdictsVsAnswers(patches, missed, PIPES, [], { propagationMs: 3_000 }).missedShown).toBe(0);
     // without a propagation the change's own answer shows what is in force
     expect(verdictsVsAnswers(patches, missed, PIPES, []).missedShown).toBe(1);
   });
@@ -454,6 +454,41 @@ describe('4. verdicts vs the answers', () => {
     expect(c.metUnshown).toBe(0);
     // a missed is held only against what an answer showed: the field it left out may have moved
     expect(c.missedShown).toBe(0);
+  });
+
+  it('does not hold a missed against an answer handed to the killed replica after its SIGKILL or just before it', () => {
+    // a keep-data run (seed 7): the answer that showed the target went to replica a, SIGKILLed
+    // before it could read it; the daemon's last read showed less
+    const kill = { replica: 'a', at: T + 1_000 };
+    const B = T + 10_000;
+    const missed = [verdict('missed', B, 10, { reason: 'not_confirmed' })];
+    const shownTo = (replica: string, at: number, answeredAt: number) =>
+      patch({ ...read(at, 10), replica, answeredAt });
+    const cases: [SentPatch, number][] = [
+      [shownTo('a', T + 800, T + 1_500), 0], // answered after the kill: no process read it
+      [shownTo('a', T + 500, T + 900), 0], // 100 ms before it: still on its way to the replica
+      [shownTo('a', T, T + 300), 1], // 700 ms before it: read
+      [shownTo('b', T + 800, T + 1_500), 1], // another replica, alive
+      [shownTo('a#2', T + 5_000, T + 5_300), 1], // the restarted replica
+    ];
+    for (const [answer, held] of cases) {
+      const patches = [patch({ ...read(T - 5_000, 1), replica: 'b' }), answer];
+      expect(verdictsVsAnswers(patches, missed, PIPES, [], { kill }).missedShown).toBe(held);
+      // without the kill every answer counts
+      expect(verdictsVsAnswers(patches, missed, PIPES, []).missedShown).toBe(1);
+    }
+    // a change answered just before the kill whose applied line its sender wrote: read after all
+    const recorded = patch({ ...change(T + 500, 'k1', 10), replica: 'a', answeredAt: T + 900 });
+    const withLine = [patch({ ...read(T - 5_000, 1), replica: 'b' }), recorded];
+    expect(verdictsVsAnswers(withLine, missed, PIPES, [], { kill }).missedShown).toBe(0);
+    const line = applied('p1', 'k1', T + 950);
+    expect(verdictsVsAnswers(withLine, [...missed, line], PIPES, [], { kill }).missedShown).toBe(1);
+    // the last answer no process read showed less: the read one before it no longer tells
+    const lower = patch({ ...read(T + 800, 1), replica: 'a', answeredAt: T + 1_500 });
+    const stale = [patch({ ...read(T - 5_000, 10), replica: 'b' }), lower];
+    expect(verdictsVsAnswers(stale, missed, PIPES, [], { kill }).missedShown).toBe(0);
+    // a read answer that showed the target, nothing after it: held
+    expect(verdictsVsAnswers(stale.slice(0, 1), missed, PIPES, [], { kill }).missedShown).toBe(1);
   });
 
   it('counts the verdicts of starts after the last empty restart and their contradictions', () => {

@@ -31,6 +31,29 @@ export function atTarget(shown: ScalingValues, target: ScalingValues): boolean {
   });
 }
 
+/** The replica SIGKILLed in the run (its label on the observer's requests) and the instant. */
+export interface KilledReplica {
+  readonly replica: string;
+  readonly at: number | null;
+}
+
+/** How long before the kill an answer the observer handed over may still be on its way to the
+ *  sender's record and line (read off the socket, parsed, written to Redis, logged): 250 ms on a
+ *  loaded machine. A fresh-clone run had one answered 6 ms before the kill, with no line. */
+export const IN_FLIGHT_MS = 250;
+
+/** Answered to the killed replica after its SIGKILL, or so shortly before it that the answer was
+ *  still on its way to its record: no process read it (or may not have). The replica started again
+ *  runs under another label. */
+export function answeredToKilled(
+  p: Pick<SentPatch, 'replica' | 'at' | 'answeredAt'>,
+  kill: KilledReplica | undefined,
+  inFlightMs = IN_FLIGHT_MS,
+): boolean {
+  if (kill === undefined || kill.at === null || p.replica !== kill.replica) return false;
+  return (p.answeredAt ?? p.at) >= kill.at - inFlightMs;
+}
+
 /** The changes answered 200: one per Idempotency-Key (its first 200), oldest first. */
 export function changes200(patches: readonly SentPatch[]): SentPatch[] {
   const seen = new Set<string>();

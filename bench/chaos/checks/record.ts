@@ -8,7 +8,16 @@
 // empty Redis restart before a read could settle it: no daemon can know of it.
 import type { SentPatch } from '../observer.js';
 import type { AuditRecord } from './audit-lines.js';
-import { changes200, EXAMPLES, iso, show, type PipeRef, type RestartEvent } from './changes.js';
+import {
+  answeredToKilled,
+  changes200,
+  EXAMPLES,
+  iso,
+  show,
+  type KilledReplica,
+  type PipeRef,
+  type RestartEvent,
+} from './changes.js';
 
 export interface RecordedOnceCheck {
   /** Changes answered 200 (distinct Idempotency-Keys). */
@@ -36,25 +45,20 @@ export interface RecordedOnceCheck {
 
 /** The run's SIGKILL and Redis restarts, for the changes no daemon can know of. */
 export interface RecordedContext {
-  /** The replica killed (its label on the observer's requests) and the instant. */
-  readonly kill: { readonly replica: string; readonly at: number | null };
+  readonly kill: KilledReplica;
   readonly restarts: readonly RestartEvent[];
   /** How soon after its answer a read settles such a change with its data kept: the dead sender's
    *  lock (10 s), a stalled check (5 s), its request's time (api.timeout, 10 s) and the read. */
   readonly settleMs?: number;
-  /** How long before the kill an answer the observer handed over may still be on its way to the
-   *  sender's record and line (read off the socket, parsed, written to Redis, logged): 250 ms on a
-   *  loaded machine. A fresh-clone run had one answered 6 ms before the kill, with no line. */
+  /** changes.ts IN_FLIGHT_MS unless given. */
   readonly inFlightMs?: number;
 }
 
 /** Answered as its sender died (after, or still on its way), its intent wiped before a read could
  *  settle it. */
 function unreceivable(p: SentPatch, ctx: RecordedContext | undefined): boolean {
-  const killAt = ctx?.kill.at;
+  if (ctx === undefined || !answeredToKilled(p, ctx.kill, ctx.inFlightMs)) return false;
   const answeredAt = p.answeredAt ?? p.at;
-  if (ctx === undefined || killAt == null || p.replica !== ctx.kill.replica) return false;
-  if (answeredAt < killAt - (ctx.inFlightMs ?? 250)) return false;
   const settleMs = ctx.settleMs ?? 30_000;
   return ctx.restarts.some((r) => r.kind === 'empty' && r.downAt >= answeredAt && r.downAt <= answeredAt + settleMs);
 }

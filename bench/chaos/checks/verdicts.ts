@@ -1,10 +1,21 @@
 // Check 4, window verdicts the answers contradict: a `missed` whose target the pipe's last answer
-// before the boundary showed in force, a `met` no answer by the boundary shows; and starts given
-// more than one verdict.
+// before the boundary showed in force (one a process read: not an answer handed to the killed
+// replica as it died), a `met` no answer by the boundary shows; and starts given more than one
+// verdict.
 import type { ScalingValues } from '../../../src/api/index.js';
 import type { SentPatch } from '../observer.js';
 import type { AuditRecord } from './audit-lines.js';
-import { atTarget, changes200, EXAMPLES, iso, show, type PipeRef, type RestartEvent } from './changes.js';
+import {
+  answeredToKilled,
+  atTarget,
+  changes200,
+  EXAMPLES,
+  iso,
+  show,
+  type KilledReplica,
+  type PipeRef,
+  type RestartEvent,
+} from './changes.js';
 
 export interface VerdictCheck {
   /** Verdicts given, by name (met, late, missed, excluded). */
@@ -53,23 +64,46 @@ function lastBy(list: readonly Shown[] | undefined, t: number): Shown | undefine
   return last;
 }
 
+/** What check 4 takes besides the records. */
+export interface VerdictContext {
+  /** The cloud's propagation: a change answered 200 takes effect that long after. */
+  readonly propagationMs?: number;
+  /** How long after the boundary an answer may complete and still support a met (100 ms). */
+  readonly slackMs?: number;
+  /** The replica SIGKILLed: what was answered to it as it died no process read. */
+  readonly kill?: KilledReplica;
+  readonly inFlightMs?: number;
+}
+
 /**
- * A `missed` is contradicted when the pipe's last answer complete by the boundary showed every
- * field of its target in force, and no change answered 200 by the boundary could take effect after
- * that answer (`propagationMs`); a `met` is unsupported when what the answers complete by the
- * boundary (plus `slackMs`: the cloud read the values before it sent them) showed, a field an
- * answer left out as the answer before had it, was not at target. Both lean to the daemon's side.
+ * A `missed` is contradicted when the pipe's last answer complete by the boundary that a process
+ * read showed every field of its target in force, as did the last answer of all (an answer
+ * handed to the killed replica as it died, changes.ts answeredToKilled, told no daemon anything
+ * unless its sender's `applied` line names its key, yet it shows what the platform ran), and no change answered 200 by the boundary could take
+ * effect after the read one (`propagationMs`); a `met` is unsupported when what the answers
+ * complete by the boundary (plus `slackMs`: the cloud read the values before it sent them)
+ * showed, a field an answer left out as the answer before had it, was not at target. Both lean to
+ * the daemon's side.
  */
 export function verdictsVsAnswers(
   patches: readonly SentPatch[],
   audit: readonly AuditRecord[],
   pipes: readonly PipeRef[],
   restarts: readonly RestartEvent[],
-  propagationMs = 0,
-  slackMs = 100,
+  context: VerdictContext = {},
 ): VerdictCheck {
+  const { propagationMs = 0, slackMs = 100, kill, inFlightMs } = context;
   const idOf = new Map(pipes.map((p) => [p.name, p.pipeId.toLowerCase()]));
   const answers = answersByPipe(patches);
+  // a change answered just before the kill whose applied line its sender wrote was read after all
+  const recordedBy = new Set<string | undefined>();
+  for (const a of audit) if (a.kind === 'applied' && a.replica === kill?.replica) recordedBy.add(a.idempotencyKey);
+  const readAnswers = answersByPipe(
+    patches.filter(
+      (p) =>
+        !answeredToKilled(p, kill, inFlightMs) || (p.idempotencyKey !== undefined && recordedBy.has(p.idempotencyKey)),
+    ),
+  );
   // with a propagation, a change answered 200 shows in no answer until it takes effect: an answer
   // older than that effect does not tell what was in force at the boundary
   const changeAnswers = new Map<string, number[]>();
@@ -101,9 +135,17 @@ export function verdictsVsAnswers(
     const list = answers.get(pipeId);
     const at = lastBy(list, a.boundary);
     let wrong: string | null = null;
-    if (a.verdict === 'missed' && at && atTarget(at.shown, a.target) && !pendingAt(pipeId, at.at, a.boundary)) {
+    const seen = lastBy(readAnswers.get(pipeId), a.boundary);
+    if (
+      a.verdict === 'missed' &&
+      seen &&
+      atTarget(seen.shown, a.target) &&
+      at &&
+      atTarget(at.shown, a.target) &&
+      !pendingAt(pipeId, seen.at, a.boundary)
+    ) {
       missedShown += 1;
-      wrong = `missed (${a.reason ?? '?'}), yet the answer at ${iso(at.at)} showed ${show(at.shown)}`;
+      wrong = `missed (${a.reason ?? '?'}), yet the answer at ${iso(seen.at)} showed ${show(seen.shown)}`;
     } else if (a.verdict === 'met') {
       const late = lastBy(list, a.boundary + slackMs);
       if (!(at && atTarget(at.known, a.target)) && !(late && atTarget(late.known, a.target))) {
