@@ -172,10 +172,15 @@ export function bindDaemonEvents(
     'rate-limited': ({ key }) => metrics.rateLimitPauses.inc({ key: configName(key) }),
     'budget:plan': ({ key, reconcileMs }) => {
       // every key in force has its series from the start, so the alert on it has something to read
-      if (!plannedKeys.has(configName(key))) metrics.apiKeyRejected.set({ key: configName(key) }, 0);
+      // and increase() sees a key's first expired unit
+      if (!plannedKeys.has(configName(key))) {
+        metrics.apiKeyRejected.set({ key: configName(key) }, 0);
+        metrics.budgetUnitsExpired.inc({ key: configName(key) }, 0);
+      }
       plannedKeys.add(configName(key));
       metrics.reconcilePeriod.set({ key: configName(key) }, reconcileMs / 1000);
     },
+    'budget:unit-expired': ({ key }) => metrics.budgetUnitsExpired.inc({ key: configName(key) }),
     'rate-limit:reset-invalid': ({ key }) => metrics.rateLimitResetInvalid.inc({ key: configName(key) }),
     'api:envelope-issue': ({ key }) => metrics.envelopeIssues.inc({ key: configName(key) }),
     'read:recovered': ({ pipe }) => metrics.pipeFailing.set({ pipe: configName(pipe) }, 0),
@@ -206,6 +211,7 @@ export function bindDaemonEvents(
           if (keys.has(k)) continue;
           metrics.reconcilePeriod.remove({ key: k });
           metrics.apiKeyRejected.remove({ key: k });
+          metrics.budgetUnitsExpired.remove({ key: k });
           plannedKeys.delete(k);
         }
       }

@@ -164,6 +164,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions = {}) 
       labelNames: ['key'] as const,
       registers,
     }),
+    budgetUnitsExpired: new Counter({
+      name: 'pipescaler_budget_units_expired_total',
+      help: "Requests not written because their unit of the key's budget expired before their first byte (the process busy between the budget's mark and the write): nothing sent, the job back in its place",
+      labelNames: ['key'] as const,
+      registers,
+    }),
     rateLimitResetInvalid: new Counter({
       name: 'pipescaler_rate_limit_reset_invalid_total',
       help: "429s whose X-RateLimit-Reset was missing, unparsable or beyond twice the key's window (60 s at most): the key waited one window",

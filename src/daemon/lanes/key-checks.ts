@@ -227,7 +227,10 @@ export class KeyChecks {
         .catch(() => {});
       return 'ok';
     } catch (err) {
-      if (err instanceof UnitExpired) return 'no_budget';
+      if (err instanceof UnitExpired) {
+        ctx.emitter.emit('budget:unit-expired', { key: lane.keyName });
+        return 'no_budget';
+      }
       if (!isApiError(err)) {
         ctx.logger.debug({ key: lane.keyName, err: (err as Error).message }, 'API key check failed');
         return 'failed';

@@ -121,6 +121,10 @@ export interface DaemonEvents {
   backoff: { pipe: string; backingOff: boolean; failures: number; code?: ApiErrorCode; delayMs?: number };
   /** The key's queue was paused for a 429 until the platform's window resets. */
   'rate-limited': { key: string; resetMs: number };
+  /** A request of the key was not written: its budget unit expired before its first byte (the
+   *  process busy between the budget's mark and the write, spend.ts UnitExpired). Nothing went out;
+   *  the job went back to its place in the queue (a key check was skipped). */
+  'budget:unit-expired': { key: string };
   /** A 429's X-RateLimit-Reset was missing, unparsable or beyond twice the key's window (60 s at
    *  most): the key waited one window (usedMs) instead. value: what the header said (cut). */
   'rate-limit:reset-invalid': { key: string; value: string; usedMs: number };

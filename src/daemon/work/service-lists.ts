@@ -5,7 +5,7 @@ import { isApiError, type ServiceState } from '../../api/index.js';
 import type { PipeConfig } from '../../policy/index.js';
 import { pauseLane } from './turn-failure.js';
 import type { DaemonContext } from './context.js';
-import { spend } from '../lanes/spend.js';
+import { spend, UnitExpired } from '../lanes/spend.js';
 import { trustedState } from '../lifecycle/service-state.js';
 import type { KeyLane } from '../lanes/lane.js';
 
@@ -55,6 +55,7 @@ export class ServiceLists {
       ctx.emitter.emit('api:contact', { at: ctx.now() });
       for (const s of res.result) states.set(s.id.toLowerCase(), s.state ?? null);
     } catch (err) {
+      if (err instanceof UnitExpired) ctx.emitter.emit('budget:unit-expired', { key: lane.keyName });
       if (err instanceof RateLimitError) throw err; // no unit of the key's budget: wait for its window
       if (isApiError(err) && err.code === 'API_RATE_LIMITED') return pauseLane(ctx, lane, err);
       ctx.logger.debug(

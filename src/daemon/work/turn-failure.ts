@@ -21,7 +21,7 @@ import type { ReadWhy } from '../model/job-results.js';
 import type { ApplyJob } from '../lanes/queues.js';
 import type { PipeRecord } from '../model/record.js';
 import type { KeyLane } from '../lanes/lane.js';
-import { holdQueue } from '../lanes/spend.js';
+import { holdQueue, UnitExpired } from '../lanes/spend.js';
 
 export interface ApplyOutcome {
   readonly pipe: string;
@@ -59,7 +59,11 @@ export async function handleApiFailure(
     reportFailed(ctx, o, code, requestId, pipe);
   const at = ctx.now();
   // No unit of the key's budget (spend.ts): the job waits for the key's next window, nothing failed.
-  if (err instanceof RateLimitError) throw err;
+  // A unit that expired before the write (UnitExpired) is counted: the process was too busy to send.
+  if (err instanceof RateLimitError) {
+    if (err instanceof UnitExpired) ctx.emitter.emit('budget:unit-expired', { key: lane.keyName });
+    throw err;
+  }
   if (!isApiError(err)) {
     await ctx.store.write(pipe.name, { lastError: { at, code: 'INTERNAL', message: String(err) } }, state);
     throw err;

@@ -1,6 +1,7 @@
 // KeyChecks: a key with no 2xx for api.checkEvery checks in with one services list, charged to its
 // read share (never sent without a unit of it), whose failure or success lands in the API metrics
 // the outage alerts read; a busy key never checks. And the daemon runs them on its own.
+import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
@@ -146,6 +147,24 @@ describe('KeyChecks', () => {
     expect(await kc.checkDue()).toEqual(new Map([['default', 'no_budget']]));
     expect(listed()).toBe(0);
     expect((await budget.view())?.left).toBe(5);
+  });
+
+  it('a check whose unit expired before its write (the process busy after the mark) sends nothing and is counted', async () => {
+    // the budget's monotonic clock jumps a minute right after the mark, as a stalled process sees it
+    let jump = 0;
+    budget = new KeyBudget(redis, budget.key, { requests: 10, perMs: 10_000 }, () => performance.now() + jump);
+    const send = budget.send.bind(budget);
+    budget.send = async (...args) => {
+      const unit = await send(...args);
+      jump = 60_000;
+      return unit;
+    };
+    const expired = collect(emitter, 'budget:unit-expired');
+    const kc = checks();
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'no_budget']]));
+    expect(listed()).toBe(0);
+    expect(expired).toEqual([{ key: 'default' }]);
   });
 
   it('during an outage each check fails and sets the last failure time the alerts compare with the last success', async () => {

@@ -1,5 +1,7 @@
 // ServiceLists: one services list in flight per organization; the turns that wait for it spend no
 // request; every service's state is stored; a failed list leaves the state unknown (null).
+import { performance } from 'node:perf_hooks';
+import { RateLimitError } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../../src/api/index.js';
@@ -10,7 +12,7 @@ import { DaemonEmitter } from '../../../src/daemon/model/events.js';
 import { ServiceLists } from '../../../src/daemon/work/service-lists.js';
 import { StateStore } from '../../../src/daemon/store/state-store.js';
 import type { PipeConfig } from '../../../src/policy/types.js';
-import { cleanupPrefix, DEMO, demoPipe, REDIS_URL, uniquePrefix } from '../helpers.js';
+import { cleanupPrefix, collect, DEMO, demoPipe, REDIS_URL, uniquePrefix } from '../helpers.js';
 import { silentLogger } from '../../../src/daemon/model/logger.js';
 import { type KeyLane } from '../../../src/daemon/lanes/lane.js';
 import { refuses } from '../../../src/daemon/lifecycle/service-state.js';
@@ -76,6 +78,24 @@ describe('ServiceLists', () => {
       serviceId: IDLE_SERVICE.toUpperCase(),
     });
     expect(service).toEqual({ state: 'idle', at: NOW });
+  });
+
+  it('a list whose unit expired before its write (the process busy after the mark): not sent, counted, the turn waits its turn', async () => {
+    // the budget's monotonic clock jumps a minute right after the mark, as a stalled process sees it
+    let jump = 0;
+    const late = new KeyBudget(redis, budget.key, { requests: 1000, perMs: 1000 }, () => performance.now() + jump);
+    const send = late.send.bind(late);
+    late.send = async (...args) => {
+      const unit = await send(...args);
+      jump = 60_000;
+      return unit;
+    };
+    const expired = collect(ctx.emitter, 'budget:unit-expired');
+    const queue = { rateLimit: async () => {}, toKey: (s: string) => `${prefix}:q:${s}` };
+    const onLate = { ...lane(), budget: late, queue } as unknown as KeyLane;
+    await expect(new ServiceLists(ctx).read(pipeOn(IDLE_SERVICE), onLate)).rejects.toBeInstanceOf(RateLimitError);
+    expect(listed()).toBe(0);
+    expect(expired).toEqual([{ key: 'default' }]);
   });
 
   it('a failed list (500) stores the service as unknown, which does not hold a change', async () => {
