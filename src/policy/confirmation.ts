@@ -52,11 +52,15 @@ export interface ConfirmationAnswer {
   /** The answer is the read that found in force a change of ours whose outcome was unknown, sent
    *  at this instant: what it confirms from its own instant may have been in force since then. */
   readonly outcomeUnknownFrom?: number;
+  /** The answer is the 200 of this change of ours: the platform puts it in force from now on (at
+   *  once or after a delay), whatever the answer still shows. */
+  readonly carriedOut?: ScalingValues;
 }
 
 /**
  * The last confirmation after an answer (`was` itself when the answer changes nothing).
- * - A field the answer reports below what the pipe held since `was` is kept as its lowest, so a
+ * - A field the answer reports below what the pipe held since `was`, or that our change it is the
+ *   200 of (`carriedOut`) sets below it, is kept as its lowest, so a
  *   later confirmation of higher values counts from its own read. A null is no report, nor is a
  *   0 the field cannot hold (below the platform's range: the live API's transient answer right
  *   after a change). A 0 it can hold (concurrency) is the value in force, unless a change of ours
@@ -72,7 +76,10 @@ export interface ConfirmationAnswer {
  */
 export function confirmationAfterAnswer(was: Confirmed | null, answer: ConfirmationAnswer): Confirmed | null {
   const { at: now, reported, confirms } = answer;
-  const lowered = lowerByReport(was, reported, answer.onItsWay);
+  const byReport = lowerByReport(was, reported, answer.onItsWay);
+  // our change it is the 200 of holds from now on: what it sets lower is as good as reported
+  const ours = answer.carriedOut;
+  const lowered = ours === undefined ? byReport : lowerByReport(byReport, ours, [ours]);
   const made = confirms !== null ? confirmedFrom(lowered, confirms, now, answer.outcomeUnknownFrom) : lowered;
   if (was === null) return made === null ? null : { ...made, seen: now };
   const held = heldSince(was);

@@ -154,6 +154,8 @@ export function atTarget(values: ScalingValues, target: ScalingValues): boolean 
  * unsettled: its values and send) may have been in force any time from its send to the read that
  * found it: a start such a read confirms after its boundary, or one it is still pending for, is no
  * verdict (excluded, outcome_unknown); past the deadline a pending one waits for its settle read.
+ * So does a start whose confirmation no answer showed at or after its boundary while such a change,
+ * sent by the boundary, sets a field below its target: the pipe may have gone down at any instant since.
  */
 export function judgeVerdict(
   due: VerdictDue,
@@ -179,7 +181,19 @@ export function judgeVerdict(
   // the instants since which the pipe held the target by the deadline: the confirmation in force,
   // or one it replaced that still held at the boundary (or from after it)
   const since: { readonly at: number; readonly unknownFrom?: number | undefined }[] = [];
-  if (confirmed !== null && stands && confirmed.at <= due.deadline && atTarget(heldSince(confirmed), due.target))
+  // a change of ours sent by the boundary, not settled yet, that sets a field below the target may
+  // have taken the pipe down at any instant since its send: the confirmation holds only as far as
+  // an answer showed it, so one no answer showed at or after the boundary waits for the settle read
+  const pending = opts.outcomeUnknown;
+  const undoing = pending !== undefined && pending.sentAt <= due.boundary && !atTarget(pending.values, due.target);
+  const vouched = (c: Confirmed): boolean => !undoing || (c.seen ?? c.at) >= due.boundary;
+  if (
+    confirmed !== null &&
+    stands &&
+    vouched(confirmed) &&
+    confirmed.at <= due.deadline &&
+    atTarget(heldSince(confirmed), due.target)
+  )
     since.push({ at: confirmed.at, unknownFrom: confirmed.outcomeUnknownFrom });
   for (const s of confirmed?.earlier ?? [])
     if (s.at <= due.deadline && s.until >= due.boundary && atTarget(s.held, due.target))
@@ -199,8 +213,10 @@ export function judgeVerdict(
     confirmed !== null && couldHaveMade(confirmed.outcomeUnknownFrom) && atTarget(heldSince(confirmed), due.target);
   if (found || since.some((s) => couldHaveMade(s.unknownFrom)))
     return { verdict: 'excluded', reason: 'outcome_unknown' };
-  const pending = opts.outcomeUnknown;
-  if (pending !== undefined && couldHaveMade(pending.sentAt) && atTarget(pending.values, due.target))
+  if (
+    (pending !== undefined && couldHaveMade(pending.sentAt) && atTarget(pending.values, due.target)) ||
+    (undoing && confirmed !== null && stands && atTarget(heldSince(confirmed), due.target))
+  )
     return opts.final ? { verdict: 'excluded', reason: 'outcome_unknown' } : null;
   if (opts.final) return { verdict: 'missed', reason: 'superseded' };
   return now >= due.deadline ? { verdict: 'missed', reason: 'not_confirmed' } : null;

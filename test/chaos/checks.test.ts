@@ -431,6 +431,20 @@ describe('4. verdicts vs the answers', () => {
     expect(verdictsVsAnswers(patches, missed, PIPES, []).missedShown).toBe(1);
   });
 
+  it('holds a met against our own change down its answer could not show yet, in force by the boundary', () => {
+    // the fleet run's stream pipe: 10 read at B - 29 s; the scale-down to 1 answered 200 at B - 13 s
+    // still showing 10, in force 3 s later; the met at B (wanting 10) stood on the read before it
+    const B = T + 60_000;
+    const down = patch({ at: B - 14_000, answeredAt: B - 13_000, body: { replicas: 1 }, shown: { replicas: 10 } });
+    const patches = [read(B - 29_000, 10), { ...down, idempotencyKey: 'k1' }];
+    const c = verdictsVsAnswers(patches, [verdict('met', B, 10)], PIPES, [], { propagationMs: 3_000 });
+    expect(c.metUnshown).toBe(1);
+    // answered too close to the boundary to be in force by it for certain: supported
+    const close = { ...down, idempotencyKey: 'k1', at: B - 3_000, answeredAt: B - 2_500 };
+    const near = verdictsVsAnswers([patches[0]!, close], [verdict('met', B, 10)], PIPES, [], { propagationMs: 3_000 });
+    expect(near.metUnshown).toBe(0);
+  });
+
   it('lets an answer complete just after the boundary support a met (the cloud read it before)', () => {
     const B = T + 10_000;
     const patches = [read(T, 1), patch({ at: B - 250, answeredAt: B + 50, shown: { replicas: 10 } })];

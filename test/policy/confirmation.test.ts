@@ -308,3 +308,82 @@ describe('values found in force by the read that settled a change of unknown out
     });
   });
 });
+
+describe('our own change down, carried out: the pipe holds its values from its answer on', () => {
+  // The fleet chaos run's stream pipe: a read showed replicas 10 at B - 29 s; our scale-down to 1
+  // (the window before ended) was answered 200 at B - 13 s still showing 10 (the platform puts a
+  // change in force a few seconds after its answer). At B a window wanting 10 starts: the pipe ran
+  // 1 then, whatever the last answer showed, and no read has shown 10 since.
+  const B = at('2026-11-28T14:47:47Z');
+  const up = { boundary: B, windows: ['w7'], target: { replicas: 10 }, deadline: B + 25_000 };
+  const down = { boundary: B - 25_000, windows: ['w6'], target: { replicas: 1 }, deadline: B };
+  const at10 = shows(null, { replicas: 10 }, B - 29_000);
+  const carriedOut = (was: Confirmed, reported: ScalingValues, sent: ScalingValues, t: number) =>
+    confirmationAfterAnswer(was, { at: t, reported, confirms: null, onItsWay: [sent], carriedOut: sent })!;
+
+  it("its answer still shows the old values: they held until then, the change's values after", () => {
+    const after = carriedOut(at10, { replicas: 10 }, { replicas: 1 }, B - 13_000);
+    expect(after).toEqual({
+      values: { replicas: 10 },
+      at: B - 29_000,
+      lowest: { replicas: 1 },
+      seen: B - 13_000,
+      earlier: [{ held: { replicas: 10 }, at: B - 29_000, until: B - 13_000 }],
+    });
+    // the start wanting 10 after it is not met by the read before it; the start it served is met
+    expect(judgeVerdict(up, after, B + 1_000)).toBeNull();
+    expect(judgeVerdict(up, after, B + 1_000, { final: true })).toEqual({ verdict: 'missed', reason: 'superseded' });
+    expect(judgeVerdict(down, after, B - 10_000)).toMatchObject({ verdict: 'met', lateMs: 0 });
+    // a read that shows 10 again confirms it from its own instant: late by that much
+    const back = shows(after, { replicas: 10 }, B + 4_000);
+    expect(judgeVerdict(up, back, B + 5_000)).toEqual({ verdict: 'late', lateMs: 4_000, confirmedAt: B + 4_000 });
+  });
+
+  it('a field it raises, or one it does not send, keeps what was held', () => {
+    const c = shows(null, { replicas: 4, replicaCpuMillicores: 2000 }, B - 29_000);
+    const after = carriedOut(
+      c,
+      { replicas: 4, replicaCpuMillicores: 2000 },
+      { replicas: 8, replicaCpuMillicores: 500 },
+      B - 13_000,
+    );
+    expect(after.lowest).toEqual({ replicaCpuMillicores: 500 });
+    const memOnly = carriedOut(c, { replicas: 4 }, { replicaMemoryGb: 2 }, B - 13_000);
+    expect(memOnly.lowest).toBeUndefined();
+  });
+
+  it('its answer shows it in force already: a confirmation of its values, nothing more to lower', () => {
+    const c = confirmationAfterAnswer(at10, {
+      at: B - 13_000,
+      reported: { replicas: 1 },
+      confirms: { replicas: 1 },
+      onItsWay: [{ replicas: 1 }],
+      carriedOut: { replicas: 1 },
+    });
+    expect(c).toMatchObject({ values: { replicas: 1 }, at: B - 29_000, lowest: { replicas: 1 } });
+  });
+});
+
+describe('our own change down whose outcome is not known yet', () => {
+  // sent before the boundary of a start wanting more, its answer lost (or still on its way): the
+  // pipe may have gone down any time since its send
+  const B = at('2026-11-28T14:47:47Z');
+  const up = { boundary: B, windows: ['w7'], target: { replicas: 10 }, deadline: B + 25_000 };
+  const at10 = shows(null, { replicas: 10 }, B - 29_000);
+  const pending = { values: { replicas: 1 }, sentAt: B - 13_000 };
+
+  it('a confirmation no answer showed since the boundary waits for the settle read, then is no verdict', () => {
+    expect(judgeVerdict(up, at10, B + 30_000, { outcomeUnknown: pending })).toBeNull();
+    expect(judgeVerdict(up, at10, B + 30_000, { outcomeUnknown: pending, final: true })).toEqual({
+      verdict: 'excluded',
+      reason: 'outcome_unknown',
+    });
+  });
+
+  it('an answer that showed the target at or after the boundary vouches for it; a change sent after it changes nothing', () => {
+    const seenAfter = reports(at10, { replicas: 10 }, B + 1_000);
+    expect(judgeVerdict(up, seenAfter, B + 2_000, { outcomeUnknown: pending })).toMatchObject({ verdict: 'met' });
+    const later = { values: { replicas: 1 }, sentAt: B + 500 };
+    expect(judgeVerdict(up, at10, B + 2_000, { outcomeUnknown: later })).toMatchObject({ verdict: 'met' });
+  });
+});

@@ -82,8 +82,9 @@ export interface VerdictContext {
  * unless its sender's `applied` line names its key, yet it shows what the platform ran), and no change answered 200 by the boundary could take
  * effect after the read one (`propagationMs`); a `met` is unsupported when what the answers
  * complete by the boundary (plus `slackMs`: the cloud read the values before it sent them)
- * showed, a field an answer left out as the answer before had it, was not at target. Both lean to
- * the daemon's side.
+ * showed, a field an answer left out as the answer before had it, was not at target, or a change
+ * of ours answered 200 that no answer could show yet was in force by the boundary (its answer plus
+ * `propagationMs`) below it. Both lean to the daemon's side.
  */
 export function verdictsVsAnswers(
   patches: readonly SentPatch[],
@@ -115,6 +116,23 @@ export function verdictsVsAnswers(
     }
   const pendingAt = (pipeId: string, shownAt: number, boundary: number) =>
     (changeAnswers.get(pipeId) ?? []).some((t) => t <= boundary && t + propagationMs >= shownAt);
+  // the changes answered 200, in order: in force by their answer plus the propagation at the
+  // latest, and not before their send plus the propagation (no answer before that shows them)
+  const carriedOut = new Map<string, SentPatch[]>();
+  for (const p of changes200(patches).sort((a, b) => (a.answeredAt ?? a.at) - (b.answeredAt ?? b.at))) {
+    const list = carriedOut.get(p.pipeId) ?? [];
+    list.push(p);
+    carriedOut.set(p.pipeId, list);
+  }
+  // what the platform certainly ran at the boundary: the last answer's, with every change it
+  // could not show yet that was in force by then on top
+  const ranAt = (pipeId: string, last: Shown, boundary: number): ScalingValues => {
+    let ran: ScalingValues = last.known;
+    for (const p of carriedOut.get(pipeId) ?? [])
+      if (p.at + propagationMs > last.at && (p.answeredAt ?? p.at) + propagationMs + slackMs <= boundary)
+        ran = { ...ran, ...p.body };
+    return ran;
+  };
   const wipe = restarts.filter((r) => r.kind === 'empty').at(-1) ?? null;
   const given: Record<string, number> = {};
   const starts = new Map<string, number>();
@@ -148,7 +166,8 @@ export function verdictsVsAnswers(
       wrong = `missed (${a.reason ?? '?'}), yet the answer at ${iso(seen.at)} showed ${show(seen.shown)}`;
     } else if (a.verdict === 'met') {
       const late = lastBy(list, a.boundary + slackMs);
-      if (!(at && atTarget(at.known, a.target)) && !(late && atTarget(late.known, a.target))) {
+      const ranTarget = (s: Shown | undefined) => s !== undefined && atTarget(ranAt(pipeId, s, a.boundary), a.target);
+      if (!ranTarget(at) && !ranTarget(late)) {
         metUnshown += 1;
         wrong = `met (confirmed ${iso(a.confirmedAt)}), yet the last answer by then ${at ? `at ${iso(at.at)} showed ${show(at.shown)} (known ${show(at.known)})` : 'was none'}`;
       }

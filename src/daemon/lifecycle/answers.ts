@@ -110,7 +110,7 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const way = u !== null ? afterSend(c, rec.applied, u.sent, u.at, ctx.timing) : c;
   const shown = confirmedValues(rec, answer, applied, check?.inForce === true ? c : null);
   // values of a change of unknown outcome found now: in force since some instant after its send
-  const confirmed = confirmationAfter(rec, answer, shown, now, way, landed ? u.at : undefined);
+  const confirmed = confirmationAfter(rec, answer, shown, now, way, landed ? { outcomeUnknownFrom: u.at } : {});
   const write: Partial<PipeRecord> = {
     kind: answer.kind,
     state: answer.state,
@@ -201,7 +201,7 @@ function confirmationAfter(
   confirms: ScalingValues | null,
   now: number,
   onItsWay: Confirming | null,
-  outcomeUnknownFrom?: number,
+  also: { readonly outcomeUnknownFrom?: number; readonly carriedOut?: ScalingValues } = {},
 ): Confirmed | null {
   const way = onItsWay === null ? [] : [onItsWay.target, ...onItsWay.notYet];
   return confirmationAfterAnswer(rec.confirmed, {
@@ -209,7 +209,7 @@ function confirmationAfter(
     reported: answer.scaling,
     confirms,
     onItsWay: way,
-    ...(outcomeUnknownFrom !== undefined ? { outcomeUnknownFrom } : {}),
+    ...also,
   });
 }
 
@@ -289,7 +289,8 @@ export function afterSentChange(
       : undefined;
   // not in force: the answer is only a report, which may end the last confirmation's "since"
   const shown = inForce ? confirmedValues(rec, answer, applied, sending) : null;
-  const confirmed = confirmationAfter(rec, answer, shown, now, way);
+  // the change is carried out: what it sets lower is what the pipe may hold from now on
+  const confirmed = confirmationAfter(rec, answer, shown, now, way, { carriedOut: sent });
   const write: Partial<PipeRecord> = {
     applied,
     // What pipescaler itself applied: the reference for drift once the change is in force.
