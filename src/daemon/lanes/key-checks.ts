@@ -17,6 +17,7 @@ import type { Config } from '../../config/index.js';
 import type { DaemonEmitter } from '../model/events.js';
 import type { DaemonLogger } from '../model/logger.js';
 import type { StateStore } from '../store/state-store.js';
+import { stateOfMarker } from '../store/redis-guard.js';
 import type { BudgetSend } from './budget.js';
 import { UnitExpired, writeCheck } from './spend.js';
 import type { KeyLane } from './lane.js';
@@ -193,21 +194,27 @@ export class KeyChecks {
     const { ctx } = this.o;
     const key = lane.keyName;
     let unit: BudgetSend;
+    // The state Redis holds now: the list's answer is stored only while it still does (read before
+    // the unit is taken, so that nothing comes between the budget's mark and the write).
+    let state: string | null = null;
     try {
+      const marker = await ctx.store.redis.get(ctx.store.keys.marker);
+      state = marker === null ? null : stateOfMarker(marker);
       const taken = await lane.budget.take('read');
       // the list goes out now: marked as sent (a stale unit exchanged, or none: skipped)
       unit = taken.waitMs === 0 ? await lane.budget.send(taken.at, 'read') : { ...taken, writeBy: -Infinity };
     } catch (err) {
-      // Redis did not answer the budget: no request goes out.
+      // Redis did not answer (the marker or the budget): no request goes out.
       ctx.logger.debug({ key, err: (err as Error).message }, 'API key check skipped: its budget could not be read');
       unit = { waitMs: 1, at: 0, writeBy: -Infinity };
     }
-    const result = unit.waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId, unit);
+    const result = unit.waitMs !== 0 ? 'no_budget' : await this.#list(lane, organizationId, unit, state);
     ctx.emitter.emit('api:check', { key, result });
     return result;
   }
 
-  async #list(lane: KeyLane, organizationId: string, unit: BudgetSend): Promise<CheckResult> {
+  /** `state`: what the marker named before the check (null: Redis had lost the daemon's state). */
+  async #list(lane: KeyLane, organizationId: string, unit: BudgetSend, state: string | null): Promise<CheckResult> {
     const { ctx } = this.o;
     const takenAt = unit.at;
     try {
@@ -218,13 +225,17 @@ export class KeyChecks {
       });
       ctx.emitter.emit('api:contact', { at: ctx.now() });
       await lane.budget.observe(takenAt, res.rateLimit).catch(() => {});
-      await ctx.store
-        .writeServices(
-          organizationId,
-          res.result.map((s) => ({ id: s.id.toLowerCase(), state: s.state ?? null })),
-          ctx.now(),
-        )
-        .catch(() => {});
+      // Not into a state Redis lost since (emptied, or restored from an older snapshot), as a
+      // turn's writes; with the marker gone, not at all (the tick that notices the loss reads again).
+      if (state !== null)
+        await ctx.store
+          .writeServices(
+            organizationId,
+            res.result.map((s) => ({ id: s.id.toLowerCase(), state: s.state ?? null })),
+            ctx.now(),
+            state,
+          )
+          .catch(() => {});
       return 'ok';
     } catch (err) {
       if (err instanceof UnitExpired) {

@@ -92,13 +92,14 @@ export class StateStore {
     return parseStored(StoredServiceSchema, text);
   }
 
-  /** What a services list (or a 424) said of an organization's services, at `at`. With `state`
-   *  (stateOfMarker of the turn's snapshot), only while the marker still names it: false refused. */
+  /** What a services list (or a 424) said of an organization's services, at `at`, only while the
+   *  marker names `state` (stateOfMarker of what the writer read: a turn's snapshot, a key check's
+   *  marker; '' does not check): false refused, Redis lost that state since. */
   async writeServices(
     organizationId: string,
     services: readonly { id: string; state: ServiceState | null }[],
     at: number,
-    state = '',
+    state: string,
   ): Promise<boolean> {
     if (services.length === 0) return true;
     const key = this.keys.services(organizationId);

@@ -20,7 +20,13 @@ export class ServiceLists {
 
   constructor(private readonly ctx: DaemonContext) {}
 
-  async read(pipe: PipeConfig, lane: KeyLane): Promise<{ requested: boolean; state: ServiceState | null }> {
+  /** `state`: the state the turn's snapshot read (redis-guard.ts stateOfMarker); the list it
+   *  requests is stored only while the marker still names it, as the turn's other writes. */
+  async read(
+    pipe: PipeConfig,
+    lane: KeyLane,
+    state: string,
+  ): Promise<{ requested: boolean; state: ServiceState | null }> {
     const org = pipe.organizationId.toLowerCase();
     const pending = this.#inflight.get(org);
     if (pending) {
@@ -38,14 +44,14 @@ export class ServiceLists {
       this.ctx.config().evaluate.reconcileMs,
     );
     if (stored !== undefined) return { requested: false, state: stored };
-    if (this.#inflight.has(org)) return this.read(pipe, lane);
-    const list = this.#list(pipe, lane).finally(() => this.#inflight.delete(org));
+    if (this.#inflight.has(org)) return this.read(pipe, lane, state);
+    const list = this.#list(pipe, lane, state).finally(() => this.#inflight.delete(org));
     this.#inflight.set(org, list);
     const states = await list;
     return { requested: true, state: states.get(pipe.serviceId.toLowerCase()) ?? null };
   }
 
-  async #list(pipe: PipeConfig, lane: KeyLane): Promise<ReadonlyMap<string, ServiceState | null>> {
+  async #list(pipe: PipeConfig, lane: KeyLane, state: string): Promise<ReadonlyMap<string, ServiceState | null>> {
     const { ctx } = this;
     const states = new Map<string, ServiceState | null>();
     try {
@@ -68,10 +74,14 @@ export class ServiceLists {
         if (p.organizationId.toLowerCase() === org) states.set(p.serviceId.toLowerCase(), null);
     }
     if (!states.has(pipe.serviceId.toLowerCase())) states.set(pipe.serviceId.toLowerCase(), null);
+    // Stored only while Redis still holds the state the turn read: a list answered after Redis
+    // lost it (emptied, or restored from an older snapshot) goes to this turn alone, whose own
+    // writes are refused the same way; the turns after the loss read the list again.
     await ctx.store.writeServices(
       pipe.organizationId,
-      [...states].map(([id, state]) => ({ id, state })),
+      [...states].map(([id, s]) => ({ id, state: s })),
       ctx.now(),
+      state,
     );
     return states;
   }

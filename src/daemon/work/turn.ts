@@ -85,7 +85,7 @@ export function createApplyProcessor(ctx: DaemonContext) {
       // The turn that read the list goes on to its change, with a unit of its own: without one it
       // goes back to the front of its priority (spend.ts), the state now stored. A new turn at the
       // back of the queue made that change the last of a cold start's.
-      const { state } = await services.read(pipe, lane);
+      const { state } = await services.read(pipe, lane, turn.state);
       sit = { ...sit, service: { state, at: ctx.now() } };
       ({ step, decision } = nextStep(rec, sit, at));
     }

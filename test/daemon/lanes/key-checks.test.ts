@@ -74,6 +74,8 @@ beforeEach(async () => {
   // a key whose last window ended long ago: known, so its next take opens a window (no probe)
   await redis.hset(budget.key, 'end', 0);
   queue = new Queue(`apply-${Math.random()}`, { connection: redis, prefix });
+  // the marker a running daemon keeps (redis-guard.ts): the state the checks store their answers in
+  await redis.set(store.keys.marker, JSON.stringify({ since: clock }));
 });
 afterEach(async () => {
   await queue.close();
@@ -111,6 +113,35 @@ describe('KeyChecks', () => {
     clock += EVERY / 2;
     expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
     expect(listed()).toBe(2);
+  });
+
+  it("an answer that comes after Redis lost the daemon's state is not stored in it", async () => {
+    const stored = async () =>
+      (await store.snapshot('any', { organizationId: DEMO.org, serviceId: IDLE_SERVICE })).service?.state;
+    // Redis loses the state as the list goes out: emptied, then a tick's new marker
+    const send = budget.send.bind(budget);
+    budget.send = async (...args) => {
+      const unit = await send(...args);
+      await redis.del(store.keys.marker);
+      await redis.set(store.keys.marker, JSON.stringify({ since: clock, lostAt: clock }));
+      return unit;
+    };
+    const kc = checks();
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(listed()).toBe(1);
+    expect(await stored()).toBeUndefined();
+    // with the marker gone (no tick has noticed the loss yet), the next check stores nothing either
+    budget.send = send;
+    await redis.del(store.keys.marker);
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(await stored()).toBeUndefined();
+    // once the state Redis holds is named again, its next check stores its answer
+    await redis.set(store.keys.marker, JSON.stringify({ since: clock, lostAt: clock }));
+    clock += EVERY;
+    expect(await kc.checkDue()).toEqual(new Map([['default', 'ok']]));
+    expect(await stored()).toBe('idle');
   });
 
   it('a key that got a 2xx of its own within the interval does not check', async () => {
