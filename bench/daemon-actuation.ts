@@ -13,6 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generatedPipeIds, generateFixtures } from '../src/cloud/index.js';
 import { createDaemon, DaemonEmitter, StateStore } from '../src/daemon/index.js';
+import { p95 } from '../src/daemon/store/actuation-store.js';
 import { readEstimates } from '../src/daemon/views/next-scale-up.js';
 import { limitEarlyMs } from '../src/policy/early-capacity.js';
 import { leadPlan, leadPlanSpan } from '../src/policy/lead-plan.js';
@@ -77,6 +78,13 @@ export interface PhaseRun {
   samples: number;
   samplesWaitedPast: number;
   samplesAtFloor: number;
+  /** Samples bracketed from below: a read before the one that showed the target did not show it
+   *  (the propagation is longer than it). */
+  samplesBracketed: number;
+  /** Where the samples put the propagation's p95: the p95 of their lower ends (the last read that did
+   *  not show the target; 0, the change's answer, when none) and of their reads' own instants. */
+  bracketLowP95Ms: number;
+  bracketHighP95Ms: number;
   /** Change PATCHes and reads through the proxy from the reload to the end of the phase. */
   changeRequests: number;
   reads: number;
@@ -184,14 +192,15 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
   const emitter = new DaemonEmitter();
   const confirmed = new Map<string, { sentAt: number; at: number; replicas: number | undefined }>();
   /** The phase's samples: each with the time from its send to the read that showed it. */
-  const samples: { ms: number; readMs: number }[] = [];
+  const samples: { ms: number; lowMs: number | undefined; readMs: number }[] = [];
   /** Outcomes of the phase that a change's confirmation depends on: unknown, then past the limit. */
   const outcomes = { unsettled: 0, unconfirmed: 0 };
   emitter.on('outcome', (o) => {
     if (o.outcome === 'unsettled' || o.outcome === 'unconfirmed') outcomes[o.outcome]++;
   });
   emitter.on('confirmed', (c) => {
-    if (c.notSample === undefined) samples.push({ ms: c.actuationMs, readMs: c.confirmedAt - c.sentAt });
+    if (c.notSample === undefined)
+      samples.push({ ms: c.actuationMs, lowMs: c.actuationLowMs, readMs: c.confirmedAt - c.sentAt });
   });
   emitter.on('confirmed', (c) =>
     confirmed.set(c.pipe, { sentAt: c.sentAt, at: c.confirmedAt, replicas: c.values.replicas }),
@@ -349,6 +358,9 @@ export async function runOnce(o: ActuationOptions): Promise<ActuationRun> {
         samples: samples.length,
         samplesWaitedPast: samples.filter((x) => x.ms < phase.propagationMs && x.readMs >= phase.propagationMs).length,
         samplesAtFloor: samples.filter((x) => x.ms === FIRST_READ_MS).length,
+        samplesBracketed: samples.filter((x) => x.lowMs !== undefined).length,
+        bracketLowP95Ms: p95(samples.map((x) => x.lowMs ?? 0)) ?? 0,
+        bracketHighP95Ms: p95(samples.map((x) => x.readMs)) ?? 0,
         changeRequests: count(proxy.counts.changes),
         reads: count(proxy.counts.reads),
         limited: await limited(),

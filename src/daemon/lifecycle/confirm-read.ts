@@ -74,6 +74,7 @@ export function confirmationRead(
         sentAt: c.sentAt,
         at: now,
         dueAt: c.dueAt === null ? c.lastSentAt + t.limitMs : sampledAt({ ...c, dueAt: c.dueAt }, now, t),
+        ...(c.notShownAt !== undefined ? { notShownAt: c.notShownAt } : {}),
         wasUnconfirmed: c.unconfirmedAt !== null,
         pastLimit: c.unconfirmedAt !== null,
         outcomeUnknown: c.outcomeUnknown === true,
@@ -87,10 +88,21 @@ export function confirmationRead(
     return { inForce: false, foreign, next: null, ...(dropped as { change?: ConfirmationChange }) };
   }
   if (c.dueAt === null) return { inForce: false, foreign: null, next: c };
+  // not in force at this read: the propagation is longer than `now` (the sample's lower end)
   if (!pastLimit(c, now, t))
-    return { inForce: false, foreign: null, next: { ...c, reads: c.reads + 1, dueAt: nextDueAt(c, now, t) } };
+    return {
+      inForce: false,
+      foreign: null,
+      next: { ...c, reads: c.reads + 1, notShownAt: now, dueAt: nextDueAt(c, now, t) },
+    };
   const first = c.unconfirmedAt === null;
-  const next: Confirming = { ...c, reads: c.reads + 1, dueAt: null, unconfirmedAt: c.unconfirmedAt ?? now };
+  const next: Confirming = {
+    ...c,
+    reads: c.reads + 1,
+    notShownAt: now,
+    dueAt: null,
+    unconfirmedAt: c.unconfirmedAt ?? now,
+  };
   const resend = c.resends < MAX_RESENDS && answer.kind ? changesFor(answer.kind, c.target, applied) : {};
   return {
     inForce: false,

@@ -215,15 +215,48 @@ export interface SkippedSample {
   readonly skipped: SampleSkip;
 }
 
+/** A confirmation's actuation sample: the propagation lies in (lowMs, the read's own instant], and
+ *  `ms`, what the estimate counts, is the instant the read that showed it was queued for. */
+export interface ActuationSample {
+  /** From the change's first send to the instant the read that showed it stood for (sampledAt):
+   *  its due instant, its own wait in the queue not counted. What the p95 is taken of. */
+  readonly ms: number;
+  /** From the first send to the last read before it that did not show the target (answered not in
+   *  force: the propagation is longer); absent when no read came before it (the change's own answer
+   *  is then the only lower end, ~0). */
+  readonly lowMs?: number;
+}
+
 /**
  * A confirmation's actuation sample, or why it is none: how long the change took to be in force,
- * what the lead plan counts on for a scale-up (the A of its lead). It is the time from the change's
- * first send to the instant the read that showed it stood for: its due instant (`dueAt`, the
- * instant it was queued for), its own wait in the queue (behind changes, for a unit of the budget,
- * or for a tick) not counted; a read that came before its due instant (a reconcile read), its own.
- * A read that waited past the propagation measures less than it (the change came into force during
- * the wait); the reads that did not wait hold the p95 (test/daemon/actuation-convergence.test.ts: a
- * key whose every read waits 1/6 to 2/3 of the propagation stays within 0.8 to 1.2 of it).
+ * what the lead plan counts on for a scale-up (the A of its lead). The propagation lies between two
+ * reads: the last that did not show the target (`notShownAt`, answered not in force) and the first
+ * that did. The sample is that pair: `lowMs` from the first send to the first read, `ms` to the
+ * instant the second stood for, its due instant (`dueAt`, the instant it was queued for), its own
+ * wait in the queue (behind changes, for a unit of the budget, or for a tick) not counted; a read
+ * that came before its due instant (a reconcile read), its own.
+ *
+ * The estimate counts `ms`, the pair's upper end less the read's wait, neither the midpoint nor the
+ * read's own instant:
+ * - A read that went at its instant: the propagation is within one step of the schedule below it
+ *   (the reads after the confirming one are 15 % of the time since the send apart, a probe 0.85 of
+ *   the estimate before it). The lead plan reserves a scale-up one confirming read, at the estimate:
+ *   an estimate below the propagation makes that read come before the target is in force (a second
+ *   read, a step after the plan's slot). The upper end errs above the propagation by at most the
+ *   step (< 1.18, inside the bench's 1.2); the midpoint errs below it as often as above, and a
+ *   scale-up's sample, read once with no read before it (0 to the estimate), would halve the
+ *   estimate at every boundary.
+ * - A read that waited: the propagation may have come anywhere in its wait, so the pair is (the
+ *   read before, the read's own instant], as wide as the wait. Counting any of the wait (its own
+ *   instant, or the midpoint of that pair) makes a boundary's scale-downs, read behind all its
+ *   changes, several times the propagation (9.8, then 5 at every boundary, at 30 s, counting the
+ *   midpoint, in test/daemon/actuation-boundary.test.ts), and an estimate too high stays: a scale-up read once
+ *   at the estimate can only hold it, and only the scale-downs' probes measure it down, 15 % a
+ *   turn-over of the samples. Not counting it errs low, and a low estimate is measured up within a
+ *   boundary: its reads start before the propagation, find a read that does not show the target,
+ *   and step up 15 % at a time. The pair's lower end says how many samples were so bracketed
+ *   (the `confirmed` event's actuationLowMs; the actuation bench reports them).
+ *
  * The confirmation itself stands (verdicts, events, status); only the sample goes:
  * - in_force_at_answer: the change's own answer showed it in force (`dueAt` null): it measured the
  *   request, not a propagation (a platform that carried it out at once, or a target that was
@@ -239,11 +272,15 @@ export function actuationSample(c: {
   readonly sentAt: number;
   readonly at: number;
   readonly dueAt: number | null;
+  readonly notShownAt?: number;
   readonly pastLimit?: boolean;
   readonly outcomeUnknown?: boolean;
-}): { readonly ms: number } | SkippedSample {
+}): ActuationSample | SkippedSample {
   if (c.pastLimit === true) return { skipped: 'unconfirmed' };
   if (c.outcomeUnknown === true) return { skipped: 'outcome_unknown' };
   if (c.dueAt === null) return { skipped: 'in_force_at_answer' };
-  return { ms: Math.max(0, Math.min(c.at, c.dueAt) - c.sentAt) };
+  const ms = Math.max(0, Math.min(c.at, c.dueAt) - c.sentAt);
+  // a read before the send (an earlier change's) says nothing of this one
+  if (c.notShownAt === undefined || c.notShownAt < c.sentAt) return { ms };
+  return { ms, lowMs: Math.min(ms, c.notShownAt - c.sentAt) };
 }

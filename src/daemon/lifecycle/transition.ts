@@ -57,6 +57,9 @@ export type ConfirmationChange =
        *  it; past the limit, the limit); null: the change's own answer showed it. A read that came
        *  late measures the queue, not the platform (confirmation.ts actuationSample). */
       readonly dueAt: number | null;
+      /** The last read that did not show it (Confirming.notShownAt): the lower end of its
+       *  actuation sample; absent when no read came before the one that showed it. */
+      readonly notShownAt?: number;
       /** The pipe's change being confirmed had gone unconfirmed (that state clears). */
       readonly wasUnconfirmed: boolean;
       /** This target went past its limit before it was confirmed: from its first send, its

@@ -89,6 +89,9 @@ export interface DaemonEvents {
     /** Its actuation sample (confirmation.ts actuationSample: the read's wait in the queue not
      *  counted); when it is none, the time from its first send to the answer that showed it. */
     actuationMs: number;
+    /** The sample's lower end: from the first send to the last read before it that did not show
+     *  the target (the propagation is longer); absent when no read came before it, or no sample. */
+    actuationLowMs?: number;
     /** Why it is not an actuation sample (confirmation.ts actuationSample); absent when it is one. */
     notSample?: SampleSkip;
   };

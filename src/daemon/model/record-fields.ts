@@ -96,6 +96,7 @@ export const RECORD_FIELDS = {
       lastSentAt: epochMs,
       dueAt: epochMs.nullable(),
       reads: z.number().int().nonnegative(),
+      notShownAt: epochMs.optional(),
       resends: z.number().int().nonnegative(),
       notYet: z.array(scalingValues),
       unconfirmedAt: epochMs.nullable(),

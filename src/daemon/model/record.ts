@@ -73,6 +73,10 @@ export interface Confirming {
   /** Confirmation reads since the last send (counted; their instants are fixed at the send:
    *  confirmationReads). */
   readonly reads: number;
+  /** The last read since the last send that did not show the target (the instant it was answered):
+   *  the change was not in force yet, so its propagation is longer (the lower end of its actuation
+   *  sample, confirmation.ts actuationSample). Absent: no read before the one that shows it. */
+  readonly notShownAt?: number;
   /** Re-sends after the limit that the platform answered (confirm-read.ts onItsWay): at most MAX_RESENDS. */
   readonly resends: number;
   /** Values a read may show for a sent field meanwhile without being drift: the values before the

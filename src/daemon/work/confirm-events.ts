@@ -4,7 +4,7 @@
 import type { PipeKind } from '../../api/index.js';
 import type { PipeConfig } from '../../policy/index.js';
 import type { DaemonContext } from './context.js';
-import type { SkippedSample } from '../lifecycle/confirmation.js';
+import type { ActuationSample, SkippedSample } from '../lifecycle/confirmation.js';
 import type { ConfirmationChange } from '../lifecycle/transition.js';
 import type { PipeRecord } from '../model/record.js';
 
@@ -14,7 +14,7 @@ export function reportConfirmation(
   rec: PipeRecord,
   kind: PipeKind | null,
   change: ConfirmationChange,
-  sample?: { readonly ms: number } | SkippedSample,
+  sample?: ActuationSample | SkippedSample,
 ): void {
   const { emitter } = ctx;
   const name = pipe.name;
@@ -28,6 +28,7 @@ export function reportConfirmation(
           sentAt: change.sentAt,
           confirmedAt: change.at,
           actuationMs: sample && 'ms' in sample ? sample.ms : Math.max(0, change.at - change.sentAt),
+          ...(sample && 'lowMs' in sample && sample.lowMs !== undefined ? { actuationLowMs: sample.lowMs } : {}),
           ...(sample && 'skipped' in sample ? { notSample: sample.skipped } : {}),
         });
       if (change.wasUnconfirmed)

@@ -2,10 +2,13 @@
 // confirming read at the expected actuation, any other change's after a probe at 0.85 of it, then
 // reads 15 % of the time since the send apart up to the limit; one read at firstRead when the
 // expectation is within it. And what a confirmation's actuation sample is: the instant its read
-// stood for (its wait in the queue not counted); none for a change in force at its own answer.
+// stood for (its wait in the queue not counted), with the last read before it that did not show the
+// target as its lower end; none for a change in force at its own answer.
 import { describe, expect, it } from 'vitest';
+import { confirmationRead } from '../../../src/daemon/lifecycle/confirm-read.js';
 import {
   actuationSample,
+  afterSend,
   BACKOFF_GROWTH,
   confirmationReads,
   confirmTiming,
@@ -109,6 +112,57 @@ describe('actuation samples', () => {
     expect(sampledAt({ lastSentAt: T0, dueAt: T0 + 207 * SEC }, T0 + 300 * SEC, t)).toBe(T0 + 207 * SEC);
     // nothing expected: the first read at firstRead is the confirming read
     expect(sampledAt({ lastSentAt: T0, dueAt: T0 + 15 * SEC }, T0 + 90 * SEC, timing(0))).toBe(T0 + 15 * SEC);
+  });
+
+  // The propagation lies between the last read that did not show the target and the first that
+  // did: the pair is the sample, and the estimate counts its upper end less the read's wait.
+  it('the last read that did not show the target is the lower end: on time, the pair is one step of the schedule', () => {
+    // a scale-down probed at 153 s (not in force), confirmed by the read due at 180 s, 1 s late
+    const pair = actuationSample({
+      sentAt: T0,
+      at: T0 + 181 * SEC,
+      dueAt: T0 + 180 * SEC,
+      notShownAt: T0 + 153.4 * SEC,
+    });
+    expect(pair).toEqual({ ms: 180 * SEC, lowMs: 153.4 * SEC });
+  });
+
+  it('a read that waited: its due instant is counted, its wait is not, and the lower end says where the propagation may start', () => {
+    // not in force at 40 s (a read due at 15 s that waited), the next due at 43.2 s went at 90 s
+    const waited = actuationSample({
+      sentAt: T0,
+      at: T0 + 90 * SEC,
+      dueAt: T0 + 43.2 * SEC,
+      notShownAt: T0 + 40 * SEC,
+    });
+    expect(waited).toEqual({ ms: 43.2 * SEC, lowMs: 40 * SEC });
+    // no read before it (the change's own answer the only lower end): the upper end alone
+    expect(actuationSample({ sentAt: T0, at: T0 + 90 * SEC, dueAt: T0 + 15 * SEC })).toEqual({ ms: 15 * SEC });
+    // a read before the send (of an earlier change) is no lower end of this one
+    expect(actuationSample({ ...c, notShownAt: T0 - SEC })).toEqual({ ms: 180 * SEC });
+  });
+
+  it('a read not showing the target records its instant; the read that shows it carries it into the confirmation', () => {
+    const t = timing(3 * MIN);
+    const answer = (replicas: number) => ({
+      kind: 'stream' as const,
+      state: 'Running' as const,
+      scaling: { replicas, replicaCpuMillicores: 500, replicaMemoryGb: 2, concurrency: null },
+      endpointIds: [],
+    });
+    const sent = afterSend(null, { replicas: 4 }, { replicas: 1 }, T0, t);
+    expect(sent.notShownAt).toBeUndefined();
+    // the probe at 153 s went at 154 s: not yet
+    const probe = confirmationRead(sent, answer(4), { replicas: 4 }, T0 + 154 * SEC, t);
+    expect(probe.inForce).toBe(false);
+    expect(probe.next).toMatchObject({ notShownAt: T0 + 154 * SEC, dueAt: T0 + 180 * SEC });
+    // the read at 180 s went at 181 s and showed it: the pair (154 s, 180 s]
+    const shown = confirmationRead(probe.next!, answer(1), { replicas: 4 }, T0 + 181 * SEC, t);
+    expect(shown.change).toMatchObject({ is: 'confirmed', dueAt: T0 + 180 * SEC, notShownAt: T0 + 154 * SEC });
+    if (shown.change?.is !== 'confirmed') throw new Error('not confirmed');
+    expect(actuationSample(shown.change)).toEqual({ ms: 180 * SEC, lowMs: 154 * SEC });
+    // a new send starts over: no lower end from the reads of the change before
+    expect(afterSend(probe.next, { replicas: 1 }, { replicas: 6 }, T0 + 200 * SEC, t).notShownAt).toBeUndefined();
   });
 
   it('a change in force at its own answer measured the request, not a propagation: no sample', () => {

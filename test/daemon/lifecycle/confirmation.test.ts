@@ -149,6 +149,8 @@ describe('every change is confirmed', () => {
         sentAt: SENT,
         confirmedAt: SENT + 3 * MIN,
         actuationMs: stood - SENT,
+        // the pair's lower end: the read at 2m30s did not show it
+        actuationLowMs: 150 * SEC,
       },
     ]);
     expect(await redis.lrange(redisKeys(prefix).actuationKind('stream'), 0, -1)).toEqual([String(stood - SENT)]);

@@ -645,7 +645,10 @@ describe('what an answer makes of the record', () => {
         expect(t.next).toEqual({ then: 'nothing' });
         expect(t.write.applied).toEqual(STREAMS);
         expect(t.write.desired).toBeUndefined();
-        expect(t.write.confirming).toEqual(onItsWay({ reads: 1, dueAt: T0 + 11 * MIN + 9_000 }));
+        // the read's instant is the lower end of the change's actuation sample
+        expect(t.write.confirming).toEqual(
+          onItsWay({ reads: 1, notShownAt: T0 + 11 * MIN, dueAt: T0 + 11 * MIN + 9_000 }),
+        );
         expect(t.confirmation).toBeUndefined();
       }
       // the send's reads go at 1 min, then each 15 % of the time since the send after the one
