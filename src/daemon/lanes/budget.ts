@@ -5,12 +5,16 @@
 // The platform counts a fixed window per key that starts at the first request after the last
 // window ended. The hash holds our view of it (epoch ms, Redis clock): `start`, the instant a take
 // opened it (its id); `end`, the latest the platform's window may end; `early`, the earliest; and
-// `left`; `sent`, the instant the window's first request went out (none yet: absent). A take after
-// `end` opens a new window of ours, one from the margin before `early` on waits for it. Every
-// request is marked as it goes out (SEND): the window's first moves both ends to no earlier than its
-// send + the window, since the platform's window starts at the first request it receives, however
-// long after its take the unit was sent; a unit whose window is over by then (or about to be) is
-// stale, and takes a unit of the window in force instead (or waits). Every answer comes with its
+// `left`; `sent`, the instant the window's first request went out (none yet: absent); `told`, set
+// once an answer of the window gave its end. A take after `end` opens a new window of ours, one
+// from the margin before `early` on waits for it. Every request is marked as it goes out (SEND):
+// the window's first moves the earliest end to no earlier than its send + the window, since the
+// platform's window starts at the first request it receives, however long after its take the unit
+// was sent; a unit whose window is over by then (or about to be) is stale, and takes a unit of the
+// window in force instead (or waits). The platform's window starts when that request reaches it,
+// after its mark: until an answer tells the window's end, every send (the one marked first may be
+// written late, or lost on its way) is written within a bound (writeBoundMs) or not at all, and
+// moves the latest end to its write-by + the margin + the window. Every answer comes with its
 // unit's instant: one of the window in force corrects the ends and what is left from its headers,
 // so the phase and the count follow the platform's, whoever else spent from the same key; one of
 // an older window (a unit taken before `start`) moves nothing.
@@ -33,6 +37,20 @@ import { BUDGET_COMMANDS } from './budget-scripts.js';
  *  checked (send(), inTime()). 1 % of the window, 25 ms at least. */
 export function marginMs(perMs: number): number {
   return Math.max(25, Math.round(perMs * 0.01));
+}
+
+/**
+ * Until an answer of its window has told the window's end, a request is written within this many ms
+ * of its mark, or not at all: the platform's window starts when the first of them reaches it, so
+ * each such send moves the window's latest end to its write-by + the margin + the window (before,
+ * the end counted from the first mark alone: a chaos run's window started 29 ms or more after it
+ * on the platform, and two requests of the budget's next window were refused there, 52 in one).
+ * A quarter of the window, 250 ms at least (the time from the mark to the write includes getting a
+ * connection; 100 ms was passed on a loaded machine). Its cost falls on a window no answer tells
+ * while it runs (a busy window's first answer comes well within it and lifts the bound).
+ */
+export function writeBoundMs(perMs: number): number {
+  return Math.max(250, Math.round(perMs * 0.25));
 }
 
 /** The Reset header's resolution: seconds with two decimals (docs/platform-api.md). */
@@ -128,7 +146,8 @@ export class KeyBudget {
   /**
    * Right before the request of the unit taken at `takenAt` goes out, however long after the take
    * (a process slow to go on, a unit held): the window's first send moves its end to the send + the
-   * window, where the platform's window ends. A stale unit (its window over, or within the
+   * window, where the platform's window ends at the earliest; until an answer of the window told
+   * its end, every send moves its latest end to its write-by + the margin + the window. A stale unit (its window over, or within the
    * margin of its end with a request gone) is not sent on that window's count: a unit of the window
    * in force is taken instead, the same kind. waitMs 0: send now and observe the answer with `at`
    * (the unit's, or the one taken instead), provided the request is written by `writeBy`
@@ -142,6 +161,7 @@ export class KeyBudget {
     const [waitMs, at, writeWithinMs] = await this.redis.pipescalerBudgetSend(
       this.key,
       ...this.unitArgs(kind),
+      writeBoundMs(this.limit.perMs),
       takenAt,
     );
     return { waitMs, at, writeBy: asked + writeWithinMs };

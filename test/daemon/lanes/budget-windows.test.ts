@@ -4,8 +4,12 @@
 // never lets a unit go after the platform's window may have ended. And requests sent after their
 // take (a unit that waited, a slow process): the platform's window starts at the first request it
 // receives, so the window's first send moves its end, and a unit whose window is over by its send
-// takes one of the window in force. On the real limit (10 per 10 s), on a clock of the test's own;
-// each request reaches the platform as it is sent (send(), right after its take unless said).
+// takes one of the window in force. The platform's window starts when that request reaches it, after
+// its mark: until an answer of the window tells its end, each send moves the latest end to its
+// write-by + the margin + the window, and a request the write bound let pass reaches the platform
+// inside it (written late, or the first lost on its way). On the real limit (10 per 10 s), on a
+// clock of the test's own; each request reaches the platform as it is sent (send(), right after its
+// take unless said), its answer observed only where said.
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FixedWindowLimiter } from '../../../src/cloud/rate-limit.js';
@@ -71,16 +75,29 @@ async function budget() {
     remaining: Number(headers['x-ratelimit-remaining']),
     resetSeconds: Number(headers['x-ratelimit-reset']),
   });
-  return { b, clock, send, takeOnly, sendLater, answer, refused };
+  /** The unit's request answered at once (`at` ms after T0): the window's end is told. */
+  const answered = async (at: number, unit: BudgetTake & { headers: Record<string, string> }) => {
+    clock.now = T0 + at;
+    await b.observe(unit.at, answer(unit.headers));
+  };
+  /** A request marked earlier reaches the platform at `at` ms after T0. */
+  const arrive = (at: number) => {
+    clock.now = T0 + at;
+    if (!platform.take('key')!.allowed) refused.push(at);
+  };
+  return { b, clock, send, takeOnly, sendLater, answer, answered, arrive, refused };
 }
 
 describe('an answer of a window already over', () => {
   it('processed late, it neither moves the window in force nor opens a new one: 10 per platform window, not 20', async () => {
-    const { b, clock, send, refused } = await budget();
+    const { b, clock, send, answered, refused } = await budget();
     const first = await send(0, 10);
     expect(first).toHaveLength(10);
+    await answered(0, first[0]!);
     // the platform's second window opens with the first of these, at +10.15 s: until +20.15 s
-    expect(await send(10_150, 10)).toHaveLength(10);
+    const second = await send(10_150, 10);
+    expect(second).toHaveLength(10);
+    await answered(10_150, second[0]!);
     // an answer of the first window (its Reset 10 ms), processed 300 ms late
     clock.now = T0 + 10_450;
     await b.observe(first[9]!.at, { remaining: 0, resetSeconds: 0.01 });
@@ -90,9 +107,12 @@ describe('an answer of a window already over', () => {
   });
 
   it('a 429 of it empties what is left of the window in force, and moves nothing', async () => {
-    const { b, clock, send } = await budget();
+    const { b, clock, send, answered } = await budget();
     const first = await send(0, 1);
-    expect(await send(10_150, 2)).toHaveLength(2);
+    await answered(0, first[0]!);
+    const second = await send(10_150, 2);
+    expect(second).toHaveLength(2);
+    await answered(10_150, second[0]!);
     clock.now = T0 + 10_400;
     await b.observe(first[0]!.at, { remaining: 0, resetSeconds: 0.01 }, true);
     expect(await send(10_500, 1)).toEqual([]);
@@ -164,11 +184,17 @@ describe('Redis loses the hash while the platform still counts its window', () =
 
 describe('a request sent after its take', () => {
   it("the window's first send moves its end: taken at +0, sent at +3 s, nothing more until +13 s", async () => {
-    const { b, send, takeOnly, sendLater, refused } = await budget();
+    const { b, send, takeOnly, sendLater, answered, refused } = await budget();
     const units = await takeOnly(0, 10);
     expect(units).toHaveLength(10);
     // the requests go out 3 s later: the platform's window is +3 s to +13 s
-    expect(await sendLater(3_000, units)).toHaveLength(10);
+    const sent = await sendLater(3_000, units);
+    expect(sent).toHaveLength(10);
+    // as far as the marks tell, it may start as late as a request's write bound (2.5 s) and its
+    // way to the platform (the margin, 0.1 s) after them
+    expect(await b.view()).toEqual({ end: T0 + 15_600, left: 0 });
+    // an answer tells where it ends
+    await answered(3_000, sent[0]!);
     expect(await b.view()).toEqual({ end: T0 + 13_000, left: 0 });
     // our window, opened at +0, would have ended at +10 s; the platform's still counts
     expect(await send(10_500, 10)).toEqual([]);
@@ -177,10 +203,11 @@ describe('a request sent after its take', () => {
     expect(refused).toEqual([]);
   });
 
-  it('only the first send moves it: a later one of the same window does not', async () => {
-    const { b, takeOnly, sendLater, send, refused } = await budget();
+  it('once an answer told the end, a later send of the same window does not move it', async () => {
+    const { b, takeOnly, sendLater, answered, send, refused } = await budget();
     const units = await takeOnly(0, 3);
-    expect(await sendLater(1_000, units.slice(0, 1))).toHaveLength(1);
+    const [first] = await sendLater(1_000, units.slice(0, 1));
+    await answered(1_000, first!);
     expect(await sendLater(6_000, units.slice(1))).toHaveLength(2);
     expect(await b.view()).toEqual({ end: T0 + 11_000, left: 7 });
     expect(await send(11_099, 1)).toEqual([]);
@@ -192,10 +219,13 @@ describe('a request sent after its take', () => {
     const { b, takeOnly, sendLater, send, refused } = await budget();
     const [unit] = await takeOnly(0, 1);
     expect(await sendLater(9_950, [unit!])).toHaveLength(1);
-    expect(await b.view()).toEqual({ end: T0 + 19_950, left: 9 });
+    // no answer: its write bound and its way to the platform counted (2.6 s)
+    expect(await b.view()).toEqual({ end: T0 + 22_550, left: 9 });
     expect(await send(10_200, 9)).toHaveLength(9);
     expect(await send(10_300, 1)).toEqual([]);
-    expect(await send(19_950 + 100, 10)).toHaveLength(10);
+    // so do those of the nine: any of them may be the first to reach the platform
+    expect(await send(22_800 + 99, 10)).toEqual([]);
+    expect(await send(22_800 + 100, 10)).toHaveLength(10);
     expect(refused).toEqual([]);
   });
 
@@ -207,7 +237,7 @@ describe('a request sent after its take', () => {
     expect(await send(10_200, 10, other)).toHaveLength(10);
     // the unit taken at +0 goes out at +10.3 s: the window in force has nothing left, it waits
     expect(await sendLater(10_300, [stale!])).toEqual([]);
-    expect(await b.view()).toEqual({ end: T0 + 20_200, left: 0 });
+    expect(await b.view()).toEqual({ end: T0 + 20_200 + 2_600, left: 0 });
     expect(refused).toEqual([]);
   });
 
@@ -217,14 +247,15 @@ describe('a request sent after its take', () => {
     // nobody took anything since: the send at +10.3 s opens the next window on the unit it takes
     const [went] = await sendLater(10_300, [stale!]);
     expect(went!.at).toBe(T0 + 10_300);
-    expect(await b.view()).toEqual({ end: T0 + 20_300, left: 9 });
+    expect(await b.view()).toEqual({ end: T0 + 20_300 + 2_600, left: 9 });
     expect(refused).toEqual([]);
   });
 
   it('a unit sent within the margin before the end, after a request of its window went, waits for the next window', async () => {
-    const { b, takeOnly, sendLater, send, refused } = await budget();
+    const { b, takeOnly, sendLater, answered, send, refused } = await budget();
     const units = await takeOnly(0, 2);
-    expect(await sendLater(0, units.slice(0, 1))).toHaveLength(1);
+    const [first] = await sendLater(0, units.slice(0, 1));
+    await answered(0, first!);
     // +9.95 s: it could reach the platform after +10 s and count in its next window
     expect(await sendLater(9_950, units.slice(1))).toEqual([]);
     expect(await b.view()).toEqual({ end: T0 + 10_000, left: 8 });
@@ -243,6 +274,71 @@ describe('a request sent after its take', () => {
     expect(await b.view()).toEqual({ end: T0 + 4_000 + 10_100, left: 0 });
     expect(await send(14_100 + 99, 10)).toEqual([]);
     expect(await send(14_100 + 100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+});
+
+describe("the platform's window starts when a request reaches it, after its mark", () => {
+  it("the window's first request written 300 ms after its mark: the platform counts from +0.3 s, nothing of ours goes before +10.3 s (nor, with no answer, before +12.9 s)", async () => {
+    const { b, clock, takeOnly, sendLater, send, arrive, refused } = await budget();
+    const units = await takeOnly(0, 10);
+    // the first is marked at +0 (our window's earliest end +10 s), its process busy until +0.3 s
+    clock.now = T0;
+    const first = await b.send(units[0]!.at);
+    expect(first.waitMs).toBe(0);
+    clock.now = T0 + 300;
+    expect(b.inTime(first)).toBe(true);
+    arrive(300);
+    // the other nine go at once: the platform's window +0.3 s to +10.3 s holds ten
+    expect(await sendLater(300, units.slice(1))).toHaveLength(9);
+    // its answers are slow (none yet): +10.15 s is past our window's earliest end and its margin,
+    // and inside the platform's window
+    expect(await send(10_150, 10)).toEqual([]);
+    // each of the ten may have been the first to reach the platform: +0.3 s + 2.5 s + 0.1 s + 10 s
+    expect(await send(12_900 + 99, 10)).toEqual([]);
+    expect(await send(12_900 + 100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it('a request the write bound let pass is written within it; later, it is not written', async () => {
+    const { b, clock, takeOnly } = await budget();
+    const units = await takeOnly(0, 2);
+    clock.now = T0;
+    const first = await b.send(units[0]!.at);
+    clock.now = T0 + 2_500;
+    expect(b.inTime(first)).toBe(true);
+    clock.now = T0 + 2_501;
+    expect(b.inTime(first)).toBe(false);
+  });
+
+  it("the window's first request lost on its way (never counted): the platform's window starts with the next one, at +4 s", async () => {
+    const { b, clock, takeOnly, sendLater, send, refused } = await budget();
+    const units = await takeOnly(0, 10);
+    clock.now = T0;
+    // marked and written at +0, reset before the platform counted it
+    expect((await b.send(units[0]!.at)).waitMs).toBe(0);
+    // the nine others go at +4 s: the platform's window +4 s to +14 s
+    expect(await sendLater(4_000, units.slice(1))).toHaveLength(9);
+    expect(await send(10_150, 10)).toEqual([]);
+    expect(await send(14_000 + 2_600 + 99, 10)).toEqual([]);
+    expect(await send(14_000 + 2_600 + 100, 10)).toHaveLength(10);
+    expect(refused).toEqual([]);
+  });
+
+  it('once an answer of the window told its end, no bound: a request may be written until the margin before it', async () => {
+    const { b, clock, takeOnly, sendLater, answered, send, refused } = await budget();
+    const units = await takeOnly(0, 10);
+    const [first] = await sendLater(0, units.slice(0, 1));
+    await answered(50, first!);
+    // its answer at +50 ms: the platform's window ends at +10 s (and at +10.05 s at the latest)
+    expect(await b.view()).toEqual({ end: T0 + 10_050, left: 0 });
+    clock.now = T0 + 5_000;
+    const later = await b.send(units[1]!.at);
+    clock.now = T0 + 9_900;
+    expect(b.inTime(later)).toBe(true);
+    expect(await b.view()).toEqual({ end: T0 + 10_050, left: 0 });
+    expect(await send(10_150 - 1, 10)).toEqual([]);
+    expect(await send(10_150, 10)).toHaveLength(10);
     expect(refused).toEqual([]);
   });
 });

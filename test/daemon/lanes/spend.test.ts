@@ -112,8 +112,15 @@ describe('a request that goes out after its unit was taken', () => {
         // the process busy between the budget's mark and the write, then the client's check
         await busy?.();
         beforeSend();
-        if (!platform.take('key')!.allowed) refused.push(clock.now - T0);
-        return {};
+        const { allowed, headers } = platform.take('key')!;
+        if (!allowed) refused.push(clock.now - T0);
+        // answered at once: the budget hears the window's end
+        return {
+          rateLimit: {
+            remaining: Number(headers['x-ratelimit-remaining']),
+            resetSeconds: Number(headers['x-ratelimit-reset']),
+          },
+        };
       }).then(
         () => true,
         (err: unknown) => {
