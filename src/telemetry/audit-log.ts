@@ -31,6 +31,8 @@ function auditDecision(logger: TelemetryLogger, d: Decision): void {
     requestId: d.requestId,
     ...(d.idempotencyKey !== undefined ? { idempotencyKey: d.idempotencyKey } : {}),
     ...(d.outcomeReported !== undefined ? { outcomeReported: d.outcomeReported } : {}),
+    // written by a later turn: its sender died between recording the 200 and writing this line
+    ...(d.answeredAt !== undefined ? { answeredAt: new Date(d.answeredAt).toISOString() } : {}),
     ...(d.read !== undefined ? { read: d.read, error: d.message } : {}),
   };
   const message = d.read !== undefined ? 'pipe read failed' : MESSAGES[d.result];

@@ -1,13 +1,14 @@
 // The child of audit-sigkill.test.ts: a daemon with the real logger on stdout and the audit log
 // bound to its events, which SIGKILLs itself right after its first change answered 200 is
 // recorded in Redis and handed to the logger, after a burst of other lines: whatever the logger
-// has not written by then is lost.
+// has not written by then is lost. With `record` as its third argument it dies earlier: right after
+// the answer is recorded in Redis, before the audit line is handed to the logger.
 import { Redis } from 'ioredis';
 import { createDaemon, DaemonEmitter } from '../../src/daemon/index.js';
 import { bindAuditLog, createLogger } from '../../src/telemetry/index.js';
 import { demoPipe, FAST_WORKERS, policy, REDIS_URL, testConfig } from './helpers.js';
 
-const [baseUrl, prefix] = process.argv.slice(2) as [string, string];
+const [baseUrl, prefix, when = 'line'] = process.argv.slice(2) as [string, string, string?];
 const config = testConfig({
   baseUrl,
   prefix,
@@ -25,7 +26,14 @@ emitter.on('apply:start', () => {
 });
 // after the audit log's listener: the line was handed to the logger, and nothing more happens
 emitter.on('decision', (d) => {
-  if (d.result === 'applied') process.kill(process.pid, 'SIGKILL');
+  if (d.result === 'applied' && when === 'line') process.kill(process.pid, 'SIGKILL');
+});
+// `record`: the change's answer is in Redis (its `applied` gauge comes right after the write), its
+// line not yet written
+let answered = false;
+emitter.on('apply:start', () => (answered = true));
+emitter.on('applied', () => {
+  if (answered && when === 'record') process.kill(process.pid, 'SIGKILL');
 });
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 const daemon = createDaemon({

@@ -46,6 +46,9 @@ export interface DaemonEvents {
     /** An applied change whose outcome was reported already: a read found it in force before its
      *  late 200 came (landed_late). The 200 is its audit line, not a second outcome. */
     outcomeReported?: 'landed_late';
+    /** A change's line written by a later evaluation or turn, not by its sender (killed between
+     *  recording the 200 and writing the line; lifecycle/owed-line.ts): when the 200 was recorded. */
+    answeredAt?: number;
     /** A failed read, not a change: why it was made, and what failed ("the confirmation read failed"). */
     read?: ReadWhy | 'endpoint';
     message?: string;

@@ -141,6 +141,32 @@ export const RECORD_FIELDS = {
 
 export type RecordField = keyof typeof RECORD_FIELDS;
 
+/**
+ * The audit line a change answered 200 owes (record.ts OwedLine), in the pipe's hash beside the
+ * fields above, as the field `owed:<intent id>` (one per change, usually none): written by the
+ * script that records the 200 (state-scripts.ts ANSWER_SCRIPT), deleted by its sender once the line
+ * is written, or, the sender dead, taken past `dueAt` and written by a later evaluation or turn of
+ * the pipe (work/owed-lines.ts, lifecycle/owed-line.ts). Gone with the record when Redis loses it.
+ */
+export const OWED_FIELD_PREFIX = 'owed:';
+export const OwedLineSchema = z.object({
+  id: z.string(),
+  answeredAt: epochMs,
+  dueAt: epochMs,
+  line: z.object({
+    kind: z.literal('applied'),
+    direction: z.enum(['up', 'down', 'none', 'mixed']),
+    reason: z.string(),
+    windows: z.array(z.string()),
+    before: scalingValues,
+    after: scalingValues,
+    target: scalingValues.optional(),
+    reasons: z.array(reason),
+    requestId: z.string().optional(),
+    idempotencyKey: z.string(),
+  }),
+});
+
 type Parsed = { ok: true; value: unknown } | { ok: false };
 
 /**

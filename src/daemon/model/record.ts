@@ -22,7 +22,15 @@ import type {
   VerdictDue,
   VerdictName,
 } from '../../policy/index.js';
-import { parseField, RECORD_FIELDS, sameJson, type RecordField } from './record-fields.js';
+import {
+  OWED_FIELD_PREFIX,
+  OwedLineSchema,
+  parseField,
+  parseStored,
+  RECORD_FIELDS,
+  sameJson,
+  type RecordField,
+} from './record-fields.js';
 
 /** Who a pipe is: its config name (for messages) and the ids its operator state is keyed by. */
 export interface PipeIdentity {
@@ -194,6 +202,39 @@ export interface Unsettled {
   readonly until?: number;
 }
 
+/**
+ * The audit line a change answered 200 owes (lifecycle/owed-line.ts), stored in the pipe's hash as
+ * the field `owed:<intent id>` by the same script that records the answer, and deleted once the line
+ * is written: a sender killed between the two leaves it there, and a later evaluation or turn of
+ * the pipe, on any replica, writes it past `dueAt`.
+ */
+export interface OwedLine {
+  /** The change's intent id (Unsettled.id): the field's name, one per change. */
+  readonly id: string;
+  /** When its 200 was recorded. */
+  readonly answeredAt: number;
+  /** From this instant any turn may take the line; its holder writes it only before the margin
+   *  that precedes it (owed-line.ts holderMayWrite). A turn that takes it moves it on. */
+  readonly dueAt: number;
+  readonly line: OwedDecision;
+}
+
+/** What the owed audit line says: the sender's `decision` event, without the pipe. */
+export interface OwedDecision {
+  /** The line's kind: a change answered 200 is `applied` (the audit line `scaling applied`). */
+  readonly kind: 'applied';
+  /** events.ts AuditDirection: 'mixed' when one PATCH moves fields both ways. */
+  readonly direction: Direction | 'mixed';
+  readonly reason: string;
+  readonly windows: readonly string[];
+  readonly before: ScalingValues;
+  readonly after: ScalingValues;
+  readonly target?: ScalingValues;
+  readonly reasons: readonly Reason[];
+  readonly requestId?: string;
+  readonly idempotencyKey: string;
+}
+
 /** A verdict as stored: the window start, what it was, when it was given. */
 export interface StoredVerdict extends VerdictDue {
   readonly verdict: VerdictName;
@@ -277,6 +318,9 @@ export interface Snapshot {
   /** The marker's text as the snapshot read it (redis-guard.ts), null when it is gone: Redis lost
    *  the state and no tick has noticed yet. The decision is written only while it is unchanged. */
   readonly marker: string | null;
+  /** The audit lines the record owes (its `owed:<id>` fields; usually none): a change's sender died
+   *  between recording its 200 and writing its line. */
+  readonly owed: readonly OwedLine[];
 }
 
 /**
@@ -323,6 +367,18 @@ export function parseRecord(raw: Record<string, string>): { rec: PipeRecord; inv
   if (last !== null && decidedAt !== null && decidedAt > last.at) out.lastDecision = { ...last, at: decidedAt };
   // Every field has passed its schema (or is EMPTY's): the shape is PipeRecord's.
   return { rec: out as unknown as PipeRecord, invalid };
+}
+
+/** The owed audit lines of a pipe's hash (its fields named OWED_FIELD_PREFIX + id); one that does
+ *  not parse is left out (it is deleted with nothing written: its line cannot be told). */
+export function parseOwed(raw: Record<string, string>): OwedLine[] {
+  const out: OwedLine[] = [];
+  for (const field in raw) {
+    if (!field.startsWith(OWED_FIELD_PREFIX)) continue;
+    const owed = parseStored(OwedLineSchema, raw[field]);
+    if (owed !== null && OWED_FIELD_PREFIX + owed.id === field) out.push(owed);
+  }
+  return out;
 }
 
 /** The view decide() takes, from the stored record plus the config's bounds, the pause flag and

@@ -33,7 +33,8 @@ export function bridgeOutcomes(emitter: DaemonEmitter, { now, config }: BridgeOp
   };
 
   const onDecision = (d: DaemonEvents['decision']): void => {
-    const at = now();
+    // a change's line written by a later turn, its sender dead: the instant of its 200
+    const at = d.answeredAt ?? now();
     const base = {
       pipe: d.pipe,
       at,

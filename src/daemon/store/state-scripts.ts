@@ -84,6 +84,45 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 return 1
 `;
 
+// A change's 200 recorded (work/turn.ts): the fields ARGV[5..] and the audit line it owes (field
+// ARGV[3], text ARGV[4]: lifecycle/owed-line.ts) go in while the record's unsettled change is the
+// intent ARGV[2], as WRITE_IF_INTENT_SCRIPT, and the marker KEYS[2] names the state ARGV[1]: 1.
+// Refused (a read settled the change meanwhile, its request's time over), with the landed mark
+// KEYS[3] of the intent set: 2, nothing written (the read reported it `landed_late`, and the 200's
+// line is no outcome). Refused otherwise, the record there (its `ref`): the owed line alone, 3 (the
+// 200's line is the change's one record: the read found it on its way). 0: the marker names
+// another state (Redis lost it), or no record. One round trip for the answer and the landed mark.
+const ANSWER_SCRIPT = `${STATE_OF_MARKER}
+if ARGV[1] ~= '' and stateOf(KEYS[2]) ~= ARGV[1] then return 0 end
+local id = ''
+local text = redis.call('HGET', KEYS[1], 'unsettled')
+if text then
+  local ok, v = pcall(cjson.decode, text)
+  if ok and type(v) == 'table' and type(v.id) == 'string' then id = v.id end
+end
+if id == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[3], ARGV[4], unpack(ARGV, 5))
+  return 1
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+if redis.call('HEXISTS', KEYS[1], 'ref') == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+return 3
+`;
+
+// An owed audit line (lifecycle/owed-line.ts) as its holder stored or took it: the field ARGV[1]
+// of the pipe's hash KEYS[1] while its dueAt is still ARGV[2]. ARGV[3] 'take': written over with
+// ARGV[4] (a turn takes it, moving its dueAt on); 'clear': deleted (its line is written). 1 done,
+// 0 refused (gone, or taken by another turn since).
+const OWED_SCRIPT = `
+local text = redis.call('HGET', KEYS[1], ARGV[1])
+if not text then return 0 end
+local ok, v = pcall(cjson.decode, text)
+if not ok or type(v) ~= 'table' or tonumber(v.dueAt) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == 'take' then redis.call('HSET', KEYS[1], ARGV[1], ARGV[4]) else redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 1
+`;
+
 // Fields ARGV[2..] of a hash (a pipe's, an organization's services), written only while the marker
 // KEYS[2] names the state ARGV[1] (what an evaluation's or a turn's snapshot read): what it saw (a
 // pause, an override, a freeze) or what a failed request says (its error, backoff, a service's
@@ -137,6 +176,29 @@ declare module 'ioredis' {
       intent: string,
       ...fieldsAndValues: string[]
     ): Result<number, Context>;
+    /** ANSWER_SCRIPT: the pipe's hash, the marker, the intent's landed mark; the state the turn read
+     *  (stateOfMarker; '' unchecked), the intent's id, the owed line's field and text, then field,
+     *  value pairs. 1 recorded, 2 refused with the landed mark, 3 refused with the owed line stored
+     *  alone, 0 refused. */
+    pipescalerAnswer(
+      pipe: string,
+      marker: string,
+      landed: string,
+      state: string,
+      intent: string,
+      owedField: string,
+      owedText: string,
+      ...fieldsAndValues: string[]
+    ): Result<number, Context>;
+    /** OWED_SCRIPT: the pipe's hash; the owed line's field, its dueAt as held, take or clear, the
+     *  new text (take). 1 done, 0 refused. */
+    pipescalerOwed(
+      pipe: string,
+      field: string,
+      dueAt: string,
+      action: 'take' | 'clear',
+      text: string,
+    ): Result<number, Context>;
     /** WRITE_IN_STATE_SCRIPT: the hash, the marker; the state (stateOfMarker), then field, value
      *  pairs. 1 written, 0 refused (Redis lost that state). */
     pipescalerWriteInState(
@@ -166,6 +228,8 @@ export const STORE_COMMANDS = [
   { name: 'pipescalerWriteDecision', numberOfKeys: 2, lua: WRITE_DECISION_SCRIPT },
   { name: 'pipescalerVerdict', numberOfKeys: 2, lua: VERDICT_SCRIPT },
   { name: 'pipescalerWriteIfIntent', numberOfKeys: 2, lua: WRITE_IF_INTENT_SCRIPT },
+  { name: 'pipescalerAnswer', numberOfKeys: 3, lua: ANSWER_SCRIPT },
+  { name: 'pipescalerOwed', numberOfKeys: 1, lua: OWED_SCRIPT },
   { name: 'pipescalerWriteInState', numberOfKeys: 2, lua: WRITE_IN_STATE_SCRIPT },
   { name: 'pipescalerIncrementInState', numberOfKeys: 2, lua: INCREMENT_IN_STATE_SCRIPT },
 ] as const;

@@ -5,13 +5,15 @@ import { defineLua } from './lua.js';
 import type { RedisClient } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 import { STORE_COMMANDS } from './state-scripts.js';
-import { parseStored, storedText, StoredServiceSchema } from '../model/record-fields.js';
+import { OWED_FIELD_PREFIX, parseStored, storedText, StoredServiceSchema } from '../model/record-fields.js';
 import { OperatorStore, parseOverride, parsePause } from './operator-state.js';
 import {
   changedFrom,
+  parseOwed,
   parseRecord,
   refOf,
   type PipeRecord,
+  type OwedLine,
   type ServiceIds,
   type Snapshot,
   type StoredService,
@@ -83,6 +85,7 @@ export class StateStore {
       override: parseOverride(override),
       service: parseStored(StoredServiceSchema, service),
       marker,
+      owed: parseOwed(fields),
     };
   }
 
@@ -143,6 +146,55 @@ export class StateStore {
     if (args.length === 0) return true;
     const r = await this.redis.pipescalerWriteIfIntent(this.keys.pipe(pipe), this.keys.marker, state, intent, ...args);
     return r === 1;
+  }
+
+  /**
+   * A change's 200 recorded (work/turn.ts): `fields` and the audit line it owes (`owed`,
+   * lifecycle/owed-line.ts) only while the record's unsettled change is the intent `intent` and,
+   * with `state`, the marker names it, as writeIfIntent, in one script that also reads the intent's
+   * landed mark when refused. `recorded`; `landed` refused, a read reported the change landed late
+   * (nothing written); `owed` refused, the owed line stored alone (the read found the change on its
+   * way, and the 200's line is its record); `refused` (Redis lost the state, or no record).
+   */
+  async recordAnswer(
+    pipe: string,
+    intent: string,
+    fields: Partial<PipeRecord>,
+    owed: OwedLine,
+    state = '',
+  ): Promise<'recorded' | 'landed' | 'owed' | 'refused'> {
+    const args = Object.entries<unknown>(fields)
+      .filter(([, v]) => v !== undefined)
+      .flatMap(([k, v]) => [k, storedText(v)]);
+    const r = await this.redis.pipescalerAnswer(
+      this.keys.pipe(pipe),
+      this.keys.marker,
+      this.keys.landed(intent),
+      state,
+      intent,
+      OWED_FIELD_PREFIX + owed.id,
+      storedText(owed),
+      ...args,
+    );
+    return r === 1 ? 'recorded' : r === 2 ? 'landed' : r === 3 ? 'owed' : 'refused';
+  }
+
+  /** An owed audit line taken by a turn (`taken`, its dueAt moved on) while it is still `owed` as
+   *  read (its dueAt): false when gone or taken by another turn since. */
+  async takeOwed(pipe: string, owed: OwedLine, taken: OwedLine): Promise<boolean> {
+    const field = OWED_FIELD_PREFIX + owed.id;
+    return (
+      (await this.redis.pipescalerOwed(this.keys.pipe(pipe), field, String(owed.dueAt), 'take', storedText(taken))) ===
+      1
+    );
+  }
+
+  /** An owed audit line deleted once its line is written, while it is still as its holder stored or
+   *  took it: false when gone, or taken by another turn since. Called right after the line, with
+   *  nothing awaited in between: the command is on its way to Redis when the call returns. */
+  async clearOwed(pipe: string, owed: OwedLine): Promise<boolean> {
+    const field = OWED_FIELD_PREFIX + owed.id;
+    return (await this.redis.pipescalerOwed(this.keys.pipe(pipe), field, String(owed.dueAt), 'clear', '')) === 1;
   }
 
   /**

@@ -15,6 +15,7 @@ import { noteVerdicts } from './verdicts.js';
 import { pipeByName } from '../model/pipe-index.js';
 import { type Next } from '../lifecycle/steps.js';
 import { lossInMarker, stateOfMarker } from '../store/redis-guard.js';
+import { writeOwedLines } from './owed-lines.js';
 
 export function createEvaluateProcessor(ctx: DaemonContext) {
   return async function evaluate(job: Job<EvaluateJob>): Promise<JobResult> {
@@ -39,6 +40,9 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
   // one that found it (redis-guard.ts). Its view, or the guard's, is of the old state: the next
   // tick decides afresh, held until the pipes are read again.
   if (snap.marker === null || lostSince(snap.marker, tickAt)) return dropped('state_lost');
+  // an audit line a change's sender died before writing, due: written by whichever evaluation or
+  // turn of the pipe comes first (owed-lines.ts)
+  if (snap.owed.length > 0) await writeOwedLines(ctx, name, snap.owed);
   const state = stateOfMarker(snap.marker);
   const { rec } = snap;
   const sit = await situationOf(ctx, pipe, policy, snap, tickAt, tickAt, 'tick');

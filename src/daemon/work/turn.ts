@@ -39,6 +39,8 @@ import { type ReadWhy } from '../model/job-results.js';
 import { timingOf } from '../lifecycle/steps.js';
 import { type PipeAnswer, type Transition } from '../lifecycle/transition.js';
 import { stateOfMarker } from '../store/redis-guard.js';
+import { holderMayWrite, owedDecision, owedLine } from '../lifecycle/owed-line.js';
+import { writeOwedLines } from './owed-lines.js';
 
 /** How long a landed change's mark waits for its sender's late 200 (redis-keys.ts landed). */
 const LANDED_MARK_MS = 3_600_000;
@@ -74,6 +76,8 @@ export function createApplyProcessor(ctx: DaemonContext) {
     // that notices has the pipe read again. Else what the turn writes goes in only while the marker
     // names the state it read (stateOfMarker): an answer never makes a record of an emptied one.
     if (snap.marker === null) return dropped('state_lost');
+    // an audit line a change's sender died before writing, due: written first (owed-lines.ts)
+    if (snap.owed.length > 0) await writeOwedLines(ctx, pipe.name, snap.owed);
     const { rec } = snap;
     const at = turnInstant(rec, ctx.now());
     let sit = await situationOf(ctx, pipe, policy, snap, at, rec.decidedAt ?? job.data.tickAt, 'turn');
@@ -296,20 +300,9 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       lostAt: ctx.stateLoss()?.from,
     });
     const applied = t.write.applied ?? rec.applied;
-    // The answer goes in while the record still names this change's intent, whatever became of
-    // the job's lock. Refused: once the request's time ran out another attempt settled the change
-    // with a read, whose record stands (newer than this answer).
-    const recorded = await ctx.store.writeIfIntent(pipe.name, intentId, t.write, turn.state);
-    if (recorded) ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
-    // The 200 is reported all the same (audit line, history, notifications): this attempt alone
-    // holds it, so it is reported once. One change, one outcome: when the read that settled it
-    // found it in force and reported it `landed_late`, the 200 adds its audit line only.
-    const landedLate =
-      !recorded && intentId !== '' && (await ctx.store.redis.exists(ctx.store.keys.landed(intentId))) > 0;
-    ctx.emitter.emit('decision', {
-      ...(landedLate ? { outcomeReported: 'landed_late' as const } : {}),
+    const line = {
       ...outcome,
-      result: 'applied',
+      result: 'applied' as const,
       after: applied,
       ...(target ? { target } : {}),
       // A scale-up sent ahead of its window says so (lead time), or raised by a forecast.
@@ -320,7 +313,32 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
         windows: outcome.windows,
       }),
       requestId: res.requestId,
-    });
+    };
+    // The answer goes in while the record still names this change's intent, whatever became of
+    // the job's lock, and with it the audit line it owes (owed-line.ts): this sender writes the
+    // line and deletes it; killed in between, a later turn of the pipe writes it. Refused: once the
+    // request's time ran out another attempt settled the change with a read, whose record stands
+    // (newer than this answer); the 200 is reported all the same (audit line, history,
+    // notifications): this attempt alone holds it, so it is reported once (owed all the same).
+    // One change, one outcome: when that read found it in force and reported it `landed_late`, the
+    // 200 adds its audit line only.
+    const owed = owedLine(intentId, owedDecision(line), now, ctx.config().api.timeoutMs);
+    const answer = await ctx.store.recordAnswer(pipe.name, intentId, t.write, owed, turn.state);
+    const recorded = answer === 'recorded';
+    if (recorded) ctx.emitter.emit('applied', { pipe: pipe.name, values: applied });
+    if (answer === 'recorded' || answer === 'owed') {
+      // The line, then its delete, with nothing awaited in between (the delete is on its way to
+      // Redis when the call returns): a kill between the two is the one left that writes it twice.
+      // A reply that came later than the request's time leaves it to a later turn (owed-line.ts).
+      if (holderMayWrite(owed, ctx.now())) {
+        ctx.emitter.emit('decision', line);
+        await ctx.store.clearOwed(pipe.name, owed);
+      }
+    } else
+      ctx.emitter.emit('decision', {
+        ...(answer === 'landed' ? { outcomeReported: 'landed_late' as const } : {}),
+        ...line,
+      });
     if (recorded) await follow(turn, t);
     return { done: 'change', direction: moves.up ? 'up' : 'down' };
   } catch (err) {

@@ -67,8 +67,8 @@ export async function lossFixture(redis: Redis, prefix: string, o: LossFixtureOp
         return snap;
       };
     },
-    /** The state is lost right after the next write a turn makes under its intent (a read's or a
-     *  change's answer) went in. */
+    /** The state is lost right after the next write a turn makes under its intent (a read's
+     *  answer; a change's goes in with the line it owes, StateStore.recordAnswer) went in. */
     loseStateAfterAnswer: (): { lost: boolean } => {
       const done = { lost: false };
       daemon.store.writeIfIntent = async (...args) => {
