@@ -107,6 +107,51 @@ export interface KeyFigures {
   /** The first few scale-ups not confirmed by T: their planned slot, first change PATCH and
    *  confirmation, ms relative to T (compressed). */
   readonly misses: readonly { readonly slot: number; readonly sent: number; readonly confirmed: number }[];
+  /** Each scale-up's first change PATCH after its slot's start (ms, compressed): p50, p95, max. */
+  readonly sentAfterSlotMs: { readonly p50: number; readonly p95: number; readonly max: number };
+}
+
+export interface EvaluationPhase {
+  readonly name: string;
+  readonly from: number;
+  readonly to: number;
+  /** Evaluations a second, all replicas together. */
+  readonly perS: number;
+  /** Their mean wait from the tick to the evaluation, s (compressed). */
+  readonly meanLagS: number;
+}
+
+/** Percentiles of a list of numbers (NaN when empty). */
+function spread(xs: number[]): { p50: number; p95: number; max: number } {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  const at = (q: number) => (s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!);
+  return { p50: at(0.5), p95: at(0.95), max: s.length === 0 ? NaN : s[s.length - 1]! };
+}
+
+/** The evaluations of each phase, from the scrapes' cumulative tick-lag sums and counts. */
+function evaluationPhases(
+  lags: readonly { label: string; at: number; sumS: number; count: number }[],
+  phases: readonly { name: string; from: number; to: number }[],
+): EvaluationPhase[] {
+  const byLabel = new Map<string, { at: number; sumS: number; count: number }[]>();
+  for (const l of lags) {
+    const list = byLabel.get(l.label) ?? [];
+    list.push(l);
+    byLabel.set(l.label, list);
+  }
+  return phases.map((ph) => {
+    let count = 0;
+    let sumS = 0;
+    for (const list of byLabel.values())
+      for (let i = 1; i < list.length; i++) {
+        const a = list[i - 1]!;
+        const b = list[i]!;
+        if (b.at <= ph.from || b.at > ph.to) continue;
+        count += b.count - a.count;
+        sumS += b.sumS - a.sumS;
+      }
+    return { ...ph, perS: (count * 1000) / Math.max(1, ph.to - ph.from), meanLagS: count > 0 ? sumS / count : NaN };
+  });
 }
 
 export interface FleetRun {
@@ -125,6 +170,9 @@ export interface FleetRun {
   readonly snapshotLateMs: number;
   /** The boundary phase's 429s: instant (ms from T), key, and whether a read or a change got it. */
   readonly limitedAt: readonly { readonly at: number; readonly key: string; readonly read: boolean }[];
+  /** The replicas' evaluations (their /metrics' pipescaler_tick_lag_seconds) over the boundary's
+   *  phases: from the reload to the kill, to the restart, to T (compressed ms from T). */
+  readonly evaluations: readonly EvaluationPhase[];
   readonly totalChanges: number;
   readonly totalReads: number;
   readonly totalLimited: number;
@@ -202,6 +250,8 @@ class HeapScraper {
     { scrapes: number; at: Omit<HeapUse, 'label' | 'scrapes' | 'maxHeapUsedMb'>; maxHeapUsedMb: number }
   >();
   private readonly timer: NodeJS.Timeout;
+  /** Each scrape's pipescaler_tick_lag_seconds sum and count (cumulative over the replica's life). */
+  readonly lags: { label: string; at: number; sumS: number; count: number }[] = [];
 
   constructor() {
     this.timer = setInterval(() => void this.scrapeAll(), HEAP_SCRAPE_MS);
@@ -240,6 +290,11 @@ class HeapScraper {
       externalMb: value('nodejs_external_memory_bytes'),
     };
     if (Number.isNaN(at.rssMb)) return;
+    const raw = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+    const lagSum = raw('pipescaler_tick_lag_seconds_sum');
+    const lagCount = raw('pipescaler_tick_lag_seconds_count');
+    if (Number.isFinite(lagSum) && Number.isFinite(lagCount))
+      this.lags.push({ label, at: Date.now(), sumS: lagSum, count: lagCount });
     const s = this.seen.get(label);
     if (!s) this.seen.set(label, { scrapes: 1, at, maxHeapUsedMb: at.heapUsedMb });
     else {
@@ -533,6 +588,13 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
         atT: mine.filter(({ i }) => atT[i] === TO).length,
         planLeadMs: planLead.get(key) ?? NaN,
         sentLeadMs: T - first,
+        sentAfterSlotMs: spread(
+          mine.map(
+            ({ p }) =>
+              (firstChange.get(p.pipeId.toLowerCase()) ?? NaN) -
+              (plan.slots.get(p.name)?.find((x) => x.boundary === T)?.start ?? NaN),
+          ),
+        ),
         limitMs: (2 * ups * rate.perMs) / (0.9 * rate.requests) + propagationMs,
         limited: wire.limited,
         changes: wire.changes,
@@ -552,6 +614,33 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
           })),
       };
     });
+    if (o.logs) {
+      // every scale-up's planned slot, first change PATCH and confirmation (compressed ms from T)
+      const rows = pipes.map((p) => ({
+        pipe: p.name,
+        key: p.key,
+        slot: (plan.slots.get(p.name)?.find((x) => x.boundary === T)?.start ?? NaN) - T,
+        sent: (firstChange.get(p.pipeId.toLowerCase()) ?? NaN) - T,
+        confirmed: (records.get(p.name)?.at ?? NaN) - T,
+      }));
+      await writeFile(
+        join(o.logs, 'fleet-pipes.json'),
+        JSON.stringify({
+          reloadAt: reloadAt - T,
+          killAt: events.killAt === null ? null : events.killAt - T,
+          restartedAt: events.restartedAt === null ? null : events.restartedAt - T,
+          T,
+          rows,
+        }),
+      );
+    }
+    const kAt = events.killAt ?? T;
+    const rAt = events.restartedAt ?? kAt;
+    const evaluations = evaluationPhases(heaps.lags, [
+      { name: 'reload to kill', from: reloadAt, to: kAt },
+      ...(events.killAt !== null ? [{ name: 'kill to restart', from: kAt, to: rAt }] : []),
+      { name: events.killAt !== null ? 'restart to T' : 'reload to T', from: rAt, to: T },
+    ]).map((e) => ({ ...e, from: e.from - T, to: e.to - T }));
     const info = await redis.info('memory');
     const mem = (field: string) => Number(new RegExp(`${field}:(\\d+)`).exec(info)?.[1] ?? NaN) / 2 ** 20;
     const use = (run: ReplicaRun) => sampler.use(run.child.pid!, run.label);
@@ -574,6 +663,7 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
       restartedAt: events.restartedAt === null ? null : events.restartedAt - T,
       snapshotLateMs,
       limitedAt: limitedAt.map((l) => ({ ...l, at: l.at - T })),
+      evaluations,
       totalChanges: coldChanges + count(proxy.counts.changes),
       totalReads: coldReads + count(proxy.counts.reads),
       totalLimited: coldLimited + stats.rateLimited,

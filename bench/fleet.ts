@@ -112,6 +112,14 @@ export function fleetFigures(r: FleetRun): Figure[] {
       `what the replicas did: ${perKey((k) => platform(k.sentLeadMs))} (the first change PATCH of the boundary through the proxy)`,
     ),
     f(
+      "first change sent after its slot's start, p95, the highest key",
+      highest((k) => k.sentAfterSlotMs.p95),
+      'ms',
+      undefined,
+      undefined,
+      `compressed; p50/p95/max per key: ${perKey((k) => `${s1(k.sentAfterSlotMs.p50)}/${s1(k.sentAfterSlotMs.p95)}/${s1(k.sentAfterSlotMs.max)} s`)}; the replicas' evaluations (pipescaler_tick_lag_seconds from their /metrics): ${r.evaluations.map((e) => `${e.name} (${s1(e.from)} to ${s1(e.to)} s) ${Math.round(e.perS)} a second, mean lag from the tick ${Number.isNaN(e.meanLagS) ? '-' : e.meanLagS.toFixed(1)} s`).join('; ')}`,
+    ),
+    f(
       'latest confirmation after T',
       lateMax,
       'ms',

@@ -37,6 +37,7 @@ export {
   leadUntil,
   needAround,
   nextSlot,
+  slotStartIn,
   tickIntervalMs,
   type LeadPlan,
   type LeadPlanOptions,

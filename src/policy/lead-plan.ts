@@ -264,6 +264,21 @@ export function nextSlot(plan: LeadPlan, pipe: string, now: number): LeadSlot | 
 }
 
 /**
+ * The first instant in (after, by] at which one of the pipe's slots starts (its boundary after
+ * it), or undefined. An evaluation at a tick before a slot's start queues the pipe's turn for it
+ * (src/daemon/work/evaluate.ts), so the change goes at its slot's start rather than at the pipe's
+ * first evaluation after it, which waits behind every other pipe's.
+ */
+export function slotStartIn(plan: LeadPlan, pipe: string, after: number, by: number): number | undefined {
+  let first: number | undefined;
+  for (const s of plan.slots.get(pipe) ?? []) {
+    if (s.start > after && s.start <= by && s.start < s.boundary && (first === undefined || s.start < first))
+      first = s.start;
+  }
+  return first;
+}
+
+/**
  * The instant up to which the schedule may raise this pipe's target at `now` (PipeView.leadUntil):
  * the latest boundary ahead whose slot has started; undefined when none has.
  */

@@ -41,9 +41,15 @@ export async function enqueueTurn(
   const job = await lane.queue.add(name, data, opts);
   // Deduplicated onto the pipe's pending turn: a change must not wait at a read's (or a
   // scale-down's) priority, nor a confirmation read behind a reconcile read's. The turn does the
-  // newest desire anyway.
-  if (name !== 'reconcile' && job.id !== undefined)
+  // newest desire anyway. A change queued for later (a lead slot's start) raises nothing now.
+  const later = name === 'change' && (queuedFor?.delayMs ?? 0) > 0;
+  if (name !== 'reconcile' && !later && job.id !== undefined)
     await upgradePending(lane.queue, job.id, opts.jobId, data.idempotencyKey, opts.priority ?? 0);
+}
+
+/** A change turn queued for an instant (a lead slot's start) that has not run yet. */
+function queuedChange(job: { readonly name: string; readonly data: unknown; readonly attemptsMade: number }): boolean {
+  return turnOf(job.name) === 'change' && job.attemptsMade === 0 && (job.data as { at?: number }).at !== undefined;
 }
 
 async function upgradePending(
@@ -59,6 +65,14 @@ async function upgradePending(
   try {
     const pending = await queue.getJob(id);
     if (!pending || (pending.data as { idempotencyKey?: string }).idempotencyKey === ours) return;
+    // A change waiting for its lead slot's start (not a retry) gives way at once, at our priority:
+    // the turn decides again when it runs; a slot not started yet is queued for again by the
+    // pipe's next evaluation.
+    if (queuedChange(pending) && (await pending.getState()) === 'delayed') {
+      await pending.promote();
+      await pending.changePriority({ priority });
+      return;
+    }
     // Already at our priority or ahead: nothing to raise, and no need to ask its state.
     if (pending.priority <= priority) return;
     // A delayed turn is the pipe's retry, waiting out its backoff (work/turn-failure.ts), and stays

@@ -6,12 +6,14 @@ import {
   leadPlanAt,
   leadPlanSpan,
   leadUntil,
+  slotStartIn,
   tickIntervalMs,
   type KeyPlan,
   type LeadPlan,
   type PipeConfig,
 } from '../../policy/index.js';
 import type { Config } from '../../config/index.js';
+import { STALE_AFTER_MS } from './queues.js';
 
 const cache = new WeakMap<Config, ReadonlyMap<string, KeyPlan>>();
 
@@ -56,6 +58,35 @@ export function leadUntilFor(
   measured?: MeasuredActuation,
 ): number | undefined {
   return leadUntil(leadPlanFor(config, at, measured), pipe.name, at);
+}
+
+/**
+ * The instant the pipe's next slot starts, when an evaluation of the tick `tickAt` run at `now`
+ * should queue its turn for it: after the tick (a slot started by then was decided at the tick)
+ * and within leadTurnHorizonMs of now. Undefined: none.
+ */
+export function leadTurnAtFor(
+  config: Config,
+  pipe: PipeConfig,
+  tickAt: number,
+  now: number,
+  measured?: MeasuredActuation,
+): number | undefined {
+  const tickMs = tickIntervalMs(config.evaluate.cron);
+  const by = now + leadTurnHorizonMs(tickMs, now - tickAt);
+  return slotStartIn(leadPlanFor(config, tickAt, measured), pipe.name, tickAt, by);
+}
+
+/**
+ * How far ahead of now an evaluation queues a pipe's turn for its slot's start: beyond the pipe's
+ * next evaluation, which comes a tick after this one's plus the time the evaluations wait behind
+ * each other (`lagMs`, from this one's tick to now), counted twice; two ticks at least, and no
+ * further than work is kept (STALE_AFTER_MS). A turn queued for later holds the pipe's place in
+ * its key's queue until then, but gives way to any other turn of the pipe but a reconcile read
+ * (enqueue.ts).
+ */
+export function leadTurnHorizonMs(tickMs: number, lagMs: number): number {
+  return Math.min(STALE_AFTER_MS, Math.max(2 * tickMs, tickMs + 2 * Math.max(0, lagMs)));
 }
 
 /**

@@ -14,7 +14,7 @@ import { enqueueEvaluation, enqueueTurn } from '../lanes/enqueue.js';
 import { DaemonEmitter } from '../model/events.js';
 import { KeyChecks } from '../lanes/key-checks.js';
 import { ActuationEstimates, countsMeasured } from '../store/actuation-store.js';
-import { leadUntilFor, reconcileMsFor } from '../lanes/lead-plans.js';
+import { leadTurnAtFor, leadUntilFor, reconcileMsFor } from '../lanes/lead-plans.js';
 import type { Lanes } from '../lanes/lanes.js';
 import { announcePlans, createReload, laneSettings } from './reload.js';
 import type { RestartSetting } from './reload-check.js';
@@ -40,7 +40,7 @@ import { createTick } from './tick.js';
 import { startWorkers } from './workers.js';
 import { silentLogger, type DaemonLogger } from '../model/logger.js';
 
-/** A daemon clock this close to the wall clock is the wall clock (delayed reads, enqueueRead). */
+/** A daemon clock this close to the wall clock is the wall clock (turns queued for later: enqueueRead, enqueueChange). */
 const WALL_CLOCK_SLACK_MS = 1_000;
 
 export interface DaemonOptions {
@@ -117,6 +117,10 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const emitter = options.emitter ?? new DaemonEmitter();
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
+  // BullMQ's delayed set runs on the wall clock: a daemon on a clock of its own (tests, a
+  // simulation) leaves a turn for later (a confirmation read, a lead slot's change) to the tick
+  // that finds it due.
+  const onWallClock = () => Math.abs(now() - Date.now()) <= WALL_CLOCK_SLACK_MS;
   const prefix = options.prefix ?? current.redis.prefix;
   let redisReady = false;
   let stopping = false;
@@ -202,12 +206,12 @@ export function createDaemon(options: DaemonOptions): Daemon {
       void actuation.refreshFor(current, now());
       return leadUntilFor(current, pipe, at, actuation);
     },
+    leadTurnAtFor: (pipe, tickAt) =>
+      leadTurnAtFor(current, pipe, tickAt, now(), countsMeasured(current) ? actuation : undefined),
     enqueueEvaluate: (pipe, tickAt, suffix) => enqueueEvaluation(evaluateQueue, pipe, tickAt, suffix),
     enqueueRead: async (pipe, tickAt, why, sentAt, at) => {
       const delayMs = at === undefined ? 0 : at - now();
-      // BullMQ's delayed set runs on the wall clock: a daemon on a clock of its own (tests, a
-      // simulation) leaves a read for later to the tick that finds it due.
-      if (delayMs > 0 && Math.abs(now() - Date.now()) > WALL_CLOCK_SLACK_MS) return;
+      if (delayMs > 0 && !onWallClock()) return;
       await enqueueTurn(
         lanes?.get(pipe.key),
         logger,
@@ -219,8 +223,20 @@ export function createDaemon(options: DaemonOptions): Daemon {
         at === undefined ? undefined : { at, delayMs: Math.max(0, delayMs) },
       );
     },
-    enqueueChange: (pipe, direction, tickAt) =>
-      enqueueTurn(lanes?.get(pipe.key), logger, pipe, direction, tickAt, 'change'),
+    enqueueChange: async (pipe, direction, tickAt, at) => {
+      const delayMs = at === undefined ? 0 : at - now();
+      if (delayMs > 0 && !onWallClock()) return;
+      await enqueueTurn(
+        lanes?.get(pipe.key),
+        logger,
+        pipe,
+        direction,
+        tickAt,
+        'change',
+        undefined,
+        at === undefined ? undefined : { at, delayMs: Math.max(0, delayMs) },
+      );
+    },
   };
 
   // A quiet key is still heard from every api.checkEvery (key-checks.ts).

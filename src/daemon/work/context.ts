@@ -39,6 +39,9 @@ export interface DaemonContext {
   reloadedAt?(): number | undefined;
   /** leadTime auto: up to which instant the schedule raises the pipe's target at `at` (lead-plans.ts). */
   leadUntilFor(pipe: PipeConfig, at: number): number | undefined;
+  /** leadTime auto: the start of the pipe's next slot, when the evaluation of the tick `tickAt`
+   *  (run now) queues a turn for it (lead-plans.ts leadTurnAtFor); undefined: none. */
+  leadTurnAtFor(pipe: PipeConfig, tickAt: number): number | undefined;
   enqueueEvaluate(pipe: string, tickAt: number, suffix?: string): Promise<void>;
   /** A turn on the pipe's key queue at a read's priority: a read is due (first contact, settle,
    *  confirm, reconcile, an endpoint). The turn decides again when it runs, so it changes the pipe
@@ -47,6 +50,8 @@ export interface DaemonContext {
    *  the first send of the change it confirms), then reconcile reads. `at`: the instant the read is
    *  queued for; a later one than now waits in the queue's delayed set until then. */
   enqueueRead(pipe: PipeConfig, tickAt: number, why?: ReadWhy, sentAt?: number, at?: number): Promise<void>;
-  /** A turn on the pipe's key queue at the change's priority (scale-ups first). */
-  enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number): Promise<void>;
+  /** A turn on the pipe's key queue at the change's priority (scale-ups first). `at`: the instant
+   *  it is queued for (a lead slot's start); a later one than now waits in the queue's delayed set
+   *  until then, and gives way to any other turn of the pipe but a reconcile read (enqueue.ts). */
+  enqueueChange(pipe: PipeConfig, direction: Direction, tickAt: number, at?: number): Promise<void>;
 }
