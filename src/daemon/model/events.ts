@@ -198,8 +198,24 @@ export interface DaemonEvents {
   'api:key': { key: string; refused: boolean; status?: number; code?: string };
 }
 
+/**
+ * Listeners one event of the daemon's emitter may have before Node warns of a leak
+ * (MaxListenersExceededWarning; EventEmitter's default is 10). `config:reload` has one per
+ * telemetry module (six metric bindings, the audit log, readiness), the outcome bridge and the
+ * CLI's own: 10 in a daemon as `pipescaler run` starts it, by design, so the default warned at the
+ * next one (a test's or an embedding program's observer, a new metric module), which is no leak.
+ * Listeners are subscribed once per daemon, never per pipe, key or reload: a limit a few times
+ * today's count still catches a listener added per reload or per pipe.
+ */
+export const DAEMON_MAX_LISTENERS = 40;
+
 /** A typed EventEmitter over DaemonEvents. */
 export class DaemonEmitter extends EventEmitter {
+  constructor() {
+    super();
+    this.setMaxListeners(DAEMON_MAX_LISTENERS);
+  }
+
   override emit<K extends keyof DaemonEvents>(event: K, payload: DaemonEvents[K]): boolean {
     return super.emit(event, payload);
   }
