@@ -1,6 +1,7 @@
-// Which Node runs the suite. .ci/run runs it twice, on the machine's Node 20 and on the image's
-// Node 24, and says which by PIPESCALER_CI_NODE: this pins that the run really is on that Node
-// (the workers and what the tests start alike), and that package.json engines accepts it.
+// Which Node runs the suite. .ci/run runs the whole suite on the machine's Node 20 and
+// `npm run test:runtime` (this file among them) on the image's Node 24, and says which by
+// PIPESCALER_CI_NODE: this pins that the run really is on that Node (the workers and what the
+// tests start alike), and that package.json engines accepts it.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
