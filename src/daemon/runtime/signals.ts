@@ -4,6 +4,9 @@
 // - SIGINT: Ctrl-C in a terminal: the same graceful stop; a second one forces the exit. Under
 //   `npm start` one Ctrl-C arrives twice (the terminal signals npm and the daemon, and npm passes
 //   its own on): a repeat within REPEAT_MS of the first is that same signal, not a second one.
+//   The process stays until REPEAT_MS after the first, so a repeat still on its way finds the
+//   handler: one arriving while the process exits finds the default action, and npm, seeing its
+//   script killed by SIGINT, reported the stop as a kill (exit by signal, not 0).
 // - SIGHUP: the conventional "re-read your config".
 import type { DaemonLogger } from '../model/logger.js';
 import type { Daemon } from './daemon.js';
@@ -40,7 +43,11 @@ export function handleSignals(daemon: Daemon, { timeoutMs, logger, exit }: Signa
       `stopping: finishing in-flight requests; the daemon exits within ${withinMs / 1000} s`,
     );
     daemon.stop({ timeoutMs: graceMs }).then(
-      () => exit(0),
+      () => {
+        const repeatLeftMs = firstAt + REPEAT_MS - Date.now();
+        if (repeatLeftMs > 0) setTimeout(() => exit(0), repeatLeftMs);
+        else exit(0);
+      },
       (err: unknown) => {
         logger.error({ err: (err as Error).message }, 'stop failed');
         exit(1);
