@@ -13,6 +13,7 @@ import type { Config } from '../../src/config/types.js';
 import {
   DEMO,
   FAST_WORKERS,
+  NO_BEHAVIOR,
   REDIS_URL,
   cleanupPrefix,
   collect,
@@ -181,6 +182,54 @@ describe('a change whose outcome is unknown', () => {
     expect(outcomes.filter((o) => o.outcome === 'unconfirmed')).toEqual([]);
     const status = await daemon.status();
     expect(status.pipes[0]!.applied.replicas).toBe(8);
+  });
+});
+
+describe('a change of unknown outcome replaced by a newer one, carried out after it', () => {
+  it('its values in the next read are its landing late: no drift, nothing held as made by hand, the newer target sent again', async () => {
+    // The change to 8 is cut after it was sent (outcome unknown) and held: the platform carries it
+    // out only after the change to 6 that replaced it, as a request its client gave up on can.
+    let landLate: (() => Promise<unknown>) | undefined;
+    proxy.tamper = async (req, upstream) => {
+      if (req.method === 'PATCH' && req.body.includes('"replicas":8') && landLate === undefined) {
+        landLate = upstream;
+        throw new Error('cut');
+      }
+      return upstream();
+    };
+    const windows = [
+      oneOff('burst', T0 + 2 * MIN, T0 + 5 * MIN, { replicas: 8 }),
+      oneOff('after', T0 + 5 * MIN, T0 + 60 * MIN, { replicas: 6 }),
+    ];
+    // under onDrift hold a drift would be kept as a manual override: the pipe left at 8
+    const held = policy('streams', STREAMS, windows, {
+      ...NO_BEHAVIOR,
+      onDrift: { kind: 'hold', durationMs: 60 * MIN },
+    });
+    await startDaemon(config([orders], { streams: held }, 2 * MIN));
+    const outcomes = collect(emitter, 'outcome');
+    const drifts = collect(emitter, 'drift');
+    const landed = collect(emitter, 'change:landed');
+    await tickAt(T0);
+    await tickAt(T0 + 2 * MIN); // 8 sent, cut; its settle read shows 3: on its way
+    expect(outcomes.map((o) => o.outcome)).toContain('unsettled');
+    await tickAt(T0 + 5 * MIN); // 6 sent, answered 200 in force: it replaced the change to 8
+    const id = DEMO.pipes['orders-events'];
+    expect(scaling(id).replicas).toBe(6);
+    await landLate!(); // the change to 8 carried out now, by its own request
+    expect(scaling(id).replicas).toBe(8);
+    await tickAt(T0 + 8 * MIN); // the reconcile read shows 8
+    expect(drifts).toEqual([]);
+    const key = proxy.seen.find((r) => r.method === 'PATCH' && r.body.includes('"replicas":8'))?.idempotencyKey;
+    expect(landed).toEqual([
+      expect.objectContaining({ pipe: 'orders-events', sent: { replicas: 8 }, idempotencyKey: key }),
+    ]);
+    expect(outcomes.filter((o) => o.outcome === 'landed_late')).toHaveLength(1);
+    // decided again: 6 sent again through the normal path, no override kept
+    expect(scaling(id).replicas).toBe(6);
+    expect(proxy.seen.filter((r) => r.method === 'PATCH' && r.body.includes('"replicas":6'))).toHaveLength(2);
+    const status = await daemon.status();
+    expect(status.pipes[0]!.override ?? null).toBeNull();
   });
 });
 

@@ -15,14 +15,11 @@ import { confirmationRead, notYetExpected, onItsWay } from './confirm-read.js';
 import { REFUSALS } from './next-step.js';
 import { changesFor, driftOf, isEmpty, mergeReported, sameValues } from '../model/scaling-values.js';
 import { type Confirming } from '../model/record.js';
-import type { PipeRecord, StoredError } from '../model/record.js';
+import type { PipeRecord, StoredError, Unsettled } from '../model/record.js';
 import type { ConfirmationChange, PipeAnswer, Then, Transition } from './transition.js';
-import { noReadSince } from './unsettled.js';
+import { mayLand, noReadSince, replacedShown, UNSETTLED_MS } from './unsettled.js';
 
-/** How long a change whose outcome is unknown may still land: a read that finds its values later
- *  than this calls them drift. The platform carries out a request it received within seconds to
- *  minutes; a request a client gave up on was seen landing up to 6-9 minutes later. */
-export const UNSETTLED_MS = 15 * 60_000;
+export { UNSETTLED_MS };
 
 const NOTHING: Then = { then: 'nothing' };
 
@@ -64,12 +61,23 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const u = rec.unsettled;
   const landed = u !== null && Object.entries(u.sent).every(([f, v]) => applied[f as keyof ScalingValues] === v);
   const late = landed && landedLate(rec, u);
+  // An older change of unknown outcome that a newer one replaced, carried out after it: its values
+  // are pipescaler's own landing late, never drift (nor a change made by hand), and the pipe is
+  // decided again (moved) so the newer target goes out again.
+  const r = contact ? null : replacedShown(rec, applied, now);
   let expected = landed ? { ...(rec.lastApplied ?? {}), ...u.sent } : rec.lastApplied;
+  if (r !== null && expected !== null) expected = { ...expected, ...r.sent };
   // A change being confirmed: its target in force confirms it; its old values (or the transient
   // 0/null) are "not yet", never drift; any other value of a sent field was set by someone else.
   // A change of unknown outcome sent after it, that this read shows landed, replaced it as a 200
   // would have (afterSend): the older target's fields it sent are no longer on their way.
-  const older = contact ? null : rec.confirming;
+  // a change being confirmed whose sent field shows the replaced change's value: not yet, as for an
+  // earlier target on its way (the newer change may still come after it), not someone else's
+  const older = contact
+    ? null
+    : r !== null && rec.confirming !== null
+      ? withNotYet(rec.confirming, r.sent)
+      : rec.confirming;
   const c =
     older !== null && landed && older.lastSentAt < u.at
       ? { ...afterSend(older, rec.applied, u.sent, u.at, ctx.timing), outcomeUnknown: true as const }
@@ -105,7 +113,9 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
   const adoptedAfterLoss = found !== null && driftUnknowable(rec, now, ctx.lostAt);
   const drift = adoptedAfterLoss ? null : found;
   const atExpected = check?.inForce === true && sameValues(applied, expectedValues(rec.applied, c));
-  const moved = !contact && !sameValues(applied, rec.applied) && !atExpected;
+  const moved = !contact && (r !== null || (!sameValues(applied, rec.applied) && !atExpected));
+  // what of `replaced` may still land after this read (the one it shows has)
+  const replaced = mayLand(rec.replaced, now).filter((x) => x !== r);
   // ours on its way at this read: the change being confirmed, and one of unknown outcome
   const way = u !== null ? afterSend(c, rec.applied, u.sent, u.at, ctx.timing) : c;
   const shown = confirmedValues(rec, answer, applied, check?.inForce === true ? c : null);
@@ -141,6 +151,19 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
       : u !== null && now - u.at > UNSETTLED_MS
         ? { unsettled: null }
         : {}),
+    // the replaced change landed late: its values are what pipescaler last applied, but for the
+    // fields of a change still being confirmed, whose target stays the reference
+    ...(r !== null
+      ? {
+          lastApplied: {
+            ...(rec.lastApplied ?? {}),
+            ...(landed ? u.sent : {}),
+            ...r.sent,
+            ...(confirming?.target ?? {}),
+          },
+        }
+      : {}),
+    ...(replaced.length !== rec.replaced.length ? { replaced } : {}),
     // what it shows is the reference from now on, as a first contact's would be
     ...(adoptedAfterLoss ? { lastApplied: applied } : {}),
     ...(confirmed !== rec.confirmed ? { confirmed } : {}),
@@ -159,14 +182,20 @@ export function afterRead(rec: PipeRecord, answer: PipeAnswer, now: number, ctx:
     next,
     drift: drift ? { expected: expected ?? {}, actual: applied } : null,
     ...(late ? { landed: intentSettled(u) } : {}),
+    ...(r !== null ? { landedReplaced: intentSettled(r) } : {}),
     // settled (or given up) without knowing whether it landed: said so, by its key
     ...(u !== null && !late && (landed || now - u.at > UNSETTLED_MS) ? { unknown: intentSettled(u) } : {}),
     ...(check?.change ? { confirmation: check.change } : {}),
   };
 }
 
+/** `c` with `values` among its "not yet" values (once). */
+function withNotYet(c: Confirming, values: ScalingValues): Confirming {
+  return c.notYet.some((v) => sameValues(v, values)) ? c : { ...c, notYet: [...c.notYet, values] };
+}
+
 /** A settled change of unknown outcome as a transition reports it. */
-function intentSettled(u: NonNullable<PipeRecord['unsettled']>): NonNullable<Transition['landed']> {
+function intentSettled(u: Unsettled): NonNullable<Transition['landed']> {
   return {
     sent: u.sent,
     at: u.at,
@@ -264,13 +293,17 @@ export function afterSentChange(
   const way = afterSend(rec.confirming, rec.applied, sent, send.sentAt, send.timing);
   const inForce = showsInForce(answer.state, answer.scaling, sending.target);
   // The answer is the pipe's read: a field not sent that differs from what we last applied
-  // drifted behind our back.
-  const notSent = rec.lastApplied
-    ? Object.fromEntries(Object.entries(rec.lastApplied).filter(([f]) => !(f in sending.target)))
+  // drifted behind our back, unless it shows a change of ours that a newer one replaced landing
+  // late (afterRead): the pipe is then decided again.
+  const r = replacedShown(rec, applied, now);
+  const reference = rec.lastApplied && r ? { ...rec.lastApplied, ...r.sent } : rec.lastApplied;
+  const notSent = reference
+    ? Object.fromEntries(Object.entries(reference).filter(([f]) => !(f in sending.target)))
     : null;
   const found = kind && notSent ? driftOf(kind, notSent, applied) : null;
   // the fields not sent are taken as shown (lastApplied below) either way
   const drift = found !== null && driftUnknowable(rec, now, send.lostAt) ? null : found;
+  const replaced = mayLand(rec.replaced, now).filter((x) => x !== r);
   const prev = rec.confirming;
   const change: ConfirmationChange | undefined = inForce
     ? {
@@ -308,12 +341,14 @@ export function afterSentChange(
     unsettled: null,
     confirming: inForce ? null : sending,
     ...(confirmed !== rec.confirmed ? { confirmed } : {}),
+    ...(replaced.length !== rec.replaced.length ? { replaced } : {}),
     ref: send.ref,
   };
   return {
     write,
-    next: drift ? { then: 'evaluate' } : NOTHING,
+    next: drift || r !== null ? { then: 'evaluate' } : NOTHING,
     drift: drift ? { expected: notSent ?? {}, actual: applied } : null,
+    ...(r !== null ? { landedReplaced: intentSettled(r) } : {}),
     ...(change ? { confirmation: change } : {}),
   };
 }

@@ -40,6 +40,10 @@ export interface Transition {
    *  that did not record it (killed, or stalled past its request's time): the audit log says the
    *  outcome is unknown, by its Idempotency-Key, rather than nothing. */
   readonly unknown?: Transition['landed'];
+  /** A change of unknown outcome that a newer change replaced (the record's `replaced`), carried out
+   *  after it: the answer shows its values, new and explained by nothing else (unsettled.ts
+   *  replacedShown). Landed late (reported once), never drift, and the pipe is decided again. */
+  readonly landedReplaced?: Transition['landed'];
   /** The change being confirmed is in force, went unconfirmed, or stopped being unconfirmed. */
   readonly confirmation?: ConfirmationChange;
 }

@@ -8,10 +8,23 @@
 // change landing late, never drift, and the same change is never sent again. A job that outlives
 // its lock, its second attempt, another replica or the next start finds it in the record. A read
 // that does not show it leaves it on its way until its limit; the next change's intent then takes
-// its place, and its outcome is never known (replacedUnknown: the audit log says so, by its key).
+// its place (replacedUnknown: the audit log says its outcome is unknown, by its key), and the record
+// keeps its values among `replaced` (intentWrite) until UNSETTLED_MS after its send: the platform
+// may still carry it out after the newer change, and a read that shows its values then shows it
+// landing late (replacedShown), never drift, never a change made by hand.
 import { randomUUID } from 'node:crypto';
-import type { ApiError, ScalingValues } from '../../api/index.js';
+import type { ApiError, ScalingField, ScalingValues } from '../../api/index.js';
 import type { PipeRecord, Unsettled } from '../model/record.js';
+
+/** How long a change whose outcome is unknown may still land: a read that finds its values later
+ *  than this calls them drift. The platform carries out a request it received within seconds to
+ *  minutes; a request a client gave up on was seen landing up to 6-9 minutes later. */
+export const UNSETTLED_MS = 15 * 60_000;
+
+/** Replaced changes of unknown outcome a record keeps (`replaced`), the oldest dropped past it. A
+ *  pipe's next change goes out only after a read settled the one before (next-step.ts): more than
+ *  a few within UNSETTLED_MS is a pipe whose every change times out, and its record stays small. */
+export const REPLACED_KEPT = 3;
 
 /** The read is the first since the change of unknown outcome sent at `at` (its settle read). */
 export const noReadSince = (rec: PipeRecord, at: number): boolean => rec.lastReadAt === null || rec.lastReadAt < at;
@@ -75,10 +88,53 @@ export function replacedUnknown(rec: PipeRecord, key: string): Unsettled | null 
   return u !== null && u.key !== key ? u : null;
 }
 
+/**
+ * What the record takes when the intent `intent` is stored (before its request goes out): the
+ * intent, and the change of unknown outcome it takes the place of (`replaced`, replacedUnknown),
+ * kept among the record's `replaced` with those still within UNSETTLED_MS of their send, at most
+ * REPLACED_KEPT, the oldest dropped.
+ */
+export function intentWrite(
+  rec: PipeRecord,
+  intent: Unsettled,
+): { readonly write: Partial<PipeRecord>; readonly replaced: Unsettled | null } {
+  const replaced = replacedUnknown(rec, intent.key ?? '');
+  if (replaced === null) return { write: { unsettled: intent }, replaced };
+  const kept = [...mayLand(rec.replaced, intent.at), replaced].slice(-REPLACED_KEPT);
+  return { write: { unsettled: intent, replaced: kept }, replaced };
+}
+
+/** The changes of `changes` that may still land at `now`: sent within UNSETTLED_MS. */
+export const mayLand = (changes: readonly Unsettled[], now: number): readonly Unsettled[] =>
+  changes.filter((c) => now - c.at <= UNSETTLED_MS);
+
+/**
+ * The replaced change of unknown outcome (the record's `replaced`) that a read at `now` showing
+ * `applied` shows landed late, the newest if several; null none. Every value it sent is shown, it
+ * may still land (within UNSETTLED_MS of its send), and some value of it is explained by nothing
+ * else: the pipe did not hold it at the platform's last report, and it is neither the target of
+ * the change being confirmed, nor a value of the record's unsettled change, nor what pipescaler
+ * last applied (any of these showing is that, not the old change).
+ */
+export function replacedShown(rec: PipeRecord, applied: ScalingValues, now: number): Unsettled | null {
+  const explained = (f: ScalingField, v: number): boolean =>
+    rec.applied[f] === v ||
+    rec.confirming?.target[f] === v ||
+    rec.unsettled?.sent[f] === v ||
+    rec.lastApplied?.[f] === v;
+  for (const r of [...mayLand(rec.replaced, now)].reverse()) {
+    const sent = Object.entries(r.sent) as [ScalingField, number][];
+    if (sent.length > 0 && sent.every(([f, v]) => applied[f] === v) && sent.some(([f, v]) => !explained(f, v)))
+      return r;
+  }
+  return null;
+}
+
 /** What the record holds once a change's request was not carried out (answered 4xx, 5xx or 429, or
  *  never written): what it held before the intent, except a change of unknown outcome the intent
  *  replaced (`replacedUnknown`), whose outcome_unknown line is written then: given up once, it
- *  does not come back for the retry to replace and report again. */
+ *  does not come back for the retry to replace and report again (its values stay among the
+ *  record's `replaced`, intentWrite: a read may still find it landing late). */
 export function afterNotCarriedOut(rec: PipeRecord, replaced: Unsettled | null): Unsettled | null {
   return replaced !== null ? null : rec.unsettled;
 }

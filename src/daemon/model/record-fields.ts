@@ -50,6 +50,18 @@ const storedDecision = z.object({
   dryRun: z.boolean().optional(),
 });
 
+/** A change sent whose answer is not recorded (record.ts Unsettled). */
+const unsettled = z.object({
+  sent: scalingValues,
+  at: epochMs,
+  code: z.string(),
+  taken: z.boolean().optional(),
+  id: z.string().optional(),
+  key: z.string().optional(),
+  attempt: z.number().int().nonnegative().optional(),
+  until: epochMs.optional(),
+});
+
 /** One schema per stored field of a pipe's record (state-store.ts PipeRecord). */
 export const RECORD_FIELDS = {
   kind: z.enum(PIPE_KINDS).nullable(),
@@ -77,18 +89,9 @@ export const RECORD_FIELDS = {
   decidedAt: epochMs.nullable(),
   decisions: z.number().int().nonnegative(),
   wantedSince: epochMs.nullable(),
-  unsettled: z
-    .object({
-      sent: scalingValues,
-      at: epochMs,
-      code: z.string(),
-      taken: z.boolean().optional(),
-      id: z.string().optional(),
-      key: z.string().optional(),
-      attempt: z.number().int().nonnegative().optional(),
-      until: epochMs.optional(),
-    })
-    .nullable(),
+  unsettled: unsettled.nullable(),
+  // a record stored before this field was kept has none: its empty value, [] (record.ts EMPTY)
+  replaced: z.array(unsettled),
   confirming: z
     .object({
       target: scalingValues,

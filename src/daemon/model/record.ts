@@ -165,6 +165,11 @@ export interface PipeRecord {
    *  and when. No other change goes out until its answer or a read has settled it, and a read that
    *  finds these values is the change landing late, not drift. */
   readonly unsettled: Unsettled | null;
+  /** Changes of unknown outcome that the intent of a newer change took the place of (unsettled.ts
+   *  intentWrite), oldest first: the platform may still carry one out after the newer one, until
+   *  UNSETTLED_MS after its send, and a read that then shows its values shows it landing late, not
+   *  drift (unsettled.ts replacedShown). At most REPLACED_KEPT; older than that span, dropped. */
+  readonly replaced: readonly Unsettled[];
   /** A change answered 200 whose target no read has shown in force yet (confirmation.ts): the pipe
    *  is `confirming` (docs/architecture.md#every-change-is-confirmed). */
   readonly confirming: Confirming | null;
@@ -286,6 +291,7 @@ const EMPTY: PipeRecord = {
   decisions: 0,
   wantedSince: null,
   unsettled: null,
+  replaced: [],
   confirming: null,
   confirmed: null,
   overrideSeen: null,

@@ -28,8 +28,8 @@ import {
   afterNotCarriedOut,
   IN_FLIGHT,
   intentOf,
+  intentWrite,
   newIntent,
-  replacedUnknown,
   unknownAfter,
 } from '../lifecycle/unsettled.js';
 import { refOf, type PipeRecord, type Unsettled } from '../model/record.js';
@@ -148,9 +148,12 @@ function answerOf(p: Pipe): PipeAnswer {
 async function carryOut(turn: Turn, t: Transition): Promise<boolean> {
   // A read that finds in force a change its sender still holds (stalled past its request's time,
   // or gone) reports it landed; marked first, so that its 200, should it still come, knows.
-  const id = t.landed?.id;
-  if (id !== undefined && turn.rec.unsettled?.code === IN_FLIGHT)
-    await turn.ctx.store.redis.set(turn.ctx.store.keys.landed(id), '1', 'PX', LANDED_MARK_MS);
+  for (const landed of [t.landed, t.landedReplaced]) {
+    const id = landed?.id;
+    const change = [turn.rec.unsettled, ...turn.rec.replaced].find((c) => c !== null && c.id === id);
+    if (id !== undefined && change?.code === IN_FLIGHT)
+      await turn.ctx.store.redis.set(turn.ctx.store.keys.landed(id), '1', 'PX', LANDED_MARK_MS);
+  }
   if (!(await turn.ctx.store.writeIfIntent(turn.pipe.name, intentOf(turn.rec), t.write, turn.state))) return false;
   await follow(turn, t);
   return true;
@@ -162,21 +165,23 @@ async function follow(turn: Turn, t: Transition): Promise<void> {
   const kind = t.write.kind ?? turn.rec.kind;
   // A change's outcome first, before anything awaits: its audit line is written (stdout) as soon as
   // its record is, so a replica killed in between loses as little as can be.
-  if (t.landed) {
+  // the change of unknown outcome the record held, and one a newer change had replaced
+  for (const landed of [t.landed, t.landedReplaced]) {
+    if (!landed) continue;
     ctx.emitter.emit('change:landed', {
       pipe: pipe.name,
-      sent: t.landed.sent,
-      sentAt: t.landed.at,
+      sent: landed.sent,
+      sentAt: landed.at,
       at: ctx.now(),
-      ...(t.landed.key !== undefined ? { idempotencyKey: t.landed.key } : {}),
+      ...(landed.key !== undefined ? { idempotencyKey: landed.key } : {}),
     });
     ctx.emitter.emit('outcome', {
       pipe: pipe.name,
       outcome: 'landed_late',
       at: ctx.now(),
       reason: 'landed_late',
-      after: t.landed.sent,
-      message: `a change sent ${Math.round((ctx.now() - t.landed.at) / 1000)} s ago, whose outcome was unknown, shows in a read`,
+      after: landed.sent,
+      message: `a change sent ${Math.round((ctx.now() - landed.at) / 1000)} s ago, whose outcome was unknown, shows in a read`,
     });
   }
   if (t.unknown)
@@ -231,7 +236,8 @@ async function evaluateNow(turn: Turn): Promise<void> {
 }
 
 /** A change of unknown outcome that a new change's intent replaced before any read showed it: its
- *  outcome is never known now, and the audit log says so by its key (outcome_unknown). */
+ *  outcome is not known, and the audit log says so by its key (outcome_unknown); a read that finds
+ *  it carried out later (its values kept in `replaced`) adds its landed_late line. */
 function reportReplaced(turn: Turn, u: Unsettled | null): void {
   if (u === null) return;
   const { ctx, pipe } = turn;
@@ -260,7 +266,7 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     idempotencyKey,
   };
   // what goes out, stored before it does: the record names it until its answer is recorded
-  const sending: { intent?: Unsettled; replaced?: Unsettled | null } = {};
+  const sending: { intent?: Unsettled; replaced?: Unsettled | null; rec?: PipeRecord } = {};
   try {
     let sentAt = ctx.now();
     const res = await spend(lane, async (beforeSend) => {
@@ -273,11 +279,13 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
         timeoutMs: ctx.config().api.timeoutMs,
       });
       // Refused: since the turn's snapshot another attempt of this job (it lost its lock) or
-      // another replica sent a change, or recorded one: nothing goes out (its unit is spent).
-      if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), { unsettled: intent }, turn.state)))
-        throw new IntentTaken();
+      // another replica sent a change, or recorded one: nothing goes out (its unit is spent). A
+      // change of unknown outcome it takes the place of is kept among `replaced` (intentWrite).
+      const stored = intentWrite(rec, intent);
+      if (!(await ctx.store.writeIfIntent(pipe.name, intentOf(rec), stored.write, turn.state))) throw new IntentTaken();
       sending.intent = intent;
-      sending.replaced = replacedUnknown(rec, idempotencyKey);
+      sending.replaced = stored.replaced;
+      sending.rec = { ...rec, ...stored.write };
       reportReplaced(turn, sending.replaced);
       return lane.client.scalePipe(ids(pipe), body, { idempotencyKey, retry: false, beforeSend });
     });
@@ -293,7 +301,8 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
     });
     if (res.envelopeIssue)
       ctx.emitter.emit('api:envelope-issue', { pipe: pipe.name, key: lane.keyName, issue: res.envelopeIssue });
-    const t = afterSentChange(rec, answerOf(res.result), body, now, {
+    // the record as the intent left it (what it replaced kept): what the answer is recorded over
+    const t = afterSentChange(sending.rec ?? rec, answerOf(res.result), body, now, {
       ref: refOf(pipe),
       sentAt,
       timing: turn.timing,

@@ -1,7 +1,8 @@
 // A model-based test of the lifecycle's safety invariants (fast-check commands), against the
 // embedded cloud over HTTP and the real Redis: random sequences of platform states, changes made by
 // hand, 4xx/5xx/429 answers, answers that cannot be read, connections cut (before the request
-// reaches the cloud, or after the cloud carried it out: the answer lost), Redis state loss, config
+// reaches the cloud, or after the cloud carried it out: the answer lost; in kept cases also before,
+// the cloud carrying it out minutes later, after a newer change of the pipe), Redis state loss, config
 // reloads and replica restarts, with ticks in between. A proxy in front of the cloud watches every
 // request and holds the invariants:
 // - no change reaches a pipe pipescaler never saw (since its state was last lost), nor one whose
@@ -15,7 +16,8 @@
 // - a change whose job outlives its lock (a stall: the proxy holds its answer, the lock goes, BullMQ
 //   runs the job again) is never sent again by that second attempt;
 // - no drift is found of a pipe that nobody changed by hand and whose state Redis never lost: the
-//   daemon's own changes (answered, cut, unreadable, stalled) are never someone else's;
+//   daemon's own changes (answered, cut, unreadable, stalled, carried out after a newer one within
+//   15 minutes of their send) are never someone else's;
 // - every change the cloud answered 200 is recorded once: one outcome, and one audit line by its
 //   Idempotency-Key (its 200's `applied`, a read's `landed_late`, or else one `outcome_unknown`);
 // - verdicts agree with the reads: after a wipe, met only on a read that showed the target, never

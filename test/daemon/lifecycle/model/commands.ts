@@ -5,9 +5,12 @@ import { expect } from 'vitest';
 import { DEMO, drained } from '../../helpers.js';
 import { startDaemon } from './daemon.js';
 import { settle } from './invariants.js';
+import { noteCarriedOut } from './proxy.js';
 import {
   CUT_AFTER,
   CUT_BEFORE,
+  CUT_LATE,
+  LAND_LATE_MS,
   MIN,
   PIPES,
   STALL,
@@ -29,10 +32,35 @@ export class Tick implements Cmd {
   async run(_m: object, real: Real) {
     real.clock += this.ms;
     real.wipeUnseen = 0;
+    await landLate(real);
     await real.daemon.tick(real.clock);
     await settle(real);
   }
   toString = () => `tick(+${this.ms / 1000}s)`;
+}
+
+/**
+ * The changes cut by CUT_LATE that a newer change of their pipe followed: the cloud carries them
+ * out now, by their own request (its Idempotency-Key), as a request its client gave up on can land
+ * minutes later, after the change that replaced it. Past LAND_LATE_MS after its send, never.
+ */
+async function landLate(real: Real): Promise<void> {
+  for (const held of real.heldLate.splice(0)) {
+    if (real.clock - held.at > LAND_LATE_MS) continue;
+    const { sent } = held;
+    const at = real.changes.indexOf(sent);
+    if (!real.changes.some((c, i) => i > at && c.id === sent.id)) {
+      real.heldLate.push(held);
+      continue;
+    }
+    const answer = await held.upstream();
+    noteCarriedOut(real, sent, answer);
+    if (answer.status !== 200) continue;
+    stats.landedLate.carriedOut += 1;
+    real.landedLate.push({ id: sent.id, key: sent.key, values: sent.values, at: held.at });
+    // on its way in the cloud (propagation): the daemon cannot know it, and may send its values again
+    real.tainted.add(sent.id);
+  }
 }
 
 export class SetState implements Cmd {
@@ -73,7 +101,7 @@ export class Faults implements Cmd {
     await Promise.resolve();
   }
   toString = () =>
-    `faults(${this.statuses.map((s) => (s === CUT_BEFORE ? 'cutBefore' : s === CUT_AFTER ? 'cutAfter' : s === STALL ? 'stall' : s === STALL_LATE ? 'stallLate' : s)).join(',')})`;
+    `faults(${this.statuses.map((s) => (s === CUT_BEFORE ? 'cutBefore' : s === CUT_AFTER ? 'cutAfter' : s === CUT_LATE ? 'cutLate' : s === STALL ? 'stall' : s === STALL_LATE ? 'stallLate' : s)).join(',')})`;
 }
 
 export class LoseRedis implements Cmd {
@@ -193,6 +221,8 @@ export const commands = [
   fc.tuple(ids, fc.constantFrom(...STATES)).map(([id, s]) => new SetState(id, s)),
   fc.tuple(ids, fc.integer({ min: 1, max: 9 })).map(([id, v]) => new ByHand(id, v)),
   fc
+    // CUT_LATE is left to kept cases: drawn here it changed the fixed seed's short run (it lost its
+    // cuts after the cloud took a change) and 10 runs never reached a late landing a read showed
     .array(fc.constantFrom(0, CUT_BEFORE, CUT_AFTER, STALL, STALL_LATE, 400, 404, 424, 429, 500, 503), {
       minLength: 1,
       maxLength: 3,

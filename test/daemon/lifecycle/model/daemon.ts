@@ -1,5 +1,7 @@
 // The daemon under test, and what the model takes of its events and audit lines.
 import { createDaemon, DaemonEmitter, type Daemon } from '../../../../src/daemon/index.js';
+import type { ScalingField, ScalingValues } from '../../../../src/api/index.js';
+import { UNSETTLED_MS } from '../../../../src/daemon/lifecycle/answers.js';
 import { bindAuditLog, type TelemetryLogger } from '../../../../src/telemetry/index.js';
 import { FAST_WORKERS } from '../../helpers.js';
 import { changeOf } from './invariants.js';
@@ -15,12 +17,24 @@ interface AuditLine {
   outcomeReported?: string;
 }
 
+/** A drift whose every changed field shows a change of ours the cloud carried out late (CUT_LATE),
+ *  read more than UNSETTLED_MS after its send: the daemon no longer waits for it, as designed. */
+function tooLate(real: Real, id: string, d: { expected: ScalingValues; actual: ScalingValues }): boolean {
+  const changed = (Object.keys(d.actual) as ScalingField[]).filter((f) => d.expected[f] !== d.actual[f]);
+  return real.landedLate.some(
+    (l) => l.id === id && real.clock - l.at > UNSETTLED_MS && changed.every((f) => l.values[f] === d.actual[f]),
+  );
+}
+
 export function startDaemon(real: Real): Daemon {
   const emitter = new DaemonEmitter();
   emitter.on('drift', (d) => {
     const id = Object.keys(PIPES).find((k) => PIPES[k]!.name === d.pipe);
-    if (id !== undefined && !real.handled.has(id))
+    if (id !== undefined && !real.handled.has(id) && !tooLate(real, id, d))
       real.violations.push(`drift of ${d.pipe}, never changed by hand: ${JSON.stringify(d)}`);
+  });
+  emitter.on('change:landed', (l) => {
+    if (real.landedLate.some((x) => x.key !== undefined && x.key === l.idempotencyKey)) stats.landedLate.reported += 1;
   });
   emitter.on('verdict', (v) => {
     if (v.reason === 'unseen') stats.unseen += 1;

@@ -4,7 +4,7 @@
 import { PipeState, SCALABLE_PIPE_STATES, clampToLimit, type ScalingField } from '../../../../src/api/index.js';
 import { until } from '../../helpers.js';
 import type { Answer, Seen, Tamper } from '../../tamper-proxy.js';
-import { CUT_BEFORE, CUT_AFTER, LIMIT, PIPES, STALL, STALL_LATE, redis, stats } from './setup.js';
+import { CUT_BEFORE, CUT_AFTER, CUT_LATE, LIMIT, PIPES, STALL, STALL_LATE, redis, stats } from './setup.js';
 import { pipeIdOf, type Real, type SentChange, type Shown } from './state.js';
 
 export function watch(real: Real): void {
@@ -95,11 +95,13 @@ function changes(real: Real): Tamper {
       return answer;
     }
     if (cut !== undefined) {
+      // kept for the cloud to carry out after a newer change of the pipe (commands.ts landLate)
+      if (cut === CUT_LATE && sent) real.heldLate.push({ sent, at: real.clock, upstream });
       if (cut === CUT_AFTER && sent) noteCarriedOut(real, sent, await upstream());
       else if (cut === CUT_AFTER) await upstream();
       real.unsettled.add(id);
       real.owed.set(id, (real.owed.get(id) ?? 0) + 1);
-      stats.cutChanges[cut === CUT_BEFORE ? 'before' : 'after'] += 1;
+      stats.cutChanges[cut === CUT_BEFORE ? 'before' : cut === CUT_LATE ? 'late' : 'after'] += 1;
       throw new Error('cut'); // the proxy destroys the socket: no answer
     }
     const status = real.faults.shift();
@@ -123,7 +125,7 @@ function changes(real: Real): Tamper {
 }
 
 /** The cloud answered a change 200: it carried it out (once per Idempotency-Key, or twice sent). */
-function noteCarriedOut(real: Real, sent: SentChange, answer: Answer): void {
+export function noteCarriedOut(real: Real, sent: SentChange, answer: Answer): void {
   if (answer.status !== 200 || sent.key === undefined) return;
   const n = (real.carriedOut.get(sent.key) ?? 0) + 1;
   real.carriedOut.set(sent.key, n);

@@ -24,7 +24,19 @@ import {
 import { startDaemon } from './daemon.js';
 import { recordedByKey, recordedOnce } from './invariants.js';
 import { watch } from './proxy.js';
-import { CUT_AFTER, CUT_BEFORE, MIN, PIPES, STALL, STALL_LATE, STATES, T0, configOf, redis } from './setup.js';
+import {
+  CUT_AFTER,
+  CUT_BEFORE,
+  CUT_LATE,
+  MIN,
+  PIPES,
+  STALL,
+  STALL_LATE,
+  STATES,
+  T0,
+  configOf,
+  redis,
+} from './setup.js';
 import { Limiter, type Real } from './state.js';
 
 const prefixes: string[] = [];
@@ -74,6 +86,8 @@ export async function runModel(cmds: Iterable<Cmd>): Promise<void> {
     losses: 0,
     verdicts: [],
     recorded: new Map(),
+    heldLate: [],
+    landedLate: [],
     handled: new Set(),
     violations: [],
     daemon: undefined as unknown as Daemon,
@@ -100,6 +114,7 @@ export async function runModel(cmds: Iterable<Cmd>): Promise<void> {
 const FAULT_NAMES: Readonly<Record<string, number>> = {
   cutBefore: CUT_BEFORE,
   cutAfter: CUT_AFTER,
+  cutLate: CUT_LATE,
   stall: STALL,
   stallLate: STALL_LATE,
 };

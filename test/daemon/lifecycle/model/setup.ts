@@ -26,6 +26,14 @@ export const STALL = -3;
 /** The same, and the daemon's clock passes the request's time (api.timeout) meanwhile: the job's
  *  second attempt settles the change with a read before its first attempt's 200 comes. */
 export const STALL_LATE = -4;
+/** The connection cut before the request reaches the cloud, the request kept: the cloud carries it
+ *  out later, at the first tick after a newer change of the pipe went out, as a request its client
+ *  gave up on can land minutes later (model/commands.ts landLate); never, if none goes within
+ *  LAND_LATE_MS of its send. Only kept cases use it (the generated ones stay as they were). */
+export const CUT_LATE = -5;
+/** How long after its send a change cut by CUT_LATE may still be carried out: the latest seen (6-9
+ *  minutes), within the 15 minutes the daemon keeps a replaced change of unknown outcome. */
+export const LAND_LATE_MS = 9 * MIN;
 /** The platform's limit of the key, in real time as the daemon's budget runs (Redis' clock): small,
  *  so that two pipes' bursts fill its window. The proxy counts it (a fixed window from the first
  *  request after the last ended) and answers every request with its headers. */
@@ -59,7 +67,10 @@ export const stats = {
   /** Changes that reached the proxy: the run must have sent some. */
   changesSent: 0,
   /** Changes whose connection was cut, before and after the cloud took them. */
-  cutChanges: { before: 0, after: 0 },
+  cutChanges: { before: 0, after: 0, late: 0 },
+  /** Changes cut by CUT_LATE that the cloud carried out after a newer change of their pipe, and
+   *  those a read then reported landing late (by their key). */
+  landedLate: { carriedOut: 0, reported: 0 },
   /** Changes whose job lost its lock while the proxy held their answer. */
   stalls: 0,
   /** Stalls whose change a read settled before its 200 came. */

@@ -3,7 +3,7 @@
 import type { EmbeddedCloud } from '../../../../src/cloud/index.js';
 import type { Config } from '../../../../src/config/types.js';
 import type { Daemon, StateStore } from '../../../../src/daemon/index.js';
-import type { Seen, TamperProxy } from '../../tamper-proxy.js';
+import type { Answer, Seen, TamperProxy } from '../../tamper-proxy.js';
 import { LIMIT, PIPES, stats } from './setup.js';
 
 /** The platform's fixed window of the key, on the wall clock (the daemon's budget runs on Redis'). */
@@ -152,6 +152,16 @@ export interface Real {
     reason?: string;
     target: Record<string, unknown>;
     epoch: number;
+  }[];
+  /** Changes cut by CUT_LATE, kept for the cloud to carry out later (commands.ts landLate). */
+  heldLate: { readonly sent: SentChange; readonly at: number; readonly upstream: () => Promise<Answer> }[];
+  /** Changes the cloud carried out late, after a newer change of their pipe: their values and send
+   *  instant (the daemon's clock). A drift of those values is theirs only past UNSETTLED_MS. */
+  landedLate: {
+    readonly id: string;
+    readonly key: string | undefined;
+    readonly values: Record<string, number>;
+    readonly at: number;
   }[];
   /** Audit lines that record a change, by its Idempotency-Key: `applied` (not one whose outcome a
    *  read reported first), `landed_late`, `outcome_unknown`. */
