@@ -255,6 +255,12 @@ describe("a stall longer than the job's lock in the middle of a change", () => {
     // the first attempt's 200, recorded (the read did not find the change in force): one outcome
     expect(r.outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
     expect(r.outcomes.filter((o) => o.outcome === 'landed_late')).toHaveLength(0);
+    // its audit line and history entry name what it set, not the pipe as the 200 showed it (the
+    // hand's 3: the change was still on its way)
+    expect(r.decisions.filter((d) => d.result === 'applied')).toEqual([
+      expect.objectContaining({ after: expect.objectContaining({ replicas: 4 }) }),
+    ]);
+    expect(r.history.find((e) => e.outcome === 'applied')).toMatchObject({ after: { replicas: 4 } });
     expect(r.rec).toMatchObject({
       unsettled: null,
       confirming: null,
