@@ -11,6 +11,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { Config } from '../../config/index.js';
+import { loadOffThread, workerEntry } from './config-thread.js';
 
 export const RELOAD_DEBOUNCE_MS = 300;
 
@@ -95,6 +97,29 @@ export class ConfigFiles {
       this.read = read;
       this.watching?.update(read);
     }
+  }
+
+  /**
+   * load() of `file` in a worker thread (config-thread.ts: a large config's parse would hold this
+   * thread), noting what the worker read; its error is the load's message. With no worker beside
+   * this module (the sources) `inThread` runs at once, as load() would; and when the worker gives
+   * no answer.
+   */
+  loadOffThread(
+    file: string,
+    env: Readonly<Record<string, string | undefined>>,
+    inThread: (readFile: (path: string) => string) => Config,
+    entry: URL | null = workerEntry(),
+  ): Config | Promise<Config> {
+    if (entry === null) return this.load(inThread);
+    return loadOffThread(file, env, entry).then((answer) => {
+      if (answer === null) return this.load(inThread);
+      const read = new Map(answer.reads.map((r) => [r.path, 'text' in r ? digest(r.text) : `unreadable:${r.code}`]));
+      this.read = read;
+      this.watching?.update(read);
+      if ('error' in answer) throw new Error(answer.error);
+      return answer.config;
+    });
   }
 
   /** Files of the last load; `fallback` (the config's path) when none went through load(). */

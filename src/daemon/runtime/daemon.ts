@@ -111,8 +111,11 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const files = options.configFiles ?? new ConfigFiles();
   // The file with the environment's overrides, noting what it read (config-watch.ts): at start and
   // at every reload the same way, so an override never looks like a change.
-  const load = (file: string) =>
-    files.load((readFile) => loadEffectiveConfig(file, options.env ?? process.env, 'all', readFile));
+  const env = options.env ?? process.env;
+  const load = (file: string) => files.load((readFile) => loadEffectiveConfig(file, env, 'all', readFile));
+  // a reload's: in a worker thread, so that a large config's parse holds no request (config-thread.ts)
+  const loadAside = (file: string) =>
+    files.loadOffThread(file, env, (readFile) => loadEffectiveConfig(file, env, 'all', readFile));
   let current: Config = typeof options.config === 'string' ? load(options.config) : options.config;
   const emitter = options.emitter ?? new DaemonEmitter();
   const logger = options.logger ?? silentLogger;
@@ -273,7 +276,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
   }
 
   const reload = createReload({
-    load: path ? () => load(path) : null,
+    load: path ? () => loadAside(path) : null,
     fixedSettings,
     store,
     emitter,

@@ -14,7 +14,7 @@ import type { StateStore } from '../store/state-store.js';
 
 export interface ReloadOptions {
   /** Loads the config file (with the environment's overrides) for a reload without a config; null: no file, such a reload is refused. */
-  readonly load: (() => Config) | null;
+  readonly load: (() => Config | Promise<Config>) | null;
   /** What the caller fixed (not the file): a reload's change of it is no change (reload-check.ts). */
   readonly fixedSettings: ReadonlySet<RestartSetting>;
   readonly store: StateStore;
@@ -34,7 +34,7 @@ export function createReload(o: ReloadOptions): (next?: Config) => Promise<boole
     let config: Config;
     try {
       if (next) config = next;
-      else if (o.load) config = o.load();
+      else if (o.load) config = await o.load();
       else throw new Error('no config file to reload from');
     } catch (err) {
       const errors = err instanceof Error ? err.message.split('\n') : [String(err)];
