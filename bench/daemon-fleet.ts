@@ -43,6 +43,8 @@ export interface FleetOptions {
   kill: boolean;
   /** A folder to keep each replica process's whole output in (replica-<label>.log), if any. */
   logs?: string;
+  /** A folder for each replica's CPU profile (--cpu-prof; a SIGKILLed replica writes none), if any. */
+  profile?: string;
 }
 
 /** Platform-scale settings, divided by the compression. */
@@ -119,6 +121,9 @@ export interface EvaluationPhase {
   readonly perS: number;
   /** Their mean wait from the tick to the evaluation, s (compressed). */
   readonly meanLagS: number;
+  /** Their mean time to run (pipescaler_evaluation_duration_seconds), ms: with the evaluate
+   *  workers' concurrency, what bounds the rate when the CPU is not. */
+  readonly meanEvalMs: number;
 }
 
 /** Percentiles of a list of numbers (NaN when empty). */
@@ -130,10 +135,10 @@ function spread(xs: number[]): { p50: number; p95: number; max: number } {
 
 /** The evaluations of each phase, from the scrapes' cumulative tick-lag sums and counts. */
 function evaluationPhases(
-  lags: readonly { label: string; at: number; sumS: number; count: number }[],
+  lags: readonly { label: string; at: number; sumS: number; count: number; evalSumS: number; evalCount: number }[],
   phases: readonly { name: string; from: number; to: number }[],
 ): EvaluationPhase[] {
-  const byLabel = new Map<string, { at: number; sumS: number; count: number }[]>();
+  const byLabel = new Map<string, (typeof lags)[number][]>();
   for (const l of lags) {
     const list = byLabel.get(l.label) ?? [];
     list.push(l);
@@ -142,6 +147,8 @@ function evaluationPhases(
   return phases.map((ph) => {
     let count = 0;
     let sumS = 0;
+    let evalCount = 0;
+    let evalSumS = 0;
     for (const list of byLabel.values())
       for (let i = 1; i < list.length; i++) {
         const a = list[i - 1]!;
@@ -149,8 +156,15 @@ function evaluationPhases(
         if (b.at <= ph.from || b.at > ph.to) continue;
         count += b.count - a.count;
         sumS += b.sumS - a.sumS;
+        evalCount += b.evalCount - a.evalCount;
+        evalSumS += b.evalSumS - a.evalSumS;
       }
-    return { ...ph, perS: (count * 1000) / Math.max(1, ph.to - ph.from), meanLagS: count > 0 ? sumS / count : NaN };
+    return {
+      ...ph,
+      perS: (count * 1000) / Math.max(1, ph.to - ph.from),
+      meanLagS: count > 0 ? sumS / count : NaN,
+      meanEvalMs: evalCount > 0 ? (evalSumS * 1000) / evalCount : NaN,
+    };
   });
 }
 
@@ -251,7 +265,7 @@ class HeapScraper {
   >();
   private readonly timer: NodeJS.Timeout;
   /** Each scrape's pipescaler_tick_lag_seconds sum and count (cumulative over the replica's life). */
-  readonly lags: { label: string; at: number; sumS: number; count: number }[] = [];
+  readonly lags: { label: string; at: number; sumS: number; count: number; evalSumS: number; evalCount: number }[] = [];
 
   constructor() {
     this.timer = setInterval(() => void this.scrapeAll(), HEAP_SCRAPE_MS);
@@ -293,8 +307,10 @@ class HeapScraper {
     const raw = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
     const lagSum = raw('pipescaler_tick_lag_seconds_sum');
     const lagCount = raw('pipescaler_tick_lag_seconds_count');
-    if (Number.isFinite(lagSum) && Number.isFinite(lagCount))
-      this.lags.push({ label, at: Date.now(), sumS: lagSum, count: lagCount });
+    const evalSumS = raw('pipescaler_evaluation_duration_seconds_sum');
+    const evalCount = raw('pipescaler_evaluation_duration_seconds_count');
+    if ([lagSum, lagCount, evalSumS, evalCount].every(Number.isFinite))
+      this.lags.push({ label, at: Date.now(), sumS: lagSum, count: lagCount, evalSumS, evalCount });
     const s = this.seen.get(label);
     if (!s) this.seen.set(label, { scrapes: 1, at, maxHeapUsedMb: at.heapUsedMb });
     else {
@@ -387,7 +403,12 @@ export async function runOnce(o: FleetOptions): Promise<FleetRun> {
   });
   const prefix = 'pipescaler-fleet';
   const cwd = fileURLToPath(new URL('..', import.meta.url));
-  const replicas = new Replicas({ cwd, configPath, env });
+  const replicas = new Replicas({
+    cwd,
+    configPath,
+    env,
+    ...(o.profile ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${o.profile}`] } : {}),
+  });
   let redis: Redis | undefined;
   const trimmed = new Set<ReplicaRun>();
   // the replicas' output is kept by Replicas; past its start only its tail is needed

@@ -39,6 +39,8 @@ function limitedWhen(r: FleetRun): string {
   return `; when (compressed s from T): ${listed.slice(0, 12).join('; ')}${listed.length > 12 ? `; and ${listed.length - 12} more instants` : ''}`;
 }
 
+/** `r` came through JSON from the run's process: a NaN in it (nothing measured) is null here,
+ *  which the figures below print as '-'. */
 export function fleetFigures(r: FleetRun): Figure[] {
   const o = r.options;
   const c = o.compression;
@@ -69,7 +71,8 @@ export function fleetFigures(r: FleetRun): Figure[] {
   const limited = r.keys.reduce((a, k) => a + k.limited, 0);
   const lateMax = highest((k) => k.lateMaxMs);
   const unconfirmed = r.keys.reduce((a, k) => a + k.unconfirmed, 0);
-  const s1 = (ms: number) => (Number.isNaN(ms) ? '-' : (ms / 1000).toFixed(1));
+  const mb = (x: number | null) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(0) : '-');
+  const s1 = (ms: number | null) => (typeof ms === 'number' && Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '-');
   const misses = r.keys
     .filter((k) => k.misses.length > 0)
     .map((k) => `${k.key} ${k.misses.map((m) => `(${s1(m.slot)}, ${s1(m.sent)}, ${s1(m.confirmed)})`).join(' ')}`)
@@ -117,7 +120,7 @@ export function fleetFigures(r: FleetRun): Figure[] {
       'ms',
       undefined,
       undefined,
-      `compressed; p50/p95/max per key: ${perKey((k) => `${s1(k.sentAfterSlotMs.p50)}/${s1(k.sentAfterSlotMs.p95)}/${s1(k.sentAfterSlotMs.max)} s`)}; the replicas' evaluations (pipescaler_tick_lag_seconds from their /metrics): ${r.evaluations.map((e) => `${e.name} (${s1(e.from)} to ${s1(e.to)} s) ${Math.round(e.perS)} a second, mean lag from the tick ${Number.isNaN(e.meanLagS) ? '-' : e.meanLagS.toFixed(1)} s`).join('; ')}`,
+      `compressed; p50/p95/max per key: ${perKey((k) => `${s1(k.sentAfterSlotMs.p50)}/${s1(k.sentAfterSlotMs.p95)}/${s1(k.sentAfterSlotMs.max)} s`)}; the replicas' evaluations (pipescaler_tick_lag_seconds from their /metrics): ${r.evaluations.map((e) => `${e.name} (${s1(e.from)} to ${s1(e.to)} s) ${Math.round(e.perS)} a second, mean lag from the tick ${s1(typeof e.meanLagS === 'number' ? e.meanLagS * 1000 : null)} s, mean evaluation ${mb(e.meanEvalMs)} ms`).join('; ')}`,
     ),
     f(
       'latest confirmation after T',
@@ -144,7 +147,6 @@ export function fleetFigures(r: FleetRun): Figure[] {
       `${r.totalChanges.toLocaleString('en-US')} change PATCHes and ${r.totalReads.toLocaleString('en-US')} reads for ${(2 * n).toLocaleString('en-US')} changes (cold start 1 -> 2, boundary 2 -> 4); the boundary's phase (reload to the end): ${perKey((k) => `${k.changes}+${k.reads}r`)}`,
     ),
   ];
-  const mb = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(0));
   const heapNote = (label: string) => {
     const h = r.heaps.find((x) => x.label === label);
     if (!h || h.scrapes === 0) return `run with NODE_OPTIONS=${r.nodeOptions}; its /metrics never answered`;

@@ -244,7 +244,9 @@ if (only.includes('actuation')) {
 // --fleet-pipes <n>, --fleet-keys <n>, --fleet-compression <c> (a divisor of 30), --fleet-measured
 // (the plan counts the actuation measured at the cold start instead of the propagation configured),
 // --fleet-no-kill (no replica killed: the same boundary for comparison), --fleet-logs <dir> (each
-// replica process's whole output kept there, replica-<label>.log).
+// replica process's whole output kept there, replica-<label>.log), --fleet-profile <dir> (each
+// replica's CPU profile written there at its clean stop; the killed one writes none),
+// --fleet-replicas <n> (3).
 if (only.includes('fleet')) {
   const num = (flag: string, fallback: number) => {
     const v = Number(args[args.indexOf(flag) + 1]);
@@ -253,11 +255,12 @@ if (only.includes('fleet')) {
   const o = {
     pipes: num('--fleet-pipes', quick ? 300 : 10_000),
     keys: num('--fleet-keys', quick ? 3 : 10),
-    replicas: 3,
+    replicas: num('--fleet-replicas', 3),
     compression: num('--fleet-compression', 10),
     measured: args.includes('--fleet-measured'),
     kill: !args.includes('--fleet-no-kill'),
     ...(args.includes('--fleet-logs') ? { logs: args[args.indexOf('--fleet-logs') + 1] } : {}),
+    ...(args.includes('--fleet-profile') ? { profile: args[args.indexOf('--fleet-profile') + 1] } : {}),
   };
   const metric = 'scale-ups confirmed at target by T, the lowest key';
   if (daemonMissing) figures.push(notRun('fleet', metric, o.pipes, '>= 0.999', daemonMissing));

@@ -158,7 +158,14 @@ export class Replicas {
   /** `apiUrl` (the chaos observer's): each replica gets its own prefix of it (`replicaUrl`) as
    *  PIPESCALER_API_URL, which the generated config's baseUrl reads. */
   constructor(
-    private readonly opts: { cwd: string; configPath: string; env: Record<string, string>; apiUrl?: string },
+    private readonly opts: {
+      cwd: string;
+      configPath: string;
+      env: Record<string, string>;
+      apiUrl?: string;
+      /** Node flags for each replica, e.g. --cpu-prof (a profile is written at a clean exit only). */
+      execArgv?: readonly string[];
+    },
   ) {
     this.nodeOptions = shippedNodeOptions(opts.cwd);
   }
@@ -170,11 +177,15 @@ export class Replicas {
     // The parent's overrides would point the replicas elsewhere than the generated config.
     delete env.PIPESCALER_REDIS_URL;
     delete env.PIPESCALER_REDIS_PREFIX;
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'run', this.opts.configPath], {
-      cwd: this.opts.cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...(this.opts.execArgv ?? []), 'dist/cli/main.js', 'run', this.opts.configPath],
+      {
+        cwd: this.opts.cwd,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const run: ReplicaRun = { label, child, stdout: [], stderr: [], exit: null, expected: false };
     lines(child.stdout, run.stdout);
     lines(child.stderr, run.stderr);
