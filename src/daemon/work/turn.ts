@@ -309,11 +309,13 @@ async function change(turn: Turn, body: ScalingValues, target: ScalingValues | u
       lostAt: ctx.stateLoss()?.from,
     });
     const applied = t.write.applied ?? rec.applied;
-    // `after` is what the change set (outcome's), never the answer's values: the platform answers
-    // a change with the pipe as it is at that moment, most often still the old values.
+    // `after`: the values the change set, and the others as its 200 showed them. The platform
+    // answers a change with the pipe as it is at that moment, most often still the old values of
+    // what it changes; a field changed by hand shows there (and only there).
     const line = {
       ...outcome,
       result: 'applied' as const,
+      after: { ...applied, ...body },
       ...(target ? { target } : {}),
       // A scale-up sent ahead of its window says so (lead time), or raised by a forecast.
       reason: outcomeReason({
