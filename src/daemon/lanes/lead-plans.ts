@@ -83,7 +83,8 @@ export function leadTurnAtFor(
  * each other (`lagMs`, from this one's tick to now), counted twice; two ticks at least, and no
  * further than work is kept (STALE_AFTER_MS). A turn queued for later holds the pipe's place in
  * its key's queue until then, but gives way to any other turn of the pipe but a reconcile read
- * (enqueue.ts).
+ * (enqueue.ts), and is asked for again at its instant when it gave way or found the place taken
+ * (lead-wakes.ts).
  */
 export function leadTurnHorizonMs(tickMs: number, lagMs: number): number {
   return Math.min(STALE_AFTER_MS, Math.max(2 * tickMs, tickMs + 2 * Math.max(0, lagMs)));

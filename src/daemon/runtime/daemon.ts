@@ -13,6 +13,8 @@ import { effectiveKeys, startEmbedded, type EmbeddedCloud } from './embedded.js'
 import { enqueueEvaluation, enqueueTurn } from '../lanes/enqueue.js';
 import { DaemonEmitter } from '../model/events.js';
 import { KeyChecks } from '../lanes/key-checks.js';
+import { LeadWakes } from '../lanes/lead-wakes.js';
+import { pipeByName } from '../model/pipe-index.js';
 import { ActuationEstimates, countsMeasured } from '../store/actuation-store.js';
 import { leadTurnAtFor, leadUntilFor, reconcileMsFor } from '../lanes/lead-plans.js';
 import type { Lanes } from '../lanes/lanes.js';
@@ -189,6 +191,12 @@ export function createDaemon(options: DaemonOptions): Daemon {
   const actuation = new ActuationEstimates(redis, store.keys);
   /** When this replica last reloaded (an unconfirmed change is sent once more after it). */
   let reloadedAt: number | undefined;
+  // A lead slot's change whose queued turn lost its place is asked for again at the slot's start.
+  const leadWakes = new LeadWakes(async (name, tickAt) => {
+    const pipe = pipeByName(current, name);
+    if (pipe && !stopping) await ctx.enqueueChange(pipe, 'up', tickAt);
+  });
+
   const ctx: DaemonContext = {
     config: () => current,
     reloadedAt: () => reloadedAt,
@@ -215,7 +223,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     enqueueRead: async (pipe, tickAt, why, sentAt, at) => {
       const delayMs = at === undefined ? 0 : at - now();
       if (delayMs > 0 && !onWallClock()) return;
-      await enqueueTurn(
+      const again = await enqueueTurn(
         lanes?.get(pipe.key),
         logger,
         pipe,
@@ -225,11 +233,12 @@ export function createDaemon(options: DaemonOptions): Daemon {
         sentAt,
         at === undefined ? undefined : { at, delayMs: Math.max(0, delayMs) },
       );
+      if (again !== undefined && onWallClock()) leadWakes.at(pipe.name, again, tickAt);
     },
     enqueueChange: async (pipe, direction, tickAt, at) => {
       const delayMs = at === undefined ? 0 : at - now();
       if (delayMs > 0 && !onWallClock()) return;
-      await enqueueTurn(
+      const again = await enqueueTurn(
         lanes?.get(pipe.key),
         logger,
         pipe,
@@ -239,6 +248,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
         undefined,
         at === undefined ? undefined : { at, delayMs: Math.max(0, delayMs) },
       );
+      if (again !== undefined && onWallClock()) leadWakes.at(pipe.name, again, tickAt);
     },
   };
 
@@ -363,6 +373,7 @@ export function createDaemon(options: DaemonOptions): Daemon {
     if (stopping) return;
     stopping = true;
     outage.stop();
+    leadWakes.clear();
     const parts = {
       unwatchConfig: unwatch,
       checks,
