@@ -108,6 +108,8 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
       if (step.do === 'read' && step.why === 'confirm')
         await ctx.enqueueRead(pipe, tickAt, 'confirm', rec.confirming?.sentAt, tickAt);
       else await ctx.enqueueRead(pipe, tickAt, step.do === 'read' ? step.why : 'reconcile');
+      // a read due now does not put off a slot that starts before the next evaluation
+      await queueLeadTurn(ctx, pipe, tickAt);
       return { done: 'queued', turn: 'read', direction: 'none' };
     case 'change':
     case 'list_services':
@@ -124,7 +126,10 @@ export async function evaluatePipe(ctx: DaemonContext, name: string, tickAt: num
 /**
  * leadTime auto: a pipe whose slot starts after its tick and before its next evaluation may come
  * gets its turn queued for the slot's start, where the turn decides again (the lead then in force)
- * and sends the change. Left to the evaluations, the change went at the pipe's first evaluation
+ * and sends the change; after a wait, and after a read the tick asked for (whose turn then holds
+ * the pipe's place: lead-wakes.ts raises it at the slot's start). Only after a wait, a pipe with a
+ * reconcile read due (at 1,000 pipes a key, half the fleet bench's pipes in a lead) had its
+ * change go at its first evaluation after the slot, 11-15 s of 10-s ticks late. Left to the evaluations, the change went at the pipe's first evaluation
  * after its slot's start, which waits behind every other pipe's: at 10,000 pipes 6-12 s (of the
  * fleet bench's 1-s windows) after the slot, past a key's whole margin.
  */
