@@ -2,7 +2,7 @@
 // change's audit line on its stdout: the logger writes each line to the fd as it is logged, none
 // waits in a buffer (src/telemetry/logger.ts). The child (audit-sigkill-child.ts) kills itself in
 // the listener that runs right after the audit log's. Killed earlier, between the answer's write
-// and its line, the record holds the line it owes (turn.ts, lifecycle/owed-line.ts), and the pipe's
+// and its line, the record holds the line it owes (work/turn-change.ts, lifecycle/owed-line.ts), and the pipe's
 // next turn on another daemon writes it, once. A few seconds of real time.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

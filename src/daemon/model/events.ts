@@ -65,7 +65,7 @@ export interface DaemonEvents {
   'change:landed': { pipe: string; sent: ScalingValues; sentAt: number; at: number; idempotencyKey?: string };
   /** A change of unknown outcome that a read settled without knowing whether it landed (its
    *  values in force but explained otherwise, or never shown in time; lifecycle/transition.ts
-   *  `unknown`), or that the intent of a later change replaced before any read showed it (work/turn.ts
+   *  `unknown`), or that the intent of a later change replaced before any read showed it (work/turn-change.ts
    *  reportReplaced): its answer, if one came, went to a sender that did not record it. The audit log's
    *  line of it (result outcome_unknown); no outcome, its `unsettled` one said it already or its
    *  late 200 is its `applied`. */

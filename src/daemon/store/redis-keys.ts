@@ -56,7 +56,7 @@ export function redisKeys(prefix: string) {
     /** List, newest first: the last actuation latencies of every pipe of one kind. */
     actuationKind: (kind: string) => `${base}:actuation-kind:${kind}`,
     /** String, for an hour: a change whose settle read found it in force (reported `landed_late`)
-     *  while its sender still held it (turn.ts): its own 200, should it still come, adds its audit
+     *  while its sender still held it (turn-answer.ts): its own 200, should it still come, adds its audit
      *  line, not a second outcome. */
     landed: (intentId: string) => `${base}:landed:${intentId}`,
     /** Every key of ours, for cleanup and status. */

@@ -84,7 +84,7 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 return 1
 `;
 
-// A change's 200 recorded (work/turn.ts): the fields ARGV[5..] and the audit line it owes (field
+// A change's 200 recorded (work/turn-change.ts): the fields ARGV[5..] and the audit line it owes (field
 // ARGV[3], text ARGV[4]: lifecycle/owed-line.ts) go in while the record's unsettled change is the
 // intent ARGV[2], as WRITE_IF_INTENT_SCRIPT, and the marker KEYS[2] names the state ARGV[1]: 1.
 // Refused (a read settled the change meanwhile, its request's time over), with the landed mark

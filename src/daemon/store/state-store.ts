@@ -149,7 +149,7 @@ export class StateStore {
   }
 
   /**
-   * A change's 200 recorded (work/turn.ts): `fields` and the audit line it owes (`owed`,
+   * A change's 200 recorded (work/turn-change.ts): `fields` and the audit line it owes (`owed`,
    * lifecycle/owed-line.ts) only while the record's unsettled change is the intent `intent` and,
    * with `state`, the marker names it, as writeIfIntent, in one script that also reads the intent's
    * landed mark when refused. `recorded`; `landed` refused, a read reported the change landed late

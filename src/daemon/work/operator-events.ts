@@ -60,7 +60,7 @@ export async function noteFreeze(
  * it, and apply the policy's onDrift rule. With hold or adoptAsFloor the hand-made values become
  * an override with reason `manual` and the new reference for drift, so the next read does not
  * find the same drift again. An operator's override in force is kept: the hand change is reverted
- * to it. Where the daemon finds a drift it calls this (turn.ts, both places). Its writes go in only
+ * to it. Where the daemon finds a drift it calls this (turn-answer.ts, both places). Its writes go in only
  * while the marker names `state`, the state the turn read (state-store.ts): null, nothing written or
  * emitted, when Redis lost it since (the drift was found against a record that is gone).
  */
